@@ -1,0 +1,104 @@
+//! The drive's read cache: a few segments of recently read sectors, one of which may still be
+//! filling by read-ahead (the head keeps reading after a request completes).
+
+/// A contiguous range of cached sectors `[lo, hi)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    pub lo: u64,
+    pub hi: u64,
+    last_use: u64,
+}
+
+/// The segment being filled by read-ahead: at `at_ns` the head was exactly at the start of
+/// `next_sector`; it keeps reading until `cap_sector`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stream {
+    pub segment: usize,
+    pub next_sector: u64,
+    pub at_ns: u64,
+    pub cap_sector: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct SegmentCache {
+    segments: Vec<Segment>,
+    pub segment_sectors: u64,
+    pub readahead_sectors: u64,
+    pub stream: Option<Stream>,
+    clock: u64,
+}
+
+impl SegmentCache {
+    pub fn new(segment_count: u32, segment_sectors: u64, readahead_sectors: u64) -> Self {
+        let empty = Segment { lo: 0, hi: 0, last_use: 0 };
+        SegmentCache { segments: vec![empty; segment_count as usize], segment_sectors, readahead_sectors, stream: None, clock: 0 }
+    }
+
+    pub fn enabled(&self) -> bool {
+        !self.segments.is_empty() && self.segment_sectors > 0
+    }
+
+    pub fn segment(&self, i: usize) -> Segment {
+        self.segments[i]
+    }
+
+    /// Index of a non-streaming segment that holds all of `[lo, hi)`.
+    pub fn find_static(&self, lo: u64, hi: u64) -> Option<usize> {
+        let streaming = self.stream.map(|s| s.segment);
+        self.segments.iter().position(|s| s.lo <= lo && hi <= s.hi && s.hi > s.lo).filter(|&i| Some(i) != streaming)
+    }
+
+    pub fn touch(&mut self, i: usize) {
+        self.clock += 1;
+        self.segments[i].last_use = self.clock;
+    }
+
+    /// Freezes the streaming segment at `hi` (the head left).
+    pub fn stop_stream(&mut self, hi: u64) {
+        if let Some(st) = self.stream.take() {
+            let seg = &mut self.segments[st.segment];
+            seg.hi = hi.max(seg.lo);
+            seg.lo = seg.lo.max(seg.hi.saturating_sub(self.segment_sectors));
+        }
+    }
+
+    /// Starts read-ahead after a media read of `[lo, hi)` that ended at `at_ns`, in the least
+    /// recently used segment.
+    pub fn start_stream(&mut self, lo: u64, hi: u64, at_ns: u64, capacity_sectors: u64) {
+        debug_assert!(self.stream.is_none());
+        let victim = (0..self.segments.len()).min_by_key(|&i| self.segments[i].last_use).unwrap();
+        let lo = lo.max(hi.saturating_sub(self.segment_sectors));
+        self.segments[victim] = Segment { lo, hi, last_use: 0 };
+        self.touch(victim);
+        let cap = (hi + self.readahead_sectors).min(capacity_sectors);
+        self.stream = Some(Stream { segment: victim, next_sector: hi, at_ns, cap_sector: cap });
+    }
+
+    /// Records that the stream reached `next_sector` at `at_ns`, and that the host consumed up to
+    /// `consumed_to`: read-ahead then continues to `consumed_to + readahead` (segment-bounded).
+    pub fn advance_stream(&mut self, next_sector: u64, at_ns: u64, consumed_to: Option<u64>, capacity_sectors: u64) {
+        let (ra, seg_len) = (self.readahead_sectors, self.segment_sectors);
+        if let Some(st) = self.stream.as_mut() {
+            st.next_sector = next_sector;
+            st.at_ns = at_ns;
+            let seg = &mut self.segments[st.segment];
+            seg.hi = next_sector;
+            if let Some(c) = consumed_to {
+                st.cap_sector = st.cap_sector.max((c + ra).min(capacity_sectors));
+            }
+            seg.lo = seg.lo.max(st.cap_sector.saturating_sub(seg_len));
+        }
+    }
+
+    /// Drops cached copies of `[lo, hi)` (a write went to the media).
+    pub fn invalidate(&mut self, lo: u64, hi: u64) {
+        for (i, s) in self.segments.iter_mut().enumerate() {
+            if s.lo < hi && lo < s.hi {
+                if self.stream.map(|st| st.segment) == Some(i) {
+                    self.stream = None;
+                }
+                *s = Segment { lo: 0, hi: 0, last_use: 0 };
+            }
+        }
+    }
+}

@@ -1,0 +1,247 @@
+//! Zoned disk geometry: LBA <-> (cylinder, head, sector), track/cylinder skew, angular positions.
+//!
+//! Angles are integers: one revolution is [`REV_UNITS`] units. With an integer rpm, 60 s is a
+//! whole number of revolutions, so the rotational phase at any nanosecond is exact in u64.
+
+use serde::{Deserialize, Serialize};
+
+/// Angular units per revolution (= nanoseconds per minute; so one ns advances `rpm` units).
+pub const REV_UNITS: u64 = 60_000_000_000;
+
+/// A band of adjacent cylinders with the same number of sectors per track.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ZoneSpec {
+    pub cylinders: u32,
+    pub sectors_per_track: u32,
+    /// Logical sector 0 of each next track (same cylinder) is shifted by this many sectors,
+    /// so a head switch does not miss it. `None`: derived from the head-switch time.
+    #[serde(default)]
+    pub track_skew_sectors: Option<u32>,
+    /// The shift across a cylinder boundary. `None`: derived from the single-cylinder seek.
+    #[serde(default)]
+    pub cylinder_skew_sectors: Option<u32>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Zone {
+    pub first_cylinder: u32,
+    pub cylinders: u32,
+    pub sectors_per_track: u32,
+    pub first_sector: u64,
+    pub track_skew_sectors: u32,
+    pub cylinder_skew_sectors: u32,
+}
+
+impl Zone {
+    pub fn sectors(&self, surfaces: u32) -> u64 {
+        self.cylinders as u64 * surfaces as u64 * self.sectors_per_track as u64
+    }
+}
+
+/// A physical address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Chs {
+    pub cylinder: u32,
+    pub head: u32,
+    /// Logical sector index within the track (0 = the track's first LBA).
+    pub sector: u32,
+}
+
+/// Where an LBA lies, with what the timing model needs about its track.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TrackPos {
+    pub chs: Chs,
+    pub sectors_per_track: u32,
+    /// Physical slot (0..spt) of the sector after skew.
+    pub slot: u32,
+    /// Angle (in [`REV_UNITS`]) at which this sector starts passing under the head.
+    pub angle: u64,
+    /// The LBA just past the end of this track.
+    pub track_end_sector: u64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Geometry {
+    pub surfaces: u32,
+    pub zones: Vec<Zone>,
+    pub cylinders: u32,
+    pub capacity_sectors: u64,
+}
+
+impl Geometry {
+    /// Builds the geometry; skews left as `None` in a zone come from `derive_skew(spt) -> (track, cylinder)`.
+    pub fn new(surfaces: u32, zones: &[ZoneSpec], derive_skew: impl Fn(u32) -> (u32, u32)) -> Result<Geometry, String> {
+        if surfaces == 0 {
+            return Err("surfaces must be at least 1".into());
+        }
+        if zones.is_empty() {
+            return Err("a disk needs at least one zone".into());
+        }
+        let mut out = Vec::with_capacity(zones.len());
+        let (mut cyl, mut sector) = (0u32, 0u64);
+        for (i, z) in zones.iter().enumerate() {
+            if z.cylinders == 0 || z.sectors_per_track == 0 {
+                return Err(format!("zone {i}: cylinders and sectors_per_track must be positive"));
+            }
+            let (ts, cs) = derive_skew(z.sectors_per_track);
+            let zone = Zone {
+                first_cylinder: cyl,
+                cylinders: z.cylinders,
+                sectors_per_track: z.sectors_per_track,
+                first_sector: sector,
+                track_skew_sectors: z.track_skew_sectors.unwrap_or(ts) % z.sectors_per_track,
+                cylinder_skew_sectors: z.cylinder_skew_sectors.unwrap_or(cs) % z.sectors_per_track,
+            };
+            cyl += z.cylinders;
+            sector += zone.sectors(surfaces);
+            out.push(zone);
+        }
+        Ok(Geometry { surfaces, zones: out, cylinders: cyl, capacity_sectors: sector })
+    }
+
+    fn zone_of_sector(&self, lba: u64) -> &Zone {
+        let i = self.zones.partition_point(|z| z.first_sector <= lba);
+        &self.zones[i.saturating_sub(1)]
+    }
+
+    fn zone_of_cylinder(&self, cylinder: u32) -> &Zone {
+        let i = self.zones.partition_point(|z| z.first_cylinder <= cylinder);
+        &self.zones[i.saturating_sub(1)]
+    }
+
+    /// Maps an LBA to its track position. `lba` must be below the capacity.
+    pub fn locate(&self, lba: u64) -> TrackPos {
+        debug_assert!(lba < self.capacity_sectors);
+        let z = self.zone_of_sector(lba);
+        let spt = z.sectors_per_track as u64;
+        let rel = lba - z.first_sector;
+        let track = rel / spt;
+        let sector = (rel % spt) as u32;
+        let cyl_in_zone = (track / self.surfaces as u64) as u32;
+        let head = (track % self.surfaces as u64) as u32;
+        let chs = Chs { cylinder: z.first_cylinder + cyl_in_zone, head, sector };
+        let slot = self.physical_slot(z, cyl_in_zone, head, sector);
+        TrackPos {
+            chs,
+            sectors_per_track: z.sectors_per_track,
+            slot,
+            angle: slot_angle(slot, z.sectors_per_track),
+            track_end_sector: lba - sector as u64 + spt,
+        }
+    }
+
+    pub fn cylinder_of(&self, lba: u64) -> u32 {
+        let z = self.zone_of_sector(lba);
+        let track = (lba - z.first_sector) / z.sectors_per_track as u64;
+        z.first_cylinder + (track / self.surfaces as u64) as u32
+    }
+
+    /// Inverse of [`Geometry::locate`].
+    pub fn to_lba(&self, chs: Chs) -> Option<u64> {
+        if chs.cylinder >= self.cylinders || chs.head >= self.surfaces {
+            return None;
+        }
+        let z = self.zone_of_cylinder(chs.cylinder);
+        if chs.sector >= z.sectors_per_track {
+            return None;
+        }
+        let track = (chs.cylinder - z.first_cylinder) as u64 * self.surfaces as u64 + chs.head as u64;
+        Some(z.first_sector + track * z.sectors_per_track as u64 + chs.sector as u64)
+    }
+
+    /// Physical slot (0..spt) of a logical sector: skew accumulates per head switch and per
+    /// cylinder switch within the zone.
+    fn physical_slot(&self, z: &Zone, cyl_in_zone: u32, head: u32, sector: u32) -> u32 {
+        let spt = z.sectors_per_track as u64;
+        let head_switches = cyl_in_zone as u64 * (self.surfaces as u64 - 1) + head as u64;
+        let offset = head_switches * z.track_skew_sectors as u64 + cyl_in_zone as u64 * z.cylinder_skew_sectors as u64;
+        ((sector as u64 + offset) % spt) as u32
+    }
+}
+
+/// Start angle of a physical slot on a track of `spt` sectors.
+pub fn slot_angle(slot: u32, spt: u32) -> u64 {
+    slot as u64 * REV_UNITS / spt as u64
+}
+
+/// Builds `count` zones over `cylinders`, sectors per track falling linearly from `spt_outer`
+/// to `spt_inner` (zone bit recording: outer tracks are longer).
+pub fn linear_zones(count: u32, cylinders: u32, spt_outer: u32, spt_inner: u32) -> Vec<ZoneSpec> {
+    assert!(count >= 1 && cylinders >= count);
+    (0..count)
+        .map(|i| {
+            let lo = cylinders as u64 * i as u64 / count as u64;
+            let hi = cylinders as u64 * (i as u64 + 1) / count as u64;
+            let spt = if count == 1 {
+                spt_outer
+            } else {
+                let f = i as f64 / (count - 1) as f64;
+                (spt_outer as f64 + (spt_inner as f64 - spt_outer as f64) * f).round() as u32
+            };
+            ZoneSpec { cylinders: (hi - lo) as u32, sectors_per_track: spt, track_skew_sectors: None, cylinder_skew_sectors: None }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn two_zone() -> Geometry {
+        let zones = vec![
+            ZoneSpec { cylinders: 3, sectors_per_track: 10, track_skew_sectors: Some(2), cylinder_skew_sectors: Some(3) },
+            ZoneSpec { cylinders: 2, sectors_per_track: 8, track_skew_sectors: Some(1), cylinder_skew_sectors: Some(1) },
+        ];
+        Geometry::new(2, &zones, |_| (0, 0)).unwrap()
+    }
+
+    #[test]
+    fn zone_boundary_by_hand() {
+        let g = two_zone();
+        assert_eq!(g.cylinders, 5);
+        assert_eq!(g.capacity_sectors, 3 * 2 * 10 + 2 * 2 * 8);
+        // Last sector of zone 0: cylinder 2, head 1, sector 9.
+        let last = g.locate(59);
+        assert_eq!(last.chs, Chs { cylinder: 2, head: 1, sector: 9 });
+        assert_eq!(last.track_end_sector, 60);
+        // First sector of zone 1.
+        let first = g.locate(60);
+        assert_eq!(first.chs, Chs { cylinder: 3, head: 0, sector: 0 });
+        assert_eq!(first.sectors_per_track, 8);
+        assert_eq!(g.cylinder_of(59), 2);
+        assert_eq!(g.cylinder_of(60), 3);
+    }
+
+    #[test]
+    fn skew_by_hand() {
+        let g = two_zone();
+        // Track (0,0): no skew -> sector 0 at angle 0.
+        assert_eq!(g.locate(0).angle, 0);
+        // Track (0,1): one head switch -> shifted 2 slots of 10.
+        assert_eq!(g.locate(10).angle, 2 * REV_UNITS / 10);
+        // Track (1,0): one head switch (track skew 2) + one cylinder switch (3) -> slot 5.
+        assert_eq!(g.locate(20).angle, 5 * REV_UNITS / 10);
+        // Sector 7 of track (1,0) -> slot (7 + 5) mod 10 = 2.
+        assert_eq!(g.locate(27).angle, 2 * REV_UNITS / 10);
+    }
+
+    proptest! {
+        #[test]
+        fn lba_round_trips(lba in 0u64..92) {
+            let g = two_zone();
+            let p = g.locate(lba);
+            prop_assert_eq!(g.to_lba(p.chs), Some(lba));
+            prop_assert_eq!(g.cylinder_of(lba), p.chs.cylinder);
+        }
+
+        #[test]
+        fn linear_zones_cover_all_cylinders(count in 1u32..30, extra in 0u32..5000) {
+            let cyl = count + extra;
+            let zones = linear_zones(count, cyl, 500, 250);
+            prop_assert_eq!(zones.iter().map(|z| z.cylinders).sum::<u32>(), cyl);
+            prop_assert_eq!(zones[0].sectors_per_track, 500);
+        }
+    }
+}

@@ -1,0 +1,75 @@
+//! Devices: what a scheduler may ask of a disk ([`DeviceView`]) and what the driver does with it
+//! ([`Device::service`]).
+
+pub mod cache;
+pub mod geometry;
+pub mod presets;
+pub mod rotational;
+pub mod seek;
+
+use crate::request::{Op, Request};
+use crate::time::Nanos;
+
+pub use rotational::{RotationalDisk, RotationalSpec};
+
+/// The read-only view of a device that schedulers get: geometry and timing estimates.
+pub trait DeviceView {
+    fn name(&self) -> &str;
+    fn capacity_sectors(&self) -> u64;
+    fn cylinders(&self) -> u32;
+    fn cylinder_of(&self, sector: u64) -> u32;
+    /// Cylinder under the head after the last media access.
+    fn head_cylinder(&self) -> u32;
+    /// Seek time for a distance; non-decreasing in the distance (SPTF bounds its search by it).
+    fn seek_time_ns(&self, distance_cylinders: u32) -> Nanos;
+    /// Mechanical estimate of the time from `now` until `sector` starts passing under the head:
+    /// command overhead + seek (or head switch) + rotational latency. Ignores the cache.
+    fn positioning_time_ns(&self, sector: u64, op: Op, now: Nanos) -> Nanos;
+}
+
+/// How the arm travels before reaching a request: SCAN-type policies sweep to the disk's edge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ArmPath {
+    #[default]
+    Direct,
+    /// Go to this cylinder first (SCAN reversing at an edge).
+    Through(u32),
+    /// Go to `edge`, then return to `start` (C-SCAN's return sweep).
+    Wrap { edge: u32, start: u32 },
+}
+
+impl ArmPath {
+    pub fn waypoints(self) -> impl Iterator<Item = u32> {
+        let (a, b) = match self {
+            ArmPath::Direct => (None, None),
+            ArmPath::Through(c) => (Some(c), None),
+            ArmPath::Wrap { edge, start } => (Some(edge), Some(start)),
+        };
+        a.into_iter().chain(b)
+    }
+}
+
+/// What serving one request cost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Service {
+    pub dispatch_ns: Nanos,
+    pub completion_ns: Nanos,
+    pub seek_cylinders: u32,
+    pub seek_ns: Nanos,
+    pub rotation_ns: Nanos,
+    pub transfer_ns: Nanos,
+    pub cache_hit: bool,
+}
+
+impl Service {
+    pub fn cache_hit(now: Nanos, done: Nanos) -> Service {
+        Service { dispatch_ns: now, completion_ns: done, transfer_ns: done - now, cache_hit: true, ..Service::default() }
+    }
+}
+
+/// A device the simulator can serve requests on, one at a time.
+pub trait Device: DeviceView {
+    /// Serves `req`, dispatched at `now` with the head free; returns its timing.
+    fn service(&mut self, req: &Request, path: ArmPath, now: Nanos) -> Service;
+    fn as_view(&self) -> &dyn DeviceView;
+}

@@ -1,0 +1,242 @@
+//! Built-in drives. Each cites where its numbers come from and says which are estimated.
+//! Details and sources: docs/devices.md.
+
+use super::geometry::{linear_zones, ZoneSpec};
+use super::rotational::RotationalSpec;
+use super::seek::SeekCurve;
+
+pub const PRESET_NAMES: &[&str] = &[
+    "fujitsu-m2361a",
+    "ibm-deskstar-34gxp",
+    "seagate-st318451lw",
+    "maxtor-6l080l0",
+    "maxtor-7l250s0",
+    "maxtor-stm332061",
+    "wd-ultrastar-hc550",
+];
+
+/// Zones whose outer and inner media rates (MB/s, 10^6 B) match the given figures.
+fn zones_for_rates(count: u32, cylinders: u32, rpm: u32, outer_mb_s: f64, inner_mb_s: f64) -> Vec<ZoneSpec> {
+    let spt = |mb_s: f64| (mb_s * 1e6 / 512.0 / (rpm as f64 / 60.0)).round() as u32;
+    linear_zones(count, cylinders, spt(outer_mb_s), spt(inner_mb_s))
+}
+
+/// Cylinders needed for `capacity_gb` (10^9 B) on `surfaces` with sectors per track falling
+/// linearly from `outer` to `inner` media rate.
+fn cylinders_for(capacity_gb: f64, surfaces: u32, rpm: u32, outer_mb_s: f64, inner_mb_s: f64) -> u32 {
+    let mean_track_bytes = (outer_mb_s + inner_mb_s) / 2.0 * 1e6 / (rpm as f64 / 60.0);
+    (capacity_gb * 1e9 / (mean_track_bytes * surfaces as f64)).round() as u32
+}
+
+struct Mech {
+    rpm: u32,
+    surfaces: u32,
+    capacity_gb: f64,
+    outer_mb_s: f64,
+    inner_mb_s: f64,
+    zones: u32,
+    seek_single_ms: f64,
+    seek_avg_ms: f64,
+    seek_full_ms: f64,
+}
+
+fn zoned(m: &Mech) -> (Vec<ZoneSpec>, SeekCurve) {
+    let cyl = cylinders_for(m.capacity_gb, m.surfaces, m.rpm, m.outer_mb_s, m.inner_mb_s);
+    (
+        zones_for_rates(m.zones, cyl, m.rpm, m.outer_mb_s, m.inner_mb_s),
+        SeekCurve::fit_three_point(m.seek_single_ms, m.seek_avg_ms, m.seek_full_ms, cyl),
+    )
+}
+
+pub fn preset(name: &str) -> Option<RotationalSpec> {
+    let spec = match name {
+        "fujitsu-m2361a" => RotationalSpec {
+            name: name.into(),
+            description: "Fujitsu M2361A Eagle, 3600 rpm, 840 cylinders x 20 tracks x 67 sectors (Seltzer et al. 1990)".into(),
+            source: "Seltzer, Chen & Ousterhout 1990, Table 1 and Figure 1 (seek formula from the Fujitsu engineering specification [FUJI84])".into(),
+            estimated: "head switch, skew, overhead and cache are 0/none, as in Seltzer's simulator (the paper gives no figures for them)".into(),
+            rpm: 3600,
+            surfaces: 20,
+            zones: vec![ZoneSpec { cylinders: 840, sectors_per_track: 67, track_skew_sectors: None, cylinder_skew_sectors: None }],
+            seek: SeekCurve::Seltzer {
+                short_base_ms: 4.6,
+                short_sqrt_ms: 0.87,
+                boundary_cylinders: 239,
+                long_base_ms: 18.0,
+                long_per_cylinder_ms: 0.028,
+            },
+            head_switch_ms: 0.0,
+            cylinder_switch_ms: None,
+            write_settle_ms: 0.0,
+            command_overhead_ms: 0.0,
+            bus_mb_s: 0.0,
+            cache_segments: 0,
+            cache_segment_kib: 0,
+            readahead_kib: 0,
+        },
+        "ibm-deskstar-34gxp" => {
+            let m = Mech { rpm: 7200, surfaces: 10, capacity_gb: 34.2, outer_mb_s: 22.0, inner_mb_s: 13.5, zones: 12, seek_single_ms: 2.2, seek_avg_ms: 9.0, seek_full_ms: 15.5 };
+            let (zones, seek) = zoned(&m);
+            RotationalSpec {
+                name: name.into(),
+                description: "IBM Deskstar 34GXP (DPTA-373420), 7200 rpm IDE, 34.2 GB: the disk of Iyer & Druschel 2001".into(),
+                source: "IBM Deskstar 34GXP datasheet (7200 rpm, 9.0 ms average / 2.2 ms track-to-track / 15.5 ms full-stroke seek, 2 MB buffer, 5 platters / 10 heads); Iyer & Druschel 2001 section 2 (21 MB/s sequential, ~9 ms average seek)".into(),
+                estimated: "zone layout (12 zones, 22.0 -> 13.5 MB/s media rate), head switch, overhead, cache segmentation and read-ahead".into(),
+                rpm: m.rpm,
+                surfaces: m.surfaces,
+                zones,
+                seek,
+                head_switch_ms: 1.0,
+                cylinder_switch_ms: None,
+                write_settle_ms: 0.5,
+                command_overhead_ms: 0.3,
+                bus_mb_s: 66.0,
+                cache_segments: 4,
+                cache_segment_kib: 512,
+                readahead_kib: 256,
+            }
+        }
+        "seagate-st318451lw" => {
+            let m = Mech { rpm: 15000, surfaces: 6, capacity_gb: 18.4, outer_mb_s: 48.9, inner_mb_s: 37.4, zones: 10, seek_single_ms: 0.7, seek_avg_ms: 3.9, seek_full_ms: 7.7 };
+            let (zones, seek) = zoned(&m);
+            RotationalSpec {
+                name: name.into(),
+                description: "Seagate Cheetah X15 ST318451LW, 15,000 rpm Ultra160 SCSI, 18.4 GB: the disk of Iyer & Druschel 2001 section 4.8".into(),
+                source: "Seagate Cheetah X15 product manual (15,000 rpm, 3.9 ms average read seek, 0.7 ms track-to-track, 37.4-48.9 MB/s formatted rate, 4 MB buffer); Iyer & Druschel 2001 section 4.8".into(),
+                estimated: "surfaces and zone layout, full-stroke seek, head switch, overhead, cache segmentation and read-ahead".into(),
+                rpm: m.rpm,
+                surfaces: m.surfaces,
+                zones,
+                seek,
+                head_switch_ms: 0.5,
+                cylinder_switch_ms: None,
+                write_settle_ms: 0.3,
+                command_overhead_ms: 0.1,
+                bus_mb_s: 160.0,
+                cache_segments: 8,
+                cache_segment_kib: 512,
+                readahead_kib: 256,
+            }
+        }
+        "maxtor-6l080l0" => {
+            let m = Mech { rpm: 7200, surfaces: 2, capacity_gb: 82.0, outer_mb_s: 55.0, inner_mb_s: 30.0, zones: 16, seek_single_ms: 0.8, seek_avg_ms: 9.3, seek_full_ms: 17.8 };
+            let (zones, seek) = zoned(&m);
+            RotationalSpec {
+                name: name.into(),
+                description: "Maxtor DiamondMax Plus 9 6L080L0, 7200 rpm PATA, 82 GB (Valente 2014, Table 1, no NCQ)".into(),
+                source: "Valente & Andreolini 2014 Table 1 (82 GB, 55 MB/s); Maxtor DiamondMax Plus 9 datasheet (7200 rpm, <9.3 ms average seek, 2 MB buffer)".into(),
+                estimated: "surfaces, zone layout (inner rate 30 MB/s), single and full-stroke seek, head switch, overhead, cache segmentation".into(),
+                rpm: m.rpm,
+                surfaces: m.surfaces,
+                zones,
+                seek,
+                head_switch_ms: 0.8,
+                cylinder_switch_ms: None,
+                write_settle_ms: 0.3,
+                command_overhead_ms: 0.2,
+                bus_mb_s: 133.0,
+                cache_segments: 4,
+                cache_segment_kib: 512,
+                readahead_kib: 256,
+            }
+        }
+        "maxtor-7l250s0" => {
+            let m = Mech { rpm: 7200, surfaces: 3, capacity_gb: 250.0, outer_mb_s: 61.0, inner_mb_s: 33.0, zones: 16, seek_single_ms: 0.8, seek_avg_ms: 9.0, seek_full_ms: 17.0 };
+            let (zones, seek) = zoned(&m);
+            RotationalSpec {
+                name: name.into(),
+                description: "Maxtor DiamondMax 10 / MaXLine III 7L250S0, 7200 rpm SATA with NCQ, 250 GB (Valente 2014, Table 1)".into(),
+                source: "Valente & Andreolini 2014 Table 1 (250 GB, 61 MB/s, NCQ); Maxtor MaXLine III datasheet (7200 rpm, <9 ms average seek, 16 MB buffer)".into(),
+                estimated: "surfaces, zone layout (inner rate 33 MB/s), single and full-stroke seek, head switch, overhead, cache segmentation".into(),
+                rpm: m.rpm,
+                surfaces: m.surfaces,
+                zones,
+                seek,
+                head_switch_ms: 0.8,
+                cylinder_switch_ms: None,
+                write_settle_ms: 0.3,
+                command_overhead_ms: 0.2,
+                bus_mb_s: 150.0,
+                cache_segments: 16,
+                cache_segment_kib: 1024,
+                readahead_kib: 512,
+            }
+        }
+        "maxtor-stm332061" => {
+            let m = Mech { rpm: 7200, surfaces: 3, capacity_gb: 320.0, outer_mb_s: 89.0, inner_mb_s: 55.0, zones: 16, seek_single_ms: 0.8, seek_avg_ms: 8.5, seek_full_ms: 17.0 };
+            let (zones, seek) = zoned(&m);
+            RotationalSpec {
+                name: name.into(),
+                description: "Maxtor (Seagate) DiamondMax 22 STM332061, 7200 rpm, 320 GB (Valente 2014, Table 1, no NCQ in the paper's setup)".into(),
+                source: "Valente & Andreolini 2014 Table 1 (320 GB, 89 MB/s) and section 5 (peak rate 55 to about 90 MB/s by zone); DiamondMax 22 datasheet (7200 rpm, 8.5 ms average seek)".into(),
+                estimated: "surfaces, zone count, single and full-stroke seek, head switch, overhead, cache segmentation".into(),
+                rpm: m.rpm,
+                surfaces: m.surfaces,
+                zones,
+                seek,
+                head_switch_ms: 0.8,
+                cylinder_switch_ms: None,
+                write_settle_ms: 0.3,
+                command_overhead_ms: 0.2,
+                bus_mb_s: 300.0,
+                cache_segments: 16,
+                cache_segment_kib: 1024,
+                readahead_kib: 512,
+            }
+        }
+        "wd-ultrastar-hc550" => {
+            let m = Mech { rpm: 7200, surfaces: 18, capacity_gb: 18000.0, outer_mb_s: 269.0, inner_mb_s: 125.0, zones: 30, seek_single_ms: 0.6, seek_avg_ms: 7.5, seek_full_ms: 15.0 };
+            let (zones, seek) = zoned(&m);
+            RotationalSpec {
+                name: name.into(),
+                description: "WD Ultrastar DC HC550 18 TB, 7200 rpm SATA 6 Gb/s, 9 platters (a current drive)".into(),
+                source: "WD Ultrastar DC HC550 datasheet (7200 rpm, 18 TB, 269 MB/s sustained, 7.5 ms average read seek, 512 MB buffer)".into(),
+                estimated: "zone layout (inner rate 125 MB/s), single and full-stroke seek, head switch, overhead, cache segmentation".into(),
+                rpm: m.rpm,
+                surfaces: m.surfaces,
+                zones,
+                seek,
+                head_switch_ms: 0.5,
+                cylinder_switch_ms: None,
+                write_settle_ms: 0.2,
+                command_overhead_ms: 0.05,
+                bus_mb_s: 600.0,
+                cache_segments: 32,
+                cache_segment_kib: 2048,
+                readahead_kib: 1024,
+            }
+        }
+        _ => return None,
+    };
+    Some(spec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::{DeviceView, RotationalDisk};
+
+    #[test]
+    fn every_preset_builds_and_has_sane_capacity() {
+        for name in PRESET_NAMES {
+            let spec = preset(name).unwrap();
+            let disk = RotationalDisk::new(spec).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(disk.capacity_sectors() > 100_000, "{name}");
+            // Seek curve is non-decreasing in distance.
+            let mut prev = 0;
+            let c = disk.cylinders();
+            for d in (0..c).step_by((c as usize / 500).max(1)) {
+                let t = disk.seek_time_ns(d);
+                assert!(t >= prev, "{name}: seek({d}) decreased");
+                prev = t;
+            }
+        }
+    }
+
+    #[test]
+    fn eagle_matches_table_1() {
+        let d = RotationalDisk::new(preset("fujitsu-m2361a").unwrap()).unwrap();
+        assert_eq!(d.capacity_sectors(), 840 * 20 * 67);
+        assert!((d.revolution_ns() - 16_666_666.67).abs() < 1.0);
+    }
+}

@@ -1,0 +1,356 @@
+//! The rotational disk: zoned geometry, seek curve, exact rotational position, head and
+//! cylinder switches, command overhead, and a read-ahead segment cache.
+
+use super::cache::SegmentCache;
+use super::geometry::{slot_angle, Chs, Geometry, ZoneSpec, REV_UNITS};
+use super::seek::SeekCurve;
+use super::{ArmPath, DeviceView, Service};
+use crate::request::{Op, Request, SECTOR_BYTES};
+use crate::time::{ms_to_ns, Nanos};
+use serde::{Deserialize, Serialize};
+
+/// Everything that describes a rotational drive; presets are values of this type.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RotationalSpec {
+    pub name: String,
+    pub description: String,
+    /// Where the numbers come from.
+    pub source: String,
+    /// Which numbers are estimates rather than published figures.
+    pub estimated: String,
+    pub rpm: u32,
+    pub surfaces: u32,
+    pub zones: Vec<ZoneSpec>,
+    pub seek: SeekCurve,
+    pub head_switch_ms: f64,
+    /// Moving to the adjacent cylinder during a sequential transfer; `None`: seek(1).
+    pub cylinder_switch_ms: Option<f64>,
+    /// Extra settling before a write.
+    pub write_settle_ms: f64,
+    /// Controller/command processing before the drive acts on a request.
+    pub command_overhead_ms: f64,
+    /// Host interface rate for cache hits (MB = 10^6 bytes); 0 means instantaneous.
+    pub bus_mb_s: f64,
+    /// Read cache segments; 0 disables the cache and read-ahead.
+    pub cache_segments: u32,
+    pub cache_segment_kib: u32,
+    /// How far past the last requested sector the drive keeps reading.
+    pub readahead_kib: u32,
+}
+
+impl RotationalSpec {
+    pub fn validate(&self) -> Result<(), String> {
+        if self.rpm == 0 || self.rpm > 100_000 {
+            return Err(format!("rpm must be in 1..=100000, got {}", self.rpm));
+        }
+        for (name, v) in [
+            ("head_switch_ms", self.head_switch_ms),
+            ("write_settle_ms", self.write_settle_ms),
+            ("command_overhead_ms", self.command_overhead_ms),
+            ("bus_mb_s", self.bus_mb_s),
+            ("cylinder_switch_ms", self.cylinder_switch_ms.unwrap_or(0.0)),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(format!("{name} must be a finite number >= 0, got {v}"));
+            }
+        }
+        self.seek.validate()
+    }
+
+    pub fn capacity_sectors(&self) -> u64 {
+        self.zones.iter().map(|z| z.cylinders as u64 * self.surfaces as u64 * z.sectors_per_track as u64).sum()
+    }
+}
+
+pub struct RotationalDisk {
+    spec: RotationalSpec,
+    geometry: Geometry,
+    rpm: u64,
+    head_switch_ns: Nanos,
+    cylinder_switch_ns: Nanos,
+    write_settle_ns: Nanos,
+    overhead_ns: Nanos,
+    bus_bytes_per_s: u64,
+    cache: SegmentCache,
+    /// Where the last media access left the arm.
+    head: Chs,
+}
+
+/// Where a sequential walk over the media stopped: at the start of `sector`, at `at_ns`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct WalkEnd {
+    sector: u64,
+    at_ns: Nanos,
+}
+
+impl RotationalDisk {
+    pub fn new(spec: RotationalSpec) -> Result<Self, String> {
+        spec.validate()?;
+        let rpm = spec.rpm as u64;
+        let head_switch_ns = ms_to_ns(spec.head_switch_ms);
+        let cylinder_switch_ns = spec.cylinder_switch_ms.map(ms_to_ns).unwrap_or_else(|| spec.seek.time_ns(1));
+        // Default skews: as many sectors as pass under the head during the switch, so a
+        // sequential transfer loses no revolution at a track boundary.
+        let sectors_during = |ns: Nanos, spt: u32| ((ns as u128 * rpm as u128 * spt as u128).div_ceil(REV_UNITS as u128)) as u32;
+        let geometry = Geometry::new(spec.surfaces, &spec.zones, |spt| {
+            (sectors_during(head_switch_ns, spt), sectors_during(cylinder_switch_ns, spt))
+        })?;
+        let kib = |k: u32| k as u64 * 1024 / SECTOR_BYTES;
+        let cache = SegmentCache::new(spec.cache_segments, kib(spec.cache_segment_kib), kib(spec.readahead_kib));
+        Ok(RotationalDisk {
+            rpm,
+            head_switch_ns,
+            cylinder_switch_ns,
+            write_settle_ns: ms_to_ns(spec.write_settle_ms),
+            overhead_ns: ms_to_ns(spec.command_overhead_ms),
+            bus_bytes_per_s: (spec.bus_mb_s * 1e6).round() as u64,
+            cache,
+            head: Chs { cylinder: 0, head: 0, sector: 0 },
+            geometry,
+            spec,
+        })
+    }
+
+    pub fn spec(&self) -> &RotationalSpec {
+        &self.spec
+    }
+
+    pub fn geometry(&self) -> &Geometry {
+        &self.geometry
+    }
+
+    pub fn revolution_ns(&self) -> f64 {
+        60e9 / self.rpm as f64
+    }
+
+    /// Rotational phase at `t`, in [`REV_UNITS`]: exact, since 60 s is a whole number of turns.
+    pub fn phase_at(&self, t: Nanos) -> u64 {
+        ((t % 60_000_000_000) * self.rpm) % REV_UNITS
+    }
+
+    /// Time from `t` until angle `angle` passes under the head. Being less than 1 ns past it
+    /// (rounding of earlier transfers) counts as on time.
+    pub fn rotational_wait_ns(&self, t: Nanos, angle: u64) -> Nanos {
+        let d = (angle + REV_UNITS - self.phase_at(t)) % REV_UNITS;
+        if REV_UNITS - d < self.rpm {
+            0
+        } else {
+            d.div_ceil(self.rpm)
+        }
+    }
+
+    /// Time for the `sectors` sectors starting at physical slot `slot` to pass under the head,
+    /// starting at `t` when the head is at (or within 1 ns past) that slot's start. Computed from
+    /// absolute angles, so rounding never accumulates over long sequential transfers.
+    fn transfer_ns(&self, t: Nanos, slot: u32, sectors: u64, spt: u32) -> Nanos {
+        let start = slot_angle(slot, spt);
+        let end = (slot as u64 + sectors) * REV_UNITS / spt as u64;
+        let past = (self.phase_at(t) + REV_UNITS - start) % REV_UNITS;
+        let past = if past >= REV_UNITS / 2 { 0 } else { past };
+        (end - start).saturating_sub(past).div_ceil(self.rpm)
+    }
+
+    /// Whole sectors from `slot` that pass under the head between `t` and `until`.
+    fn sectors_passing(&self, t: Nanos, until: Nanos, slot: u32, spt: u32) -> u64 {
+        let start = slot_angle(slot, spt);
+        let past = (self.phase_at(t) + REV_UNITS - start) % REV_UNITS;
+        let past = if past >= REV_UNITS / 2 { 0 } else { past };
+        let units = (until - t) as u128 * self.rpm as u128 + past as u128;
+        (units * spt as u128 / REV_UNITS as u128) as u64
+    }
+
+    fn bus_ns(&self, sectors: u32) -> Nanos {
+        if self.bus_bytes_per_s == 0 {
+            return 0;
+        }
+        (sectors as u64 * SECTOR_BYTES * 1_000_000_000).div_ceil(self.bus_bytes_per_s)
+    }
+
+    fn arm_move_ns(&self, from: Chs, to: Chs) -> Nanos {
+        if from.cylinder != to.cylinder {
+            self.spec.seek.time_ns(from.cylinder.abs_diff(to.cylinder))
+        } else if from.head != to.head {
+            self.head_switch_ns
+        } else {
+            0
+        }
+    }
+
+    /// Reads sequentially from the start of `from` (the head is there at `t0`) towards
+    /// `to_sector`, stopping early at the last sector boundary not after `until_ns`.
+    /// Returns where it stopped and the pure transfer time spent.
+    fn walk(&self, from: u64, t0: Nanos, to_sector: u64, until_ns: Nanos) -> (WalkEnd, Nanos) {
+        let (mut cur, mut t, mut xfer) = (from, t0, 0);
+        let to_sector = to_sector.min(self.geometry.capacity_sectors);
+        while cur < to_sector {
+            let pos = self.geometry.locate(cur);
+            let stop = to_sector.min(pos.track_end_sector);
+            let need = self.transfer_ns(t, pos.slot, stop - cur, pos.sectors_per_track);
+            if t + need > until_ns {
+                // Whole sectors that pass before the limit.
+                let fit = self.sectors_passing(t, until_ns, pos.slot, pos.sectors_per_track).min(stop - cur - 1);
+                let dt = self.transfer_ns(t, pos.slot, fit, pos.sectors_per_track);
+                return (WalkEnd { sector: cur + fit, at_ns: t + dt }, xfer + dt);
+            }
+            t += need;
+            xfer += need;
+            cur = stop;
+            if cur == to_sector || cur >= self.geometry.capacity_sectors {
+                break;
+            }
+            // Switch to the next track and wait for its first sector (skew makes this short).
+            let next = self.geometry.locate(cur);
+            let switch = if next.chs.cylinder != pos.chs.cylinder { self.cylinder_switch_ns } else { self.head_switch_ns };
+            let arrive = t + switch;
+            let ready = arrive + self.rotational_wait_ns(arrive, next.angle);
+            if ready > until_ns {
+                return (WalkEnd { sector: cur, at_ns: t }, xfer);
+            }
+            t = ready;
+        }
+        (WalkEnd { sector: cur, at_ns: t }, xfer)
+    }
+
+    /// Where read-ahead has got to by `t` (the stream's front, never past its cap).
+    fn stream_front(&self, t: Nanos) -> Option<WalkEnd> {
+        let st = self.cache.stream?;
+        if t <= st.at_ns {
+            return Some(WalkEnd { sector: st.next_sector, at_ns: st.at_ns });
+        }
+        Some(self.walk(st.next_sector, st.at_ns, st.cap_sector, t).0)
+    }
+
+    /// A read served (wholly or as it streams in) from the cache.
+    fn try_cache(&mut self, req: &Request, now: Nanos) -> Option<Service> {
+        if req.op != Op::Read || !self.cache.enabled() {
+            return None;
+        }
+        let (lo, hi) = (req.start_sector, req.end_sector());
+        let host_done = now + self.overhead_ns + self.bus_ns(req.size_sectors);
+        if let Some(i) = self.cache.find_static(lo, hi) {
+            self.cache.touch(i);
+            return Some(Service::cache_hit(now, host_done));
+        }
+        let st = self.cache.stream?;
+        let seg = self.cache.segment(st.segment);
+        if lo < seg.lo || lo > st.cap_sector {
+            return None;
+        }
+        let front = self.stream_front(now).unwrap();
+        let stopped = front.sector >= st.cap_sector;
+        if stopped && hi > st.cap_sector {
+            return None; // read-ahead ended before this request: the media must be read again
+        }
+        let capacity = self.geometry.capacity_sectors;
+        // The stream continues while the host keeps reading it.
+        let (ready, moved) = if hi <= front.sector {
+            (host_done, front)
+        } else {
+            let reach = self.walk(st.next_sector, st.at_ns, hi, Nanos::MAX).0;
+            (host_done.max(reach.at_ns + self.bus_ns(1)), reach)
+        };
+        let consumed = if stopped { None } else { Some(hi) };
+        self.cache.advance_stream(moved.sector, moved.at_ns, consumed, capacity);
+        self.cache.touch(st.segment);
+        Some(Service::cache_hit(now, ready))
+    }
+
+    /// Seeks (through `path`'s waypoints), waits for rotation and transfers `req` from the media.
+    fn media_access(&mut self, req: &Request, path: ArmPath, now: Nanos) -> Service {
+        let target = self.geometry.locate(req.start_sector);
+        let mut t = now + self.overhead_ns;
+        let mut seek_ns = 0;
+        let mut seek_cylinders = 0;
+        let mut from = self.head;
+        for waypoint in path.waypoints() {
+            let w = Chs { cylinder: waypoint.min(self.geometry.cylinders - 1), head: from.head, sector: 0 };
+            seek_ns += self.arm_move_ns(from, w);
+            seek_cylinders += from.cylinder.abs_diff(w.cylinder);
+            from = w;
+        }
+        seek_ns += self.arm_move_ns(from, target.chs);
+        seek_cylinders += from.cylinder.abs_diff(target.chs.cylinder);
+        if req.op == Op::Write {
+            seek_ns += self.write_settle_ns;
+        }
+        t += seek_ns;
+        let rotation_ns = self.rotational_wait_ns(t, target.angle);
+        t += rotation_ns;
+        let (end, transfer_ns) = self.walk(req.start_sector, t, req.end_sector(), Nanos::MAX);
+        let last = self.geometry.locate(end.sector.saturating_sub(1).max(req.start_sector));
+        self.head = last.chs;
+        if req.op == Op::Read && self.cache.enabled() {
+            self.cache.start_stream(req.start_sector, end.sector, end.at_ns, self.geometry.capacity_sectors);
+        }
+        Service {
+            dispatch_ns: now,
+            completion_ns: end.at_ns,
+            seek_cylinders,
+            seek_ns,
+            // Everything between arrival on track and the end that is not transfer: the initial
+            // rotational wait plus switches inside a multi-track request.
+            rotation_ns: end.at_ns - now - self.overhead_ns - seek_ns - transfer_ns,
+            transfer_ns,
+            cache_hit: false,
+        }
+    }
+}
+
+impl DeviceView for RotationalDisk {
+    fn name(&self) -> &str {
+        &self.spec.name
+    }
+
+    fn capacity_sectors(&self) -> u64 {
+        self.geometry.capacity_sectors
+    }
+
+    fn cylinders(&self) -> u32 {
+        self.geometry.cylinders
+    }
+
+    fn cylinder_of(&self, sector: u64) -> u32 {
+        self.geometry.cylinder_of(sector)
+    }
+
+    fn head_cylinder(&self) -> u32 {
+        self.head.cylinder
+    }
+
+    fn seek_time_ns(&self, distance_cylinders: u32) -> Nanos {
+        self.spec.seek.time_ns(distance_cylinders)
+    }
+
+    fn positioning_time_ns(&self, sector: u64, op: Op, now: Nanos) -> Nanos {
+        let target = self.geometry.locate(sector);
+        let mut t = now + self.overhead_ns + self.arm_move_ns(self.head, target.chs);
+        if op == Op::Write {
+            t += self.write_settle_ns;
+        }
+        t += self.rotational_wait_ns(t, target.angle);
+        t - now
+    }
+}
+
+impl super::Device for RotationalDisk {
+    fn service(&mut self, req: &Request, path: ArmPath, now: Nanos) -> Service {
+        debug_assert!(req.end_sector() <= self.geometry.capacity_sectors);
+        if let Some(hit) = self.try_cache(req, now) {
+            return hit;
+        }
+        // The head leaves any read-ahead stream: freeze what it had read by now.
+        if let Some(front) = self.stream_front(now) {
+            self.cache.stop_stream(front.sector);
+            self.head = self.geometry.locate(front.sector.saturating_sub(1)).chs;
+        }
+        if req.op == Op::Write {
+            self.cache.invalidate(req.start_sector, req.end_sector());
+        }
+        self.media_access(req, path, now)
+    }
+
+    fn as_view(&self) -> &dyn DeviceView {
+        self
+    }
+}

@@ -1,0 +1,12 @@
+//! iosched: disk I/O scheduling on a deterministic simulator with validated disk models.
+//!
+//! No wall clock, no PyO3, no file I/O here (except trace readers): time is an argument.
+
+pub mod device;
+pub mod metrics;
+pub mod request;
+pub mod scenario;
+pub mod sched;
+pub mod sim;
+pub mod time;
+pub mod workload;

@@ -1,0 +1,148 @@
+//! Run summaries: throughput, both utilizations, response-time percentiles, seeks, per process.
+
+use super::RequestRecord;
+use crate::request::SECTOR_BYTES;
+use crate::sim::engine::InvariantReport;
+use crate::time::{ns_to_ms, ns_to_s, Nanos};
+use crate::workload::ProcessInfo;
+use serde::Serialize;
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct LatencyMs {
+    pub mean: f64,
+    pub p50: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+impl LatencyMs {
+    /// From unsorted nanosecond samples (sorted in place). Percentiles are nearest-rank.
+    pub fn from_ns(samples: &mut [Nanos]) -> LatencyMs {
+        if samples.is_empty() {
+            return LatencyMs::default();
+        }
+        samples.sort_unstable();
+        let n = samples.len();
+        let rank = |p: f64| samples[((p * n as f64).ceil() as usize).clamp(1, n) - 1];
+        let sum: u128 = samples.iter().map(|&x| x as u128).sum();
+        LatencyMs {
+            mean: sum as f64 / n as f64 / 1e6,
+            p50: ns_to_ms(rank(0.50)),
+            p95: ns_to_ms(rank(0.95)),
+            p99: ns_to_ms(rank(0.99)),
+            max: ns_to_ms(samples[n - 1]),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct SeekStats {
+    pub mean_cylinders: f64,
+    pub mean_ms: f64,
+    /// Fraction of media accesses that needed no seek.
+    pub zero_fraction: f64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ProcessSummary {
+    pub pid: u32,
+    pub name: String,
+    pub requests: u64,
+    pub bytes: u64,
+    pub throughput_mb_s: f64,
+    pub response_ms: LatencyMs,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct RunSummary {
+    /// The label of this run (the scheduler's label, or its name).
+    pub scheduler: String,
+    pub scheduler_name: String,
+    pub device: String,
+    pub workload: String,
+    pub seed: u64,
+    pub requests: u64,
+    pub bytes: u64,
+    pub elapsed_s: f64,
+    /// MB = 10^6 bytes.
+    pub throughput_mb_s: f64,
+    pub iops: f64,
+    /// Fraction of time the disk was busy with a request (Iyer & Druschel's sense).
+    pub utilization_busy: f64,
+    /// Fraction of time the disk was transferring data (Seltzer's sense).
+    pub utilization_transfer: f64,
+    pub response_ms: LatencyMs,
+    /// Time from dispatch to completion ("I/O time").
+    pub service_ms: LatencyMs,
+    pub seek: SeekStats,
+    pub cache_hit_fraction: f64,
+    pub processes: Vec<ProcessSummary>,
+    pub invariants: InvariantReport,
+}
+
+/// Summarizes a run. `elapsed_ns` is the run's length (the last completion).
+pub fn summarize(records: &[RequestRecord], elapsed_ns: Nanos, processes: &[ProcessInfo], invariants: InvariantReport) -> RunSummary {
+    let n = records.len() as u64;
+    let elapsed_s = ns_to_s(elapsed_ns).max(1e-12);
+    let bytes: u64 = records.iter().map(|r| r.size_sectors as u64 * SECTOR_BYTES).sum();
+    let busy: u128 = records.iter().map(|r| r.service_ns() as u128).sum();
+    let transfer: u128 = records.iter().map(|r| r.transfer_ns as u128).sum();
+    let mut response: Vec<Nanos> = records.iter().map(|r| r.response_ns()).collect();
+    let mut service: Vec<Nanos> = records.iter().map(|r| r.service_ns()).collect();
+    let media: Vec<&RequestRecord> = records.iter().filter(|r| !r.cache_hit).collect();
+    let m = media.len().max(1) as f64;
+    let seek = SeekStats {
+        mean_cylinders: media.iter().map(|r| r.seek_cylinders as f64).sum::<f64>() / m,
+        mean_ms: media.iter().map(|r| ns_to_ms(r.seek_ns)).sum::<f64>() / m,
+        zero_fraction: media.iter().filter(|r| r.seek_cylinders == 0).count() as f64 / m,
+    };
+    let procs = processes
+        .iter()
+        .map(|p| {
+            let mine: Vec<&RequestRecord> = records.iter().filter(|r| r.pid == p.pid).collect();
+            let b: u64 = mine.iter().map(|r| r.size_sectors as u64 * SECTOR_BYTES).sum();
+            let mut resp: Vec<Nanos> = mine.iter().map(|r| r.response_ns()).collect();
+            ProcessSummary {
+                pid: p.pid,
+                name: p.name.clone(),
+                requests: mine.len() as u64,
+                bytes: b,
+                throughput_mb_s: b as f64 / 1e6 / elapsed_s,
+                response_ms: LatencyMs::from_ns(&mut resp),
+            }
+        })
+        .collect();
+    RunSummary {
+        requests: n,
+        bytes,
+        elapsed_s,
+        throughput_mb_s: bytes as f64 / 1e6 / elapsed_s,
+        iops: n as f64 / elapsed_s,
+        utilization_busy: busy as f64 / elapsed_ns.max(1) as f64,
+        utilization_transfer: transfer as f64 / elapsed_ns.max(1) as f64,
+        response_ms: LatencyMs::from_ns(&mut response),
+        service_ms: LatencyMs::from_ns(&mut service),
+        seek,
+        cache_hit_fraction: records.iter().filter(|r| r.cache_hit).count() as f64 / n.max(1) as f64,
+        processes: procs,
+        invariants,
+        ..RunSummary::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let mut v: Vec<Nanos> = (1..=100).map(|i| i * 1_000_000).collect();
+        let l = LatencyMs::from_ns(&mut v);
+        assert_eq!(l.p50, 50.0);
+        assert_eq!(l.p95, 95.0);
+        assert_eq!(l.p99, 99.0);
+        assert_eq!(l.max, 100.0);
+        assert_eq!(l.mean, 50.5);
+    }
+}

@@ -1,0 +1,496 @@
+//! Scenario files (TOML): every field has a default, units are in field names, unknown fields
+//! and impossible values are errors that name the file, the field and the value.
+//! The format is documented in docs/scenarios.md.
+
+use crate::device::presets::{preset, PRESET_NAMES};
+use crate::device::{DeviceView, RotationalDisk, RotationalSpec};
+use crate::metrics::{summarize, RequestRecord, RunSummary};
+use crate::request::{Op, Principal, SECTOR_BYTES};
+use crate::sched::registry;
+use crate::sim::simulate;
+use crate::time::{us_to_ns, NS_PER_S};
+use crate::workload::closed_queue::ClosedQueue;
+use crate::workload::pattern::Pattern;
+use crate::workload::poisson::Poisson;
+use crate::workload::process::{ProcessSpec, Processes};
+use crate::workload::think::Think;
+use crate::workload::Workload;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// A user mistake in a scenario, with where it is.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{file}: {message}")]
+pub struct ScenarioError {
+    pub file: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub device: DeviceSection,
+    #[serde(default)]
+    pub workload: Option<WorkloadSection>,
+    #[serde(default)]
+    pub process: Vec<ProcessSection>,
+    #[serde(default)]
+    pub run: RunSection,
+    /// Each table: `name`, optional `label`, and the scheduler's tunables.
+    #[serde(default)]
+    pub scheduler: Vec<toml::Table>,
+    /// Where the scenario came from (for error messages); not a TOML field.
+    #[serde(skip)]
+    pub source: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceSection {
+    #[serde(default = "default_preset")]
+    pub preset: String,
+    pub command_overhead_ms: Option<f64>,
+    pub head_switch_ms: Option<f64>,
+    pub cache_segments: Option<u32>,
+    pub cache_segment_kib: Option<u32>,
+    pub readahead_kib: Option<u32>,
+}
+
+impl Default for DeviceSection {
+    fn default() -> Self {
+        DeviceSection { preset: default_preset(), command_overhead_ms: None, head_switch_ms: None, cache_segments: None, cache_segment_kib: None, readahead_kib: None }
+    }
+}
+
+fn default_preset() -> String {
+    "ibm-deskstar-34gxp".into()
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadSection {
+    /// "closed-queue" or "poisson".
+    pub kind: String,
+    #[serde(default = "d_queue_depth")]
+    pub queue_depth: u32,
+    #[serde(default = "d_request_kib")]
+    pub request_kib: f64,
+    #[serde(default = "d_requests")]
+    pub requests: u64,
+    #[serde(default = "d_rate")]
+    pub rate_iops: f64,
+    #[serde(default = "d_read_fraction")]
+    pub read_fraction: f64,
+    /// Part of the disk the requests fall in, as fractions of its capacity.
+    #[serde(default)]
+    pub region_start_fraction: f64,
+    #[serde(default = "d_one")]
+    pub region_end_fraction: f64,
+}
+
+fn d_queue_depth() -> u32 {
+    100
+}
+fn d_request_kib() -> f64 {
+    4.0
+}
+fn d_requests() -> u64 {
+    10_000
+}
+fn d_rate() -> f64 {
+    50.0
+}
+fn d_read_fraction() -> f64 {
+    1.0
+}
+fn d_one() -> f64 {
+    1.0
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProcessSection {
+    #[serde(default = "d_proc_name")]
+    pub name: String,
+    #[serde(default = "d_count")]
+    pub count: u32,
+    #[serde(default = "d_pattern")]
+    pub pattern: String,
+    #[serde(default = "d_op")]
+    pub op: String,
+    #[serde(default = "d_proc_request_kib")]
+    pub request_kib: f64,
+    #[serde(default = "d_file_mib")]
+    pub file_mib: f64,
+    /// Think time between a completion and the next request (mean or maximum, by `think`).
+    #[serde(default)]
+    pub think_us: f64,
+    /// "fixed", "uniform" (on [0, think_us]) or "exponential" (mean think_us).
+    #[serde(default = "d_think")]
+    pub think: String,
+    /// Where the file starts; default: each process's file gets its own region, spread evenly.
+    pub file_offset_mib: Option<f64>,
+    #[serde(default)]
+    pub start_us: f64,
+    /// Stop after this many requests (default: run for `run.duration_s`).
+    pub requests: Option<u64>,
+    /// Group id (process group / session) shared by all instances of this entry; default: own pid.
+    pub group: Option<u32>,
+}
+
+fn d_proc_name() -> String {
+    "process".into()
+}
+fn d_count() -> u32 {
+    1
+}
+fn d_pattern() -> String {
+    "sequential".into()
+}
+fn d_op() -> String {
+    "read".into()
+}
+fn d_proc_request_kib() -> f64 {
+    64.0
+}
+fn d_file_mib() -> f64 {
+    1024.0
+}
+fn d_think() -> String {
+    "fixed".into()
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunSection {
+    #[serde(default = "d_duration")]
+    pub duration_s: f64,
+    #[serde(default = "d_seed")]
+    pub seed: u64,
+}
+
+impl Default for RunSection {
+    fn default() -> Self {
+        RunSection { duration_s: d_duration(), seed: d_seed() }
+    }
+}
+
+fn d_duration() -> f64 {
+    10.0
+}
+fn d_seed() -> u64 {
+    1
+}
+
+/// One scheduler to run, resolved from a `[[scheduler]]` table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SchedulerChoice {
+    pub name: String,
+    pub label: String,
+    pub tunables: BTreeMap<String, f64>,
+}
+
+/// The result of one scheduler on the scenario.
+pub struct RunResult {
+    pub summary: RunSummary,
+    pub records: Vec<RequestRecord>,
+}
+
+impl Scenario {
+    /// Parses and validates scenario text; `source` names it in errors.
+    pub fn parse(text: &str, source: &str) -> Result<Scenario, ScenarioError> {
+        let err = |message: String| ScenarioError { file: source.to_string(), message };
+        let de = toml::Deserializer::new(text);
+        let mut scn: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            let line = inner.span().map(|s| format!(" (line {})", line_of(text, s.start)));
+            let field = if path.is_empty() || path == "." { String::new() } else { format!("field `{path}`: ") };
+            err(format!("{field}{}{}", inner.message().trim(), line.unwrap_or_default()))
+        })?;
+        scn.source = source.to_string();
+        scn.validate().map_err(err)?;
+        Ok(scn)
+    }
+
+    /// The built-in default scenario: two synchronous sequential readers on the IBM Deskstar
+    /// (Iyer & Druschel's deceptive-idleness example) under C-LOOK and Aged-SPTF.
+    pub fn builtin_default() -> Scenario {
+        Scenario::parse(DEFAULT_SCENARIO, "<built-in default scenario>").expect("built-in scenario is valid")
+    }
+
+    pub fn device_spec(&self) -> Result<RotationalSpec, String> {
+        let d = &self.device;
+        let mut spec = preset(&d.preset).ok_or_else(|| format!("field `device.preset`: unknown device preset `{}` (known: {})", d.preset, PRESET_NAMES.join(", ")))?;
+        if let Some(v) = d.command_overhead_ms {
+            spec.command_overhead_ms = v;
+        }
+        if let Some(v) = d.head_switch_ms {
+            spec.head_switch_ms = v;
+        }
+        if let Some(v) = d.cache_segments {
+            spec.cache_segments = v;
+        }
+        if let Some(v) = d.cache_segment_kib {
+            spec.cache_segment_kib = v;
+        }
+        if let Some(v) = d.readahead_kib {
+            spec.readahead_kib = v;
+        }
+        spec.validate().map_err(|e| format!("[device]: {e}"))?;
+        Ok(spec)
+    }
+
+    /// The schedulers to compare, in file order (default: fcfs alone).
+    pub fn schedulers(&self) -> Result<Vec<SchedulerChoice>, String> {
+        if self.scheduler.is_empty() {
+            return Ok(vec![SchedulerChoice { name: "fcfs".into(), label: "fcfs".into(), tunables: BTreeMap::new() }]);
+        }
+        self.scheduler
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let at = format!("scheduler[{i}]");
+                let name = match t.get("name") {
+                    Some(toml::Value::String(s)) => s.clone(),
+                    Some(v) => return Err(format!("field `{at}.name`: expected a string, got {v}")),
+                    None => return Err(format!("field `{at}.name` is missing (known schedulers: {})", registry::names().join(", "))),
+                };
+                let info = registry::info(&name).ok_or_else(|| format!("field `{at}.name`: unknown scheduler `{name}` (known: {})", registry::names().join(", ")))?;
+                let mut label = info.name.to_string();
+                let mut tunables = BTreeMap::new();
+                for (k, v) in t {
+                    match (k.as_str(), v) {
+                        ("name", _) => {}
+                        ("label", toml::Value::String(s)) => label = s.clone(),
+                        ("label", v) => return Err(format!("field `{at}.label`: expected a string, got {v}")),
+                        (_, toml::Value::Integer(x)) => {
+                            tunables.insert(k.clone(), *x as f64);
+                        }
+                        (_, toml::Value::Float(x)) => {
+                            tunables.insert(k.clone(), *x);
+                        }
+                        (_, toml::Value::Boolean(b)) => {
+                            tunables.insert(k.clone(), *b as u8 as f64);
+                        }
+                        (_, v) => return Err(format!("field `{at}.{k}`: expected a number or boolean tunable, got {v}")),
+                    }
+                }
+                registry::build(&name, &tunables).map_err(|e| format!("field `{at}`: {e}"))?;
+                Ok(SchedulerChoice { name: info.name.to_string(), label, tunables })
+            })
+            .collect()
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        let spec = self.device_spec()?;
+        let capacity_bytes = spec.capacity_sectors() * SECTOR_BYTES;
+        self.schedulers()?;
+        let positive = |field: &str, v: f64| {
+            if v.is_finite() && v > 0.0 {
+                Ok(())
+            } else {
+                Err(format!("field `{field}` must be a positive number, got {v}"))
+            }
+        };
+        let non_negative = |field: &str, v: f64| {
+            if v.is_finite() && v >= 0.0 {
+                Ok(())
+            } else {
+                Err(format!("field `{field}` must be >= 0, got {v}"))
+            }
+        };
+        let sectors_of = |field: &str, kib: f64| -> Result<(), String> {
+            positive(field, kib)?;
+            let bytes = kib * 1024.0;
+            if bytes % SECTOR_BYTES as f64 != 0.0 {
+                return Err(format!("field `{field}` must be a whole number of 512-byte sectors, got {kib} KiB"));
+            }
+            if bytes > capacity_bytes as f64 {
+                return Err(format!("field `{field}` = {kib} KiB is larger than the disk ({} MiB)", capacity_bytes >> 20));
+            }
+            Ok(())
+        };
+        positive("run.duration_s", self.run.duration_s)?;
+        match (&self.workload, self.process.is_empty()) {
+            (Some(_), false) => return Err("give either [workload] or [[process]] entries, not both".into()),
+            (None, true) => return Err("no workload: add a [workload] table (closed-queue or poisson) or [[process]] entries".into()),
+            _ => {}
+        }
+        if let Some(w) = &self.workload {
+            if w.kind != "closed-queue" && w.kind != "poisson" {
+                return Err(format!("field `workload.kind`: unknown workload `{}` (known: closed-queue, poisson)", w.kind));
+            }
+            if w.queue_depth == 0 {
+                return Err("field `workload.queue_depth` must be at least 1, got 0".into());
+            }
+            if w.requests == 0 {
+                return Err("field `workload.requests` must be at least 1, got 0".into());
+            }
+            sectors_of("workload.request_kib", w.request_kib)?;
+            positive("workload.rate_iops", w.rate_iops)?;
+            if !(0.0..=1.0).contains(&w.read_fraction) {
+                return Err(format!("field `workload.read_fraction` must be in [0, 1], got {}", w.read_fraction));
+            }
+            if !(0.0 <= w.region_start_fraction && w.region_start_fraction < w.region_end_fraction && w.region_end_fraction <= 1.0) {
+                return Err(format!(
+                    "fields `workload.region_start_fraction` = {} and `region_end_fraction` = {} must satisfy 0 <= start < end <= 1",
+                    w.region_start_fraction, w.region_end_fraction
+                ));
+            }
+        }
+        for (i, p) in self.process.iter().enumerate() {
+            let at = format!("process[{i}]");
+            if p.count == 0 {
+                return Err(format!("field `{at}.count` must be at least 1, got 0"));
+            }
+            if Pattern::parse(&p.pattern).is_none() {
+                return Err(format!("field `{at}.pattern`: unknown pattern `{}` (known: sequential, alternate, random)", p.pattern));
+            }
+            if p.op != "read" && p.op != "write" {
+                return Err(format!("field `{at}.op`: expected \"read\" or \"write\", got `{}`", p.op));
+            }
+            if !["fixed", "uniform", "exponential"].contains(&p.think.as_str()) {
+                return Err(format!("field `{at}.think`: unknown distribution `{}` (known: fixed, uniform, exponential)", p.think));
+            }
+            sectors_of(&format!("{at}.request_kib"), p.request_kib)?;
+            positive(&format!("{at}.file_mib"), p.file_mib)?;
+            if p.file_mib * 1024.0 < p.request_kib {
+                return Err(format!("field `{at}.file_mib` = {} is smaller than one request ({} KiB)", p.file_mib, p.request_kib));
+            }
+            non_negative(&format!("{at}.think_us"), p.think_us)?;
+            non_negative(&format!("{at}.start_us"), p.start_us)?;
+            if let Some(off) = p.file_offset_mib {
+                non_negative(&format!("{at}.file_offset_mib"), off)?;
+                if (off + p.file_mib) * 1048576.0 > capacity_bytes as f64 {
+                    return Err(format!(
+                        "field `{at}.file_offset_mib` = {off}: the file ({} MiB) would end beyond the disk ({} MiB)",
+                        p.file_mib,
+                        capacity_bytes >> 20
+                    ));
+                }
+            }
+        }
+        let total: u64 = self.process.iter().map(|p| p.count as u64).sum();
+        if total > 0 {
+            let total_mib: f64 = self.process.iter().filter(|p| p.file_offset_mib.is_none()).map(|p| p.file_mib * p.count as f64).sum();
+            let region_mib = (capacity_bytes >> 20) as f64 / total as f64;
+            if let Some(p) = self.process.iter().find(|p| p.file_offset_mib.is_none() && p.file_mib > region_mib) {
+                return Err(format!(
+                    "field `process.file_mib` = {}: {total} files ({total_mib} MiB) spread evenly do not fit on the disk ({} MiB; {region_mib:.0} MiB each); set file_offset_mib or shrink the files",
+                    p.file_mib,
+                    capacity_bytes >> 20
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn workload(&self, device: &dyn DeviceView, seed: u64) -> Box<dyn Workload> {
+        let capacity = device.capacity_sectors();
+        let kib_sectors = |kib: f64| (kib * 1024.0 / SECTOR_BYTES as f64).round() as u32;
+        if let Some(w) = &self.workload {
+            let region = ((capacity as f64 * w.region_start_fraction) as u64, (capacity as f64 * w.region_end_fraction) as u64);
+            let size = kib_sectors(w.request_kib);
+            return match w.kind.as_str() {
+                "closed-queue" => Box::new(ClosedQueue::new(w.queue_depth, w.requests, size, region, w.read_fraction, seed)),
+                _ => Box::new(Poisson::new(w.rate_iops, w.requests, size, region, w.read_fraction, seed)),
+            };
+        }
+        let total: u64 = self.process.iter().map(|p| p.count as u64).sum();
+        let mut specs = Vec::new();
+        for p in &self.process {
+            for k in 0..p.count {
+                let index = specs.len() as u64;
+                let pid = index as u32 + 1;
+                let request_sectors = kib_sectors(p.request_kib);
+                let file_sectors = (p.file_mib * 2048.0) as u64 / request_sectors as u64 * request_sectors as u64;
+                // Default placement: process i of n gets the start of the i-th n-th of the disk.
+                let start = match p.file_offset_mib {
+                    Some(off) => (off * 2048.0) as u64,
+                    None => capacity / total * index,
+                };
+                let start = start / 8 * 8; // 4 KiB aligned, as a file system allocates
+                let think_ns = us_to_ns(p.think_us);
+                specs.push(ProcessSpec {
+                    name: if p.count > 1 { format!("{}{}", p.name, k + 1) } else { p.name.clone() },
+                    principal: Principal { pid, group: p.group.unwrap_or(pid) },
+                    op: if p.op == "write" { Op::Write } else { Op::Read },
+                    pattern: Pattern::parse(&p.pattern).unwrap(),
+                    request_sectors,
+                    file_start_sector: start,
+                    file_sectors: file_sectors.min(capacity - start),
+                    think: match p.think.as_str() {
+                        "uniform" => Think::Uniform(think_ns),
+                        "exponential" => Think::Exponential { mean_ns: think_ns as f64 },
+                        _ => Think::Fixed(think_ns),
+                    },
+                    start_ns: us_to_ns(p.start_us),
+                    max_requests: p.requests,
+                });
+            }
+        }
+        let stop = (self.run.duration_s * NS_PER_S as f64) as u64;
+        Box::new(Processes::new(specs, stop, seed))
+    }
+
+    fn workload_label(&self) -> String {
+        match &self.workload {
+            Some(w) => w.kind.clone(),
+            None => "processes".into(),
+        }
+    }
+
+    /// Runs every listed scheduler on this scenario. `seed` overrides `run.seed`.
+    pub fn run(&self, seed: Option<u64>) -> Result<Vec<RunResult>, ScenarioError> {
+        let err = |message: String| ScenarioError { file: self.source.clone(), message };
+        let seed = seed.unwrap_or(self.run.seed);
+        let spec = self.device_spec().map_err(err)?;
+        let choices = self.schedulers().map_err(err)?;
+        let mut out = Vec::with_capacity(choices.len());
+        for choice in choices {
+            let mut device = RotationalDisk::new(spec.clone()).map_err(err)?;
+            let mut scheduler = registry::build(&choice.name, &choice.tunables).map_err(err)?;
+            let mut workload = self.workload(&device, seed);
+            let sim = simulate(&mut device, scheduler.as_mut(), workload.as_mut());
+            let mut summary = summarize(&sim.records, sim.end_ns, &workload.processes(), sim.invariants);
+            summary.scheduler = choice.label.clone();
+            summary.scheduler_name = choice.name.clone();
+            summary.device = spec.name.clone();
+            summary.workload = self.workload_label();
+            summary.seed = seed;
+            out.push(RunResult { summary, records: sim.records });
+        }
+        Ok(out)
+    }
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].bytes().filter(|&b| b == b'\n').count() + 1
+}
+
+/// The scenario `iosched run` uses when given no file.
+pub const DEFAULT_SCENARIO: &str = r#"# Two synchronous sequential readers (Iyer & Druschel 2001, section 2): deceptive idleness.
+name = "two-readers"
+[device]
+preset = "ibm-deskstar-34gxp"
+[[process]]
+name = "reader"
+count = 2
+pattern = "sequential"
+request_kib = 64
+file_mib = 1024
+think_us = 200
+[run]
+duration_s = 10
+seed = 1
+[[scheduler]]
+name = "clook"
+[[scheduler]]
+name = "aged-sptf"
+"#;

@@ -1,0 +1,41 @@
+//! FCFS (Linux: noop): serve requests in arrival order.
+
+use super::tunables::Tunable;
+use super::{Context, Policy};
+use crate::device::ArmPath;
+use crate::request::Request;
+use std::collections::VecDeque;
+
+pub const TUNABLES: &[Tunable] = &[];
+
+#[derive(Default)]
+pub struct Fcfs {
+    queue: VecDeque<Request>,
+}
+
+impl Policy for Fcfs {
+    fn name(&self) -> &str {
+        "fcfs"
+    }
+
+    fn add(&mut self, req: Request, _cx: &Context) {
+        self.queue.push_back(req);
+    }
+
+    fn peek(&mut self, _cx: &Context) -> Option<Request> {
+        self.queue.front().copied()
+    }
+
+    fn take(&mut self, req: &Request, _cx: &Context) -> ArmPath {
+        if self.queue.front().map(|r| r.id) == Some(req.id) {
+            self.queue.pop_front();
+        } else if let Some(i) = self.queue.iter().position(|r| r.id == req.id) {
+            self.queue.remove(i);
+        }
+        ArmPath::Direct
+    }
+
+    fn len(&self) -> usize {
+        self.queue.len()
+    }
+}

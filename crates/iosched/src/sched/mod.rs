@@ -1,0 +1,114 @@
+//! Scheduler contracts. A scheduler never reads a clock, never sleeps and never does I/O:
+//! time and the device view come in through [`Context`], so the simulator, the trace replayer
+//! and the real-I/O driver all call the same objects.
+//!
+//! Drivers assign request ids in arrival order (a later arrival has a larger id); policies use
+//! the id as their FIFO tie-break.
+
+pub mod aged_sptf;
+pub mod clook;
+pub mod cscan;
+pub mod fcfs;
+pub mod gstf;
+pub mod look;
+pub mod queues;
+pub mod registry;
+pub mod scan;
+pub mod sptf;
+pub mod sptf_search;
+pub mod sstf;
+pub mod tunables;
+pub mod wstf;
+
+use crate::device::{ArmPath, DeviceView};
+use crate::request::{Principal, Request};
+use crate::time::Nanos;
+
+/// What a scheduler may know when it decides.
+#[derive(Clone, Copy)]
+pub struct Context<'a> {
+    pub now_ns: Nanos,
+    pub device: &'a dyn DeviceView,
+    /// Requests dispatched to the device and not yet completed.
+    pub in_flight: u32,
+}
+
+/// The answer to "what now?".
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// Send this request to the device, the arm travelling as `ArmPath` says.
+    Dispatch(Request, ArmPath),
+    /// Keep the device idle; ask again at this time or when a request arrives.
+    WaitUntil(Nanos),
+    /// Nothing queued.
+    Empty,
+}
+
+/// Events about processes that some schedulers use (anticipation, cooperative schedulers).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProcessEvent {
+    Started(Principal),
+    Exited(Principal),
+}
+
+/// The full decision maker (like a Linux elevator's ops).
+pub trait Scheduler {
+    fn name(&self) -> &str;
+    fn add(&mut self, req: Request, cx: &Context);
+    fn next(&mut self, cx: &Context) -> Decision;
+    fn completed(&mut self, _req: &Request, _cx: &Context) {}
+    fn process_event(&mut self, _ev: ProcessEvent, _cx: &Context) {}
+    /// Requests held by the scheduler (not yet dispatched).
+    fn queued(&self) -> usize;
+    /// A work-conserving scheduler never answers `WaitUntil` while it holds requests.
+    fn is_work_conserving(&self) -> bool {
+        true
+    }
+}
+
+/// A work-conserving ordering of queued requests. The anticipation framework wraps any Policy.
+pub trait Policy {
+    fn name(&self) -> &str;
+    fn add(&mut self, req: Request, cx: &Context);
+    /// The request this policy would serve now, without removing it.
+    fn peek(&mut self, cx: &Context) -> Option<Request>;
+    /// Removes a queued request (normally the one `peek` returned) and says how the arm gets there.
+    fn take(&mut self, req: &Request, cx: &Context) -> ArmPath;
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    fn completed(&mut self, _req: &Request, _cx: &Context) {}
+}
+
+/// Every policy is a scheduler: dispatch the candidate whenever asked.
+impl<P: Policy> Scheduler for P {
+    fn name(&self) -> &str {
+        Policy::name(self)
+    }
+
+    fn add(&mut self, req: Request, cx: &Context) {
+        Policy::add(self, req, cx)
+    }
+
+    fn next(&mut self, cx: &Context) -> Decision {
+        match self.peek(cx) {
+            Some(req) => {
+                let path = self.take(&req, cx);
+                Decision::Dispatch(req, path)
+            }
+            None => Decision::Empty,
+        }
+    }
+
+    fn completed(&mut self, req: &Request, cx: &Context) {
+        Policy::completed(self, req, cx)
+    }
+
+    fn queued(&self) -> usize {
+        self.len()
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testkit;

@@ -1,0 +1,40 @@
+//! SPTF (Seltzer's STF): serve the request with the shortest positioning time (seek +
+//! rotational latency) from the current head state, found by a distance-bounded search.
+
+use super::queues::CylinderQueue;
+use super::sptf_search::search;
+use super::tunables::Tunable;
+use super::{Context, Policy};
+use crate::device::ArmPath;
+use crate::request::Request;
+
+pub const TUNABLES: &[Tunable] = &[];
+
+#[derive(Default)]
+pub struct Sptf {
+    queue: CylinderQueue,
+}
+
+impl Policy for Sptf {
+    fn name(&self) -> &str {
+        "sptf"
+    }
+
+    fn add(&mut self, req: Request, cx: &Context) {
+        self.queue.insert(cx.device.cylinder_of(req.start_sector), req);
+    }
+
+    fn peek(&mut self, cx: &Context) -> Option<Request> {
+        let last = cx.device.cylinders().saturating_sub(1);
+        search(&self.queue, cx, 0, last, |_| true, |_, pos| pos as f64, |seek| seek as f64).map(|f| f.request)
+    }
+
+    fn take(&mut self, req: &Request, cx: &Context) -> ArmPath {
+        self.queue.remove(cx.device.cylinder_of(req.start_sector), req.id);
+        ArmPath::Direct
+    }
+
+    fn len(&self) -> usize {
+        self.queue.len()
+    }
+}

@@ -1,0 +1,66 @@
+//! Declared tunables, like the sysfs tables of Linux elevators: each has a name, default, unit
+//! and range, and values are validated against them.
+
+use std::collections::BTreeMap;
+
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct Tunable {
+    pub name: &'static str,
+    pub default: f64,
+    pub unit: &'static str,
+    pub min: f64,
+    pub max: f64,
+    pub help: &'static str,
+}
+
+/// Validated values for a scheduler's tunables (defaults filled in).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TunableValues {
+    values: BTreeMap<&'static str, f64>,
+}
+
+impl TunableValues {
+    /// Checks `given` against `declared`; the error names the tunable and the value.
+    pub fn resolve(declared: &[Tunable], given: &BTreeMap<String, f64>) -> Result<Self, String> {
+        for name in given.keys() {
+            if !declared.iter().any(|t| t.name == name) {
+                let known: Vec<_> = declared.iter().map(|t| t.name).collect();
+                return Err(if known.is_empty() {
+                    format!("unknown tunable `{name}` (this scheduler has none)")
+                } else {
+                    format!("unknown tunable `{name}` (known: {})", known.join(", "))
+                });
+            }
+        }
+        let mut values = BTreeMap::new();
+        for t in declared {
+            let v = given.get(t.name).copied().unwrap_or(t.default);
+            if !(v.is_finite() && v >= t.min && v <= t.max) {
+                return Err(format!("tunable `{}` = {v} is out of range [{}, {}] {}", t.name, t.min, t.max, t.unit));
+            }
+            values.insert(t.name, v);
+        }
+        Ok(TunableValues { values })
+    }
+
+    pub fn get(&self, name: &str) -> f64 {
+        *self.values.get(name).unwrap_or_else(|| panic!("tunable `{name}` was not declared"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T: &[Tunable] = &[Tunable { name: "w", default: 0.5, unit: "", min: 0.0, max: 1.0, help: "" }];
+
+    #[test]
+    fn defaults_and_errors() {
+        let v = TunableValues::resolve(T, &BTreeMap::new()).unwrap();
+        assert_eq!(v.get("w"), 0.5);
+        let bad: BTreeMap<String, f64> = [("w".to_string(), 2.0)].into();
+        assert!(TunableValues::resolve(T, &bad).unwrap_err().contains("out of range"));
+        let unknown: BTreeMap<String, f64> = [("x".to_string(), 2.0)].into();
+        assert!(TunableValues::resolve(T, &unknown).unwrap_err().contains("unknown tunable `x`"));
+    }
+}

@@ -1,0 +1,77 @@
+//! WSTF (Seltzer 5.1.2): STF on a weighted time `T_w = T_real (M - E) / M`, where M is the
+//! maximum acceptable response time and E the time the request has waited. As E approaches M
+//! the weighted time falls to 0 and the request is served.
+
+use super::queues::CylinderQueue;
+use super::sptf_search::search;
+use super::tunables::{Tunable, TunableValues};
+use super::{Context, Policy};
+use crate::device::ArmPath;
+use crate::request::{Request, RequestId};
+use crate::time::{ms_to_ns, Nanos};
+use std::collections::BTreeSet;
+
+pub const TUNABLES: &[Tunable] = &[Tunable {
+    name: "max_response_ms",
+    default: 30_000.0,
+    unit: "ms",
+    min: 1.0,
+    max: 3_600_000.0,
+    help: "M: the response-time limit (Seltzer used 30 s, the Unix buffer-cache flush interval)",
+}];
+
+pub struct Wstf {
+    queue: CylinderQueue,
+    by_age: BTreeSet<(Nanos, RequestId)>,
+    max_response_ns: Nanos,
+}
+
+impl Wstf {
+    pub fn new(t: &TunableValues) -> Self {
+        Wstf { queue: CylinderQueue::default(), by_age: BTreeSet::new(), max_response_ns: ms_to_ns(t.get("max_response_ms")) }
+    }
+
+    fn weight(&self, waited_ns: Nanos) -> f64 {
+        let m = self.max_response_ns as f64;
+        (m - waited_ns as f64) / m
+    }
+}
+
+impl Policy for Wstf {
+    fn name(&self) -> &str {
+        "wstf"
+    }
+
+    fn add(&mut self, req: Request, cx: &Context) {
+        self.by_age.insert((req.issue_ns, req.id));
+        self.queue.insert(cx.device.cylinder_of(req.start_sector), req);
+    }
+
+    fn peek(&mut self, cx: &Context) -> Option<Request> {
+        let &(oldest, _) = self.by_age.first()?;
+        let now = cx.now_ns;
+        // The smallest weight any queued request has: the oldest one's.
+        let min_weight = self.weight(now.saturating_sub(oldest));
+        let last = cx.device.cylinders().saturating_sub(1);
+        let found = search(
+            &self.queue,
+            cx,
+            0,
+            last,
+            |_| true,
+            |req, pos| pos as f64 * self.weight(now.saturating_sub(req.issue_ns)),
+            |seek| if min_weight > 0.0 { seek as f64 * min_weight } else { f64::NEG_INFINITY },
+        )?;
+        Some(found.request)
+    }
+
+    fn take(&mut self, req: &Request, cx: &Context) -> ArmPath {
+        self.by_age.remove(&(req.issue_ns, req.id));
+        self.queue.remove(cx.device.cylinder_of(req.start_sector), req.id);
+        ArmPath::Direct
+    }
+
+    fn len(&self) -> usize {
+        self.queue.len()
+    }
+}

@@ -1,0 +1,39 @@
+//! Simulated time: integer nanoseconds everywhere, so runs are bit-identical.
+
+/// A point in time or a duration, in nanoseconds.
+pub type Nanos = u64;
+
+pub const NS_PER_US: Nanos = 1_000;
+pub const NS_PER_MS: Nanos = 1_000_000;
+pub const NS_PER_S: Nanos = 1_000_000_000;
+
+/// Converts a (possibly fractional) number of milliseconds to nanoseconds, rounding to nearest.
+pub fn ms_to_ns(ms: f64) -> Nanos {
+    (ms * NS_PER_MS as f64).round().max(0.0) as Nanos
+}
+
+/// Converts a (possibly fractional) number of microseconds to nanoseconds, rounding to nearest.
+pub fn us_to_ns(us: f64) -> Nanos {
+    (us * NS_PER_US as f64).round().max(0.0) as Nanos
+}
+
+pub fn ns_to_ms(ns: Nanos) -> f64 {
+    ns as f64 / NS_PER_MS as f64
+}
+
+pub fn ns_to_s(ns: Nanos) -> f64 {
+    ns as f64 / NS_PER_S as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conversions_round_trip() {
+        assert_eq!(ms_to_ns(4.6), 4_600_000);
+        assert_eq!(us_to_ns(200.0), 200_000);
+        assert_eq!(ns_to_ms(15_400_000), 15.4);
+        assert_eq!(ms_to_ns(-1.0), 0);
+    }
+}

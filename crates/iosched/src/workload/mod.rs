@@ -1,0 +1,73 @@
+//! Workloads: what issues requests, and when. Each owns its random streams (derived from the
+//! run's seed), so two schedulers compared on one scenario see the same request sequence.
+
+pub mod closed_queue;
+pub mod pattern;
+pub mod poisson;
+pub mod process;
+pub mod think;
+
+use crate::request::{Op, Principal, Request};
+use crate::time::Nanos;
+use rand_pcg::Pcg64;
+
+/// A request a workload wants issued; the engine assigns the id when it arrives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NewRequest {
+    pub principal: Principal,
+    pub op: Op,
+    pub sync: bool,
+    pub start_sector: u64,
+    pub size_sectors: u32,
+}
+
+impl NewRequest {
+    pub fn into_request(self, id: u64, now: Nanos) -> Request {
+        Request {
+            id,
+            principal: self.principal,
+            op: self.op,
+            sync: self.sync,
+            start_sector: self.start_sector,
+            size_sectors: self.size_sectors,
+            issue_ns: now,
+        }
+    }
+}
+
+/// Where workloads put what they want to happen.
+#[derive(Default)]
+pub struct Emit {
+    pub arrivals: Vec<(Nanos, NewRequest)>,
+    pub timers: Vec<(Nanos, u64)>,
+}
+
+impl Emit {
+    pub fn submit(&mut self, at_ns: Nanos, req: NewRequest) {
+        self.arrivals.push((at_ns, req));
+    }
+
+    /// Calls the workload's `on_timer(token)` at `at_ns`.
+    pub fn timer(&mut self, at_ns: Nanos, token: u64) {
+        self.timers.push((at_ns, token));
+    }
+}
+
+/// A named issuer of requests, for per-process results.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ProcessInfo {
+    pub pid: u32,
+    pub name: String,
+}
+
+pub trait Workload {
+    fn start(&mut self, out: &mut Emit);
+    fn on_complete(&mut self, req: &Request, now: Nanos, out: &mut Emit);
+    fn on_timer(&mut self, _token: u64, _now: Nanos, _out: &mut Emit) {}
+    fn processes(&self) -> Vec<ProcessInfo>;
+}
+
+/// The generator for stream `stream` of a run seeded with `seed` (PCG's independent streams).
+pub fn rng_stream(seed: u64, stream: u64) -> Pcg64 {
+    Pcg64::new(0xcafe_f00d_d15e_a5e5 ^ (seed as u128) << 64 | seed as u128, stream as u128 * 2 + 1)
+}

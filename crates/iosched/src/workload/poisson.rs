@@ -1,0 +1,54 @@
+//! Open arrivals: a Poisson process of uniformly random requests, independent of completions.
+
+use super::closed_queue::random_block;
+use super::{rng_stream, Emit, ProcessInfo, Workload};
+use crate::request::{Principal, Request};
+use crate::time::Nanos;
+use rand::Rng;
+use rand_pcg::Pcg64;
+
+pub struct Poisson {
+    pub mean_interarrival_ns: f64,
+    pub total: u64,
+    pub size_sectors: u32,
+    pub region: (u64, u64),
+    pub read_fraction: f64,
+    issued: u64,
+    rng: Pcg64,
+}
+
+impl Poisson {
+    pub fn new(rate_iops: f64, total: u64, size_sectors: u32, region: (u64, u64), read_fraction: f64, seed: u64) -> Self {
+        Poisson { mean_interarrival_ns: 1e9 / rate_iops, total, size_sectors, region, read_fraction, issued: 0, rng: rng_stream(seed, 0) }
+    }
+
+    fn gap_ns(&mut self) -> Nanos {
+        let u: f64 = self.rng.gen::<f64>();
+        (-(1.0 - u).ln() * self.mean_interarrival_ns).round() as Nanos
+    }
+}
+
+impl Workload for Poisson {
+    fn start(&mut self, out: &mut Emit) {
+        let g = self.gap_ns();
+        out.timer(g, 0);
+    }
+
+    fn on_complete(&mut self, _req: &Request, _now: Nanos, _out: &mut Emit) {}
+
+    fn on_timer(&mut self, _token: u64, now: Nanos, out: &mut Emit) {
+        if self.issued >= self.total {
+            return;
+        }
+        self.issued += 1;
+        out.submit(now, random_block(&mut self.rng, self.region.0, self.region.1, self.size_sectors, self.read_fraction, Principal::default()));
+        if self.issued < self.total {
+            let g = self.gap_ns();
+            out.timer(now + g, 0);
+        }
+    }
+
+    fn processes(&self) -> Vec<ProcessInfo> {
+        vec![ProcessInfo { pid: 0, name: "poisson".into() }]
+    }
+}
