@@ -1,1 +1,132 @@
+//! Python bindings: the only crate that depends on PyO3. Results cross as JSON summaries plus
+//! per-request columns as raw little-endian buffers (numpy reads them without copying row by row).
 
+use iosched::device::describe::describe;
+use iosched::device::presets::{preset, PRESET_NAMES};
+use iosched::metrics::RequestRecord;
+use iosched::request::Op;
+use iosched::scenario::{Scenario, DEFAULT_SCENARIO};
+use iosched::sched::registry::SCHEDULERS;
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+
+create_exception!(
+    _native,
+    ScenarioError,
+    PyValueError,
+    "A scenario file or value is wrong; the message names the file, field and value."
+);
+
+fn column<T: Copy>(
+    py: Python<'_>,
+    records: &[RequestRecord],
+    f: impl Fn(&RequestRecord) -> T,
+    to_le: impl Fn(T) -> Vec<u8>,
+) -> Py<PyBytes> {
+    let mut buf = Vec::with_capacity(records.len() * std::mem::size_of::<T>());
+    for r in records {
+        buf.extend_from_slice(&to_le(f(r)));
+    }
+    PyBytes::new(py, &buf).unbind()
+}
+
+fn records_to_columns<'py>(
+    py: Python<'py>,
+    records: &[RequestRecord],
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let u64c =
+        |f: fn(&RequestRecord) -> u64| column(py, records, f, |x: u64| x.to_le_bytes().to_vec());
+    let u32c =
+        |f: fn(&RequestRecord) -> u32| column(py, records, f, |x: u32| x.to_le_bytes().to_vec());
+    let u8c = |f: fn(&RequestRecord) -> u8| column(py, records, f, |x: u8| vec![x]);
+    d.set_item("req_id", ("<u8", u64c(|r| r.id)))?;
+    d.set_item("pid", ("<u4", u32c(|r| r.pid)))?;
+    d.set_item("group", ("<u4", u32c(|r| r.group)))?;
+    d.set_item("is_write", ("u1", u8c(|r| (r.op == Op::Write) as u8)))?;
+    d.set_item("sync", ("u1", u8c(|r| r.sync as u8)))?;
+    d.set_item("start_sector", ("<u8", u64c(|r| r.start_sector)))?;
+    d.set_item("size_sectors", ("<u4", u32c(|r| r.size_sectors)))?;
+    d.set_item("issue_ns", ("<u8", u64c(|r| r.issue_ns)))?;
+    d.set_item("dispatch_ns", ("<u8", u64c(|r| r.dispatch_ns)))?;
+    d.set_item("complete_ns", ("<u8", u64c(|r| r.complete_ns)))?;
+    d.set_item("seek_cylinders", ("<u4", u32c(|r| r.seek_cylinders)))?;
+    d.set_item("seek_ns", ("<u8", u64c(|r| r.seek_ns)))?;
+    d.set_item("rotation_ns", ("<u8", u64c(|r| r.rotation_ns)))?;
+    d.set_item("transfer_ns", ("<u8", u64c(|r| r.transfer_ns)))?;
+    d.set_item("cache_hit", ("u1", u8c(|r| r.cache_hit as u8)))?;
+    Ok(d)
+}
+
+/// Parses and validates scenario text; raises ScenarioError naming the file, field and value.
+#[pyfunction]
+fn check_scenario(text: &str, source: &str) -> PyResult<()> {
+    Scenario::parse(text, source)
+        .map(|_| ())
+        .map_err(|e| ScenarioError::new_err(e.to_string()))
+}
+
+/// Runs every scheduler of a scenario. Returns a list of (summary JSON, columns or None);
+/// columns map name -> (numpy dtype, bytes).
+#[pyfunction]
+#[pyo3(signature = (text, source, seed=None, records=true))]
+fn run_scenario<'py>(
+    py: Python<'py>,
+    text: &str,
+    source: &str,
+    seed: Option<u64>,
+    records: bool,
+) -> PyResult<Vec<(String, Option<Bound<'py, PyDict>>)>> {
+    let scn = Scenario::parse(text, source).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    let runs = py
+        .allow_threads(|| scn.run(seed))
+        .map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    runs.into_iter()
+        .map(|r| {
+            let summary = serde_json::to_string(&r.summary).expect("summary serializes");
+            let cols = if records {
+                Some(records_to_columns(py, &r.records)?)
+            } else {
+                None
+            };
+            Ok((summary, cols))
+        })
+        .collect()
+}
+
+/// JSON list of schedulers with their tunables.
+#[pyfunction]
+fn list_schedulers() -> String {
+    serde_json::to_string(SCHEDULERS).expect("serializes")
+}
+
+/// JSON list of device presets with their derived figures.
+#[pyfunction]
+fn list_devices() -> PyResult<String> {
+    let all: Result<Vec<_>, _> = PRESET_NAMES
+        .iter()
+        .map(|n| describe(&preset(n).expect("listed preset exists")))
+        .collect();
+    let all = all.map_err(PyValueError::new_err)?;
+    Ok(serde_json::to_string(&all).expect("serializes"))
+}
+
+/// The built-in default scenario's TOML text.
+#[pyfunction]
+fn default_scenario() -> &'static str {
+    DEFAULT_SCENARIO
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add_function(wrap_pyfunction!(check_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(list_schedulers, m)?)?;
+    m.add_function(wrap_pyfunction!(list_devices, m)?)?;
+    m.add_function(wrap_pyfunction!(default_scenario, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -2,6 +2,7 @@
 //! ([`Device::service`]).
 
 pub mod cache;
+pub mod describe;
 pub mod geometry;
 pub mod presets;
 pub mod rotational;
@@ -63,7 +64,13 @@ pub struct Service {
 
 impl Service {
     pub fn cache_hit(now: Nanos, done: Nanos) -> Service {
-        Service { dispatch_ns: now, completion_ns: done, transfer_ns: done - now, cache_hit: true, ..Service::default() }
+        Service {
+            dispatch_ns: now,
+            completion_ns: done,
+            transfer_ns: done - now,
+            cache_hit: true,
+            ..Service::default()
+        }
     }
 }
 

@@ -16,14 +16,26 @@ pub const PRESET_NAMES: &[&str] = &[
 ];
 
 /// Zones whose outer and inner media rates (MB/s, 10^6 B) match the given figures.
-fn zones_for_rates(count: u32, cylinders: u32, rpm: u32, outer_mb_s: f64, inner_mb_s: f64) -> Vec<ZoneSpec> {
+fn zones_for_rates(
+    count: u32,
+    cylinders: u32,
+    rpm: u32,
+    outer_mb_s: f64,
+    inner_mb_s: f64,
+) -> Vec<ZoneSpec> {
     let spt = |mb_s: f64| (mb_s * 1e6 / 512.0 / (rpm as f64 / 60.0)).round() as u32;
     linear_zones(count, cylinders, spt(outer_mb_s), spt(inner_mb_s))
 }
 
 /// Cylinders needed for `capacity_gb` (10^9 B) on `surfaces` with sectors per track falling
 /// linearly from `outer` to `inner` media rate.
-fn cylinders_for(capacity_gb: f64, surfaces: u32, rpm: u32, outer_mb_s: f64, inner_mb_s: f64) -> u32 {
+fn cylinders_for(
+    capacity_gb: f64,
+    surfaces: u32,
+    rpm: u32,
+    outer_mb_s: f64,
+    inner_mb_s: f64,
+) -> u32 {
     let mean_track_bytes = (outer_mb_s + inner_mb_s) / 2.0 * 1e6 / (rpm as f64 / 60.0);
     (capacity_gb * 1e9 / (mean_track_bytes * surfaces as f64)).round() as u32
 }

@@ -23,7 +23,10 @@ pub struct Elevator {
 
 impl Elevator {
     pub fn new(to_edge: bool) -> Self {
-        Elevator { to_edge, ..Elevator::default() }
+        Elevator {
+            to_edge,
+            ..Elevator::default()
+        }
     }
 
     pub fn add(&mut self, req: Request) {
@@ -31,16 +34,28 @@ impl Elevator {
     }
 
     pub fn peek(&mut self, cx: &Context) -> Option<Request> {
-        let ahead = if self.downward { self.queue.at_or_before(self.position) } else { self.queue.at_or_after(self.position) };
+        let ahead = if self.downward {
+            self.queue.at_or_before(self.position)
+        } else {
+            self.queue.at_or_after(self.position)
+        };
         let (req, reverses) = match ahead {
             Some(r) => (*r, false),
             None => {
-                let behind = if self.downward { self.queue.at_or_after(self.position) } else { self.queue.at_or_before(self.position) };
+                let behind = if self.downward {
+                    self.queue.at_or_after(self.position)
+                } else {
+                    self.queue.at_or_before(self.position)
+                };
                 (*behind?, true)
             }
         };
         let path = if reverses && self.to_edge {
-            ArmPath::Through(if self.downward { 0 } else { cx.device.cylinders() - 1 })
+            ArmPath::Through(if self.downward {
+                0
+            } else {
+                cx.device.cylinders() - 1
+            })
         } else {
             ArmPath::Direct
         };

@@ -111,4 +111,4 @@ impl<P: Policy> Scheduler for P {
 }
 
 #[cfg(test)]
-pub(crate) mod testkit;
+mod tests;

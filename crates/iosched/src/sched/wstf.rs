@@ -28,7 +28,11 @@ pub struct Wstf {
 
 impl Wstf {
     pub fn new(t: &TunableValues) -> Self {
-        Wstf { queue: CylinderQueue::default(), by_age: BTreeSet::new(), max_response_ns: ms_to_ns(t.get("max_response_ms")) }
+        Wstf {
+            queue: CylinderQueue::default(),
+            by_age: BTreeSet::new(),
+            max_response_ns: ms_to_ns(t.get("max_response_ms")),
+        }
     }
 
     fn weight(&self, waited_ns: Nanos) -> f64 {
@@ -44,7 +48,8 @@ impl Policy for Wstf {
 
     fn add(&mut self, req: Request, cx: &Context) {
         self.by_age.insert((req.issue_ns, req.id));
-        self.queue.insert(cx.device.cylinder_of(req.start_sector), req);
+        self.queue
+            .insert(cx.device.cylinder_of(req.start_sector), req);
     }
 
     fn peek(&mut self, cx: &Context) -> Option<Request> {
@@ -60,14 +65,21 @@ impl Policy for Wstf {
             last,
             |_| true,
             |req, pos| pos as f64 * self.weight(now.saturating_sub(req.issue_ns)),
-            |seek| if min_weight > 0.0 { seek as f64 * min_weight } else { f64::NEG_INFINITY },
+            |seek| {
+                if min_weight > 0.0 {
+                    seek as f64 * min_weight
+                } else {
+                    f64::NEG_INFINITY
+                }
+            },
         )?;
         Some(found.request)
     }
 
     fn take(&mut self, req: &Request, cx: &Context) -> ArmPath {
         self.by_age.remove(&(req.issue_ns, req.id));
-        self.queue.remove(cx.device.cylinder_of(req.start_sector), req.id);
+        self.queue
+            .remove(cx.device.cylinder_of(req.start_sector), req.id);
         ArmPath::Direct
     }
 

@@ -40,9 +40,16 @@ impl Processes {
         let procs = specs
             .into_iter()
             .enumerate()
-            .map(|(i, spec)| ProcessState { spec, issued: 0, rng: rng_stream(seed, i as u64 + 1) })
+            .map(|(i, spec)| ProcessState {
+                spec,
+                issued: 0,
+                rng: rng_stream(seed, i as u64 + 1),
+            })
             .collect();
-        Processes { procs, stop_issuing_ns }
+        Processes {
+            procs,
+            stop_issuing_ns,
+        }
     }
 
     fn issue(&mut self, i: usize, now: Nanos, out: &mut Emit) {
@@ -76,7 +83,13 @@ impl Workload for Processes {
     }
 
     fn on_complete(&mut self, req: &Request, now: Nanos, out: &mut Emit) {
-        let Some(i) = self.procs.iter().position(|p| p.spec.principal == req.principal) else { return };
+        let Some(i) = self
+            .procs
+            .iter()
+            .position(|p| p.spec.principal == req.principal)
+        else {
+            return;
+        };
         let p = &mut self.procs[i];
         let think = p.spec.think.sample(&mut p.rng);
         out.timer(now + think, i as u64);
@@ -87,6 +100,12 @@ impl Workload for Processes {
     }
 
     fn processes(&self) -> Vec<ProcessInfo> {
-        self.procs.iter().map(|p| ProcessInfo { pid: p.spec.principal.pid, name: p.spec.name.clone() }).collect()
+        self.procs
+            .iter()
+            .map(|p| ProcessInfo {
+                pid: p.spec.principal.pid,
+                name: p.spec.name.clone(),
+            })
+            .collect()
     }
 }

@@ -9,7 +9,9 @@ pub enum Think {
     Fixed(Nanos),
     /// Uniform on [0, max].
     Uniform(Nanos),
-    Exponential { mean_ns: f64 },
+    Exponential {
+        mean_ns: f64,
+    },
 }
 
 impl Think {
@@ -17,7 +19,9 @@ impl Think {
         match *self {
             Think::Fixed(t) => t,
             Think::Uniform(max) => rng.gen_range(0..=max),
-            Think::Exponential { mean_ns } => (-(1.0 - rng.gen::<f64>()).ln() * mean_ns).round() as Nanos,
+            Think::Exponential { mean_ns } => {
+                (-(1.0 - rng.gen::<f64>()).ln() * mean_ns).round() as Nanos
+            }
         }
     }
 }
