@@ -1,0 +1,130 @@
+"""Scenario: the TOML text of one simulation setup, validated by the native parser.
+
+The format (devices, workloads, schedulers, units in field names) is defined by the Rust core;
+see crates/iosched/src/scenario.rs. A Scenario is immutable: its text is what gets run.
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+from pathlib import Path
+from typing import Any, Mapping, Optional
+
+import tomli_w
+
+from . import _native
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+ScenarioError = _native.ScenarioError
+
+
+class Scenario:
+    """A validated scenario: TOML `text` plus `source` (the name used in error messages).
+
+    Construct with one of the class methods; invalid scenarios raise ScenarioError, whose
+    message names the source, the field and the value.
+    """
+
+    def __init__(self, text: str, source: str = "<string>"):
+        _native.check_scenario(text, source)
+        self.text = text
+        self.source = source
+
+    # -- constructors -------------------------------------------------------------------------
+
+    @classmethod
+    def from_text(cls, text: str, source: str = "<string>") -> "Scenario":
+        """Parse and validate scenario TOML text."""
+        return cls(text, source)
+
+    @classmethod
+    def from_file(cls, path: "str | Path") -> "Scenario":
+        """Read a scenario file (UTF-8 TOML).
+
+        Raises ScenarioError for a missing, unreadable or non-UTF-8 file as well as for bad
+        content; every message starts with the path.
+        """
+        p = Path(path)
+        try:
+            data = p.read_bytes()
+        except FileNotFoundError:
+            raise ScenarioError(f"{p}: no such file") from None
+        except IsADirectoryError:
+            raise ScenarioError(f"{p}: is a directory, not a scenario file") from None
+        except OSError as e:
+            raise ScenarioError(f"{p}: cannot read: {e.strerror or e}") from None
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ScenarioError(
+                f"{p}: not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start})"
+            ) from None
+        return cls(text, str(p))
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], source: str = "<dict>") -> "Scenario":
+        """Build a scenario in code, e.g. ``{"workload": {"kind": "closed-queue"}, ...}``.
+
+        Tables are dicts, arrays of tables (``[[scheduler]]``, ``[[process]]``) are lists of
+        dicts. The dict is serialized to TOML and validated like a file.
+        """
+        try:
+            text = tomli_w.dumps(dict(d))
+        except TypeError as e:
+            raise ScenarioError(f"{source}: cannot be written as TOML: {e}") from None
+        return cls(text, source)
+
+    @classmethod
+    def default(cls) -> "Scenario":
+        """The built-in default scenario (what `iosched run` uses without a file)."""
+        return cls(_native.default_scenario(), "<built-in default scenario>")
+
+    # -- inspection and derivation ------------------------------------------------------------
+
+    def to_dict(self) -> dict:
+        """The scenario as nested dicts (only the fields written in the text)."""
+        return tomllib.loads(self.text)
+
+    @property
+    def name(self) -> str:
+        """The `name` field, else the file stem, else the source."""
+        n = self.to_dict().get("name")
+        if n:
+            return str(n)
+        if self.source.startswith("<"):
+            return self.source.strip("<>")
+        return Path(self.source).stem
+
+    def replace(self, source: Optional[str] = None, **sections: Any) -> "Scenario":
+        """A copy with top-level entries replaced, e.g. ``replace(scheduler=[{"name": "sstf"}])``.
+
+        Tables given as dicts are merged key by key into the existing table
+        (``replace(workload={"queue_depth": 10})`` keeps the other workload fields).
+        """
+        d = copy.deepcopy(self.to_dict())
+        for key, value in sections.items():
+            if isinstance(value, Mapping) and isinstance(d.get(key), dict):
+                d[key].update(value)
+            else:
+                d[key] = value
+        return Scenario.from_dict(d, source or self.source)
+
+    def split(self) -> "list[Scenario]":
+        """One scenario per ``[[scheduler]]`` table (a scenario without any stays whole).
+
+        Each scheduler's run is independent (fresh disk, same seeded workload), so running the
+        parts gives the same results as running the whole.
+        """
+        d = self.to_dict()
+        scheds = d.get("scheduler") or []
+        if len(scheds) <= 1:
+            return [self]
+        return [self.replace(scheduler=[s]) for s in scheds]
+
+    def __repr__(self) -> str:
+        return f"Scenario(name={self.name!r}, source={self.source!r})"
