@@ -21,8 +21,14 @@ pub trait DeviceView {
     fn cylinder_of(&self, sector: u64) -> u32;
     /// Cylinder under the head after the last media access.
     fn head_cylinder(&self) -> u32;
-    /// Seek time for a distance; non-decreasing in the distance (SPTF bounds its search by it).
+    /// First sector after the last media access (where an elevator starts from).
+    fn head_sector(&self) -> u64;
     fn seek_time_ns(&self, distance_cylinders: u32) -> Nanos;
+    /// The least seek time over all distances >= `distance_cylinders` (SPTF bounds its search
+    /// by it); equals `seek_time_ns` for a non-decreasing curve.
+    fn seek_lower_bound_ns(&self, distance_cylinders: u32) -> Nanos {
+        self.seek_time_ns(distance_cylinders)
+    }
     /// Mechanical estimate of the time from `now` until `sector` starts passing under the head:
     /// command overhead + seek (or head switch) + rotational latency. Ignores the cache.
     fn positioning_time_ns(&self, sector: u64, op: Op, now: Nanos) -> Nanos;

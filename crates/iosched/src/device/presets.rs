@@ -234,13 +234,16 @@ mod tests {
             let spec = preset(name).unwrap();
             let disk = RotationalDisk::new(spec).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert!(disk.capacity_sectors() > 100_000, "{name}");
-            // Seek curve is non-decreasing in distance.
+            // The search bound is non-decreasing and below the curve.
             let mut prev = 0;
             let c = disk.cylinders();
             for d in (0..c).step_by((c as usize / 500).max(1)) {
-                let t = disk.seek_time_ns(d);
-                assert!(t >= prev, "{name}: seek({d}) decreased");
-                prev = t;
+                let lb = disk.seek_lower_bound_ns(d);
+                assert!(
+                    lb >= prev && lb <= disk.seek_time_ns(d),
+                    "{name}: bound at {d}"
+                );
+                prev = lb;
             }
         }
     }

@@ -78,6 +78,7 @@ pub struct RotationalDisk {
     cache: SegmentCache,
     /// Where the last media access left the arm.
     head: Chs,
+    head_sector: u64,
 }
 
 /// Where a sequential walk over the media stopped: at the start of `sector`, at `at_ns`.
@@ -126,6 +127,7 @@ impl RotationalDisk {
                 head: 0,
                 sector: 0,
             },
+            head_sector: 0,
             geometry,
             spec,
         })
@@ -333,6 +335,7 @@ impl RotationalDisk {
             .geometry
             .locate(end.sector.saturating_sub(1).max(req.start_sector));
         self.head = last.chs;
+        self.head_sector = end.sector;
         if req.op == Op::Read && self.cache.enabled() {
             self.cache.start_stream(
                 req.start_sector,
@@ -376,8 +379,19 @@ impl DeviceView for RotationalDisk {
         self.head.cylinder
     }
 
+    fn head_sector(&self) -> u64 {
+        self.head_sector
+    }
+
     fn seek_time_ns(&self, distance_cylinders: u32) -> Nanos {
         self.spec.seek.time_ns(distance_cylinders)
+    }
+
+    fn seek_lower_bound_ns(&self, distance_cylinders: u32) -> Nanos {
+        let max = self.geometry.cylinders.saturating_sub(1);
+        (self.spec.seek.lower_bound_ms(distance_cylinders, max) * 1e6)
+            .round()
+            .max(0.0) as Nanos
     }
 
     fn positioning_time_ns(&self, sector: u64, op: Op, now: Nanos) -> Nanos {

@@ -14,7 +14,8 @@ pub const TUNABLES: &[Tunable] = &[];
 #[derive(Default)]
 pub struct CircularSweep {
     queue: SectorQueue,
-    position: u64,
+    /// Start sector of the last request taken (None: start from the device's head).
+    position: Option<u64>,
     full_return: bool,
     pending: Option<(u64, bool)>,
 }
@@ -31,8 +32,9 @@ impl CircularSweep {
         self.queue.insert(req);
     }
 
-    pub fn peek(&mut self) -> Option<Request> {
-        let (req, wraps) = match self.queue.at_or_after(self.position) {
+    pub fn peek(&mut self, cx: &Context) -> Option<Request> {
+        let at = self.position.unwrap_or_else(|| cx.device.head_sector());
+        let (req, wraps) = match self.queue.at_or_after(at) {
             Some(r) => (*r, false),
             None => (*self.queue.lowest()?, true),
         };
@@ -43,7 +45,7 @@ impl CircularSweep {
     pub fn take(&mut self, req: &Request, cx: &Context) -> ArmPath {
         self.queue.remove(req);
         let wraps = matches!(self.pending.take(), Some((id, true)) if id == req.id);
-        self.position = req.start_sector;
+        self.position = Some(req.start_sector);
         if wraps && self.full_return {
             ArmPath::Wrap {
                 edge: cx.device.cylinders() - 1,
@@ -76,8 +78,8 @@ impl Policy for CLook {
         self.0.add(req)
     }
 
-    fn peek(&mut self, _cx: &Context) -> Option<Request> {
-        self.0.peek()
+    fn peek(&mut self, cx: &Context) -> Option<Request> {
+        self.0.peek(cx)
     }
 
     fn take(&mut self, req: &Request, cx: &Context) -> ArmPath {

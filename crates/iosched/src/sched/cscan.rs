@@ -26,8 +26,8 @@ impl Policy for CScan {
         self.0.add(req)
     }
 
-    fn peek(&mut self, _cx: &Context) -> Option<Request> {
-        self.0.peek()
+    fn peek(&mut self, cx: &Context) -> Option<Request> {
+        self.0.peek(cx)
     }
 
     fn take(&mut self, req: &Request, cx: &Context) -> ArmPath {

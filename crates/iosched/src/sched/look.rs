@@ -14,7 +14,8 @@ pub const TUNABLES: &[Tunable] = &[];
 #[derive(Default)]
 pub struct Elevator {
     queue: SectorQueue,
-    position: u64,
+    /// Start sector of the last request taken (None: start from the device's head).
+    position: Option<u64>,
     downward: bool,
     to_edge: bool,
     /// The candidate `peek` chose: (id, reverses, path).
@@ -34,18 +35,19 @@ impl Elevator {
     }
 
     pub fn peek(&mut self, cx: &Context) -> Option<Request> {
+        let at = self.position.unwrap_or_else(|| cx.device.head_sector());
         let ahead = if self.downward {
-            self.queue.at_or_before(self.position)
+            self.queue.at_or_before(at)
         } else {
-            self.queue.at_or_after(self.position)
+            self.queue.at_or_after(at)
         };
         let (req, reverses) = match ahead {
             Some(r) => (*r, false),
             None => {
                 let behind = if self.downward {
-                    self.queue.at_or_after(self.position)
+                    self.queue.at_or_after(at)
                 } else {
-                    self.queue.at_or_before(self.position)
+                    self.queue.at_or_before(at)
                 };
                 (*behind?, true)
             }
@@ -72,7 +74,7 @@ impl Elevator {
             }
             _ => ArmPath::Direct,
         };
-        self.position = req.start_sector;
+        self.position = Some(req.start_sector);
         path
     }
 

@@ -43,7 +43,7 @@ pub fn search(
         };
         let (_, req) = item.unwrap();
         if let Some(b) = &best {
-            if lower_bound(cx.device.seek_time_ns(dist)) >= b.cost {
+            if lower_bound(cx.device.seek_lower_bound_ns(dist)) >= b.cost {
                 break;
             }
         }
