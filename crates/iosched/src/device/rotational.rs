@@ -198,12 +198,37 @@ impl RotationalDisk {
         }
     }
 
-    /// Reads sequentially from the start of `from` (the head is there at `t0`) towards
-    /// `to_sector`, stopping early at the last sector boundary not after `until_ns`.
-    /// Returns where it stopped and the pure transfer time spent.
-    fn walk(&self, from: u64, t0: Nanos, to_sector: u64, until_ns: Nanos) -> (WalkEnd, Nanos) {
+    /// Reads sequentially from `from` towards `to_sector`, stopping early at the last sector
+    /// boundary not after `until_ns`. At `t0` the head is at the start of `from` (`aligned`), or
+    /// has just finished `from - 1` (a read-ahead stream), in which case a track boundary at
+    /// `from` still costs its switch. Returns where it stopped and the pure transfer time spent.
+    fn walk(
+        &self,
+        from: u64,
+        t0: Nanos,
+        to_sector: u64,
+        until_ns: Nanos,
+        aligned: bool,
+    ) -> (WalkEnd, Nanos) {
         let (mut cur, mut t, mut xfer) = (from, t0, 0);
         let to_sector = to_sector.min(self.geometry.capacity_sectors);
+        if !aligned && cur > 0 && cur < to_sector {
+            let prev = self.geometry.locate(cur - 1);
+            if prev.track_end_sector == cur {
+                match self.switch_to_next_track(cur, prev.chs.cylinder, t, until_ns) {
+                    Some(ready) => t = ready,
+                    None => {
+                        return (
+                            WalkEnd {
+                                sector: cur,
+                                at_ns: t,
+                            },
+                            0,
+                        )
+                    }
+                }
+            }
+        }
         while cur < to_sector {
             let pos = self.geometry.locate(cur);
             let stop = to_sector.min(pos.track_end_sector);
@@ -257,6 +282,26 @@ impl RotationalDisk {
         )
     }
 
+    /// Switches to the track starting at `sector` (from a track of `from_cylinder`) and waits for
+    /// its first sector (skew makes this short). None if that is not done by `until_ns`.
+    fn switch_to_next_track(
+        &self,
+        sector: u64,
+        from_cylinder: u32,
+        t: Nanos,
+        until_ns: Nanos,
+    ) -> Option<Nanos> {
+        let next = self.geometry.locate(sector);
+        let switch = if next.chs.cylinder != from_cylinder {
+            self.cylinder_switch_ns
+        } else {
+            self.head_switch_ns
+        };
+        let arrive = t + switch;
+        let ready = arrive + self.rotational_wait_ns(arrive, next.angle);
+        (ready <= until_ns).then_some(ready)
+    }
+
     /// Where read-ahead has got to by `t` (the stream's front, never past its cap).
     fn stream_front(&self, t: Nanos) -> Option<WalkEnd> {
         let st = self.cache.stream?;
@@ -266,7 +311,10 @@ impl RotationalDisk {
                 at_ns: st.at_ns,
             });
         }
-        Some(self.walk(st.next_sector, st.at_ns, st.cap_sector, t).0)
+        Some(
+            self.walk(st.next_sector, st.at_ns, st.cap_sector, t, false)
+                .0,
+        )
     }
 
     /// A read served (wholly or as it streams in) from the cache.
@@ -295,7 +343,7 @@ impl RotationalDisk {
         let (ready, moved) = if hi <= front.sector {
             (host_done, front)
         } else {
-            let reach = self.walk(st.next_sector, st.at_ns, hi, Nanos::MAX).0;
+            let reach = self.walk(st.next_sector, st.at_ns, hi, Nanos::MAX, false).0;
             (host_done.max(reach.at_ns + self.bus_ns(1)), reach)
         };
         let consumed = if stopped { None } else { Some(hi) };
@@ -330,7 +378,7 @@ impl RotationalDisk {
         t += seek_ns;
         let rotation_ns = self.rotational_wait_ns(t, target.angle);
         t += rotation_ns;
-        let (end, transfer_ns) = self.walk(req.start_sector, t, req.end_sector(), Nanos::MAX);
+        let (end, transfer_ns) = self.walk(req.start_sector, t, req.end_sector(), Nanos::MAX, true);
         let last = self
             .geometry
             .locate(end.sector.saturating_sub(1).max(req.start_sector));

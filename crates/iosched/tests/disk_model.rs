@@ -1,0 +1,195 @@
+//! The rotational model on a tiny hand-checkable disk: 6000 rpm (10 ms per revolution), 10
+//! sectors per track (1 ms each), 2 surfaces, 100 cylinders; head switch 0.5 ms (so a 1-sector
+//! track skew), seek(d) = 1 + 9 (d-1)/98 ms (so seek(1) = 1 ms and a 1-sector cylinder skew).
+
+use iosched::device::geometry::ZoneSpec;
+use iosched::device::seek::SeekCurve;
+use iosched::device::{ArmPath, Device, DeviceView, RotationalDisk, RotationalSpec};
+use iosched::request::{Op, Principal, Request};
+use iosched::time::NS_PER_MS;
+
+fn spec(cache_segments: u32) -> RotationalSpec {
+    RotationalSpec {
+        name: "tiny".into(),
+        description: String::new(),
+        source: String::new(),
+        estimated: String::new(),
+        rpm: 6000,
+        surfaces: 2,
+        zones: vec![ZoneSpec {
+            cylinders: 100,
+            sectors_per_track: 10,
+            track_skew_sectors: None,
+            cylinder_skew_sectors: None,
+        }],
+        seek: SeekCurve::Table {
+            distances: vec![1, 99],
+            times_ms: vec![1.0, 10.0],
+        },
+        head_switch_ms: 0.5,
+        cylinder_switch_ms: None,
+        write_settle_ms: 0.0,
+        command_overhead_ms: 0.0,
+        bus_mb_s: 0.0,
+        cache_segments,
+        cache_segment_kib: 64,
+        readahead_kib: 32,
+    }
+}
+
+fn req(id: u64, op: Op, start: u64, size: u32, at_ms: f64) -> Request {
+    Request {
+        id,
+        principal: Principal::default(),
+        op,
+        sync: true,
+        start_sector: start,
+        size_sectors: size,
+        issue_ns: (at_ms * 1e6) as u64,
+    }
+}
+
+fn ms(ns: u64) -> f64 {
+    ns as f64 / NS_PER_MS as f64
+}
+
+#[test]
+fn rotational_phase_is_exact() {
+    let d = RotationalDisk::new(spec(0)).unwrap();
+    assert_eq!(d.revolution_ns(), 10_000_000.0);
+    // After 2.5 ms the platter has turned a quarter; waiting for angle 0.3 takes 0.5 ms.
+    let quarter = iosched::device::geometry::REV_UNITS / 4;
+    assert_eq!(d.phase_at(2_500_000), quarter);
+    assert_eq!(d.phase_at(10_000_000 * 12345 + 2_500_000), quarter);
+    assert_eq!(
+        d.rotational_wait_ns(2_500_000, iosched::device::geometry::REV_UNITS * 3 / 10),
+        500_000
+    );
+}
+
+#[test]
+fn same_track_then_head_switch_by_hand() {
+    let mut d = RotationalDisk::new(spec(0)).unwrap();
+    // Sector 3 of track (0,0): wait 3 ms for it, read it in 1 ms.
+    let s = d.service(&req(0, Op::Read, 3, 1, 0.0), ArmPath::Direct, 0);
+    assert_eq!(
+        (
+            ms(s.seek_ns),
+            ms(s.rotation_ns),
+            ms(s.transfer_ns),
+            ms(s.completion_ns)
+        ),
+        (0.0, 3.0, 1.0, 4.0)
+    );
+    // Sector 12 = track (0,1), logical 2, physical slot 3 (one sector of track skew).
+    // Head switch 0.5 ms -> at 4.5 ms the platter is at 0.45; slot 3 (0.3) comes at 13 ms.
+    let s = d.service(
+        &req(1, Op::Read, 12, 1, 4.0),
+        ArmPath::Direct,
+        4 * NS_PER_MS,
+    );
+    assert_eq!(
+        (ms(s.seek_ns), ms(s.rotation_ns), ms(s.completion_ns)),
+        (0.5, 8.5, 14.0)
+    );
+}
+
+#[test]
+fn track_skew_hides_the_head_switch() {
+    let mut d = RotationalDisk::new(spec(0)).unwrap();
+    // Two whole tracks: 10 ms, switch 0.5 ms, the skewed first sector 0.5 ms later, 10 ms.
+    let s = d.service(&req(0, Op::Read, 0, 20, 0.0), ArmPath::Direct, 0);
+    assert_eq!(
+        (ms(s.transfer_ns), ms(s.rotation_ns), ms(s.completion_ns)),
+        (20.0, 1.0, 21.0)
+    );
+    // Crossing to the next cylinder (sector 20 is cylinder 1): a 1 ms cylinder switch and a
+    // 1-sector cylinder skew on top of the track skew of the head switch.
+    let mut d = RotationalDisk::new(spec(0)).unwrap();
+    let s = d.service(&req(0, Op::Read, 10, 20, 0.0), ArmPath::Direct, 0);
+    // Track (0,1) starts at slot 1: 0.5 ms head switch, 0.5 ms wait, 10 ms to 11 ms; cylinder
+    // switch 1 ms -> 12 ms, when slot 2 of (1,0) (track skew 1 + cylinder skew 1) arrives; 10 ms.
+    assert_eq!((ms(s.seek_ns), ms(s.completion_ns)), (0.5, 22.0));
+}
+
+#[test]
+fn seek_and_arm_path_waypoints() {
+    let mut d = RotationalDisk::new(spec(0)).unwrap();
+    // Cylinder 50 (sector 1000): seek 1 + 9*49/98 = 5.5 ms.
+    let s = d.service(&req(0, Op::Read, 1000, 1, 0.0), ArmPath::Direct, 0);
+    assert_eq!(s.seek_cylinders, 50);
+    assert_eq!(ms(s.seek_ns), 5.5);
+    // From 50 back to 40 through the last cylinder: 49 + 59 cylinders.
+    let s = d.service(
+        &req(1, Op::Read, 800, 1, 0.0),
+        ArmPath::Through(99),
+        s.completion_ns,
+    );
+    assert_eq!(s.seek_cylinders, 49 + 59);
+    assert!((ms(s.seek_ns) - (1.0 + 9.0 * 48.0 / 98.0 + 1.0 + 9.0 * 58.0 / 98.0)).abs() < 1e-5);
+}
+
+#[test]
+fn track_buffer_serves_sequential_reads_without_a_new_rotation() {
+    let mut d = RotationalDisk::new(spec(1)).unwrap();
+    let a = d.service(&req(0, Op::Read, 0, 10, 0.0), ArmPath::Direct, 0);
+    assert_eq!(ms(a.completion_ns), 10.0);
+    // At 15 ms read-ahead has read 4 sectors of track (0,1) (switch, skew, from 11 ms); the
+    // next request is served as the stream reaches its end: 21 ms, no new rotation.
+    let b = d.service(
+        &req(1, Op::Read, 10, 10, 15.0),
+        ArmPath::Direct,
+        15 * NS_PER_MS,
+    );
+    assert!(b.cache_hit);
+    assert_eq!(ms(b.completion_ns), 21.0);
+    // Already-read data is served at once (no bus delay configured).
+    let c = d.service(
+        &req(2, Op::Read, 12, 4, 30.0),
+        ArmPath::Direct,
+        30 * NS_PER_MS,
+    );
+    assert!(c.cache_hit);
+    assert_eq!(c.completion_ns, 30 * NS_PER_MS);
+    // Without a cache the same request would wait for the platter.
+    let mut n = RotationalDisk::new(spec(0)).unwrap();
+    n.service(&req(0, Op::Read, 0, 10, 0.0), ArmPath::Direct, 0);
+    let m = n.service(
+        &req(1, Op::Read, 10, 10, 15.0),
+        ArmPath::Direct,
+        15 * NS_PER_MS,
+    );
+    assert!(!m.cache_hit);
+    assert!(m.completion_ns > 25 * NS_PER_MS);
+}
+
+#[test]
+fn a_write_invalidates_cached_copies() {
+    let mut d = RotationalDisk::new(spec(1)).unwrap();
+    d.service(&req(0, Op::Read, 0, 10, 0.0), ArmPath::Direct, 0);
+    d.service(
+        &req(1, Op::Write, 2, 2, 12.0),
+        ArmPath::Direct,
+        12 * NS_PER_MS,
+    );
+    let r = d.service(
+        &req(2, Op::Read, 2, 2, 40.0),
+        ArmPath::Direct,
+        40 * NS_PER_MS,
+    );
+    assert!(!r.cache_hit);
+}
+
+#[test]
+fn positioning_estimate_matches_service_start() {
+    let mut d = RotationalDisk::new(spec(0)).unwrap();
+    d.service(&req(0, Op::Read, 0, 1, 0.0), ArmPath::Direct, 0);
+    let now = 3 * NS_PER_MS + 123_456;
+    for sector in [5u64, 17, 455, 1999] {
+        let est = d.positioning_time_ns(sector, Op::Read, now);
+        let mut probe = RotationalDisk::new(spec(0)).unwrap();
+        probe.service(&req(0, Op::Read, 0, 1, 0.0), ArmPath::Direct, 0);
+        let s = probe.service(&req(1, Op::Read, sector, 1, 0.0), ArmPath::Direct, now);
+        assert_eq!(est, s.seek_ns + s.rotation_ns, "sector {sector}");
+    }
+}
