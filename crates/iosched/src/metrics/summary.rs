@@ -17,21 +17,30 @@ pub struct LatencyMs {
 }
 
 impl LatencyMs {
-    /// From unsorted nanosecond samples (sorted in place). Percentiles are nearest-rank.
+    /// From unsorted nanosecond samples (reordered in place). Percentiles are nearest-rank,
+    /// found by selection (linear time) rather than a full sort.
     pub fn from_ns(samples: &mut [Nanos]) -> LatencyMs {
         if samples.is_empty() {
             return LatencyMs::default();
         }
-        samples.sort_unstable();
         let n = samples.len();
-        let rank = |p: f64| samples[((p * n as f64).ceil() as usize).clamp(1, n) - 1];
         let sum: u128 = samples.iter().map(|&x| x as u128).sum();
+        let max = *samples.iter().max().unwrap();
+        // Select from the highest rank down so each selection works on a shorter prefix.
+        let mut rank = |p: f64, upto: usize| {
+            let k = (((p * n as f64).ceil() as usize).clamp(1, n) - 1).min(upto.saturating_sub(1));
+            samples[..upto].select_nth_unstable(k);
+            (samples[k], k + 1)
+        };
+        let (p99, u) = rank(0.99, n);
+        let (p95, u) = rank(0.95, u);
+        let (p50, _) = rank(0.50, u);
         LatencyMs {
             mean: sum as f64 / n as f64 / 1e6,
-            p50: ns_to_ms(rank(0.50)),
-            p95: ns_to_ms(rank(0.95)),
-            p99: ns_to_ms(rank(0.99)),
-            max: ns_to_ms(samples[n - 1]),
+            p50: ns_to_ms(p50),
+            p95: ns_to_ms(p95),
+            p99: ns_to_ms(p99),
+            max: ns_to_ms(max),
         }
     }
 }

@@ -6,13 +6,15 @@ use super::event_queue::EventQueue;
 use crate::device::Device;
 use crate::metrics::{Collector, RequestRecord};
 use crate::request::{Request, RequestId};
+
 use crate::sched::{Context, Decision, Scheduler};
 use crate::time::Nanos;
 use crate::workload::{Emit, NewRequest, Workload};
 
+// Kept small: the request in flight lives in the loop, not in its completion event.
 enum Event {
     Arrival(NewRequest),
-    Completion(Request, crate::device::Service),
+    Completion,
     WorkloadTimer(u64),
     Wake,
 }
@@ -45,7 +47,7 @@ pub fn simulate(
     let mut collector = Collector::default();
     let mut invariants = InvariantReport::default();
     let mut next_id: RequestId = 0;
-    let mut in_flight: Option<RequestId> = None;
+    let mut in_flight: Option<(Request, crate::device::Service)> = None;
     let mut wake_at: Option<Nanos> = None;
     let mut now: Nanos = 0;
 
@@ -65,12 +67,17 @@ pub fn simulate(
                     in_flight: in_flight.is_some() as u32,
                 };
                 scheduler.add(req, &cx);
+                workload.on_arrival(&req, now, &mut emit);
+                drain(&mut emit, &mut events);
             }
-            Event::Completion(req, service) => {
-                if in_flight != Some(req.id) {
+            Event::Completion => {
+                let Some((req, service)) = in_flight.take() else {
+                    invariants.bad_completions += 1;
+                    continue;
+                };
+                if service.completion_ns != now {
                     invariants.bad_completions += 1;
                 }
-                in_flight = None;
                 collector.record(&req, &service);
                 let cx = Context {
                     now_ns: now,
@@ -104,8 +111,8 @@ pub fn simulate(
             Decision::Dispatch(req, path) => {
                 let service = device.service(&req, path, now);
                 debug_assert!(service.completion_ns >= now);
-                in_flight = Some(req.id);
-                events.push(service.completion_ns, Event::Completion(req, service));
+                events.push(service.completion_ns, Event::Completion);
+                in_flight = Some((req, service));
             }
             Decision::WaitUntil(t) => {
                 if scheduler.is_work_conserving() {

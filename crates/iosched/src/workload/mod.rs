@@ -64,6 +64,8 @@ pub trait Workload {
     fn start(&mut self, out: &mut Emit);
     fn on_complete(&mut self, req: &Request, now: Nanos, out: &mut Emit);
     fn on_timer(&mut self, _token: u64, _now: Nanos, _out: &mut Emit) {}
+    /// Called when one of this workload's requests reaches the scheduler.
+    fn on_arrival(&mut self, _req: &Request, _now: Nanos, _out: &mut Emit) {}
     fn processes(&self) -> Vec<ProcessInfo>;
 }
 

@@ -43,21 +43,16 @@ impl Poisson {
     }
 }
 
-impl Workload for Poisson {
-    fn start(&mut self, out: &mut Emit) {
-        let g = self.gap_ns();
-        out.timer(g, 0);
-    }
-
-    fn on_complete(&mut self, _req: &Request, _now: Nanos, _out: &mut Emit) {}
-
-    fn on_timer(&mut self, _token: u64, now: Nanos, out: &mut Emit) {
+impl Poisson {
+    /// Submits the next arrival, one exponential gap after `now`.
+    fn schedule_next(&mut self, now: Nanos, out: &mut Emit) {
         if self.issued >= self.total {
             return;
         }
         self.issued += 1;
+        let at = now + self.gap_ns();
         out.submit(
-            now,
+            at,
             random_block(
                 &mut self.rng,
                 self.region.0,
@@ -67,10 +62,19 @@ impl Workload for Poisson {
                 Principal::default(),
             ),
         );
-        if self.issued < self.total {
-            let g = self.gap_ns();
-            out.timer(now + g, 0);
-        }
+    }
+}
+
+impl Workload for Poisson {
+    fn start(&mut self, out: &mut Emit) {
+        self.schedule_next(0, out);
+    }
+
+    fn on_complete(&mut self, _req: &Request, _now: Nanos, _out: &mut Emit) {}
+
+    // Each arrival schedules the next: one event per arrival, no timers.
+    fn on_arrival(&mut self, _req: &Request, now: Nanos, out: &mut Emit) {
+        self.schedule_next(now, out);
     }
 
     fn processes(&self) -> Vec<ProcessInfo> {
