@@ -12,7 +12,7 @@ pub const PRESET_NAMES: &[&str] = &[
     "maxtor-6l080l0",
     "maxtor-7l250s0",
     "maxtor-stm332061",
-    "wd-ultrastar-hc550",
+    "wd-ultrastar-hc310",
 ];
 
 /// Zones whose outer and inner media rates (MB/s, 10^6 B) match the given figures.
@@ -30,7 +30,7 @@ fn zones_for_rates(
 /// Cylinders needed for `capacity_gb` (10^9 B) on `surfaces` with sectors per track falling
 /// linearly from `outer` to `inner` media rate.
 fn cylinders_for(
-    capacity_gb: f64,
+    capacity_sectors: u64,
     surfaces: u32,
     rpm: u32,
     outer_mb_s: f64,
@@ -43,7 +43,7 @@ fn cylinders_for(
 struct Mech {
     rpm: u32,
     surfaces: u32,
-    capacity_gb: f64,
+    capacity_sectors: u64,
     outer_mb_s: f64,
     inner_mb_s: f64,
     zones: u32,
@@ -53,7 +53,7 @@ struct Mech {
 }
 
 fn zoned(m: &Mech) -> (Vec<ZoneSpec>, SeekCurve) {
-    let cyl = cylinders_for(m.capacity_gb, m.surfaces, m.rpm, m.outer_mb_s, m.inner_mb_s);
+    let cyl = cylinders_for(m.capacity_sectors, m.surfaces, m.rpm, m.outer_mb_s, m.inner_mb_s);
     (
         zones_for_rates(m.zones, cyl, m.rpm, m.outer_mb_s, m.inner_mb_s),
         SeekCurve::fit_three_point(m.seek_single_ms, m.seek_avg_ms, m.seek_full_ms, cyl),
@@ -87,13 +87,13 @@ pub fn preset(name: &str) -> Option<RotationalSpec> {
             readahead_kib: 0,
         },
         "ibm-deskstar-34gxp" => {
-            let m = Mech { rpm: 7200, surfaces: 10, capacity_gb: 34.2, outer_mb_s: 22.0, inner_mb_s: 13.5, zones: 12, seek_single_ms: 2.2, seek_avg_ms: 9.0, seek_full_ms: 15.5 };
+            let m = Mech { rpm: 7200, surfaces: 10, capacity_sectors: 66_055_248, outer_mb_s: 22.0, inner_mb_s: 13.5, zones: 12, seek_single_ms: 2.2, seek_avg_ms: 9.0, seek_full_ms: 15.5 };
             let (zones, seek) = zoned(&m);
             RotationalSpec {
                 name: name.into(),
                 description: "IBM Deskstar 34GXP (DPTA-373420), 7200 rpm IDE, 34.2 GB: the disk of Iyer & Druschel 2001".into(),
-                source: "IBM Deskstar 34GXP datasheet (7200 rpm, 9.0 ms average / 2.2 ms track-to-track / 15.5 ms full-stroke seek, 2 MB buffer, 5 platters / 10 heads); Iyer & Druschel 2001 section 2 (21 MB/s sequential, ~9 ms average seek)".into(),
-                estimated: "zone layout (12 zones, 22.0 -> 13.5 MB/s media rate), head switch, overhead, cache segmentation and read-ahead".into(),
+                source: "IBM Deskstar 34GXP/37GP OEM specification and product summary (7200 rpm, 9.0 ms average seek, 2 MB buffer, 6.8 GB platters); 66,055,248 LBAs as reported by Linux; Iyer & Druschel 2001 section 2 (21 MB/s sequential, ~9 ms average seek). See docs/research/drive-specs.md".into(),
+                estimated: "10 heads (from 6.8 GB platters), zone layout (12 zones, 22.0 -> 13.5 MB/s), track-to-track 2.2 ms and full-stroke 15.5 ms (recalled, unverified), head switch, overhead, cache segmentation and read-ahead".into(),
                 rpm: m.rpm,
                 surfaces: m.surfaces,
                 zones,
@@ -109,13 +109,13 @@ pub fn preset(name: &str) -> Option<RotationalSpec> {
             }
         }
         "seagate-st318451lw" => {
-            let m = Mech { rpm: 15000, surfaces: 6, capacity_gb: 18.4, outer_mb_s: 48.9, inner_mb_s: 37.4, zones: 10, seek_single_ms: 0.7, seek_avg_ms: 3.9, seek_full_ms: 7.7 };
+            let m = Mech { rpm: 15000, surfaces: 10, capacity_sectors: 35_843_670, outer_mb_s: 48.9, inner_mb_s: 37.4, zones: 10, seek_single_ms: 0.5, seek_avg_ms: 3.9, seek_full_ms: 7.4 };
             let (zones, seek) = zoned(&m);
             RotationalSpec {
                 name: name.into(),
                 description: "Seagate Cheetah X15 ST318451LW, 15,000 rpm Ultra160 SCSI, 18.4 GB: the disk of Iyer & Druschel 2001 section 4.8".into(),
-                source: "Seagate Cheetah X15 product manual (15,000 rpm, 3.9 ms average read seek, 0.7 ms track-to-track, 37.4-48.9 MB/s formatted rate, 4 MB buffer); Iyer & Druschel 2001 section 4.8".into(),
-                estimated: "surfaces and zone layout, full-stroke seek, head switch, overhead, cache segmentation and read-ahead".into(),
+                source: "Seagate Cheetah X15 product manual 83329484 (15,000 rpm, 18.4 GB); 3.9 ms average read seek, 37.4-48.9 MB/s, 4 MB buffer, 10 heads, 35,843,670 blocks as recalled; Iyer & Druschel 2001 section 4.8. See docs/research/drive-specs.md".into(),
+                estimated: "zone layout, track-to-track 0.5 ms (recalled), full-stroke 7.4 ms, head switch, overhead, cache segmentation and read-ahead".into(),
                 rpm: m.rpm,
                 surfaces: m.surfaces,
                 zones,
@@ -131,13 +131,13 @@ pub fn preset(name: &str) -> Option<RotationalSpec> {
             }
         }
         "maxtor-6l080l0" => {
-            let m = Mech { rpm: 7200, surfaces: 2, capacity_gb: 82.0, outer_mb_s: 55.0, inner_mb_s: 30.0, zones: 16, seek_single_ms: 0.8, seek_avg_ms: 9.3, seek_full_ms: 17.8 };
+            let m = Mech { rpm: 7200, surfaces: 2, capacity_sectors: 160_086_528, outer_mb_s: 55.0, inner_mb_s: 30.0, zones: 16, seek_single_ms: 0.8, seek_avg_ms: 9.0, seek_full_ms: 17.5 };
             let (zones, seek) = zoned(&m);
             RotationalSpec {
                 name: name.into(),
-                description: "Maxtor DiamondMax Plus 9 6L080L0, 7200 rpm PATA, 82 GB (Valente 2014, Table 1, no NCQ)".into(),
-                source: "Valente & Andreolini 2014 Table 1 (82 GB, 55 MB/s); Maxtor DiamondMax Plus 9 datasheet (7200 rpm, <9.3 ms average seek, 2 MB buffer)".into(),
-                estimated: "surfaces, zone layout (inner rate 30 MB/s), single and full-stroke seek, head switch, overhead, cache segmentation".into(),
+                description: "Maxtor DiamondMax 10 6L080L0, 7200 rpm PATA, 82 GB (Valente 2014, Table 1, no NCQ)".into(),
+                source: "Valente 2014 Table 1 (82 GB, 55 MB/s); 160,086,528 LBAs, 2 MB cache, UDMA/133 as reported by Linux; <9 ms average seek (recalled datasheet). See docs/research/drive-specs.md".into(),
+                estimated: "1 platter / 2 heads, zone layout (inner rate 30 MB/s), single and full-stroke seek, head switch, overhead, cache segmentation".into(),
                 rpm: m.rpm,
                 surfaces: m.surfaces,
                 zones,
@@ -153,12 +153,12 @@ pub fn preset(name: &str) -> Option<RotationalSpec> {
             }
         }
         "maxtor-7l250s0" => {
-            let m = Mech { rpm: 7200, surfaces: 3, capacity_gb: 250.0, outer_mb_s: 61.0, inner_mb_s: 33.0, zones: 16, seek_single_ms: 0.8, seek_avg_ms: 9.0, seek_full_ms: 17.0 };
+            let m = Mech { rpm: 7200, surfaces: 6, capacity_sectors: 490_234_752, outer_mb_s: 61.0, inner_mb_s: 33.0, zones: 16, seek_single_ms: 0.8, seek_avg_ms: 9.0, seek_full_ms: 17.5 };
             let (zones, seek) = zoned(&m);
             RotationalSpec {
                 name: name.into(),
                 description: "Maxtor DiamondMax 10 / MaXLine III 7L250S0, 7200 rpm SATA with NCQ, 250 GB (Valente 2014, Table 1)".into(),
-                source: "Valente & Andreolini 2014 Table 1 (250 GB, 61 MB/s, NCQ); Maxtor MaXLine III datasheet (7200 rpm, <9 ms average seek, 16 MB buffer)".into(),
+                source: "Valente 2014 Table 1 (250 GB, 61 MB/s, NCQ); 490,234,752 LBAs and NCQ depth 32 as reported by Linux; MaXLine III datasheet (<9 ms average seek, 16 MB buffer, recalled). See docs/research/drive-specs.md".into(),
                 estimated: "surfaces, zone layout (inner rate 33 MB/s), single and full-stroke seek, head switch, overhead, cache segmentation".into(),
                 rpm: m.rpm,
                 surfaces: m.surfaces,
@@ -175,12 +175,12 @@ pub fn preset(name: &str) -> Option<RotationalSpec> {
             }
         }
         "maxtor-stm332061" => {
-            let m = Mech { rpm: 7200, surfaces: 3, capacity_gb: 320.0, outer_mb_s: 89.0, inner_mb_s: 55.0, zones: 16, seek_single_ms: 0.8, seek_avg_ms: 8.5, seek_full_ms: 17.0 };
+            let m = Mech { rpm: 7200, surfaces: 4, capacity_sectors: 625_142_448, outer_mb_s: 89.0, inner_mb_s: 55.0, zones: 16, seek_single_ms: 0.8, seek_avg_ms: 8.5, seek_full_ms: 16.5 };
             let (zones, seek) = zoned(&m);
             RotationalSpec {
                 name: name.into(),
                 description: "Maxtor (Seagate) DiamondMax 22 STM332061, 7200 rpm, 320 GB (Valente 2014, Table 1, no NCQ in the paper's setup)".into(),
-                source: "Valente & Andreolini 2014 Table 1 (320 GB, 89 MB/s) and section 5 (peak rate 55 to about 90 MB/s by zone); DiamondMax 22 datasheet (7200 rpm, 8.5 ms average seek)".into(),
+                source: "Valente 2014 Table 1 (320 GB, 89 MB/s) and section 5 (peak rate 55 to about 90 MB/s by zone); 625,142,448 LBAs as reported by Linux; 8.5 ms average read seek from the equivalent Barracuda 7200.11 manual (recalled). See docs/research/drive-specs.md".into(),
                 estimated: "surfaces, zone count, single and full-stroke seek, head switch, overhead, cache segmentation".into(),
                 rpm: m.rpm,
                 surfaces: m.surfaces,
@@ -196,14 +196,14 @@ pub fn preset(name: &str) -> Option<RotationalSpec> {
                 readahead_kib: 512,
             }
         }
-        "wd-ultrastar-hc550" => {
-            let m = Mech { rpm: 7200, surfaces: 18, capacity_gb: 18000.0, outer_mb_s: 269.0, inner_mb_s: 125.0, zones: 30, seek_single_ms: 0.6, seek_avg_ms: 7.5, seek_full_ms: 15.0 };
+        "wd-ultrastar-hc310" => {
+            let m = Mech { rpm: 7200, surfaces: 8, capacity_sectors: 11_721_045_168, outer_mb_s: 255.0, inner_mb_s: 120.0, zones: 30, seek_single_ms: 0.23, seek_avg_ms: 7.4, seek_full_ms: 15.5 };
             let (zones, seek) = zoned(&m);
             RotationalSpec {
                 name: name.into(),
-                description: "WD Ultrastar DC HC550 18 TB, 7200 rpm SATA 6 Gb/s, 9 platters (a current drive)".into(),
-                source: "WD Ultrastar DC HC550 datasheet (7200 rpm, 18 TB, 269 MB/s sustained, 7.5 ms average read seek, 512 MB buffer)".into(),
-                estimated: "zone layout (inner rate 125 MB/s), single and full-stroke seek, head switch, overhead, cache segmentation".into(),
+                description: "WD Ultrastar DC HC310 6 TB (HUS726T6TALE6L4), 7200 rpm SATA 6 Gb/s: a current drive".into(),
+                source: "WD Ultrastar DC HC310 OEM specification Rev 1.4 (2018), section 4.5: 7.4 ms average read seek, 0.23 ms single-track read seek, 4.16 ms average latency; 11,721,045,168 sectors (IDEMA 6 TB); ~255 MB/s and 256 MB cache as recalled from the data sheet. See docs/research/drive-specs.md".into(),
+                estimated: "8 heads, zone layout (inner rate 120 MB/s), full-stroke 15.5 ms, head switch, overhead, cache segmentation".into(),
                 rpm: m.rpm,
                 surfaces: m.surfaces,
                 zones,
