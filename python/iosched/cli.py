@@ -1,0 +1,235 @@
+"""Command line: `iosched run`, `iosched list`, `iosched reproduce`.
+
+User mistakes (bad scenario, missing or unreadable file) print one line `error: ...` on stderr
+and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from .api import list_devices, list_schedulers, run as run_scenario
+from .scenario import Scenario, ScenarioError
+
+app = typer.Typer(
+    help="Disk I/O scheduling simulator: run scenarios, list schedulers and devices, "
+    "reproduce papers.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+list_app = typer.Typer(help="List schedulers or device presets.", no_args_is_help=True)
+reproduce_app = typer.Typer(help="Reproduce a paper's experiments.", no_args_is_help=True)
+app.add_typer(list_app, name="list")
+app.add_typer(reproduce_app, name="reproduce")
+
+
+
+class _Consoles:
+    """stdout/stderr consoles, made on first use (so redirected streams are honoured); when
+    stdout is not a terminal, tables get 160 columns instead of rich's default 80."""
+
+    @property
+    def out(self) -> Console:
+        c = Console()
+        return c if c.is_terminal else Console(width=160)
+
+    @property
+    def err(self) -> Console:
+        return Console(stderr=True)
+
+
+_consoles = _Consoles()
+
+
+def fail(message: str) -> "typer.Exit":
+    """Print `error: message` as one line on stderr; return the Exit(2) to raise."""
+    one_line = "; ".join(part.strip() for part in str(message).splitlines() if part.strip())
+    typer.echo(f"error: {one_line}", err=True)
+    return typer.Exit(2)
+
+
+def progress_bar() -> Progress:
+    """A progress bar on stderr, shown only on a terminal (never mixed into piped output)."""
+    err = _consoles.err
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=not err.is_terminal,
+    )
+
+
+def _f(x: float, digits: int = 1) -> str:
+    return f"{x:,.{digits}f}"
+
+
+def runs_table(summaries: list) -> Table:
+    t = Table(title="runs")
+    for col in ["scheduler", "device", "MB/s", "IOPS", "util busy", "util transfer",
+                "resp mean ms", "resp p95 ms", "resp p99 ms", "resp max ms"]:
+        t.add_column(col, justify="left" if col in ("scheduler", "device") else "right")
+    for s in summaries:
+        r = s["response_ms"]
+        t.add_row(
+            s["scheduler"], s["device"], _f(s["throughput_mb_s"], 2), _f(s["iops"], 1),
+            f"{s['utilization_busy']:.1%}", f"{s['utilization_transfer']:.1%}",
+            _f(r["mean"]), _f(r["p95"]), _f(r["p99"]), _f(r["max"]),
+        )
+    return t
+
+
+def processes_table(summaries: list) -> Table:
+    t = Table(title="processes")
+    for col in ["scheduler", "process", "requests", "MB/s", "resp mean ms", "resp p95 ms",
+                "resp max ms"]:
+        t.add_column(col, justify="left" if col in ("scheduler", "process") else "right")
+    for s in summaries:
+        for p in s["processes"]:
+            r = p["response_ms"]
+            t.add_row(s["scheduler"], p["name"], str(p["requests"]),
+                      _f(p["throughput_mb_s"], 2), _f(r["mean"]), _f(r["p95"]), _f(r["max"]))
+    return t
+
+
+@app.command()
+def run(
+    file: Optional[Path] = typer.Argument(
+        None, help="Scenario TOML file (default: the built-in two-readers scenario)."
+    ),
+    seed: Optional[int] = typer.Option(None, "--seed", min=0, help="Override run.seed."),
+    as_json: bool = typer.Option(
+        False, "--json", help='Print one JSON object {"scenario", "runs": [summary, ...]}.'
+    ),
+    requests_csv: Optional[Path] = typer.Option(
+        None, "--requests-csv", help="Write one row per request to this CSV file."
+    ),
+) -> None:
+    """Run every scheduler of a scenario and print a summary."""
+    try:
+        scenario = Scenario.from_file(file) if file is not None else Scenario.default()
+        with progress_bar() as bar:
+            task = bar.add_task(scenario.name, total=None)
+            results = run_scenario(
+                scenario,
+                seed=seed,
+                records=requests_csv is not None,
+                progress=lambda done, total: bar.update(task, completed=done, total=total),
+            )
+    except ScenarioError as e:
+        raise fail(str(e))
+    if requests_csv is not None:
+        try:
+            results.requests.to_csv(requests_csv, index=False)
+        except OSError as e:
+            raise fail(f"{requests_csv}: cannot write: {e.strerror or e}")
+    if as_json:
+        typer.echo(json.dumps({"scenario": scenario.name, "runs": results.summaries}))
+        return
+    out = _consoles.out
+    out.print(f"[bold]{scenario.name}[/bold] ({scenario.source})")
+    out.print(runs_table(results.summaries))
+    n_proc = max((len(s["processes"]) for s in results.summaries), default=0)
+    if n_proc <= 16:
+        out.print(processes_table(results.summaries))
+    else:
+        out.print(f"({n_proc} processes per run; per-process table omitted)")
+    if requests_csv is not None:
+        out.print(f"requests written to {requests_csv}")
+
+
+def _tunable(t: dict) -> str:
+    unit = f" {t['unit']}" if t["unit"] else ""
+    return f"{t['name']} = {t['default']:g}{unit} [{t['min']:g} .. {t['max']:g}]"
+
+
+@list_app.command("schedulers")
+def list_schedulers_cmd() -> None:
+    """Schedulers with their aliases and tunables (default, unit, range)."""
+    out = _consoles.out
+    t = Table(title="schedulers", show_lines=True)
+    for col in ["name", "aliases", "kind", "summary", "tunables (default, unit, range)"]:
+        t.add_column(col)
+    for s in list_schedulers():
+        t.add_row(
+            s["name"], ", ".join(s["aliases"]), s["kind"], s["summary"],
+            "\n".join(_tunable(x) for x in s["tunables"]) or "-",
+        )
+    out.print(t)
+
+
+@list_app.command("devices")
+def list_devices_cmd() -> None:
+    """Device presets with their derived figures; `estimated` says which are guesses."""
+    out = _consoles.out
+    t = Table(title="devices")
+    for col in ["name", "rpm", "capacity GB", "cylinders", "seek single/avg/full ms",
+                "media MB/s outer/inner", "cache"]:
+        t.add_column(col, justify="left" if col == "name" else "right")
+    devices = list_devices()
+    for d in devices:
+        cache = (
+            f"{d['cache_segments']} x {d['cache_segment_kib']} KiB, "
+            f"read-ahead {d['readahead_kib']} KiB"
+            if d["cache_segments"] else "none"
+        )
+        t.add_row(
+            d["name"], str(d["rpm"]), _f(d["capacity_gb"], 1), f"{d['cylinders']:,}",
+            f"{d['seek_single_ms']:.1f} / {d['seek_average_ms']:.1f} / {d['seek_full_ms']:.1f}",
+            f"{d['media_rate_outer_mb_s']:.1f} / {d['media_rate_inner_mb_s']:.1f}",
+            cache,
+        )
+    out.print(t)
+    for d in devices:
+        out.print(f"[bold]{d['name']}[/bold]: {d['description']}")
+        out.print(f"  source: {d['source']}")
+        out.print(f"  estimated: {d['estimated']}")
+
+
+@reproduce_app.command("seltzer1990")
+def reproduce_seltzer1990(
+    out_dir: Path = typer.Option(Path("results/seltzer1990"), "--out", help="Output directory."),
+    quick: bool = typer.Option(
+        False, "--quick", help="Fewer points and 20 x Q requests (a smoke test, seconds)."
+    ),
+    catalogue: Optional[Path] = typer.Option(
+        None, "--catalogue",
+        help="Catalogue directory (default: experiments/seltzer1990 of this checkout).",
+    ),
+) -> None:
+    """Seltzer, Chen & Ousterhout 1990, 'Disk Scheduling Revisited': figures 2-8."""
+    from .experiments import seltzer1990
+
+    try:
+        with progress_bar() as bar:
+            task = bar.add_task("seltzer1990", total=None)
+            report = seltzer1990.reproduce(
+                out_dir,
+                quick=quick,
+                catalogue_dir=catalogue,
+                progress=lambda done, total: bar.update(task, completed=done, total=total),
+            )
+    except ScenarioError as e:
+        raise fail(str(e))
+    except OSError as e:
+        raise fail(f"{getattr(e, 'filename', None) or out_dir}: {e.strerror or e}")
+    _consoles.out.print(f"wrote {report} and figures in {out_dir}")
+
+
+def main() -> None:
+    """Entry point of the `iosched` script."""
+    app()
+
+
+if __name__ == "__main__":
+    main()
