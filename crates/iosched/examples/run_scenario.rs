@@ -28,11 +28,7 @@ fn main() {
             let n = r.records.len() as f64;
             let rot: f64 = r.records.iter().map(|x| x.rotation_ns as f64).sum::<f64>() / n;
             let xf: f64 = r.records.iter().map(|x| x.transfer_ns as f64).sum::<f64>() / n;
-            let multi = r
-                .records
-                .iter()
-                .filter(|x| x.rotation_ns > 16_000_000)
-                .count();
+            let multi = r.records.iter().filter(|x| x.rotation_ns > 16_000_000).count();
             eprintln!("rot mean {rot} xfer {xf} rot>16ms {multi}");
         }
         let mut s = r.summary;

@@ -183,10 +183,7 @@ pub struct RunSection {
 
 impl Default for RunSection {
     fn default() -> Self {
-        RunSection {
-            duration_s: d_duration(),
-            seed: d_seed(),
-        }
+        RunSection { duration_s: d_duration(), seed: d_seed() }
     }
 }
 
@@ -214,27 +211,14 @@ pub struct RunResult {
 impl Scenario {
     /// Parses and validates scenario text; `source` names it in errors.
     pub fn parse(text: &str, source: &str) -> Result<Scenario, ScenarioError> {
-        let err = |message: String| ScenarioError {
-            file: source.to_string(),
-            message,
-        };
+        let err = |message: String| ScenarioError { file: source.to_string(), message };
         let de = toml::Deserializer::new(text);
         let mut scn: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
             let inner = e.into_inner();
-            let line = inner
-                .span()
-                .map(|s| format!(" (line {})", line_of(text, s.start)));
-            let field = if path.is_empty() || path == "." {
-                String::new()
-            } else {
-                format!("field `{path}`: ")
-            };
-            err(format!(
-                "{field}{}{}",
-                inner.message().trim(),
-                line.unwrap_or_default()
-            ))
+            let line = inner.span().map(|s| format!(" (line {})", line_of(text, s.start)));
+            let field = if path.is_empty() || path == "." { String::new() } else { format!("field `{path}`: ") };
+            err(format!("{field}{}{}", inner.message().trim(), line.unwrap_or_default()))
         })?;
         scn.source = source.to_string();
         scn.validate().map_err(err)?;
@@ -244,19 +228,13 @@ impl Scenario {
     /// The built-in default scenario: two synchronous sequential readers on the IBM Deskstar
     /// (Iyer & Druschel's deceptive-idleness example) under C-LOOK and Aged-SPTF.
     pub fn builtin_default() -> Scenario {
-        Scenario::parse(DEFAULT_SCENARIO, "<built-in default scenario>")
-            .expect("built-in scenario is valid")
+        Scenario::parse(DEFAULT_SCENARIO, "<built-in default scenario>").expect("built-in scenario is valid")
     }
 
     pub fn device_spec(&self) -> Result<RotationalSpec, String> {
         let d = &self.device;
-        let mut spec = preset(&d.preset).ok_or_else(|| {
-            format!(
-                "field `device.preset`: unknown device preset `{}` (known: {})",
-                d.preset,
-                PRESET_NAMES.join(", ")
-            )
-        })?;
+        let mut spec = preset(&d.preset)
+            .ok_or_else(|| format!("field `device.preset`: unknown device preset `{}` (known: {})", d.preset, PRESET_NAMES.join(", ")))?;
         if let Some(v) = d.command_overhead_ms {
             spec.command_overhead_ms = v;
         }
@@ -279,11 +257,7 @@ impl Scenario {
     /// The schedulers to compare, in file order (default: fcfs alone).
     pub fn schedulers(&self) -> Result<Vec<SchedulerChoice>, String> {
         if self.scheduler.is_empty() {
-            return Ok(vec![SchedulerChoice {
-                name: "fcfs".into(),
-                label: "fcfs".into(),
-                tunables: BTreeMap::new(),
-            }]);
+            return Ok(vec![SchedulerChoice { name: "fcfs".into(), label: "fcfs".into(), tunables: BTreeMap::new() }]);
         }
         self.scheduler
             .iter()
@@ -292,31 +266,18 @@ impl Scenario {
                 let at = format!("scheduler[{i}]");
                 let name = match t.get("name") {
                     Some(toml::Value::String(s)) => s.clone(),
-                    Some(v) => {
-                        return Err(format!("field `{at}.name`: expected a string, got {v}"))
-                    }
-                    None => {
-                        return Err(format!(
-                            "field `{at}.name` is missing (known schedulers: {})",
-                            registry::names().join(", ")
-                        ))
-                    }
+                    Some(v) => return Err(format!("field `{at}.name`: expected a string, got {v}")),
+                    None => return Err(format!("field `{at}.name` is missing (known schedulers: {})", registry::names().join(", "))),
                 };
-                let info = registry::info(&name).ok_or_else(|| {
-                    format!(
-                        "field `{at}.name`: unknown scheduler `{name}` (known: {})",
-                        registry::names().join(", ")
-                    )
-                })?;
+                let info = registry::info(&name)
+                    .ok_or_else(|| format!("field `{at}.name`: unknown scheduler `{name}` (known: {})", registry::names().join(", ")))?;
                 let mut label = info.name.to_string();
                 let mut tunables = BTreeMap::new();
                 for (k, v) in t {
                     match (k.as_str(), v) {
                         ("name", _) => {}
                         ("label", toml::Value::String(s)) => label = s.clone(),
-                        ("label", v) => {
-                            return Err(format!("field `{at}.label`: expected a string, got {v}"))
-                        }
+                        ("label", v) => return Err(format!("field `{at}.label`: expected a string, got {v}")),
                         (_, toml::Value::Integer(x)) => {
                             tunables.insert(k.clone(), *x as f64);
                         }
@@ -326,19 +287,11 @@ impl Scenario {
                         (_, toml::Value::Boolean(b)) => {
                             tunables.insert(k.clone(), *b as u8 as f64);
                         }
-                        (_, v) => {
-                            return Err(format!(
-                                "field `{at}.{k}`: expected a number or boolean tunable, got {v}"
-                            ))
-                        }
+                        (_, v) => return Err(format!("field `{at}.{k}`: expected a number or boolean tunable, got {v}")),
                     }
                 }
                 registry::build(&name, &tunables).map_err(|e| format!("field `{at}`: {e}"))?;
-                Ok(SchedulerChoice {
-                    name: info.name.to_string(),
-                    label,
-                    tunables,
-                })
+                Ok(SchedulerChoice { name: info.name.to_string(), label, tunables })
             })
             .collect()
     }
@@ -351,9 +304,7 @@ impl Scenario {
             if v.is_finite() && v > 0.0 {
                 Ok(())
             } else {
-                Err(format!(
-                    "field `{field}` must be a positive number, got {v}"
-                ))
+                Err(format!("field `{field}` must be a positive number, got {v}"))
             }
         };
         let non_negative = |field: &str, v: f64| {
@@ -367,15 +318,10 @@ impl Scenario {
             positive(field, kib)?;
             let bytes = kib * 1024.0;
             if bytes % SECTOR_BYTES as f64 != 0.0 {
-                return Err(format!(
-                    "field `{field}` must be a whole number of 512-byte sectors, got {kib} KiB"
-                ));
+                return Err(format!("field `{field}` must be a whole number of 512-byte sectors, got {kib} KiB"));
             }
             if bytes > capacity_bytes as f64 {
-                return Err(format!(
-                    "field `{field}` = {kib} KiB is larger than the disk ({} MiB)",
-                    capacity_bytes >> 20
-                ));
+                return Err(format!("field `{field}` = {kib} KiB is larger than the disk ({} MiB)", capacity_bytes >> 20));
             }
             Ok(())
         };
@@ -387,10 +333,7 @@ impl Scenario {
         }
         if let Some(w) = &self.workload {
             if w.kind != "closed-queue" && w.kind != "poisson" {
-                return Err(format!(
-                    "field `workload.kind`: unknown workload `{}` (known: closed-queue, poisson)",
-                    w.kind
-                ));
+                return Err(format!("field `workload.kind`: unknown workload `{}` (known: closed-queue, poisson)", w.kind));
             }
             if w.queue_depth == 0 {
                 return Err("field `workload.queue_depth` must be at least 1, got 0".into());
@@ -401,15 +344,9 @@ impl Scenario {
             sectors_of("workload.request_kib", w.request_kib)?;
             positive("workload.rate_iops", w.rate_iops)?;
             if !(0.0..=1.0).contains(&w.read_fraction) {
-                return Err(format!(
-                    "field `workload.read_fraction` must be in [0, 1], got {}",
-                    w.read_fraction
-                ));
+                return Err(format!("field `workload.read_fraction` must be in [0, 1], got {}", w.read_fraction));
             }
-            if !(0.0 <= w.region_start_fraction
-                && w.region_start_fraction < w.region_end_fraction
-                && w.region_end_fraction <= 1.0)
-            {
+            if !(0.0 <= w.region_start_fraction && w.region_start_fraction < w.region_end_fraction && w.region_end_fraction <= 1.0) {
                 return Err(format!(
                     "fields `workload.region_start_fraction` = {} and `region_end_fraction` = {} must satisfy 0 <= start < end <= 1",
                     w.region_start_fraction, w.region_end_fraction
@@ -425,10 +362,7 @@ impl Scenario {
                 return Err(format!("field `{at}.pattern`: unknown pattern `{}` (known: sequential, alternate, random)", p.pattern));
             }
             if p.op != "read" && p.op != "write" {
-                return Err(format!(
-                    "field `{at}.op`: expected \"read\" or \"write\", got `{}`",
-                    p.op
-                ));
+                return Err(format!("field `{at}.op`: expected \"read\" or \"write\", got `{}`", p.op));
             }
             if !["fixed", "uniform", "exponential"].contains(&p.think.as_str()) {
                 return Err(format!("field `{at}.think`: unknown distribution `{}` (known: fixed, uniform, exponential)", p.think));
@@ -436,10 +370,7 @@ impl Scenario {
             sectors_of(&format!("{at}.request_kib"), p.request_kib)?;
             positive(&format!("{at}.file_mib"), p.file_mib)?;
             if p.file_mib * 1024.0 < p.request_kib {
-                return Err(format!(
-                    "field `{at}.file_mib` = {} is smaller than one request ({} KiB)",
-                    p.file_mib, p.request_kib
-                ));
+                return Err(format!("field `{at}.file_mib` = {} is smaller than one request ({} KiB)", p.file_mib, p.request_kib));
             }
             non_negative(&format!("{at}.think_us"), p.think_us)?;
             non_negative(&format!("{at}.start_us"), p.start_us)?;
@@ -456,18 +387,9 @@ impl Scenario {
         }
         let total: u64 = self.process.iter().map(|p| p.count as u64).sum();
         if total > 0 {
-            let total_mib: f64 = self
-                .process
-                .iter()
-                .filter(|p| p.file_offset_mib.is_none())
-                .map(|p| p.file_mib * p.count as f64)
-                .sum();
+            let total_mib: f64 = self.process.iter().filter(|p| p.file_offset_mib.is_none()).map(|p| p.file_mib * p.count as f64).sum();
             let region_mib = (capacity_bytes >> 20) as f64 / total as f64;
-            if let Some(p) = self
-                .process
-                .iter()
-                .find(|p| p.file_offset_mib.is_none() && p.file_mib > region_mib)
-            {
+            if let Some(p) = self.process.iter().find(|p| p.file_offset_mib.is_none() && p.file_mib > region_mib) {
                 return Err(format!(
                     "field `process.file_mib` = {}: {total} files ({total_mib} MiB) spread evenly do not fit on the disk ({} MiB; {region_mib:.0} MiB each); set file_offset_mib or shrink the files",
                     p.file_mib,
@@ -482,28 +404,11 @@ impl Scenario {
         let capacity = device.capacity_sectors();
         let kib_sectors = |kib: f64| (kib * 1024.0 / SECTOR_BYTES as f64).round() as u32;
         if let Some(w) = &self.workload {
-            let region = (
-                (capacity as f64 * w.region_start_fraction) as u64,
-                (capacity as f64 * w.region_end_fraction) as u64,
-            );
+            let region = ((capacity as f64 * w.region_start_fraction) as u64, (capacity as f64 * w.region_end_fraction) as u64);
             let size = kib_sectors(w.request_kib);
             return match w.kind.as_str() {
-                "closed-queue" => Box::new(ClosedQueue::new(
-                    w.queue_depth,
-                    w.requests,
-                    size,
-                    region,
-                    w.read_fraction,
-                    seed,
-                )),
-                _ => Box::new(Poisson::new(
-                    w.rate_iops,
-                    w.requests,
-                    size,
-                    region,
-                    w.read_fraction,
-                    seed,
-                )),
+                "closed-queue" => Box::new(ClosedQueue::new(w.queue_depth, w.requests, size, region, w.read_fraction, seed)),
+                _ => Box::new(Poisson::new(w.rate_iops, w.requests, size, region, w.read_fraction, seed)),
             };
         }
         let total: u64 = self.process.iter().map(|p| p.count as u64).sum();
@@ -513,8 +418,7 @@ impl Scenario {
                 let index = specs.len() as u64;
                 let pid = index as u32 + 1;
                 let request_sectors = kib_sectors(p.request_kib);
-                let file_sectors =
-                    (p.file_mib * 2048.0) as u64 / request_sectors as u64 * request_sectors as u64;
+                let file_sectors = (p.file_mib * 2048.0) as u64 / request_sectors as u64 * request_sectors as u64;
                 // Default placement: process i of n gets the start of the i-th n-th of the disk.
                 let start = match p.file_offset_mib {
                     Some(off) => (off * 2048.0) as u64,
@@ -523,15 +427,8 @@ impl Scenario {
                 let start = start / 8 * 8; // 4 KiB aligned, as a file system allocates
                 let think_ns = us_to_ns(p.think_us);
                 specs.push(ProcessSpec {
-                    name: if p.count > 1 {
-                        format!("{}{}", p.name, k + 1)
-                    } else {
-                        p.name.clone()
-                    },
-                    principal: Principal {
-                        pid,
-                        group: p.group.unwrap_or(pid),
-                    },
+                    name: if p.count > 1 { format!("{}{}", p.name, k + 1) } else { p.name.clone() },
+                    principal: Principal { pid, group: p.group.unwrap_or(pid) },
                     op: if p.op == "write" { Op::Write } else { Op::Read },
                     pattern: Pattern::parse(&p.pattern).unwrap(),
                     request_sectors,
@@ -539,9 +436,7 @@ impl Scenario {
                     file_sectors: file_sectors.min(capacity - start),
                     think: match p.think.as_str() {
                         "uniform" => Think::Uniform(think_ns),
-                        "exponential" => Think::Exponential {
-                            mean_ns: think_ns as f64,
-                        },
+                        "exponential" => Think::Exponential { mean_ns: think_ns as f64 },
                         _ => Think::Fixed(think_ns),
                     },
                     start_ns: us_to_ns(p.start_us),
@@ -562,10 +457,7 @@ impl Scenario {
 
     /// Runs every listed scheduler on this scenario. `seed` overrides `run.seed`.
     pub fn run(&self, seed: Option<u64>) -> Result<Vec<RunResult>, ScenarioError> {
-        let err = |message: String| ScenarioError {
-            file: self.source.clone(),
-            message,
-        };
+        let err = |message: String| ScenarioError { file: self.source.clone(), message };
         let seed = seed.unwrap_or(self.run.seed);
         let spec = self.device_spec().map_err(err)?;
         let choices = self.schedulers().map_err(err)?;
@@ -575,32 +467,20 @@ impl Scenario {
             let mut scheduler = registry::build(&choice.name, &choice.tunables).map_err(err)?;
             let mut workload = self.workload(&device, seed);
             let sim = simulate(&mut device, scheduler.as_mut(), workload.as_mut());
-            let mut summary = summarize(
-                &sim.records,
-                sim.end_ns,
-                &workload.processes(),
-                sim.invariants,
-            );
+            let mut summary = summarize(&sim.records, sim.end_ns, &workload.processes(), sim.invariants);
             summary.scheduler = choice.label.clone();
             summary.scheduler_name = choice.name.clone();
             summary.device = spec.name.clone();
             summary.workload = self.workload_label();
             summary.seed = seed;
-            out.push(RunResult {
-                summary,
-                records: sim.records,
-            });
+            out.push(RunResult { summary, records: sim.records });
         }
         Ok(out)
     }
 }
 
 fn line_of(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())]
-        .bytes()
-        .filter(|&b| b == b'\n')
-        .count()
-        + 1
+    text[..offset.min(text.len())].bytes().filter(|&b| b == b'\n').count() + 1
 }
 
 /// The scenario `iosched run` uses when given no file.

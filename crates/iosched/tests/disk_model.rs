@@ -16,16 +16,8 @@ fn spec(cache_segments: u32) -> RotationalSpec {
         estimated: String::new(),
         rpm: 6000,
         surfaces: 2,
-        zones: vec![ZoneSpec {
-            cylinders: 100,
-            sectors_per_track: 10,
-            track_skew_sectors: None,
-            cylinder_skew_sectors: None,
-        }],
-        seek: SeekCurve::Table {
-            distances: vec![1, 99],
-            times_ms: vec![1.0, 10.0],
-        },
+        zones: vec![ZoneSpec { cylinders: 100, sectors_per_track: 10, track_skew_sectors: None, cylinder_skew_sectors: None }],
+        seek: SeekCurve::Table { distances: vec![1, 99], times_ms: vec![1.0, 10.0] },
         head_switch_ms: 0.5,
         cylinder_switch_ms: None,
         write_settle_ms: 0.0,
@@ -38,15 +30,7 @@ fn spec(cache_segments: u32) -> RotationalSpec {
 }
 
 fn req(id: u64, op: Op, start: u64, size: u32, at_ms: f64) -> Request {
-    Request {
-        id,
-        principal: Principal::default(),
-        op,
-        sync: true,
-        start_sector: start,
-        size_sectors: size,
-        issue_ns: (at_ms * 1e6) as u64,
-    }
+    Request { id, principal: Principal::default(), op, sync: true, start_sector: start, size_sectors: size, issue_ns: (at_ms * 1e6) as u64 }
 }
 
 fn ms(ns: u64) -> f64 {
@@ -61,10 +45,7 @@ fn rotational_phase_is_exact() {
     let quarter = iosched::device::geometry::REV_UNITS / 4;
     assert_eq!(d.phase_at(2_500_000), quarter);
     assert_eq!(d.phase_at(10_000_000 * 12345 + 2_500_000), quarter);
-    assert_eq!(
-        d.rotational_wait_ns(2_500_000, iosched::device::geometry::REV_UNITS * 3 / 10),
-        500_000
-    );
+    assert_eq!(d.rotational_wait_ns(2_500_000, iosched::device::geometry::REV_UNITS * 3 / 10), 500_000);
 }
 
 #[test]
@@ -72,26 +53,11 @@ fn same_track_then_head_switch_by_hand() {
     let mut d = RotationalDisk::new(spec(0)).unwrap();
     // Sector 3 of track (0,0): wait 3 ms for it, read it in 1 ms.
     let s = d.service(&req(0, Op::Read, 3, 1, 0.0), ArmPath::Direct, 0);
-    assert_eq!(
-        (
-            ms(s.seek_ns),
-            ms(s.rotation_ns),
-            ms(s.transfer_ns),
-            ms(s.completion_ns)
-        ),
-        (0.0, 3.0, 1.0, 4.0)
-    );
+    assert_eq!((ms(s.seek_ns), ms(s.rotation_ns), ms(s.transfer_ns), ms(s.completion_ns)), (0.0, 3.0, 1.0, 4.0));
     // Sector 12 = track (0,1), logical 2, physical slot 3 (one sector of track skew).
     // Head switch 0.5 ms -> at 4.5 ms the platter is at 0.45; slot 3 (0.3) comes at 13 ms.
-    let s = d.service(
-        &req(1, Op::Read, 12, 1, 4.0),
-        ArmPath::Direct,
-        4 * NS_PER_MS,
-    );
-    assert_eq!(
-        (ms(s.seek_ns), ms(s.rotation_ns), ms(s.completion_ns)),
-        (0.5, 8.5, 14.0)
-    );
+    let s = d.service(&req(1, Op::Read, 12, 1, 4.0), ArmPath::Direct, 4 * NS_PER_MS);
+    assert_eq!((ms(s.seek_ns), ms(s.rotation_ns), ms(s.completion_ns)), (0.5, 8.5, 14.0));
 }
 
 #[test]
@@ -99,10 +65,7 @@ fn track_skew_hides_the_head_switch() {
     let mut d = RotationalDisk::new(spec(0)).unwrap();
     // Two whole tracks: 10 ms, switch 0.5 ms, the skewed first sector 0.5 ms later, 10 ms.
     let s = d.service(&req(0, Op::Read, 0, 20, 0.0), ArmPath::Direct, 0);
-    assert_eq!(
-        (ms(s.transfer_ns), ms(s.rotation_ns), ms(s.completion_ns)),
-        (20.0, 1.0, 21.0)
-    );
+    assert_eq!((ms(s.transfer_ns), ms(s.rotation_ns), ms(s.completion_ns)), (20.0, 1.0, 21.0));
     // Crossing to the next cylinder (sector 20 is cylinder 1): a 1 ms cylinder switch and a
     // 1-sector cylinder skew on top of the track skew of the head switch.
     let mut d = RotationalDisk::new(spec(0)).unwrap();
@@ -120,11 +83,7 @@ fn seek_and_arm_path_waypoints() {
     assert_eq!(s.seek_cylinders, 50);
     assert_eq!(ms(s.seek_ns), 5.5);
     // From 50 back to 40 through the last cylinder: 49 + 59 cylinders.
-    let s = d.service(
-        &req(1, Op::Read, 800, 1, 0.0),
-        ArmPath::Through(99),
-        s.completion_ns,
-    );
+    let s = d.service(&req(1, Op::Read, 800, 1, 0.0), ArmPath::Through(99), s.completion_ns);
     assert_eq!(s.seek_cylinders, 49 + 59);
     assert!((ms(s.seek_ns) - (1.0 + 9.0 * 48.0 / 98.0 + 1.0 + 9.0 * 58.0 / 98.0)).abs() < 1e-5);
 }
@@ -136,29 +95,17 @@ fn track_buffer_serves_sequential_reads_without_a_new_rotation() {
     assert_eq!(ms(a.completion_ns), 10.0);
     // At 15 ms read-ahead has read 4 sectors of track (0,1) (switch, skew, from 11 ms); the
     // next request is served as the stream reaches its end: 21 ms, no new rotation.
-    let b = d.service(
-        &req(1, Op::Read, 10, 10, 15.0),
-        ArmPath::Direct,
-        15 * NS_PER_MS,
-    );
+    let b = d.service(&req(1, Op::Read, 10, 10, 15.0), ArmPath::Direct, 15 * NS_PER_MS);
     assert!(b.cache_hit);
     assert_eq!(ms(b.completion_ns), 21.0);
     // Already-read data is served at once (no bus delay configured).
-    let c = d.service(
-        &req(2, Op::Read, 12, 4, 30.0),
-        ArmPath::Direct,
-        30 * NS_PER_MS,
-    );
+    let c = d.service(&req(2, Op::Read, 12, 4, 30.0), ArmPath::Direct, 30 * NS_PER_MS);
     assert!(c.cache_hit);
     assert_eq!(c.completion_ns, 30 * NS_PER_MS);
     // Without a cache the same request would wait for the platter.
     let mut n = RotationalDisk::new(spec(0)).unwrap();
     n.service(&req(0, Op::Read, 0, 10, 0.0), ArmPath::Direct, 0);
-    let m = n.service(
-        &req(1, Op::Read, 10, 10, 15.0),
-        ArmPath::Direct,
-        15 * NS_PER_MS,
-    );
+    let m = n.service(&req(1, Op::Read, 10, 10, 15.0), ArmPath::Direct, 15 * NS_PER_MS);
     assert!(!m.cache_hit);
     assert!(m.completion_ns > 25 * NS_PER_MS);
 }
@@ -167,16 +114,8 @@ fn track_buffer_serves_sequential_reads_without_a_new_rotation() {
 fn a_write_invalidates_cached_copies() {
     let mut d = RotationalDisk::new(spec(1)).unwrap();
     d.service(&req(0, Op::Read, 0, 10, 0.0), ArmPath::Direct, 0);
-    d.service(
-        &req(1, Op::Write, 2, 2, 12.0),
-        ArmPath::Direct,
-        12 * NS_PER_MS,
-    );
-    let r = d.service(
-        &req(2, Op::Read, 2, 2, 40.0),
-        ArmPath::Direct,
-        40 * NS_PER_MS,
-    );
+    d.service(&req(1, Op::Write, 2, 2, 12.0), ArmPath::Direct, 12 * NS_PER_MS);
+    let r = d.service(&req(2, Op::Read, 2, 2, 40.0), ArmPath::Direct, 40 * NS_PER_MS);
     assert!(!r.cache_hit);
 }
 

@@ -32,11 +32,7 @@ duration_s = 2
 
 #[test]
 fn same_seed_same_records_other_seed_differs() {
-    let scn = Scenario::parse(
-        &format!("{PROCESSES}[[scheduler]]\nname = \"aged-sptf\"\n"),
-        "t.toml",
-    )
-    .unwrap();
+    let scn = Scenario::parse(&format!("{PROCESSES}[[scheduler]]\nname = \"aged-sptf\"\n"), "t.toml").unwrap();
     let a = scn.run(Some(7)).unwrap();
     let b = scn.run(Some(7)).unwrap();
     let c = scn.run(Some(8)).unwrap();
@@ -48,48 +44,22 @@ fn same_seed_same_records_other_seed_differs() {
 #[test]
 fn every_policy_completes_every_request_once_and_never_idles_with_work() {
     for info in SCHEDULERS {
-        for text in [
-            closed_queue(50, 3000, info.name),
-            format!("{PROCESSES}[[scheduler]]\nname = \"{}\"\n", info.name),
-        ] {
+        for text in [closed_queue(50, 3000, info.name), format!("{PROCESSES}[[scheduler]]\nname = \"{}\"\n", info.name)] {
             let scn = Scenario::parse(&text, "t.toml").unwrap();
             let run = scn.run(None).unwrap().pop().unwrap();
             let inv = run.summary.invariants;
-            assert_eq!(
-                (inv.idled_with_work, inv.left_behind, inv.bad_completions),
-                (0, 0, 0),
-                "{}: {inv:?}",
-                info.name
-            );
+            assert_eq!((inv.idled_with_work, inv.left_behind, inv.bad_completions), (0, 0, 0), "{}: {inv:?}", info.name);
             let ids: HashSet<u64> = run.records.iter().map(|r| r.id).collect();
-            assert_eq!(
-                ids.len(),
-                run.records.len(),
-                "{}: a request completed twice",
-                info.name
-            );
+            assert_eq!(ids.len(), run.records.len(), "{}: a request completed twice", info.name);
             // Ids are dense: nothing issued went missing.
-            assert_eq!(
-                ids.len() as u64,
-                ids.iter().max().unwrap() + 1,
-                "{}",
-                info.name
-            );
+            assert_eq!(ids.len() as u64, ids.iter().max().unwrap() + 1, "{}", info.name);
             for r in &run.records {
                 assert!(r.issue_ns <= r.dispatch_ns && r.dispatch_ns <= r.complete_ns);
             }
             // One request at a time on the device: service intervals do not overlap.
-            let mut spans: Vec<(u64, u64)> = run
-                .records
-                .iter()
-                .map(|r| (r.dispatch_ns, r.complete_ns))
-                .collect();
+            let mut spans: Vec<(u64, u64)> = run.records.iter().map(|r| (r.dispatch_ns, r.complete_ns)).collect();
             spans.sort();
-            assert!(
-                spans.windows(2).all(|w| w[0].1 <= w[1].0),
-                "{}: overlapping service",
-                info.name
-            );
+            assert!(spans.windows(2).all(|w| w[0].1 <= w[1].0), "{}: overlapping service", info.name);
         }
     }
 }
@@ -105,12 +75,7 @@ fn closed_queue_issues_exactly_the_requested_number() {
     let mut done: Vec<u64> = run.records.iter().map(|r| r.complete_ns).collect();
     done.sort();
     let last_issue = *issue.last().unwrap();
-    for r in run
-        .records
-        .iter()
-        .filter(|r| r.dispatch_ns < last_issue)
-        .take(500)
-    {
+    for r in run.records.iter().filter(|r| r.dispatch_ns < last_issue).take(500) {
         let issued = issue.partition_point(|&t| t <= r.dispatch_ns);
         let completed = done.partition_point(|&t| t <= r.dispatch_ns);
         assert_eq!(issued - completed, 100);
@@ -131,36 +96,16 @@ fn fcfs_mean_io_time_matches_direct_calculation() {
     let rev = 60_000.0 / 3600.0;
     let expected = expected_seek + rev / 2.0 + rev * 8.0 / 67.0;
     let scn = Scenario::parse(&closed_queue(10, 40_000, "fcfs"), "t.toml").unwrap();
-    let got = scn
-        .run(None)
-        .unwrap()
-        .pop()
-        .unwrap()
-        .summary
-        .service_ms
-        .mean;
-    assert!(
-        (got - expected).abs() / expected < 0.02,
-        "simulated {got:.3} ms vs calculated {expected:.3} ms"
-    );
+    let got = scn.run(None).unwrap().pop().unwrap().summary.service_ms.mean;
+    assert!((got - expected).abs() / expected < 0.02, "simulated {got:.3} ms vs calculated {expected:.3} ms");
 }
 
 #[test]
 fn scheduler_changes_order_not_the_request_stream() {
     // Common random numbers: with one workload random stream, two schedulers see the same
     // multiset of requests in a closed queue of depth 1 (each completion triggers the next).
-    let a = Scenario::parse(&closed_queue(1, 500, "fcfs"), "t.toml")
-        .unwrap()
-        .run(None)
-        .unwrap()
-        .pop()
-        .unwrap();
-    let b = Scenario::parse(&closed_queue(1, 500, "sptf"), "t.toml")
-        .unwrap()
-        .run(None)
-        .unwrap()
-        .pop()
-        .unwrap();
+    let a = Scenario::parse(&closed_queue(1, 500, "fcfs"), "t.toml").unwrap().run(None).unwrap().pop().unwrap();
+    let b = Scenario::parse(&closed_queue(1, 500, "sptf"), "t.toml").unwrap().run(None).unwrap().pop().unwrap();
     let sa: Vec<u64> = a.records.iter().map(|r| r.start_sector).collect();
     let sb: Vec<u64> = b.records.iter().map(|r| r.start_sector).collect();
     assert_eq!(sa, sb);

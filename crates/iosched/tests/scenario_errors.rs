@@ -3,10 +3,7 @@
 use iosched::scenario::Scenario;
 
 fn err(text: &str) -> String {
-    Scenario::parse(text, "bad.toml")
-        .err()
-        .expect("should be rejected")
-        .to_string()
+    Scenario::parse(text, "bad.toml").err().expect("should be rejected").to_string()
 }
 
 const OK_WORKLOAD: &str = "[workload]\nkind = \"closed-queue\"\n";
@@ -21,62 +18,33 @@ fn unknown_field() {
 #[test]
 fn wrong_type() {
     let e = err(&format!("{OK_WORKLOAD}queue_depth = \"ten\"\n"));
-    assert!(
-        e.contains("workload.queue_depth") && e.contains("ten"),
-        "{e}"
-    );
+    assert!(e.contains("workload.queue_depth") && e.contains("ten"), "{e}");
 }
 
 #[test]
 fn unknown_scheduler_device_and_tunable() {
-    let e = err(&format!(
-        "{OK_WORKLOAD}[[scheduler]]\nname = \"elevator9\"\n"
-    ));
-    assert!(
-        e.contains("scheduler[0].name") && e.contains("elevator9") && e.contains("sstf"),
-        "{e}"
-    );
+    let e = err(&format!("{OK_WORKLOAD}[[scheduler]]\nname = \"elevator9\"\n"));
+    assert!(e.contains("scheduler[0].name") && e.contains("elevator9") && e.contains("sstf"), "{e}");
     let e = err(&format!("[device]\npreset = \"floppy\"\n{OK_WORKLOAD}"));
     assert!(e.contains("device.preset") && e.contains("floppy"), "{e}");
-    let e = err(&format!(
-        "{OK_WORKLOAD}[[scheduler]]\nname = \"gstf\"\ngroup_size = 3\n"
-    ));
-    assert!(
-        e.contains("scheduler[0]") && e.contains("group_size"),
-        "{e}"
-    );
-    let e = err(&format!(
-        "{OK_WORKLOAD}[[scheduler]]\nname = \"aged-sptf\"\nage_weight = -2\n"
-    ));
+    let e = err(&format!("{OK_WORKLOAD}[[scheduler]]\nname = \"gstf\"\ngroup_size = 3\n"));
+    assert!(e.contains("scheduler[0]") && e.contains("group_size"), "{e}");
+    let e = err(&format!("{OK_WORKLOAD}[[scheduler]]\nname = \"aged-sptf\"\nage_weight = -2\n"));
     assert!(e.contains("age_weight") && e.contains("-2"), "{e}");
 }
 
 #[test]
 fn impossible_values() {
     let e = err("[workload]\nkind = \"closed-queue\"\nrequest_kib = -4\n");
-    assert!(
-        e.contains("workload.request_kib") && e.contains("-4"),
-        "{e}"
-    );
+    assert!(e.contains("workload.request_kib") && e.contains("-4"), "{e}");
     let e = err("[workload]\nkind = \"closed-queue\"\nqueue_depth = 0\n");
     assert!(e.contains("workload.queue_depth"), "{e}");
     let e = err("[device]\npreset = \"fujitsu-m2361a\"\n[[process]]\nfile_mib = 100\nfile_offset_mib = 500\n");
-    assert!(
-        e.contains("process[0].file_offset_mib")
-            && e.contains("500")
-            && e.contains("beyond the disk"),
-        "{e}"
-    );
+    assert!(e.contains("process[0].file_offset_mib") && e.contains("500") && e.contains("beyond the disk"), "{e}");
     let e = err("[[process]]\nrequest_kib = 0.3\n");
-    assert!(
-        e.contains("process[0].request_kib") && e.contains("0.3"),
-        "{e}"
-    );
+    assert!(e.contains("process[0].request_kib") && e.contains("0.3"), "{e}");
     let e = err("[[process]]\npattern = \"zigzag\"\n");
-    assert!(
-        e.contains("process[0].pattern") && e.contains("zigzag"),
-        "{e}"
-    );
+    assert!(e.contains("process[0].pattern") && e.contains("zigzag"), "{e}");
     let e = err("");
     assert!(e.contains("no workload"), "{e}");
 }
@@ -84,10 +52,7 @@ fn impossible_values() {
 #[test]
 fn the_two_public_examples_parse_as_written() {
     for f in ["seltzer-q100.toml", "two-readers.toml"] {
-        let path = format!(
-            "{}/../../experiments/examples/{f}",
-            env!("CARGO_MANIFEST_DIR")
-        );
+        let path = format!("{}/../../experiments/examples/{f}", env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read_to_string(&path).unwrap();
         let scn = Scenario::parse(&text, f).unwrap();
         assert_eq!(scn.schedulers().unwrap().len(), 2);

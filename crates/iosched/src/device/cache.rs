@@ -30,18 +30,8 @@ pub struct SegmentCache {
 
 impl SegmentCache {
     pub fn new(segment_count: u32, segment_sectors: u64, readahead_sectors: u64) -> Self {
-        let empty = Segment {
-            lo: 0,
-            hi: 0,
-            last_use: 0,
-        };
-        SegmentCache {
-            segments: vec![empty; segment_count as usize],
-            segment_sectors,
-            readahead_sectors,
-            stream: None,
-            clock: 0,
-        }
+        let empty = Segment { lo: 0, hi: 0, last_use: 0 };
+        SegmentCache { segments: vec![empty; segment_count as usize], segment_sectors, readahead_sectors, stream: None, clock: 0 }
     }
 
     pub fn enabled(&self) -> bool {
@@ -55,10 +45,7 @@ impl SegmentCache {
     /// Index of a non-streaming segment that holds all of `[lo, hi)`.
     pub fn find_static(&self, lo: u64, hi: u64) -> Option<usize> {
         let streaming = self.stream.map(|s| s.segment);
-        self.segments
-            .iter()
-            .position(|s| s.lo <= lo && hi <= s.hi && s.hi > s.lo)
-            .filter(|&i| Some(i) != streaming)
+        self.segments.iter().position(|s| s.lo <= lo && hi <= s.hi && s.hi > s.lo).filter(|&i| Some(i) != streaming)
     }
 
     pub fn touch(&mut self, i: usize) {
@@ -79,34 +66,17 @@ impl SegmentCache {
     /// recently used segment.
     pub fn start_stream(&mut self, lo: u64, hi: u64, at_ns: u64, capacity_sectors: u64) {
         debug_assert!(self.stream.is_none());
-        let victim = (0..self.segments.len())
-            .min_by_key(|&i| self.segments[i].last_use)
-            .unwrap();
+        let victim = (0..self.segments.len()).min_by_key(|&i| self.segments[i].last_use).unwrap();
         let lo = lo.max(hi.saturating_sub(self.segment_sectors));
-        self.segments[victim] = Segment {
-            lo,
-            hi,
-            last_use: 0,
-        };
+        self.segments[victim] = Segment { lo, hi, last_use: 0 };
         self.touch(victim);
         let cap = (hi + self.readahead_sectors).min(capacity_sectors);
-        self.stream = Some(Stream {
-            segment: victim,
-            next_sector: hi,
-            at_ns,
-            cap_sector: cap,
-        });
+        self.stream = Some(Stream { segment: victim, next_sector: hi, at_ns, cap_sector: cap });
     }
 
     /// Records that the stream reached `next_sector` at `at_ns`, and that the host consumed up to
     /// `consumed_to`: read-ahead then continues to `consumed_to + readahead` (segment-bounded).
-    pub fn advance_stream(
-        &mut self,
-        next_sector: u64,
-        at_ns: u64,
-        consumed_to: Option<u64>,
-        capacity_sectors: u64,
-    ) {
+    pub fn advance_stream(&mut self, next_sector: u64, at_ns: u64, consumed_to: Option<u64>, capacity_sectors: u64) {
         let (ra, seg_len) = (self.readahead_sectors, self.segment_sectors);
         if let Some(st) = self.stream.as_mut() {
             st.next_sector = next_sector;
@@ -127,11 +97,7 @@ impl SegmentCache {
                 if self.stream.map(|st| st.segment) == Some(i) {
                     self.stream = None;
                 }
-                *s = Segment {
-                    lo: 0,
-                    hi: 0,
-                    last_use: 0,
-                };
+                *s = Segment { lo: 0, hi: 0, last_use: 0 };
             }
         }
     }

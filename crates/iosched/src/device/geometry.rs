@@ -71,11 +71,7 @@ pub struct Geometry {
 
 impl Geometry {
     /// Builds the geometry; skews left as `None` in a zone come from `derive_skew(spt) -> (track, cylinder)`.
-    pub fn new(
-        surfaces: u32,
-        zones: &[ZoneSpec],
-        derive_skew: impl Fn(u32) -> (u32, u32),
-    ) -> Result<Geometry, String> {
+    pub fn new(surfaces: u32, zones: &[ZoneSpec], derive_skew: impl Fn(u32) -> (u32, u32)) -> Result<Geometry, String> {
         if surfaces == 0 {
             return Err("surfaces must be at least 1".into());
         }
@@ -86,9 +82,7 @@ impl Geometry {
         let (mut cyl, mut sector) = (0u32, 0u64);
         for (i, z) in zones.iter().enumerate() {
             if z.cylinders == 0 || z.sectors_per_track == 0 {
-                return Err(format!(
-                    "zone {i}: cylinders and sectors_per_track must be positive"
-                ));
+                return Err(format!("zone {i}: cylinders and sectors_per_track must be positive"));
             }
             let (ts, cs) = derive_skew(z.sectors_per_track);
             let zone = Zone {
@@ -103,12 +97,7 @@ impl Geometry {
             sector += zone.sectors(surfaces);
             out.push(zone);
         }
-        Ok(Geometry {
-            surfaces,
-            zones: out,
-            cylinders: cyl,
-            capacity_sectors: sector,
-        })
+        Ok(Geometry { surfaces, zones: out, cylinders: cyl, capacity_sectors: sector })
     }
 
     fn zone_of_sector(&self, lba: u64) -> &Zone {
@@ -131,11 +120,7 @@ impl Geometry {
         let sector = (rel % spt) as u32;
         let cyl_in_zone = (track / self.surfaces as u64) as u32;
         let head = (track % self.surfaces as u64) as u32;
-        let chs = Chs {
-            cylinder: z.first_cylinder + cyl_in_zone,
-            head,
-            sector,
-        };
+        let chs = Chs { cylinder: z.first_cylinder + cyl_in_zone, head, sector };
         let slot = self.physical_slot(z, cyl_in_zone, head, sector);
         TrackPos {
             chs,
@@ -161,8 +146,7 @@ impl Geometry {
         if chs.sector >= z.sectors_per_track {
             return None;
         }
-        let track =
-            (chs.cylinder - z.first_cylinder) as u64 * self.surfaces as u64 + chs.head as u64;
+        let track = (chs.cylinder - z.first_cylinder) as u64 * self.surfaces as u64 + chs.head as u64;
         Some(z.first_sector + track * z.sectors_per_track as u64 + chs.sector as u64)
     }
 
@@ -171,8 +155,7 @@ impl Geometry {
     fn physical_slot(&self, z: &Zone, cyl_in_zone: u32, head: u32, sector: u32) -> u32 {
         let spt = z.sectors_per_track as u64;
         let head_switches = cyl_in_zone as u64 * (self.surfaces as u64 - 1) + head as u64;
-        let offset = head_switches * z.track_skew_sectors as u64
-            + cyl_in_zone as u64 * z.cylinder_skew_sectors as u64;
+        let offset = head_switches * z.track_skew_sectors as u64 + cyl_in_zone as u64 * z.cylinder_skew_sectors as u64;
         ((sector as u64 + offset) % spt) as u32
     }
 }
@@ -196,12 +179,7 @@ pub fn linear_zones(count: u32, cylinders: u32, spt_outer: u32, spt_inner: u32) 
                 let f = i as f64 / (count - 1) as f64;
                 (spt_outer as f64 + (spt_inner as f64 - spt_outer as f64) * f).round() as u32
             };
-            ZoneSpec {
-                cylinders: (hi - lo) as u32,
-                sectors_per_track: spt,
-                track_skew_sectors: None,
-                cylinder_skew_sectors: None,
-            }
+            ZoneSpec { cylinders: (hi - lo) as u32, sectors_per_track: spt, track_skew_sectors: None, cylinder_skew_sectors: None }
         })
         .collect()
 }
@@ -213,18 +191,8 @@ mod tests {
 
     fn two_zone() -> Geometry {
         let zones = vec![
-            ZoneSpec {
-                cylinders: 3,
-                sectors_per_track: 10,
-                track_skew_sectors: Some(2),
-                cylinder_skew_sectors: Some(3),
-            },
-            ZoneSpec {
-                cylinders: 2,
-                sectors_per_track: 8,
-                track_skew_sectors: Some(1),
-                cylinder_skew_sectors: Some(1),
-            },
+            ZoneSpec { cylinders: 3, sectors_per_track: 10, track_skew_sectors: Some(2), cylinder_skew_sectors: Some(3) },
+            ZoneSpec { cylinders: 2, sectors_per_track: 8, track_skew_sectors: Some(1), cylinder_skew_sectors: Some(1) },
         ];
         Geometry::new(2, &zones, |_| (0, 0)).unwrap()
     }
@@ -236,25 +204,11 @@ mod tests {
         assert_eq!(g.capacity_sectors, 3 * 2 * 10 + 2 * 2 * 8);
         // Last sector of zone 0: cylinder 2, head 1, sector 9.
         let last = g.locate(59);
-        assert_eq!(
-            last.chs,
-            Chs {
-                cylinder: 2,
-                head: 1,
-                sector: 9
-            }
-        );
+        assert_eq!(last.chs, Chs { cylinder: 2, head: 1, sector: 9 });
         assert_eq!(last.track_end_sector, 60);
         // First sector of zone 1.
         let first = g.locate(60);
-        assert_eq!(
-            first.chs,
-            Chs {
-                cylinder: 3,
-                head: 0,
-                sector: 0
-            }
-        );
+        assert_eq!(first.chs, Chs { cylinder: 3, head: 0, sector: 0 });
         assert_eq!(first.sectors_per_track, 8);
         assert_eq!(g.cylinder_of(59), 2);
         assert_eq!(g.cylinder_of(60), 3);

@@ -70,13 +70,7 @@ pub struct Service {
 
 impl Service {
     pub fn cache_hit(now: Nanos, done: Nanos) -> Service {
-        Service {
-            dispatch_ns: now,
-            completion_ns: done,
-            transfer_ns: done - now,
-            cache_hit: true,
-            ..Service::default()
-        }
+        Service { dispatch_ns: now, completion_ns: done, transfer_ns: done - now, cache_hit: true, ..Service::default() }
     }
 }
 

@@ -16,28 +16,16 @@ pub const PRESET_NAMES: &[&str] = &[
 ];
 
 /// Zones whose outer and inner media rates (MB/s, 10^6 B) match the given figures.
-fn zones_for_rates(
-    count: u32,
-    cylinders: u32,
-    rpm: u32,
-    outer_mb_s: f64,
-    inner_mb_s: f64,
-) -> Vec<ZoneSpec> {
+fn zones_for_rates(count: u32, cylinders: u32, rpm: u32, outer_mb_s: f64, inner_mb_s: f64) -> Vec<ZoneSpec> {
     let spt = |mb_s: f64| (mb_s * 1e6 / 512.0 / (rpm as f64 / 60.0)).round() as u32;
     linear_zones(count, cylinders, spt(outer_mb_s), spt(inner_mb_s))
 }
 
-/// Cylinders needed for `capacity_gb` (10^9 B) on `surfaces` with sectors per track falling
-/// linearly from `outer` to `inner` media rate.
-fn cylinders_for(
-    capacity_sectors: u64,
-    surfaces: u32,
-    rpm: u32,
-    outer_mb_s: f64,
-    inner_mb_s: f64,
-) -> u32 {
-    let mean_track_bytes = (outer_mb_s + inner_mb_s) / 2.0 * 1e6 / (rpm as f64 / 60.0);
-    (capacity_gb * 1e9 / (mean_track_bytes * surfaces as f64)).round() as u32
+/// Cylinders needed for `capacity_sectors` on `surfaces` with sectors per track falling
+/// linearly from the `outer` to the `inner` media rate (capacity then matches to about 1%).
+fn cylinders_for(capacity_sectors: u64, surfaces: u32, rpm: u32, outer_mb_s: f64, inner_mb_s: f64) -> u32 {
+    let mean_track_sectors = (outer_mb_s + inner_mb_s) / 2.0 * 1e6 / 512.0 / (rpm as f64 / 60.0);
+    (capacity_sectors as f64 / (mean_track_sectors * surfaces as f64)).round() as u32
 }
 
 struct Mech {
@@ -65,8 +53,11 @@ pub fn preset(name: &str) -> Option<RotationalSpec> {
         "fujitsu-m2361a" => RotationalSpec {
             name: name.into(),
             description: "Fujitsu M2361A Eagle, 3600 rpm, 840 cylinders x 20 tracks x 67 sectors (Seltzer et al. 1990)".into(),
-            source: "Seltzer, Chen & Ousterhout 1990, Table 1 and Figure 1 (seek formula from the Fujitsu engineering specification [FUJI84])".into(),
-            estimated: "head switch, skew, overhead and cache are 0/none, as in Seltzer's simulator (the paper gives no figures for them)".into(),
+            source:
+                "Seltzer, Chen & Ousterhout 1990, Table 1 and Figure 1 (seek formula from the Fujitsu engineering specification [FUJI84])"
+                    .into(),
+            estimated: "head switch, skew, overhead and cache are 0/none, as in Seltzer's simulator (the paper gives no figures for them)"
+                .into(),
             rpm: 3600,
             surfaces: 20,
             zones: vec![ZoneSpec { cylinders: 840, sectors_per_track: 67, track_skew_sectors: None, cylinder_skew_sectors: None }],
@@ -87,7 +78,17 @@ pub fn preset(name: &str) -> Option<RotationalSpec> {
             readahead_kib: 0,
         },
         "ibm-deskstar-34gxp" => {
-            let m = Mech { rpm: 7200, surfaces: 10, capacity_sectors: 66_055_248, outer_mb_s: 22.0, inner_mb_s: 13.5, zones: 12, seek_single_ms: 2.2, seek_avg_ms: 9.0, seek_full_ms: 15.5 };
+            let m = Mech {
+                rpm: 7200,
+                surfaces: 10,
+                capacity_sectors: 66_055_248,
+                outer_mb_s: 22.0,
+                inner_mb_s: 13.5,
+                zones: 12,
+                seek_single_ms: 2.2,
+                seek_avg_ms: 9.0,
+                seek_full_ms: 15.5,
+            };
             let (zones, seek) = zoned(&m);
             RotationalSpec {
                 name: name.into(),
@@ -109,7 +110,17 @@ pub fn preset(name: &str) -> Option<RotationalSpec> {
             }
         }
         "seagate-st318451lw" => {
-            let m = Mech { rpm: 15000, surfaces: 10, capacity_sectors: 35_843_670, outer_mb_s: 48.9, inner_mb_s: 37.4, zones: 10, seek_single_ms: 0.5, seek_avg_ms: 3.9, seek_full_ms: 7.4 };
+            let m = Mech {
+                rpm: 15000,
+                surfaces: 10,
+                capacity_sectors: 35_843_670,
+                outer_mb_s: 48.9,
+                inner_mb_s: 37.4,
+                zones: 10,
+                seek_single_ms: 0.5,
+                seek_avg_ms: 3.9,
+                seek_full_ms: 7.4,
+            };
             let (zones, seek) = zoned(&m);
             RotationalSpec {
                 name: name.into(),
@@ -131,7 +142,17 @@ pub fn preset(name: &str) -> Option<RotationalSpec> {
             }
         }
         "maxtor-6l080l0" => {
-            let m = Mech { rpm: 7200, surfaces: 2, capacity_sectors: 160_086_528, outer_mb_s: 55.0, inner_mb_s: 30.0, zones: 16, seek_single_ms: 0.8, seek_avg_ms: 9.0, seek_full_ms: 17.5 };
+            let m = Mech {
+                rpm: 7200,
+                surfaces: 2,
+                capacity_sectors: 160_086_528,
+                outer_mb_s: 55.0,
+                inner_mb_s: 30.0,
+                zones: 16,
+                seek_single_ms: 0.8,
+                seek_avg_ms: 9.0,
+                seek_full_ms: 17.5,
+            };
             let (zones, seek) = zoned(&m);
             RotationalSpec {
                 name: name.into(),
@@ -153,7 +174,17 @@ pub fn preset(name: &str) -> Option<RotationalSpec> {
             }
         }
         "maxtor-7l250s0" => {
-            let m = Mech { rpm: 7200, surfaces: 6, capacity_sectors: 490_234_752, outer_mb_s: 61.0, inner_mb_s: 33.0, zones: 16, seek_single_ms: 0.8, seek_avg_ms: 9.0, seek_full_ms: 17.5 };
+            let m = Mech {
+                rpm: 7200,
+                surfaces: 6,
+                capacity_sectors: 490_234_752,
+                outer_mb_s: 61.0,
+                inner_mb_s: 33.0,
+                zones: 16,
+                seek_single_ms: 0.8,
+                seek_avg_ms: 9.0,
+                seek_full_ms: 17.5,
+            };
             let (zones, seek) = zoned(&m);
             RotationalSpec {
                 name: name.into(),
@@ -175,7 +206,17 @@ pub fn preset(name: &str) -> Option<RotationalSpec> {
             }
         }
         "maxtor-stm332061" => {
-            let m = Mech { rpm: 7200, surfaces: 4, capacity_sectors: 625_142_448, outer_mb_s: 89.0, inner_mb_s: 55.0, zones: 16, seek_single_ms: 0.8, seek_avg_ms: 8.5, seek_full_ms: 16.5 };
+            let m = Mech {
+                rpm: 7200,
+                surfaces: 4,
+                capacity_sectors: 625_142_448,
+                outer_mb_s: 89.0,
+                inner_mb_s: 55.0,
+                zones: 16,
+                seek_single_ms: 0.8,
+                seek_avg_ms: 8.5,
+                seek_full_ms: 16.5,
+            };
             let (zones, seek) = zoned(&m);
             RotationalSpec {
                 name: name.into(),
@@ -197,7 +238,17 @@ pub fn preset(name: &str) -> Option<RotationalSpec> {
             }
         }
         "wd-ultrastar-hc310" => {
-            let m = Mech { rpm: 7200, surfaces: 8, capacity_sectors: 11_721_045_168, outer_mb_s: 255.0, inner_mb_s: 120.0, zones: 30, seek_single_ms: 0.23, seek_avg_ms: 7.4, seek_full_ms: 15.5 };
+            let m = Mech {
+                rpm: 7200,
+                surfaces: 8,
+                capacity_sectors: 11_721_045_168,
+                outer_mb_s: 255.0,
+                inner_mb_s: 120.0,
+                zones: 30,
+                seek_single_ms: 0.23,
+                seek_avg_ms: 7.4,
+                seek_full_ms: 15.5,
+            };
             let (zones, seek) = zoned(&m);
             RotationalSpec {
                 name: name.into(),
@@ -239,10 +290,7 @@ mod tests {
             let c = disk.cylinders();
             for d in (0..c).step_by((c as usize / 500).max(1)) {
                 let lb = disk.seek_lower_bound_ns(d);
-                assert!(
-                    lb >= prev && lb <= disk.seek_time_ns(d),
-                    "{name}: bound at {d}"
-                );
+                assert!(lb >= prev && lb <= disk.seek_time_ns(d), "{name}: bound at {d}");
                 prev = lb;
             }
         }

@@ -59,10 +59,7 @@ impl RotationalSpec {
     }
 
     pub fn capacity_sectors(&self) -> u64 {
-        self.zones
-            .iter()
-            .map(|z| z.cylinders as u64 * self.surfaces as u64 * z.sectors_per_track as u64)
-            .sum()
+        self.zones.iter().map(|z| z.cylinders as u64 * self.surfaces as u64 * z.sectors_per_track as u64).sum()
     }
 }
 
@@ -93,27 +90,15 @@ impl RotationalDisk {
         spec.validate()?;
         let rpm = spec.rpm as u64;
         let head_switch_ns = ms_to_ns(spec.head_switch_ms);
-        let cylinder_switch_ns = spec
-            .cylinder_switch_ms
-            .map(ms_to_ns)
-            .unwrap_or_else(|| spec.seek.time_ns(1));
+        let cylinder_switch_ns = spec.cylinder_switch_ms.map(ms_to_ns).unwrap_or_else(|| spec.seek.time_ns(1));
         // Default skews: as many sectors as pass under the head during the switch, so a
         // sequential transfer loses no revolution at a track boundary.
-        let sectors_during = |ns: Nanos, spt: u32| {
-            ((ns as u128 * rpm as u128 * spt as u128).div_ceil(REV_UNITS as u128)) as u32
-        };
+        let sectors_during = |ns: Nanos, spt: u32| ((ns as u128 * rpm as u128 * spt as u128).div_ceil(REV_UNITS as u128)) as u32;
         let geometry = Geometry::new(spec.surfaces, &spec.zones, |spt| {
-            (
-                sectors_during(head_switch_ns, spt),
-                sectors_during(cylinder_switch_ns, spt),
-            )
+            (sectors_during(head_switch_ns, spt), sectors_during(cylinder_switch_ns, spt))
         })?;
         let kib = |k: u32| k as u64 * 1024 / SECTOR_BYTES;
-        let cache = SegmentCache::new(
-            spec.cache_segments,
-            kib(spec.cache_segment_kib),
-            kib(spec.readahead_kib),
-        );
+        let cache = SegmentCache::new(spec.cache_segments, kib(spec.cache_segment_kib), kib(spec.readahead_kib));
         Ok(RotationalDisk {
             rpm,
             head_switch_ns,
@@ -122,11 +107,7 @@ impl RotationalDisk {
             overhead_ns: ms_to_ns(spec.command_overhead_ms),
             bus_bytes_per_s: (spec.bus_mb_s * 1e6).round() as u64,
             cache,
-            head: Chs {
-                cylinder: 0,
-                head: 0,
-                sector: 0,
-            },
+            head: Chs { cylinder: 0, head: 0, sector: 0 },
             head_sector: 0,
             geometry,
             spec,
@@ -202,14 +183,7 @@ impl RotationalDisk {
     /// boundary not after `until_ns`. At `t0` the head is at the start of `from` (`aligned`), or
     /// has just finished `from - 1` (a read-ahead stream), in which case a track boundary at
     /// `from` still costs its switch. Returns where it stopped and the pure transfer time spent.
-    fn walk(
-        &self,
-        from: u64,
-        t0: Nanos,
-        to_sector: u64,
-        until_ns: Nanos,
-        aligned: bool,
-    ) -> (WalkEnd, Nanos) {
+    fn walk(&self, from: u64, t0: Nanos, to_sector: u64, until_ns: Nanos, aligned: bool) -> (WalkEnd, Nanos) {
         let (mut cur, mut t, mut xfer) = (from, t0, 0);
         let to_sector = to_sector.min(self.geometry.capacity_sectors);
         if !aligned && cur > 0 && cur < to_sector {
@@ -217,15 +191,7 @@ impl RotationalDisk {
             if prev.track_end_sector == cur {
                 match self.switch_to_next_track(cur, prev.chs.cylinder, t, until_ns) {
                     Some(ready) => t = ready,
-                    None => {
-                        return (
-                            WalkEnd {
-                                sector: cur,
-                                at_ns: t,
-                            },
-                            0,
-                        )
-                    }
+                    None => return (WalkEnd { sector: cur, at_ns: t }, 0),
                 }
             }
         }
@@ -235,17 +201,9 @@ impl RotationalDisk {
             let need = self.transfer_ns(t, pos.slot, stop - cur, pos.sectors_per_track);
             if t + need > until_ns {
                 // Whole sectors that pass before the limit.
-                let fit = self
-                    .sectors_passing(t, until_ns, pos.slot, pos.sectors_per_track)
-                    .min(stop - cur - 1);
+                let fit = self.sectors_passing(t, until_ns, pos.slot, pos.sectors_per_track).min(stop - cur - 1);
                 let dt = self.transfer_ns(t, pos.slot, fit, pos.sectors_per_track);
-                return (
-                    WalkEnd {
-                        sector: cur + fit,
-                        at_ns: t + dt,
-                    },
-                    xfer + dt,
-                );
+                return (WalkEnd { sector: cur + fit, at_ns: t + dt }, xfer + dt);
             }
             t += need;
             xfer += need;
@@ -255,48 +213,22 @@ impl RotationalDisk {
             }
             // Switch to the next track and wait for its first sector (skew makes this short).
             let next = self.geometry.locate(cur);
-            let switch = if next.chs.cylinder != pos.chs.cylinder {
-                self.cylinder_switch_ns
-            } else {
-                self.head_switch_ns
-            };
+            let switch = if next.chs.cylinder != pos.chs.cylinder { self.cylinder_switch_ns } else { self.head_switch_ns };
             let arrive = t + switch;
             let ready = arrive + self.rotational_wait_ns(arrive, next.angle);
             if ready > until_ns {
-                return (
-                    WalkEnd {
-                        sector: cur,
-                        at_ns: t,
-                    },
-                    xfer,
-                );
+                return (WalkEnd { sector: cur, at_ns: t }, xfer);
             }
             t = ready;
         }
-        (
-            WalkEnd {
-                sector: cur,
-                at_ns: t,
-            },
-            xfer,
-        )
+        (WalkEnd { sector: cur, at_ns: t }, xfer)
     }
 
     /// Switches to the track starting at `sector` (from a track of `from_cylinder`) and waits for
     /// its first sector (skew makes this short). None if that is not done by `until_ns`.
-    fn switch_to_next_track(
-        &self,
-        sector: u64,
-        from_cylinder: u32,
-        t: Nanos,
-        until_ns: Nanos,
-    ) -> Option<Nanos> {
+    fn switch_to_next_track(&self, sector: u64, from_cylinder: u32, t: Nanos, until_ns: Nanos) -> Option<Nanos> {
         let next = self.geometry.locate(sector);
-        let switch = if next.chs.cylinder != from_cylinder {
-            self.cylinder_switch_ns
-        } else {
-            self.head_switch_ns
-        };
+        let switch = if next.chs.cylinder != from_cylinder { self.cylinder_switch_ns } else { self.head_switch_ns };
         let arrive = t + switch;
         let ready = arrive + self.rotational_wait_ns(arrive, next.angle);
         (ready <= until_ns).then_some(ready)
@@ -306,15 +238,9 @@ impl RotationalDisk {
     fn stream_front(&self, t: Nanos) -> Option<WalkEnd> {
         let st = self.cache.stream?;
         if t <= st.at_ns {
-            return Some(WalkEnd {
-                sector: st.next_sector,
-                at_ns: st.at_ns,
-            });
+            return Some(WalkEnd { sector: st.next_sector, at_ns: st.at_ns });
         }
-        Some(
-            self.walk(st.next_sector, st.at_ns, st.cap_sector, t, false)
-                .0,
-        )
+        Some(self.walk(st.next_sector, st.at_ns, st.cap_sector, t, false).0)
     }
 
     /// A read served (wholly or as it streams in) from the cache.
@@ -347,8 +273,7 @@ impl RotationalDisk {
             (host_done.max(reach.at_ns + self.bus_ns(1)), reach)
         };
         let consumed = if stopped { None } else { Some(hi) };
-        self.cache
-            .advance_stream(moved.sector, moved.at_ns, consumed, capacity);
+        self.cache.advance_stream(moved.sector, moved.at_ns, consumed, capacity);
         self.cache.touch(st.segment);
         Some(Service::cache_hit(now, ready))
     }
@@ -361,11 +286,7 @@ impl RotationalDisk {
         let mut seek_cylinders = 0;
         let mut from = self.head;
         for waypoint in path.waypoints() {
-            let w = Chs {
-                cylinder: waypoint.min(self.geometry.cylinders - 1),
-                head: from.head,
-                sector: 0,
-            };
+            let w = Chs { cylinder: waypoint.min(self.geometry.cylinders - 1), head: from.head, sector: 0 };
             seek_ns += self.arm_move_ns(from, w);
             seek_cylinders += from.cylinder.abs_diff(w.cylinder);
             from = w;
@@ -379,18 +300,11 @@ impl RotationalDisk {
         let rotation_ns = self.rotational_wait_ns(t, target.angle);
         t += rotation_ns;
         let (end, transfer_ns) = self.walk(req.start_sector, t, req.end_sector(), Nanos::MAX, true);
-        let last = self
-            .geometry
-            .locate(end.sector.saturating_sub(1).max(req.start_sector));
+        let last = self.geometry.locate(end.sector.saturating_sub(1).max(req.start_sector));
         self.head = last.chs;
         self.head_sector = end.sector;
         if req.op == Op::Read && self.cache.enabled() {
-            self.cache.start_stream(
-                req.start_sector,
-                end.sector,
-                end.at_ns,
-                self.geometry.capacity_sectors,
-            );
+            self.cache.start_stream(req.start_sector, end.sector, end.at_ns, self.geometry.capacity_sectors);
         }
         Service {
             dispatch_ns: now,
@@ -437,9 +351,7 @@ impl DeviceView for RotationalDisk {
 
     fn seek_lower_bound_ns(&self, distance_cylinders: u32) -> Nanos {
         let max = self.geometry.cylinders.saturating_sub(1);
-        (self.spec.seek.lower_bound_ms(distance_cylinders, max) * 1e6)
-            .round()
-            .max(0.0) as Nanos
+        (self.spec.seek.lower_bound_ms(distance_cylinders, max) * 1e6).round().max(0.0) as Nanos
     }
 
     fn positioning_time_ns(&self, sector: u64, op: Op, now: Nanos) -> Nanos {

@@ -9,36 +9,18 @@ use serde::{Deserialize, Serialize};
 pub enum SeekCurve {
     /// Seltzer et al. 1990, Figure 1: `short_base + short_sqrt * sqrt(d)` up to `boundary`
     /// cylinders, then `long_base + long_per_cylinder * (d - boundary)`.
-    Seltzer {
-        short_base_ms: f64,
-        short_sqrt_ms: f64,
-        boundary_cylinders: u32,
-        long_base_ms: f64,
-        long_per_cylinder_ms: f64,
-    },
+    Seltzer { short_base_ms: f64, short_sqrt_ms: f64, boundary_cylinders: u32, long_base_ms: f64, long_per_cylinder_ms: f64 },
     /// The 3-point model `t1 + a (d-1) + b sqrt(d-1)` (Lee; Ruemmler & Wilkes 1994),
     /// fitted from single-cylinder, average and full-stroke times (see [`SeekCurve::fit_three_point`]).
-    ThreePoint {
-        single_ms: f64,
-        a_ms: f64,
-        b_ms: f64,
-    },
+    ThreePoint { single_ms: f64, a_ms: f64, b_ms: f64 },
     /// A measured distance -> time table, linearly interpolated; distances ascending.
-    Table {
-        distances: Vec<u32>,
-        times_ms: Vec<f64>,
-    },
+    Table { distances: Vec<u32>, times_ms: Vec<f64> },
 }
 
 impl SeekCurve {
     /// Fits the 3-point model so that seek(1) = `single_ms`, seek(cylinders-1) = `full_ms` and
     /// the mean over uniformly random start/end cylinder pairs (distance > 0) = `average_ms`.
-    pub fn fit_three_point(
-        single_ms: f64,
-        average_ms: f64,
-        full_ms: f64,
-        cylinders: u32,
-    ) -> SeekCurve {
+    pub fn fit_three_point(single_ms: f64, average_ms: f64, full_ms: f64, cylinders: u32) -> SeekCurve {
         assert!(cylinders >= 3, "3-point fit needs at least 3 cylinders");
         // For two uniform random cylinders, P(distance = d) is proportional to (C - d) for d >= 1.
         let c = cylinders as f64;
@@ -58,11 +40,7 @@ impl SeekCurve {
         let det = mean_lin * x_full.sqrt() - mean_sqrt * x_full;
         let a = (r1 * x_full.sqrt() - mean_sqrt * r2) / det;
         let b = (mean_lin * r2 - x_full * r1) / det;
-        SeekCurve::ThreePoint {
-            single_ms,
-            a_ms: a,
-            b_ms: b,
-        }
+        SeekCurve::ThreePoint { single_ms, a_ms: a, b_ms: b }
     }
 
     /// Seek time in milliseconds (unrounded).
@@ -71,31 +49,18 @@ impl SeekCurve {
             return 0.0;
         }
         match self {
-            SeekCurve::Seltzer {
-                short_base_ms,
-                short_sqrt_ms,
-                boundary_cylinders,
-                long_base_ms,
-                long_per_cylinder_ms,
-            } => {
+            SeekCurve::Seltzer { short_base_ms, short_sqrt_ms, boundary_cylinders, long_base_ms, long_per_cylinder_ms } => {
                 if distance <= *boundary_cylinders {
                     short_base_ms + short_sqrt_ms * (distance as f64).sqrt()
                 } else {
                     long_base_ms + long_per_cylinder_ms * (distance - boundary_cylinders) as f64
                 }
             }
-            SeekCurve::ThreePoint {
-                single_ms,
-                a_ms,
-                b_ms,
-            } => {
+            SeekCurve::ThreePoint { single_ms, a_ms, b_ms } => {
                 let x = (distance - 1) as f64;
                 single_ms + a_ms * x + b_ms * x.sqrt()
             }
-            SeekCurve::Table {
-                distances,
-                times_ms,
-            } => {
+            SeekCurve::Table { distances, times_ms } => {
                 let i = distances.partition_point(|&d| d < distance);
                 if i == 0 {
                     // Below the first measured point: scale linearly from (0, 0).
@@ -120,9 +85,7 @@ impl SeekCurve {
         let d = distance.min(max_distance.max(1));
         let here = self.time_ms(d);
         match self {
-            SeekCurve::Seltzer {
-                boundary_cylinders, ..
-            } if d <= *boundary_cylinders => here.min(self.time_ms(boundary_cylinders + 1)),
+            SeekCurve::Seltzer { boundary_cylinders, .. } if d <= *boundary_cylinders => here.min(self.time_ms(boundary_cylinders + 1)),
             SeekCurve::Seltzer { .. } => here,
             SeekCurve::ThreePoint { a_ms, b_ms, .. } => {
                 let end = self.time_ms(max_distance.max(d));
@@ -138,10 +101,7 @@ impl SeekCurve {
                 }
                 m
             }
-            SeekCurve::Table {
-                distances,
-                times_ms,
-            } => {
+            SeekCurve::Table { distances, times_ms } => {
                 let i = distances.partition_point(|&x| x <= d);
                 times_ms[i..].iter().fold(here, |m, &t| m.min(t))
             }
@@ -156,20 +116,12 @@ impl SeekCurve {
     /// Checks the curve's parameters; returns a message naming the bad one.
     pub fn validate(&self) -> Result<(), String> {
         match self {
-            SeekCurve::Table {
-                distances,
-                times_ms,
-            } => {
+            SeekCurve::Table { distances, times_ms } => {
                 if distances.is_empty() || distances.len() != times_ms.len() {
-                    return Err(
-                        "seek table needs equally many distances and times_ms (at least one)"
-                            .into(),
-                    );
+                    return Err("seek table needs equally many distances and times_ms (at least one)".into());
                 }
                 if distances.windows(2).any(|w| w[0] >= w[1]) || distances[0] == 0 {
-                    return Err(
-                        "seek table distances must be positive and strictly ascending".into(),
-                    );
+                    return Err("seek table distances must be positive and strictly ascending".into());
                 }
                 if times_ms.iter().any(|t| !t.is_finite() || *t < 0.0) {
                     return Err("seek table times_ms must be finite and non-negative".into());
@@ -236,10 +188,7 @@ mod tests {
         let curves = [
             seltzer(),
             SeekCurve::fit_three_point(2.2, 9.0, 15.5, 20_000),
-            SeekCurve::Table {
-                distances: vec![1, 10, 20],
-                times_ms: vec![1.0, 3.0, 2.5],
-            },
+            SeekCurve::Table { distances: vec![1, 10, 20], times_ms: vec![1.0, 3.0, 2.5] },
         ];
         for c in curves {
             let max = 900;
@@ -247,11 +196,7 @@ mod tests {
                 let lb = c.lower_bound_ms(d, max);
                 assert!(lb <= c.time_ms(d) + 1e-12);
                 for e in (d..max).step_by(7) {
-                    assert!(
-                        lb <= c.time_ms(e) + 1e-9,
-                        "{c:?}: bound({d}) = {lb} > seek({e}) = {}",
-                        c.time_ms(e)
-                    );
+                    assert!(lb <= c.time_ms(e) + 1e-9, "{c:?}: bound({d}) = {lb} > seek({e}) = {}", c.time_ms(e));
                 }
             }
         }
@@ -260,19 +205,13 @@ mod tests {
 
     #[test]
     fn table_interpolates() {
-        let t = SeekCurve::Table {
-            distances: vec![1, 11, 101],
-            times_ms: vec![1.0, 2.0, 6.5],
-        };
+        let t = SeekCurve::Table { distances: vec![1, 11, 101], times_ms: vec![1.0, 2.0, 6.5] };
         assert_eq!(t.time_ms(1), 1.0);
         assert_eq!(t.time_ms(6), 1.5);
         assert_eq!(t.time_ms(56), 4.25);
         assert_eq!(t.time_ms(500), 6.5);
         assert!(t.validate().is_ok());
-        let bad = SeekCurve::Table {
-            distances: vec![5, 3],
-            times_ms: vec![1.0, 2.0],
-        };
+        let bad = SeekCurve::Table { distances: vec![5, 3], times_ms: vec![1.0, 2.0] };
         assert!(bad.validate().is_err());
     }
 }

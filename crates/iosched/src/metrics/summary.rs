@@ -35,13 +35,7 @@ impl LatencyMs {
         let (p99, u) = rank(0.99, n);
         let (p95, u) = rank(0.95, u);
         let (p50, _) = rank(0.50, u);
-        LatencyMs {
-            mean: sum as f64 / n as f64 / 1e6,
-            p50: ns_to_ms(p50),
-            p95: ns_to_ms(p95),
-            p99: ns_to_ms(p99),
-            max: ns_to_ms(max),
-        }
+        LatencyMs { mean: sum as f64 / n as f64 / 1e6, p50: ns_to_ms(p50), p95: ns_to_ms(p95), p99: ns_to_ms(p99), max: ns_to_ms(max) }
     }
 }
 
@@ -91,18 +85,10 @@ pub struct RunSummary {
 }
 
 /// Summarizes a run. `elapsed_ns` is the run's length (the last completion).
-pub fn summarize(
-    records: &[RequestRecord],
-    elapsed_ns: Nanos,
-    processes: &[ProcessInfo],
-    invariants: InvariantReport,
-) -> RunSummary {
+pub fn summarize(records: &[RequestRecord], elapsed_ns: Nanos, processes: &[ProcessInfo], invariants: InvariantReport) -> RunSummary {
     let n = records.len() as u64;
     let elapsed_s = ns_to_s(elapsed_ns).max(1e-12);
-    let bytes: u64 = records
-        .iter()
-        .map(|r| r.size_sectors as u64 * SECTOR_BYTES)
-        .sum();
+    let bytes: u64 = records.iter().map(|r| r.size_sectors as u64 * SECTOR_BYTES).sum();
     let busy: u128 = records.iter().map(|r| r.service_ns() as u128).sum();
     let transfer: u128 = records.iter().map(|r| r.transfer_ns as u128).sum();
     let mut response: Vec<Nanos> = records.iter().map(|r| r.response_ns()).collect();
@@ -118,10 +104,7 @@ pub fn summarize(
         .iter()
         .map(|p| {
             let mine: Vec<&RequestRecord> = records.iter().filter(|r| r.pid == p.pid).collect();
-            let b: u64 = mine
-                .iter()
-                .map(|r| r.size_sectors as u64 * SECTOR_BYTES)
-                .sum();
+            let b: u64 = mine.iter().map(|r| r.size_sectors as u64 * SECTOR_BYTES).sum();
             let mut resp: Vec<Nanos> = mine.iter().map(|r| r.response_ns()).collect();
             ProcessSummary {
                 pid: p.pid,

@@ -31,12 +31,7 @@ pub struct AgedSptf {
 
 impl AgedSptf {
     pub fn new(t: &TunableValues) -> Self {
-        AgedSptf {
-            queue: CylinderQueue::default(),
-            by_age: BTreeSet::new(),
-            age_weight: t.get("age_weight"),
-            overrode: false,
-        }
+        AgedSptf { queue: CylinderQueue::default(), by_age: BTreeSet::new(), age_weight: t.get("age_weight"), overrode: false }
     }
 
     /// Whether the last `peek` picked a different request than plain SPTF would have.
@@ -52,8 +47,7 @@ impl Policy for AgedSptf {
 
     fn add(&mut self, req: Request, cx: &Context) {
         self.by_age.insert((req.issue_ns, req.id));
-        self.queue
-            .insert(cx.device.cylinder_of(req.start_sector), req);
+        self.queue.insert(cx.device.cylinder_of(req.start_sector), req);
     }
 
     fn peek(&mut self, cx: &Context) -> Option<Request> {
@@ -82,8 +76,7 @@ impl Policy for AgedSptf {
 
     fn take(&mut self, req: &Request, cx: &Context) -> ArmPath {
         self.by_age.remove(&(req.issue_ns, req.id));
-        self.queue
-            .remove(cx.device.cylinder_of(req.start_sector), req.id);
+        self.queue.remove(cx.device.cylinder_of(req.start_sector), req.id);
         ArmPath::Direct
     }
 

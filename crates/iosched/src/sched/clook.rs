@@ -22,10 +22,7 @@ pub struct CircularSweep {
 
 impl CircularSweep {
     pub fn new(full_return: bool) -> Self {
-        CircularSweep {
-            full_return,
-            ..CircularSweep::default()
-        }
+        CircularSweep { full_return, ..CircularSweep::default() }
     }
 
     pub fn add(&mut self, req: Request) {
@@ -47,10 +44,7 @@ impl CircularSweep {
         let wraps = matches!(self.pending.take(), Some((id, true)) if id == req.id);
         self.position = Some(req.start_sector);
         if wraps && self.full_return {
-            ArmPath::Wrap {
-                edge: cx.device.cylinders() - 1,
-                start: 0,
-            }
+            ArmPath::Wrap { edge: cx.device.cylinders() - 1, start: 0 }
         } else {
             ArmPath::Direct
         }

@@ -54,19 +54,8 @@ impl Gstf {
     fn best_in(&self, cx: &Context, g: u32, cutoff: RequestId) -> Option<Request> {
         let size = self.group_size(cx);
         let lo = g * size;
-        let hi = lo
-            .saturating_add(size - 1)
-            .min(cx.device.cylinders().saturating_sub(1));
-        search(
-            &self.queue,
-            cx,
-            lo,
-            hi,
-            |r| r.id <= cutoff,
-            |_, pos| pos as f64,
-            |seek| seek as f64,
-        )
-        .map(|f| f.request)
+        let hi = lo.saturating_add(size - 1).min(cx.device.cylinders().saturating_sub(1));
+        search(&self.queue, cx, lo, hi, |r| r.id <= cutoff, |_, pos| pos as f64, |seek| seek as f64).map(|f| f.request)
     }
 }
 
@@ -77,8 +66,7 @@ impl Policy for Gstf {
 
     fn add(&mut self, req: Request, cx: &Context) {
         self.newest_id = self.newest_id.max(req.id);
-        self.queue
-            .insert(cx.device.cylinder_of(req.start_sector), req);
+        self.queue.insert(cx.device.cylinder_of(req.start_sector), req);
     }
 
     fn peek(&mut self, cx: &Context) -> Option<Request> {
@@ -86,9 +74,7 @@ impl Policy for Gstf {
             return None;
         }
         let size = self.group_size(cx);
-        let (group, cutoff) = self
-            .current
-            .unwrap_or((cx.device.head_cylinder() / size, self.newest_id));
+        let (group, cutoff) = self.current.unwrap_or((cx.device.head_cylinder() / size, self.newest_id));
         let cutoff = if self.frozen { cutoff } else { RequestId::MAX };
         if let Some(r) = self.best_in(cx, group, cutoff) {
             self.current = Some((group, cutoff));
@@ -96,23 +82,15 @@ impl Policy for Gstf {
         }
         // The group is done: move on to the next group (cyclically) that has requests.
         let next_cyl = (group + 1).saturating_mul(size);
-        let (c, _) = self
-            .queue
-            .first_at_or_above(next_cyl)
-            .or_else(|| self.queue.first_at_or_above(0))?;
+        let (c, _) = self.queue.first_at_or_above(next_cyl).or_else(|| self.queue.first_at_or_above(0))?;
         let g = c / size;
-        let cutoff = if self.frozen {
-            self.newest_id
-        } else {
-            RequestId::MAX
-        };
+        let cutoff = if self.frozen { self.newest_id } else { RequestId::MAX };
         self.current = Some((g, cutoff));
         self.best_in(cx, g, cutoff)
     }
 
     fn take(&mut self, req: &Request, cx: &Context) -> ArmPath {
-        self.queue
-            .remove(cx.device.cylinder_of(req.start_sector), req.id);
+        self.queue.remove(cx.device.cylinder_of(req.start_sector), req.id);
         ArmPath::Direct
     }
 

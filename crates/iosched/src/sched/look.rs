@@ -24,10 +24,7 @@ pub struct Elevator {
 
 impl Elevator {
     pub fn new(to_edge: bool) -> Self {
-        Elevator {
-            to_edge,
-            ..Elevator::default()
-        }
+        Elevator { to_edge, ..Elevator::default() }
     }
 
     pub fn add(&mut self, req: Request) {
@@ -36,28 +33,16 @@ impl Elevator {
 
     pub fn peek(&mut self, cx: &Context) -> Option<Request> {
         let at = self.position.unwrap_or_else(|| cx.device.head_sector());
-        let ahead = if self.downward {
-            self.queue.at_or_before(at)
-        } else {
-            self.queue.at_or_after(at)
-        };
+        let ahead = if self.downward { self.queue.at_or_before(at) } else { self.queue.at_or_after(at) };
         let (req, reverses) = match ahead {
             Some(r) => (*r, false),
             None => {
-                let behind = if self.downward {
-                    self.queue.at_or_after(at)
-                } else {
-                    self.queue.at_or_before(at)
-                };
+                let behind = if self.downward { self.queue.at_or_after(at) } else { self.queue.at_or_before(at) };
                 (*behind?, true)
             }
         };
         let path = if reverses && self.to_edge {
-            ArmPath::Through(if self.downward {
-                0
-            } else {
-                cx.device.cylinders() - 1
-            })
+            ArmPath::Through(if self.downward { 0 } else { cx.device.cylinders() - 1 })
         } else {
             ArmPath::Direct
         };

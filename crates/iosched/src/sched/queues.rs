@@ -28,10 +28,7 @@ impl CylinderQueue {
 
     /// The oldest request on the nearest cylinder at or above `cylinder`.
     pub fn first_at_or_above(&self, cylinder: u32) -> Option<(u32, &Request)> {
-        self.map
-            .range((cylinder, 0)..)
-            .next()
-            .map(|(&(c, _), r)| (c, r))
+        self.map.range((cylinder, 0)..).next().map(|(&(c, _), r)| (c, r))
     }
 
     /// The oldest request on the nearest cylinder strictly below `cylinder`.

@@ -100,9 +100,7 @@ pub const SCHEDULERS: &[SchedulerInfo] = &[
 
 /// Looks a scheduler up by name or alias.
 pub fn info(name: &str) -> Option<&'static SchedulerInfo> {
-    SCHEDULERS
-        .iter()
-        .find(|s| s.name == name || s.aliases.contains(&name))
+    SCHEDULERS.iter().find(|s| s.name == name || s.aliases.contains(&name))
 }
 
 pub fn names() -> Vec<&'static str> {
@@ -111,8 +109,7 @@ pub fn names() -> Vec<&'static str> {
 
 /// Builds a scheduler by name with the given tunables (validated against its declaration).
 pub fn build(name: &str, tunables: &BTreeMap<String, f64>) -> Result<Box<dyn Scheduler>, String> {
-    let info = info(name)
-        .ok_or_else(|| format!("unknown scheduler `{name}` (known: {})", names().join(", ")))?;
+    let info = info(name).ok_or_else(|| format!("unknown scheduler `{name}` (known: {})", names().join(", ")))?;
     let t = TunableValues::resolve(info.tunables, tunables)?;
     Ok(match info.name {
         "fcfs" => Box::new(fcfs::Fcfs::default()),

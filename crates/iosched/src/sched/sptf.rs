@@ -21,27 +21,16 @@ impl Policy for Sptf {
     }
 
     fn add(&mut self, req: Request, cx: &Context) {
-        self.queue
-            .insert(cx.device.cylinder_of(req.start_sector), req);
+        self.queue.insert(cx.device.cylinder_of(req.start_sector), req);
     }
 
     fn peek(&mut self, cx: &Context) -> Option<Request> {
         let last = cx.device.cylinders().saturating_sub(1);
-        search(
-            &self.queue,
-            cx,
-            0,
-            last,
-            |_| true,
-            |_, pos| pos as f64,
-            |seek| seek as f64,
-        )
-        .map(|f| f.request)
+        search(&self.queue, cx, 0, last, |_| true, |_, pos| pos as f64, |seek| seek as f64).map(|f| f.request)
     }
 
     fn take(&mut self, req: &Request, cx: &Context) -> ArmPath {
-        self.queue
-            .remove(cx.device.cylinder_of(req.start_sector), req.id);
+        self.queue.remove(cx.device.cylinder_of(req.start_sector), req.id);
         ArmPath::Direct
     }
 

@@ -51,17 +51,9 @@ pub fn search(
             continue;
         }
         evaluated += 1;
-        let c = cost(
-            req,
-            cx.device
-                .positioning_time_ns(req.start_sector, req.op, cx.now_ns),
-        );
+        let c = cost(req, cx.device.positioning_time_ns(req.start_sector, req.op, cx.now_ns));
         if best.as_ref().map_or(true, |b| c < b.cost) {
-            best = Some(Found {
-                request: *req,
-                cost: c,
-                evaluated: 0,
-            });
+            best = Some(Found { request: *req, cost: c, evaluated: 0 });
         }
     }
     best.map(|mut b| {

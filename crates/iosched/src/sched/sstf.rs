@@ -20,8 +20,7 @@ impl Policy for Sstf {
     }
 
     fn add(&mut self, req: Request, cx: &Context) {
-        self.queue
-            .insert(cx.device.cylinder_of(req.start_sector), req);
+        self.queue.insert(cx.device.cylinder_of(req.start_sector), req);
     }
 
     fn peek(&mut self, cx: &Context) -> Option<Request> {
@@ -31,11 +30,7 @@ impl Policy for Sstf {
         match (up, down) {
             (Some((cu, ru)), Some((cd, rd))) => {
                 let (du, dd) = (cu - head, head - cd);
-                Some(if du < dd || (du == dd && ru.id < rd.id) {
-                    *ru
-                } else {
-                    *rd
-                })
+                Some(if du < dd || (du == dd && ru.id < rd.id) { *ru } else { *rd })
             }
             (Some((_, r)), None) | (None, Some((_, r))) => Some(*r),
             (None, None) => None,
@@ -43,8 +38,7 @@ impl Policy for Sstf {
     }
 
     fn take(&mut self, req: &Request, cx: &Context) -> ArmPath {
-        self.queue
-            .remove(cx.device.cylinder_of(req.start_sector), req.id);
+        self.queue.remove(cx.device.cylinder_of(req.start_sector), req.id);
         ArmPath::Direct
     }
 

@@ -36,55 +36,27 @@ impl DeviceView for ToyDisk {
         d as Nanos * NS_PER_MS
     }
     fn positioning_time_ns(&self, sector: u64, _op: Op, _now: Nanos) -> Nanos {
-        self.seek_time_ns(self.head.get().abs_diff(self.cylinder_of(sector)))
-            + (sector % 100) * NS_PER_MS / 10
+        self.seek_time_ns(self.head.get().abs_diff(self.cylinder_of(sector))) + (sector % 100) * NS_PER_MS / 10
     }
 }
 
 fn req(id: u64, sector: u64, issue_ns: Nanos) -> Request {
-    Request {
-        id,
-        principal: Principal { pid: 1, group: 1 },
-        op: Op::Read,
-        sync: true,
-        start_sector: sector,
-        size_sectors: 8,
-        issue_ns,
-    }
+    Request { id, principal: Principal { pid: 1, group: 1 }, op: Op::Read, sync: true, start_sector: sector, size_sectors: 8, issue_ns }
 }
 
 /// Queues `sectors` (ids 0..) at time 0 with the head at `head`, then drains the scheduler,
 /// moving the head to each dispatched request and advancing time by `step_ns` per dispatch.
-fn order_with(
-    name: &str,
-    tunables: &[(&str, f64)],
-    head: u32,
-    sectors: &[u64],
-    step_ns: Nanos,
-) -> (Vec<u64>, Vec<ArmPath>) {
-    let disk = ToyDisk {
-        head: Cell::new(head),
-    };
+fn order_with(name: &str, tunables: &[(&str, f64)], head: u32, sectors: &[u64], step_ns: Nanos) -> (Vec<u64>, Vec<ArmPath>) {
+    let disk = ToyDisk { head: Cell::new(head) };
     let t: BTreeMap<String, f64> = tunables.iter().map(|(k, v)| (k.to_string(), *v)).collect();
     let mut s = build(name, &t).unwrap();
     let mut now = 0;
     for (i, &sec) in sectors.iter().enumerate() {
-        s.add(
-            req(i as u64, sec, 0),
-            &Context {
-                now_ns: now,
-                device: &disk,
-                in_flight: 0,
-            },
-        );
+        s.add(req(i as u64, sec, 0), &Context { now_ns: now, device: &disk, in_flight: 0 });
     }
     let (mut order, mut paths) = (vec![], vec![]);
     loop {
-        let cx = Context {
-            now_ns: now,
-            device: &disk,
-            in_flight: 0,
-        };
+        let cx = Context { now_ns: now, device: &disk, in_flight: 0 };
         match s.next(&cx) {
             Decision::Dispatch(r, p) => {
                 order.push(r.start_sector);
@@ -115,19 +87,13 @@ fn fcfs_serves_arrival_order() {
 
 #[test]
 fn sstf_nearest_cylinder_each_time() {
-    assert_eq!(
-        order("sstf", 53, &QUEUE),
-        vec![6500, 6700, 3700, 1400, 9800, 12200, 12400, 18300]
-    );
+    assert_eq!(order("sstf", 53, &QUEUE), vec![6500, 6700, 3700, 1400, 9800, 12200, 12400, 18300]);
 }
 
 #[test]
 fn look_sweeps_up_then_down() {
     assert_eq!(order("look", 53, &QUEUE[..]).first(), Some(&6500));
-    assert_eq!(
-        order("look", 53, &QUEUE),
-        vec![6500, 6700, 9800, 12200, 12400, 18300, 3700, 1400]
-    );
+    assert_eq!(order("look", 53, &QUEUE), vec![6500, 6700, 9800, 12200, 12400, 18300, 3700, 1400]);
 }
 
 #[test]
@@ -136,10 +102,7 @@ fn scan_same_order_as_look_but_travels_to_the_edge() {
     assert_eq!(o, vec![6500, 6700, 9800, 12200, 12400, 18300, 3700, 1400]);
     // Reversal after 183: the arm goes to the last cylinder first.
     assert_eq!(paths[6], ArmPath::Through(999));
-    assert!(paths
-        .iter()
-        .enumerate()
-        .all(|(i, p)| i == 6 || *p == ArmPath::Direct));
+    assert!(paths.iter().enumerate().all(|(i, p)| i == 6 || *p == ArmPath::Direct));
 }
 
 #[test]
@@ -148,13 +111,7 @@ fn clook_and_cscan_wrap_to_the_lowest() {
     assert_eq!(order("clook", 53, &QUEUE), expect);
     let (o, paths) = order_with("cscan", &[], 53, &QUEUE, NS_PER_MS);
     assert_eq!(o, expect);
-    assert_eq!(
-        paths[6],
-        ArmPath::Wrap {
-            edge: 999,
-            start: 0
-        }
-    );
+    assert_eq!(paths[6], ArmPath::Wrap { edge: 999, start: 0 });
     let (_, clook_paths) = order_with("clook", &[], 53, &QUEUE, NS_PER_MS);
     assert!(clook_paths.iter().all(|p| *p == ArmPath::Direct));
 }
@@ -176,17 +133,11 @@ fn sptf_bounded_search_finds_the_global_best() {
     // Many requests; brute force over the queue must agree with the bounded search at each step.
     let sectors: Vec<u64> = (0..300u64).map(|i| (i * 7919) % 100_000).collect();
     let got = order("sptf", 500, &sectors);
-    let disk = ToyDisk {
-        head: Cell::new(500),
-    };
+    let disk = ToyDisk { head: Cell::new(500) };
     let mut left: Vec<u64> = sectors.clone();
     let mut want = vec![];
     while !left.is_empty() {
-        let (i, _) = left
-            .iter()
-            .enumerate()
-            .min_by_key(|(_, &s)| disk.positioning_time_ns(s, Op::Read, 0))
-            .unwrap();
+        let (i, _) = left.iter().enumerate().min_by_key(|(_, &s)| disk.positioning_time_ns(s, Op::Read, 0)).unwrap();
         let s = left.remove(i);
         disk.head.set(disk.cylinder_of(s));
         want.push(s);
@@ -200,33 +151,15 @@ fn aged_sptf_promotes_old_requests() {
     // near request once it has waited longer than the positioning difference.
     let disk = ToyDisk { head: Cell::new(0) };
     let t: BTreeMap<String, f64> = [("age_weight".to_string(), 1.0)].into();
-    let mut s = aged_sptf::AgedSptf::new(
-        &tunables::TunableValues::resolve(aged_sptf::TUNABLES, &t).unwrap(),
-    );
-    let cx0 = Context {
-        now_ns: 0,
-        device: &disk,
-        in_flight: 0,
-    };
+    let mut s = aged_sptf::AgedSptf::new(&tunables::TunableValues::resolve(aged_sptf::TUNABLES, &t).unwrap());
+    let cx0 = Context { now_ns: 0, device: &disk, in_flight: 0 };
     Policy::add(&mut s, req(0, 50_000, 0), &cx0); // 500 ms away
     let now = 600 * NS_PER_MS;
-    let cx = Context {
-        now_ns: now,
-        device: &disk,
-        in_flight: 0,
-    };
+    let cx = Context { now_ns: now, device: &disk, in_flight: 0 };
     Policy::add(&mut s, req(1, 100, now), &cx); // 1 ms away, fresh
-    assert_eq!(
-        s.peek(&cx).unwrap().id,
-        0,
-        "600 ms of age outweighs 499 ms of extra seek"
-    );
+    assert_eq!(s.peek(&cx).unwrap().id, 0, "600 ms of age outweighs 499 ms of extra seek");
     assert!(s.aging_overrode());
-    let cx_early = Context {
-        now_ns: 100 * NS_PER_MS,
-        device: &disk,
-        in_flight: 0,
-    };
+    let cx_early = Context { now_ns: 100 * NS_PER_MS, device: &disk, in_flight: 0 };
     assert_eq!(s.peek(&cx_early).unwrap().id, 1);
     assert!(!s.aging_overrode());
 }
@@ -238,25 +171,13 @@ fn wstf_weights_by_remaining_time() {
     let disk = ToyDisk { head: Cell::new(0) };
     let t: BTreeMap<String, f64> = [("max_response_ms".to_string(), 1000.0)].into();
     let mut s = wstf::Wstf::new(&tunables::TunableValues::resolve(wstf::TUNABLES, &t).unwrap());
-    let cx0 = Context {
-        now_ns: 0,
-        device: &disk,
-        in_flight: 0,
-    };
+    let cx0 = Context { now_ns: 0, device: &disk, in_flight: 0 };
     Policy::add(&mut s, req(0, 30_000, 0), &cx0);
     let now = 900 * NS_PER_MS;
-    let cx = Context {
-        now_ns: now,
-        device: &disk,
-        in_flight: 0,
-    };
+    let cx = Context { now_ns: now, device: &disk, in_flight: 0 };
     Policy::add(&mut s, req(1, 5_000, now), &cx);
     assert_eq!(s.peek(&cx).unwrap().id, 0);
-    let cx_early = Context {
-        now_ns: 100 * NS_PER_MS,
-        device: &disk,
-        in_flight: 0,
-    };
+    let cx_early = Context { now_ns: 100 * NS_PER_MS, device: &disk, in_flight: 0 };
     assert_eq!(s.peek(&cx_early).unwrap().id, 1);
 }
 
@@ -275,17 +196,9 @@ fn gstf_finishes_a_group_before_moving_on() {
 #[test]
 fn gstf_frozen_defers_late_arrivals_to_the_next_visit() {
     let disk = ToyDisk { head: Cell::new(0) };
-    let t: BTreeMap<String, f64> = [
-        ("group_cylinders".to_string(), 250.0),
-        ("frozen".to_string(), 1.0),
-    ]
-    .into();
+    let t: BTreeMap<String, f64> = [("group_cylinders".to_string(), 250.0), ("frozen".to_string(), 1.0)].into();
     let mut s = gstf::Gstf::new(&tunables::TunableValues::resolve(gstf::TUNABLES, &t).unwrap());
-    let cx = Context {
-        now_ns: 0,
-        device: &disk,
-        in_flight: 0,
-    };
+    let cx = Context { now_ns: 0, device: &disk, in_flight: 0 };
     Policy::add(&mut s, req(0, 1_000, 0), &cx);
     Policy::add(&mut s, req(1, 30_000, 0), &cx);
     let first = s.peek(&cx).unwrap();
@@ -296,13 +209,8 @@ fn gstf_frozen_defers_late_arrivals_to_the_next_visit() {
     Policy::add(&mut s, req(2, 1_100, 0), &cx);
     assert_eq!(s.peek(&cx).unwrap().id, 1);
     // Unfrozen GSTF would serve the newcomer first.
-    let mut u = gstf::Gstf::new(
-        &tunables::TunableValues::resolve(
-            gstf::TUNABLES,
-            &[("group_cylinders".to_string(), 250.0)].into(),
-        )
-        .unwrap(),
-    );
+    let mut u =
+        gstf::Gstf::new(&tunables::TunableValues::resolve(gstf::TUNABLES, &[("group_cylinders".to_string(), 250.0)].into()).unwrap());
     disk.head.set(0);
     Policy::add(&mut u, req(0, 1_000, 0), &cx);
     Policy::add(&mut u, req(1, 30_000, 0), &cx);
@@ -315,15 +223,9 @@ fn gstf_frozen_defers_late_arrivals_to_the_next_visit() {
 
 #[test]
 fn registry_lists_and_rejects() {
-    assert!(build("nope", &BTreeMap::new())
-        .err()
-        .unwrap()
-        .contains("unknown scheduler `nope`"));
+    assert!(build("nope", &BTreeMap::new()).err().unwrap().contains("unknown scheduler `nope`"));
     let bad: BTreeMap<String, f64> = [("age_weight".to_string(), -1.0)].into();
-    assert!(build("aged-sptf", &bad)
-        .err()
-        .unwrap()
-        .contains("out of range"));
+    assert!(build("aged-sptf", &bad).err().unwrap().contains("out of range"));
     for info in registry::SCHEDULERS {
         assert!(build(info.name, &BTreeMap::new()).is_ok(), "{}", info.name);
     }

@@ -36,10 +36,7 @@ impl TunableValues {
         for t in declared {
             let v = given.get(t.name).copied().unwrap_or(t.default);
             if !(v.is_finite() && v >= t.min && v <= t.max) {
-                return Err(format!(
-                    "tunable `{}` = {v} is out of range [{}, {}] {}",
-                    t.name, t.min, t.max, t.unit
-                ));
+                return Err(format!("tunable `{}` = {v} is out of range [{}, {}] {}", t.name, t.min, t.max, t.unit));
             }
             values.insert(t.name, v);
         }
@@ -47,10 +44,7 @@ impl TunableValues {
     }
 
     pub fn get(&self, name: &str) -> f64 {
-        *self
-            .values
-            .get(name)
-            .unwrap_or_else(|| panic!("tunable `{name}` was not declared"))
+        *self.values.get(name).unwrap_or_else(|| panic!("tunable `{name}` was not declared"))
     }
 }
 
@@ -58,26 +52,15 @@ impl TunableValues {
 mod tests {
     use super::*;
 
-    const T: &[Tunable] = &[Tunable {
-        name: "w",
-        default: 0.5,
-        unit: "",
-        min: 0.0,
-        max: 1.0,
-        help: "",
-    }];
+    const T: &[Tunable] = &[Tunable { name: "w", default: 0.5, unit: "", min: 0.0, max: 1.0, help: "" }];
 
     #[test]
     fn defaults_and_errors() {
         let v = TunableValues::resolve(T, &BTreeMap::new()).unwrap();
         assert_eq!(v.get("w"), 0.5);
         let bad: BTreeMap<String, f64> = [("w".to_string(), 2.0)].into();
-        assert!(TunableValues::resolve(T, &bad)
-            .unwrap_err()
-            .contains("out of range"));
+        assert!(TunableValues::resolve(T, &bad).unwrap_err().contains("out of range"));
         let unknown: BTreeMap<String, f64> = [("x".to_string(), 2.0)].into();
-        assert!(TunableValues::resolve(T, &unknown)
-            .unwrap_err()
-            .contains("unknown tunable `x`"));
+        assert!(TunableValues::resolve(T, &unknown).unwrap_err().contains("unknown tunable `x`"));
     }
 }

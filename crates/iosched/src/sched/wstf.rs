@@ -28,11 +28,7 @@ pub struct Wstf {
 
 impl Wstf {
     pub fn new(t: &TunableValues) -> Self {
-        Wstf {
-            queue: CylinderQueue::default(),
-            by_age: BTreeSet::new(),
-            max_response_ns: ms_to_ns(t.get("max_response_ms")),
-        }
+        Wstf { queue: CylinderQueue::default(), by_age: BTreeSet::new(), max_response_ns: ms_to_ns(t.get("max_response_ms")) }
     }
 
     fn weight(&self, waited_ns: Nanos) -> f64 {
@@ -48,8 +44,7 @@ impl Policy for Wstf {
 
     fn add(&mut self, req: Request, cx: &Context) {
         self.by_age.insert((req.issue_ns, req.id));
-        self.queue
-            .insert(cx.device.cylinder_of(req.start_sector), req);
+        self.queue.insert(cx.device.cylinder_of(req.start_sector), req);
     }
 
     fn peek(&mut self, cx: &Context) -> Option<Request> {
@@ -78,8 +73,7 @@ impl Policy for Wstf {
 
     fn take(&mut self, req: &Request, cx: &Context) -> ArmPath {
         self.by_age.remove(&(req.issue_ns, req.id));
-        self.queue
-            .remove(cx.device.cylinder_of(req.start_sector), req.id);
+        self.queue.remove(cx.device.cylinder_of(req.start_sector), req.id);
         ArmPath::Direct
     }
 

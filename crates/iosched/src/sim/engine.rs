@@ -37,11 +37,7 @@ pub struct SimOutput {
 }
 
 /// Runs the workload to completion on `device` under `scheduler`.
-pub fn simulate(
-    device: &mut dyn Device,
-    scheduler: &mut dyn Scheduler,
-    workload: &mut dyn Workload,
-) -> SimOutput {
+pub fn simulate(device: &mut dyn Device, scheduler: &mut dyn Scheduler, workload: &mut dyn Workload) -> SimOutput {
     let mut events: EventQueue<Event> = EventQueue::default();
     let mut emit = Emit::default();
     let mut collector = Collector::default();
@@ -61,11 +57,7 @@ pub fn simulate(
             Event::Arrival(nr) => {
                 let req = nr.into_request(next_id, now);
                 next_id += 1;
-                let cx = Context {
-                    now_ns: now,
-                    device: device.as_view(),
-                    in_flight: in_flight.is_some() as u32,
-                };
+                let cx = Context { now_ns: now, device: device.as_view(), in_flight: in_flight.is_some() as u32 };
                 scheduler.add(req, &cx);
                 workload.on_arrival(&req, now, &mut emit);
                 drain(&mut emit, &mut events);
@@ -79,11 +71,7 @@ pub fn simulate(
                     invariants.bad_completions += 1;
                 }
                 collector.record(&req, &service);
-                let cx = Context {
-                    now_ns: now,
-                    device: device.as_view(),
-                    in_flight: 0,
-                };
+                let cx = Context { now_ns: now, device: device.as_view(), in_flight: 0 };
                 scheduler.completed(&req, &cx);
                 workload.on_complete(&req, now, &mut emit);
                 drain(&mut emit, &mut events);
@@ -102,11 +90,7 @@ pub fn simulate(
         if in_flight.is_some() {
             continue;
         }
-        let cx = Context {
-            now_ns: now,
-            device: device.as_view(),
-            in_flight: 0,
-        };
+        let cx = Context { now_ns: now, device: device.as_view(), in_flight: 0 };
         match scheduler.next(&cx) {
             Decision::Dispatch(req, path) => {
                 let service = device.service(&req, path, now);
@@ -132,11 +116,7 @@ pub fn simulate(
         }
     }
     invariants.left_behind = scheduler.queued() as u64 + in_flight.is_some() as u64;
-    SimOutput {
-        records: collector.into_records(),
-        invariants,
-        end_ns: now,
-    }
+    SimOutput { records: collector.into_records(), invariants, end_ns: now }
 }
 
 fn drain(emit: &mut Emit, events: &mut EventQueue<Event>) {

@@ -35,20 +35,13 @@ pub struct EventQueue<E> {
 
 impl<E> Default for EventQueue<E> {
     fn default() -> Self {
-        EventQueue {
-            heap: BinaryHeap::new(),
-            next_seq: 0,
-        }
+        EventQueue { heap: BinaryHeap::new(), next_seq: 0 }
     }
 }
 
 impl<E> EventQueue<E> {
     pub fn push(&mut self, at_ns: Nanos, event: E) {
-        self.heap.push(Reverse(Entry {
-            at_ns,
-            seq: self.next_seq,
-            event,
-        }));
+        self.heap.push(Reverse(Entry { at_ns, seq: self.next_seq, event }));
         self.next_seq += 1;
     }
 

@@ -20,14 +20,7 @@ pub struct ClosedQueue {
 }
 
 impl ClosedQueue {
-    pub fn new(
-        queue_depth: u32,
-        total: u64,
-        size_sectors: u32,
-        region: (u64, u64),
-        read_fraction: f64,
-        seed: u64,
-    ) -> Self {
+    pub fn new(queue_depth: u32, total: u64, size_sectors: u32, region: (u64, u64), read_fraction: f64, seed: u64) -> Self {
         ClosedQueue {
             queue_depth,
             total,
@@ -47,41 +40,17 @@ impl ClosedQueue {
         self.issued += 1;
         out.submit(
             now,
-            random_block(
-                &mut self.rng,
-                self.region_lo,
-                self.region_hi,
-                self.size_sectors,
-                self.read_fraction,
-                Principal::default(),
-            ),
+            random_block(&mut self.rng, self.region_lo, self.region_hi, self.size_sectors, self.read_fraction, Principal::default()),
         );
     }
 }
 
 /// A uniformly random aligned block in `[lo, hi)`.
-pub fn random_block(
-    rng: &mut Pcg64,
-    lo: u64,
-    hi: u64,
-    size: u32,
-    read_fraction: f64,
-    principal: Principal,
-) -> NewRequest {
+pub fn random_block(rng: &mut Pcg64, lo: u64, hi: u64, size: u32, read_fraction: f64, principal: Principal) -> NewRequest {
     let blocks = ((hi - lo) / size as u64).max(1);
     let start_sector = lo + rng.gen_range(0..blocks) * size as u64;
-    let op = if read_fraction >= 1.0 || (read_fraction > 0.0 && rng.gen::<f64>() < read_fraction) {
-        Op::Read
-    } else {
-        Op::Write
-    };
-    NewRequest {
-        principal,
-        op,
-        sync: op == Op::Read,
-        start_sector,
-        size_sectors: size,
-    }
+    let op = if read_fraction >= 1.0 || (read_fraction > 0.0 && rng.gen::<f64>() < read_fraction) { Op::Read } else { Op::Write };
+    NewRequest { principal, op, sync: op == Op::Read, start_sector, size_sectors: size }
 }
 
 impl Workload for ClosedQueue {
@@ -96,9 +65,6 @@ impl Workload for ClosedQueue {
     }
 
     fn processes(&self) -> Vec<ProcessInfo> {
-        vec![ProcessInfo {
-            pid: 0,
-            name: "closed-queue".into(),
-        }]
+        vec![ProcessInfo { pid: 0, name: "closed-queue".into() }]
     }
 }

@@ -71,8 +71,5 @@ pub trait Workload {
 
 /// The generator for stream `stream` of a run seeded with `seed` (PCG's independent streams).
 pub fn rng_stream(seed: u64, stream: u64) -> Pcg64 {
-    Pcg64::new(
-        0xcafe_f00d_d15e_a5e5 ^ (seed as u128) << 64 | seed as u128,
-        stream as u128 * 2 + 1,
-    )
+    Pcg64::new(0xcafe_f00d_d15e_a5e5 ^ (seed as u128) << 64 | seed as u128, stream as u128 * 2 + 1)
 }

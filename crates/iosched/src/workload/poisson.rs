@@ -18,23 +18,8 @@ pub struct Poisson {
 }
 
 impl Poisson {
-    pub fn new(
-        rate_iops: f64,
-        total: u64,
-        size_sectors: u32,
-        region: (u64, u64),
-        read_fraction: f64,
-        seed: u64,
-    ) -> Self {
-        Poisson {
-            mean_interarrival_ns: 1e9 / rate_iops,
-            total,
-            size_sectors,
-            region,
-            read_fraction,
-            issued: 0,
-            rng: rng_stream(seed, 0),
-        }
+    pub fn new(rate_iops: f64, total: u64, size_sectors: u32, region: (u64, u64), read_fraction: f64, seed: u64) -> Self {
+        Poisson { mean_interarrival_ns: 1e9 / rate_iops, total, size_sectors, region, read_fraction, issued: 0, rng: rng_stream(seed, 0) }
     }
 
     fn gap_ns(&mut self) -> Nanos {
@@ -53,14 +38,7 @@ impl Poisson {
         let at = now + self.gap_ns();
         out.submit(
             at,
-            random_block(
-                &mut self.rng,
-                self.region.0,
-                self.region.1,
-                self.size_sectors,
-                self.read_fraction,
-                Principal::default(),
-            ),
+            random_block(&mut self.rng, self.region.0, self.region.1, self.size_sectors, self.read_fraction, Principal::default()),
         );
     }
 }
@@ -78,9 +56,6 @@ impl Workload for Poisson {
     }
 
     fn processes(&self) -> Vec<ProcessInfo> {
-        vec![ProcessInfo {
-            pid: 0,
-            name: "poisson".into(),
-        }]
+        vec![ProcessInfo { pid: 0, name: "poisson".into() }]
     }
 }

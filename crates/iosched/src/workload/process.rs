@@ -37,19 +37,9 @@ pub struct Processes {
 
 impl Processes {
     pub fn new(specs: Vec<ProcessSpec>, stop_issuing_ns: Nanos, seed: u64) -> Self {
-        let procs = specs
-            .into_iter()
-            .enumerate()
-            .map(|(i, spec)| ProcessState {
-                spec,
-                issued: 0,
-                rng: rng_stream(seed, i as u64 + 1),
-            })
-            .collect();
-        Processes {
-            procs,
-            stop_issuing_ns,
-        }
+        let procs =
+            specs.into_iter().enumerate().map(|(i, spec)| ProcessState { spec, issued: 0, rng: rng_stream(seed, i as u64 + 1) }).collect();
+        Processes { procs, stop_issuing_ns }
     }
 
     fn issue(&mut self, i: usize, now: Nanos, out: &mut Emit) {
@@ -83,11 +73,7 @@ impl Workload for Processes {
     }
 
     fn on_complete(&mut self, req: &Request, now: Nanos, out: &mut Emit) {
-        let Some(i) = self
-            .procs
-            .iter()
-            .position(|p| p.spec.principal == req.principal)
-        else {
+        let Some(i) = self.procs.iter().position(|p| p.spec.principal == req.principal) else {
             return;
         };
         let p = &mut self.procs[i];
@@ -100,12 +86,6 @@ impl Workload for Processes {
     }
 
     fn processes(&self) -> Vec<ProcessInfo> {
-        self.procs
-            .iter()
-            .map(|p| ProcessInfo {
-                pid: p.spec.principal.pid,
-                name: p.spec.name.clone(),
-            })
-            .collect()
+        self.procs.iter().map(|p| ProcessInfo { pid: p.spec.principal.pid, name: p.spec.name.clone() }).collect()
     }
 }

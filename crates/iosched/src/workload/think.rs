@@ -19,9 +19,7 @@ impl Think {
         match *self {
             Think::Fixed(t) => t,
             Think::Uniform(max) => rng.gen_range(0..=max),
-            Think::Exponential { mean_ns } => {
-                (-(1.0 - rng.gen::<f64>()).ln() * mean_ns).round() as Nanos
-            }
+            Think::Exponential { mean_ns } => (-(1.0 - rng.gen::<f64>()).ln() * mean_ns).round() as Nanos,
         }
     }
 }
