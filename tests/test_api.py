@@ -1,0 +1,96 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+import iosched
+from iosched import Scenario, ScenarioError
+
+from conftest import SELTZER_Q10
+
+REQUEST_COLUMNS = [
+    "run", "scheduler", "req_id", "pid", "group", "op", "sync", "start_sector", "size_sectors",
+    "issue_ns", "dispatch_ns", "complete_ns", "seek_cylinders", "seek_ns", "rotation_ns",
+    "transfer_ns", "cache_hit",
+]
+
+
+def test_default_scenario_round_trip():
+    res = iosched.run(Scenario.default())
+    assert len(res.summaries) == 2
+    runs = res.runs
+    assert len(runs) == 2
+    for col in ["scheduler", "device", "throughput_mb_s", "iops", "utilization_busy",
+                "utilization_transfer", "response_ms_mean", "response_ms_p50",
+                "response_ms_p95", "response_ms_p99", "response_ms_max", "service_ms_mean"]:
+        assert col in runs.columns
+    procs = res.processes
+    assert list(procs.columns[:2]) == ["run", "scheduler"]
+    assert len(procs) == sum(len(s["processes"]) for s in res.summaries)
+    req = res.requests
+    assert list(req.columns) == REQUEST_COLUMNS
+    assert len(req) == sum(s["requests"] for s in res.summaries)
+    for i, s in enumerate(res.summaries):
+        assert (req.run == i).sum() == s["requests"]
+    assert isinstance(req.scheduler.dtype, pd.CategoricalDtype)
+    assert list(req.scheduler.cat.categories) == [s["scheduler"] for s in res.summaries]
+    assert isinstance(req.op.dtype, pd.CategoricalDtype)
+    assert set(req.op.cat.categories) == {"read", "write"}
+    assert (req.complete_ns >= req.dispatch_ns).all() and (req.dispatch_ns >= req.issue_ns).all()
+
+
+def test_records_false_has_no_requests():
+    res = iosched.run(Scenario.from_text(SELTZER_Q10), records=False)
+    assert res.requests is None
+    assert len(res.runs) == 2
+
+
+def test_from_dict_and_replace():
+    d = {
+        "device": {"preset": "fujitsu-m2361a"},
+        "workload": {"kind": "closed-queue", "queue_depth": 5, "requests": 200},
+        "scheduler": [{"name": "gstf", "label": "gstf210", "group_cylinders": 210}],
+    }
+    scn = Scenario.from_dict(d)
+    res = iosched.run(scn)
+    assert res.summaries[0]["scheduler"] == "gstf210"
+    assert res.summaries[0]["requests"] == 200
+    more = scn.replace(workload={"requests": 300})
+    assert more.to_dict()["workload"]["queue_depth"] == 5
+    assert iosched.run(more).summaries[0]["requests"] == 300
+
+
+def test_split_gives_same_results():
+    scn = Scenario.from_text(SELTZER_Q10)
+    whole = iosched.run(scn, records=False).summaries
+    calls = []
+    parts = iosched.run(scn, records=False, progress=lambda a, b: calls.append((a, b))).summaries
+    assert whole == parts
+    assert calls[-1] == (2, 2)
+
+
+def test_determinism():
+    scn = Scenario.from_text(SELTZER_Q10)
+    a = iosched.run(scn, seed=7).requests
+    b = iosched.run(scn, seed=7).requests
+    pd.testing.assert_frame_equal(a, b)
+    c = iosched.run(scn, seed=8).requests
+    assert not np.array_equal(a.start_sector.to_numpy(), c.start_sector.to_numpy())
+
+
+def test_errors_name_source_and_field(tmp_path):
+    with pytest.raises(ScenarioError, match=r"mine\.toml: field `workload\.queue_depth`"):
+        Scenario.from_text('[workload]\nkind = "closed-queue"\nqueue_depth = "x"\n', "mine.toml")
+    with pytest.raises(ScenarioError, match="no such file"):
+        Scenario.from_file(tmp_path / "absent.toml")
+    assert issubclass(ScenarioError, ValueError)
+
+
+def test_lists():
+    scheds = iosched.list_schedulers()
+    names = {s["name"] for s in scheds}
+    assert {"fcfs", "sstf", "cscan", "sptf", "gstf", "wstf"} <= names
+    gstf = next(s for s in scheds if s["name"] == "gstf")
+    assert {t["name"] for t in gstf["tunables"]} >= {"group_cylinders", "frozen"}
+    devices = iosched.list_devices()
+    eagle = next(d for d in devices if d["name"] == "fujitsu-m2361a")
+    assert eagle["cylinders"] == 840 and eagle["rpm"] == 3600

@@ -1,0 +1,122 @@
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from iosched.cli import app
+
+from conftest import REPO
+
+runner = CliRunner()
+
+RUN_KEYS = {"scheduler", "device", "throughput_mb_s", "iops", "utilization_busy",
+            "utilization_transfer", "response_ms", "processes"}
+LATENCY_KEYS = {"mean", "p50", "p95", "p99", "max"}
+
+
+def test_run_default_prints_tables():
+    r = runner.invoke(app, ["run"])
+    assert r.exit_code == 0, r.output
+    assert "two-readers" in r.stdout
+    assert "util transfer" in r.stdout and "clook" in r.stdout
+    assert "processes" in r.stdout and "reader1" in r.stdout
+
+
+def test_run_json_is_one_object():
+    r = runner.invoke(app, ["run", "--json", "--seed", "3"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert set(doc) == {"scenario", "runs"}
+    assert doc["scenario"] == "two-readers"
+    assert len(doc["runs"]) == 2
+    for run in doc["runs"]:
+        assert RUN_KEYS <= set(run)
+        assert run["seed"] == 3
+        assert LATENCY_KEYS <= set(run["response_ms"])
+        for p in run["processes"]:
+            assert {"name", "bytes", "throughput_mb_s", "response_ms"} <= set(p)
+            assert LATENCY_KEYS <= set(p["response_ms"])
+
+
+@pytest.mark.parametrize("name", ["seltzer-q100.toml", "two-readers.toml"])
+def test_example_files_run(name):
+    path = REPO / "experiments" / "examples" / name
+    r = runner.invoke(app, ["run", str(path), "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert len(doc["runs"]) == 2
+    assert all(run["requests"] > 0 for run in doc["runs"])
+
+
+def test_requests_csv(tmp_path):
+    out = tmp_path / "req.csv"
+    r = runner.invoke(app, ["run", "--requests-csv", str(out)])
+    assert r.exit_code == 0, r.output
+    header = out.read_text().splitlines()[0].split(",")
+    assert header[:3] == ["run", "scheduler", "req_id"] and "op" in header
+
+
+BASE = '[device]\npreset = "fujitsu-m2361a"\n[workload]\nkind = "closed-queue"\n'
+BAD = {
+    "unknown-field": (BASE + "queue_dept = 10\n", "workload.queue_dept"),
+    "wrong-type": (BASE + 'queue_depth = "ten"\n', "workload.queue_depth"),
+    "unknown-scheduler": (BASE + '[[scheduler]]\nname = "elevator9"\n', "scheduler[0].name"),
+    "unknown-preset": ('[device]\npreset = "floppy"\n[workload]\nkind = "closed-queue"\n',
+                       "device.preset"),
+    "negative-size": (BASE + "request_kib = -4\n", "workload.request_kib"),
+    "beyond-disk": ('[device]\npreset = "fujitsu-m2361a"\n[[process]]\nfile_mib = 10\n'
+                    "file_offset_mib = 600\n", "process[0].file_offset_mib"),
+    "bad-toml": ("[device\n", "line 1"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_input_exit_2_one_line(tmp_path, case):
+    text, field = BAD[case]
+    path = tmp_path / f"{case}.toml"
+    path.write_text(text)
+    r = runner.invoke(app, ["run", str(path)])
+    assert r.exit_code == 2, r.output
+    assert "Traceback" not in r.output
+    assert r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith("error: ")
+    assert str(path) in lines[0]
+    assert field in lines[0]
+
+
+def test_missing_and_non_utf8_files(tmp_path):
+    missing = tmp_path / "nope.toml"
+    r = runner.invoke(app, ["run", str(missing)])
+    assert r.exit_code == 2
+    assert r.stderr.strip() == f"error: {missing}: no such file"
+    binary = tmp_path / "bin.toml"
+    binary.write_bytes(b"name = \"\xff\xfe\"\n")
+    r = runner.invoke(app, ["run", str(binary)])
+    assert r.exit_code == 2
+    assert "Traceback" not in r.output
+    assert str(binary) in r.stderr and "UTF-8" in r.stderr
+
+
+def test_list_schedulers():
+    r = runner.invoke(app, ["list", "schedulers"])
+    assert r.exit_code == 0, r.output
+    for word in ["fcfs", "sstf", "cscan", "sptf", "gstf", "wstf", "group_cylinders",
+                 "max_response_ms"]:
+        assert word in r.stdout
+
+
+def test_list_devices():
+    r = runner.invoke(app, ["list", "devices"])
+    assert r.exit_code == 0, r.output
+    assert "fujitsu-m2361a" in r.stdout and "3600" in r.stdout and "estimated" in r.stdout
+
+
+def test_seltzer_catalogue_scenarios_run():
+    files = sorted((REPO / "experiments" / "seltzer1990").glob("fig*.toml"))
+    assert len(files) == 7
+    for f in files:
+        r = runner.invoke(app, ["run", str(f), "--json"])
+        assert r.exit_code == 0, (f, r.output)
+        assert all(run["device"] == "fujitsu-m2361a" for run in json.loads(r.stdout)["runs"])
