@@ -12,12 +12,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-create_exception!(
-    _native,
-    ScenarioError,
-    PyValueError,
-    "A scenario file or value is wrong; the message names the file, field and value."
-);
+create_exception!(_native, ScenarioError, PyValueError, "A scenario file or value is wrong; the message names the file, field and value.");
 
 fn column<T: Copy>(
     py: Python<'_>,
@@ -32,15 +27,10 @@ fn column<T: Copy>(
     PyBytes::new(py, &buf).unbind()
 }
 
-fn records_to_columns<'py>(
-    py: Python<'py>,
-    records: &[RequestRecord],
-) -> PyResult<Bound<'py, PyDict>> {
+fn records_to_columns<'py>(py: Python<'py>, records: &[RequestRecord]) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
-    let u64c =
-        |f: fn(&RequestRecord) -> u64| column(py, records, f, |x: u64| x.to_le_bytes().to_vec());
-    let u32c =
-        |f: fn(&RequestRecord) -> u32| column(py, records, f, |x: u32| x.to_le_bytes().to_vec());
+    let u64c = |f: fn(&RequestRecord) -> u64| column(py, records, f, |x: u64| x.to_le_bytes().to_vec());
+    let u32c = |f: fn(&RequestRecord) -> u32| column(py, records, f, |x: u32| x.to_le_bytes().to_vec());
     let u8c = |f: fn(&RequestRecord) -> u8| column(py, records, f, |x: u8| vec![x]);
     d.set_item("req_id", ("<u8", u64c(|r| r.id)))?;
     d.set_item("pid", ("<u4", u32c(|r| r.pid)))?;
@@ -63,9 +53,7 @@ fn records_to_columns<'py>(
 /// Parses and validates scenario text; raises ScenarioError naming the file, field and value.
 #[pyfunction]
 fn check_scenario(text: &str, source: &str) -> PyResult<()> {
-    Scenario::parse(text, source)
-        .map(|_| ())
-        .map_err(|e| ScenarioError::new_err(e.to_string()))
+    Scenario::parse(text, source).map(|_| ()).map_err(|e| ScenarioError::new_err(e.to_string()))
 }
 
 /// Runs every scheduler of a scenario. Returns a list of (summary JSON, columns or None);
@@ -80,17 +68,11 @@ fn run_scenario<'py>(
     records: bool,
 ) -> PyResult<Vec<(String, Option<Bound<'py, PyDict>>)>> {
     let scn = Scenario::parse(text, source).map_err(|e| ScenarioError::new_err(e.to_string()))?;
-    let runs = py
-        .allow_threads(|| scn.run(seed))
-        .map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    let runs = py.allow_threads(|| scn.run(seed)).map_err(|e| ScenarioError::new_err(e.to_string()))?;
     runs.into_iter()
         .map(|r| {
             let summary = serde_json::to_string(&r.summary).expect("summary serializes");
-            let cols = if records {
-                Some(records_to_columns(py, &r.records)?)
-            } else {
-                None
-            };
+            let cols = if records { Some(records_to_columns(py, &r.records)?) } else { None };
             Ok((summary, cols))
         })
         .collect()
@@ -105,10 +87,7 @@ fn list_schedulers() -> String {
 /// JSON list of device presets with their derived figures.
 #[pyfunction]
 fn list_devices() -> PyResult<String> {
-    let all: Result<Vec<_>, _> = PRESET_NAMES
-        .iter()
-        .map(|n| describe(&preset(n).expect("listed preset exists")))
-        .collect();
+    let all: Result<Vec<_>, _> = PRESET_NAMES.iter().map(|n| describe(&preset(n).expect("listed preset exists"))).collect();
     let all = all.map_err(PyValueError::new_err)?;
     Ok(serde_json::to_string(&all).expect("serializes"))
 }
