@@ -2,7 +2,7 @@
 //! cylinder switches, command overhead, and a read-ahead segment cache.
 
 use super::cache::SegmentCache;
-use super::geometry::{slot_angle, Chs, Geometry, ZoneSpec, REV_UNITS};
+use super::geometry::{slot_angle, Chs, Geometry, TrackPos, ZoneSpec, REV_UNITS};
 use super::seek::SeekCurve;
 use super::{ArmPath, DeviceView, Service};
 use crate::request::{Op, Request, SECTOR_BYTES};
@@ -83,6 +83,8 @@ pub struct RotationalDisk {
 struct WalkEnd {
     sector: u64,
     at_ns: Nanos,
+    /// The track the head is on at the end (None: it did not move).
+    head: Option<Chs>,
 }
 
 impl RotationalDisk {
@@ -183,33 +185,38 @@ impl RotationalDisk {
     /// boundary not after `until_ns`. At `t0` the head is at the start of `from` (`aligned`), or
     /// has just finished `from - 1` (a read-ahead stream), in which case a track boundary at
     /// `from` still costs its switch. Returns where it stopped and the pure transfer time spent.
-    fn walk(&self, from: u64, t0: Nanos, to_sector: u64, until_ns: Nanos, aligned: bool) -> (WalkEnd, Nanos) {
+    fn walk(&self, from: u64, t0: Nanos, to_sector: u64, until_ns: Nanos, aligned: bool, first: Option<TrackPos>) -> (WalkEnd, Nanos) {
         let (mut cur, mut t, mut xfer) = (from, t0, 0);
         let to_sector = to_sector.min(self.geometry.capacity_sectors);
-        if !aligned && cur > 0 && cur < to_sector {
-            let prev = self.geometry.locate(cur - 1);
-            if prev.track_end_sector == cur {
-                match self.switch_to_next_track(cur, prev.chs.cylinder, t, until_ns) {
-                    Some(ready) => t = ready,
-                    None => return (WalkEnd { sector: cur, at_ns: t }, 0),
-                }
-            }
+        if cur >= to_sector {
+            return (WalkEnd { sector: cur, at_ns: t, head: None }, 0);
         }
-        while cur < to_sector {
-            let pos = self.geometry.locate(cur);
+        let mut pos = first.unwrap_or_else(|| self.geometry.locate(cur));
+        if !aligned && cur > 0 && pos.chs.sector == 0 {
+            // The head has just finished the previous track (the previous cylinder's if this
+            // is head 0): switch first.
+            let switch = if pos.chs.head == 0 { self.cylinder_switch_ns } else { self.head_switch_ns };
+            let arrive = t + switch;
+            let ready = arrive + self.rotational_wait_ns(arrive, pos.angle);
+            if ready > until_ns {
+                return (WalkEnd { sector: cur, at_ns: t, head: None }, 0);
+            }
+            t = ready;
+        }
+        loop {
             let stop = to_sector.min(pos.track_end_sector);
             let need = self.transfer_ns(t, pos.slot, stop - cur, pos.sectors_per_track);
             if t + need > until_ns {
                 // Whole sectors that pass before the limit.
                 let fit = self.sectors_passing(t, until_ns, pos.slot, pos.sectors_per_track).min(stop - cur - 1);
                 let dt = self.transfer_ns(t, pos.slot, fit, pos.sectors_per_track);
-                return (WalkEnd { sector: cur + fit, at_ns: t + dt }, xfer + dt);
+                return (WalkEnd { sector: cur + fit, at_ns: t + dt, head: Some(pos.chs) }, xfer + dt);
             }
             t += need;
             xfer += need;
             cur = stop;
-            if cur == to_sector || cur >= self.geometry.capacity_sectors {
-                break;
+            if cur == to_sector {
+                return (WalkEnd { sector: cur, at_ns: t, head: Some(pos.chs) }, xfer);
             }
             // Switch to the next track and wait for its first sector (skew makes this short).
             let next = self.geometry.locate(cur);
@@ -217,30 +224,20 @@ impl RotationalDisk {
             let arrive = t + switch;
             let ready = arrive + self.rotational_wait_ns(arrive, next.angle);
             if ready > until_ns {
-                return (WalkEnd { sector: cur, at_ns: t }, xfer);
+                return (WalkEnd { sector: cur, at_ns: t, head: Some(pos.chs) }, xfer);
             }
             t = ready;
+            pos = next;
         }
-        (WalkEnd { sector: cur, at_ns: t }, xfer)
-    }
-
-    /// Switches to the track starting at `sector` (from a track of `from_cylinder`) and waits for
-    /// its first sector (skew makes this short). None if that is not done by `until_ns`.
-    fn switch_to_next_track(&self, sector: u64, from_cylinder: u32, t: Nanos, until_ns: Nanos) -> Option<Nanos> {
-        let next = self.geometry.locate(sector);
-        let switch = if next.chs.cylinder != from_cylinder { self.cylinder_switch_ns } else { self.head_switch_ns };
-        let arrive = t + switch;
-        let ready = arrive + self.rotational_wait_ns(arrive, next.angle);
-        (ready <= until_ns).then_some(ready)
     }
 
     /// Where read-ahead has got to by `t` (the stream's front, never past its cap).
     fn stream_front(&self, t: Nanos) -> Option<WalkEnd> {
         let st = self.cache.stream?;
         if t <= st.at_ns {
-            return Some(WalkEnd { sector: st.next_sector, at_ns: st.at_ns });
+            return Some(WalkEnd { sector: st.next_sector, at_ns: st.at_ns, head: None });
         }
-        Some(self.walk(st.next_sector, st.at_ns, st.cap_sector, t, false).0)
+        Some(self.walk(st.next_sector, st.at_ns, st.cap_sector, t, false, None).0)
     }
 
     /// A read served (wholly or as it streams in) from the cache.
@@ -269,7 +266,7 @@ impl RotationalDisk {
         let (ready, moved) = if hi <= front.sector {
             (host_done, front)
         } else {
-            let reach = self.walk(st.next_sector, st.at_ns, hi, Nanos::MAX, false).0;
+            let reach = self.walk(st.next_sector, st.at_ns, hi, Nanos::MAX, false, None).0;
             (host_done.max(reach.at_ns + self.bus_ns(1)), reach)
         };
         let consumed = if stopped { None } else { Some(hi) };
@@ -299,9 +296,8 @@ impl RotationalDisk {
         t += seek_ns;
         let rotation_ns = self.rotational_wait_ns(t, target.angle);
         t += rotation_ns;
-        let (end, transfer_ns) = self.walk(req.start_sector, t, req.end_sector(), Nanos::MAX, true);
-        let last = self.geometry.locate(end.sector.saturating_sub(1).max(req.start_sector));
-        self.head = last.chs;
+        let (end, transfer_ns) = self.walk(req.start_sector, t, req.end_sector(), Nanos::MAX, true, Some(target));
+        self.head = end.head.unwrap_or(target.chs);
         self.head_sector = end.sector;
         if req.op == Op::Read && self.cache.enabled() {
             self.cache.start_stream(req.start_sector, end.sector, end.at_ns, self.geometry.capacity_sectors);
@@ -374,7 +370,7 @@ impl super::Device for RotationalDisk {
         // The head leaves any read-ahead stream: freeze what it had read by now.
         if let Some(front) = self.stream_front(now) {
             self.cache.stop_stream(front.sector);
-            self.head = self.geometry.locate(front.sector.saturating_sub(1)).chs;
+            self.head = front.head.unwrap_or_else(|| self.geometry.locate(front.sector.saturating_sub(1)).chs);
         }
         if req.op == Op::Write {
             self.cache.invalidate(req.start_sector, req.end_sector());

@@ -86,38 +86,57 @@ pub struct RunSummary {
 
 /// Summarizes a run. `elapsed_ns` is the run's length (the last completion).
 pub fn summarize(records: &[RequestRecord], elapsed_ns: Nanos, processes: &[ProcessInfo], invariants: InvariantReport) -> RunSummary {
-    let n = records.len() as u64;
+    let n = records.len();
     let elapsed_s = ns_to_s(elapsed_ns).max(1e-12);
-    let bytes: u64 = records.iter().map(|r| r.size_sectors as u64 * SECTOR_BYTES).sum();
-    let busy: u128 = records.iter().map(|r| r.service_ns() as u128).sum();
-    let transfer: u128 = records.iter().map(|r| r.transfer_ns as u128).sum();
-    let mut response: Vec<Nanos> = records.iter().map(|r| r.response_ns()).collect();
-    let mut service: Vec<Nanos> = records.iter().map(|r| r.service_ns()).collect();
-    let media: Vec<&RequestRecord> = records.iter().filter(|r| !r.cache_hit).collect();
-    let m = media.len().max(1) as f64;
-    let seek = SeekStats {
-        mean_cylinders: media.iter().map(|r| r.seek_cylinders as f64).sum::<f64>() / m,
-        mean_ms: media.iter().map(|r| ns_to_ms(r.seek_ns)).sum::<f64>() / m,
-        zero_fraction: media.iter().filter(|r| r.seek_cylinders == 0).count() as f64 / m,
-    };
+    // Processes are looked up by pid through a dense table (pids are small integers).
+    let max_pid = processes.iter().map(|p| p.pid as usize).max().unwrap_or(0);
+    let mut slot_of_pid = vec![usize::MAX; max_pid + 1];
+    for (i, p) in processes.iter().enumerate() {
+        slot_of_pid[p.pid as usize] = i;
+    }
+    let mut per_process: Vec<(u64, Vec<Nanos>)> = vec![(0, Vec::new()); processes.len()];
+    let (mut bytes, mut busy, mut transfer) = (0u64, 0u128, 0u128);
+    let (mut media, mut seek_cyl, mut seek_ns, mut zero_seeks, mut hits) = (0u64, 0u64, 0u128, 0u64, 0u64);
+    let mut response = Vec::with_capacity(n);
+    let mut service = Vec::with_capacity(n);
+    for r in records {
+        let b = r.size_sectors as u64 * SECTOR_BYTES;
+        bytes += b;
+        busy += r.service_ns() as u128;
+        transfer += r.transfer_ns as u128;
+        response.push(r.response_ns());
+        service.push(r.service_ns());
+        if r.cache_hit {
+            hits += 1;
+        } else {
+            media += 1;
+            seek_cyl += r.seek_cylinders as u64;
+            seek_ns += r.seek_ns as u128;
+            zero_seeks += (r.seek_cylinders == 0) as u64;
+        }
+        if let Some(&i) = slot_of_pid.get(r.pid as usize) {
+            if i != usize::MAX {
+                per_process[i].0 += b;
+                per_process[i].1.push(r.response_ns());
+            }
+        }
+    }
+    let m = media.max(1) as f64;
+    let seek = SeekStats { mean_cylinders: seek_cyl as f64 / m, mean_ms: seek_ns as f64 / 1e6 / m, zero_fraction: zero_seeks as f64 / m };
     let procs = processes
         .iter()
-        .map(|p| {
-            let mine: Vec<&RequestRecord> = records.iter().filter(|r| r.pid == p.pid).collect();
-            let b: u64 = mine.iter().map(|r| r.size_sectors as u64 * SECTOR_BYTES).sum();
-            let mut resp: Vec<Nanos> = mine.iter().map(|r| r.response_ns()).collect();
-            ProcessSummary {
-                pid: p.pid,
-                name: p.name.clone(),
-                requests: mine.len() as u64,
-                bytes: b,
-                throughput_mb_s: b as f64 / 1e6 / elapsed_s,
-                response_ms: LatencyMs::from_ns(&mut resp),
-            }
+        .zip(per_process)
+        .map(|(p, (b, mut resp))| ProcessSummary {
+            pid: p.pid,
+            name: p.name.clone(),
+            requests: resp.len() as u64,
+            bytes: b,
+            throughput_mb_s: b as f64 / 1e6 / elapsed_s,
+            response_ms: LatencyMs::from_ns(&mut resp),
         })
         .collect();
     RunSummary {
-        requests: n,
+        requests: n as u64,
         bytes,
         elapsed_s,
         throughput_mb_s: bytes as f64 / 1e6 / elapsed_s,
@@ -127,7 +146,7 @@ pub fn summarize(records: &[RequestRecord], elapsed_ns: Nanos, processes: &[Proc
         response_ms: LatencyMs::from_ns(&mut response),
         service_ms: LatencyMs::from_ns(&mut service),
         seek,
-        cache_hit_fraction: records.iter().filter(|r| r.cache_hit).count() as f64 / n.max(1) as f64,
+        cache_hit_fraction: hits as f64 / n.max(1) as f64,
         processes: procs,
         invariants,
         ..RunSummary::default()

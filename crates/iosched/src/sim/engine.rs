@@ -1,17 +1,18 @@
-//! The event loop. Arrivals go to the scheduler; whenever the device is free the scheduler is
-//! asked what to do; completions go back to the scheduler and to the workload, which may issue
-//! more requests. The loop checks the scheduling invariants as it goes.
+//! The event loop. Arrivals go to the scheduler; completions go back to the scheduler and to
+//! the workload, which may issue more requests. All events of one instant are handled before
+//! the scheduler is asked what to do, so a decision sees everything that arrived at that time
+//! (Seltzer's queue of Q requests at time 0 is one queue, not Q separate arrivals). The loop
+//! checks the scheduling invariants as it goes.
 
 use super::event_queue::EventQueue;
-use crate::device::Device;
+use crate::device::{Device, Service};
 use crate::metrics::{Collector, RequestRecord};
 use crate::request::{Request, RequestId};
-
 use crate::sched::{Context, Decision, Scheduler};
 use crate::time::Nanos;
 use crate::workload::{Emit, NewRequest, Workload};
 
-// Kept small: the request in flight lives in the loop, not in its completion event.
+// Kept small: the request in flight lives in the engine, not in its completion event.
 enum Event {
     Arrival(NewRequest),
     Completion,
@@ -36,94 +37,139 @@ pub struct SimOutput {
     pub end_ns: Nanos,
 }
 
-/// Runs the workload to completion on `device` under `scheduler`.
-pub fn simulate(device: &mut dyn Device, scheduler: &mut dyn Scheduler, workload: &mut dyn Workload) -> SimOutput {
-    let mut events: EventQueue<Event> = EventQueue::default();
-    let mut emit = Emit::default();
-    let mut collector = Collector::default();
-    let mut invariants = InvariantReport::default();
-    let mut next_id: RequestId = 0;
-    let mut in_flight: Option<(Request, crate::device::Service)> = None;
-    let mut wake_at: Option<Nanos> = None;
-    let mut now: Nanos = 0;
+struct Engine<'a> {
+    device: &'a mut dyn Device,
+    scheduler: &'a mut dyn Scheduler,
+    workload: &'a mut dyn Workload,
+    events: EventQueue<Event>,
+    emit: Emit,
+    /// Arrivals being delivered (a second buffer, reused).
+    batch: Vec<(Nanos, NewRequest)>,
+    collector: Collector,
+    invariants: InvariantReport,
+    next_id: RequestId,
+    in_flight: Option<(Request, Service)>,
+    wake_at: Option<Nanos>,
+    now: Nanos,
+}
 
-    workload.start(&mut emit);
-    drain(&mut emit, &mut events);
+impl Engine<'_> {
+    fn arrive(&mut self, nr: NewRequest) {
+        let req = nr.into_request(self.next_id, self.now);
+        self.next_id += 1;
+        let cx = Context { now_ns: self.now, device: self.device.as_view(), in_flight: self.in_flight.is_some() as u32 };
+        self.scheduler.add(req, &cx);
+        self.workload.on_arrival(&req, self.now, &mut self.emit);
+    }
 
-    while let Some((t, ev)) = events.pop() {
-        debug_assert!(t >= now, "time went backwards");
-        now = t;
-        match ev {
-            Event::Arrival(nr) => {
-                let req = nr.into_request(next_id, now);
-                next_id += 1;
-                let cx = Context { now_ns: now, device: device.as_view(), in_flight: in_flight.is_some() as u32 };
-                scheduler.add(req, &cx);
-                workload.on_arrival(&req, now, &mut emit);
-                drain(&mut emit, &mut events);
-            }
-            Event::Completion => {
-                let Some((req, service)) = in_flight.take() else {
-                    invariants.bad_completions += 1;
-                    continue;
-                };
-                if service.completion_ns != now {
-                    invariants.bad_completions += 1;
+    fn complete(&mut self) {
+        let Some((req, service)) = self.in_flight.take() else {
+            self.invariants.bad_completions += 1;
+            return;
+        };
+        if service.completion_ns != self.now {
+            self.invariants.bad_completions += 1;
+        }
+        self.collector.record(&req, &service);
+        let cx = Context { now_ns: self.now, device: self.device.as_view(), in_flight: 0 };
+        self.scheduler.completed(&req, &cx);
+        self.workload.on_complete(&req, self.now, &mut self.emit);
+    }
+
+    /// Moves what the workload emitted into the event queue; arrivals due now are delivered at
+    /// once (they would be the next events popped anyway, as nothing is due earlier).
+    fn flush_emit(&mut self) {
+        for (at, token) in self.emit.timers.drain(..) {
+            self.events.push(at, Event::WorkloadTimer(token));
+        }
+        while !self.emit.arrivals.is_empty() {
+            // Swap buffers instead of allocating: delivering may emit more.
+            std::mem::swap(&mut self.emit.arrivals, &mut self.batch);
+            for i in 0..self.batch.len() {
+                let (at, nr) = self.batch[i];
+                if at <= self.now {
+                    self.arrive(nr);
+                } else {
+                    self.events.push(at, Event::Arrival(nr));
                 }
-                collector.record(&req, &service);
-                let cx = Context { now_ns: now, device: device.as_view(), in_flight: 0 };
-                scheduler.completed(&req, &cx);
-                workload.on_complete(&req, now, &mut emit);
-                drain(&mut emit, &mut events);
             }
-            Event::WorkloadTimer(token) => {
-                workload.on_timer(token, now, &mut emit);
-                drain(&mut emit, &mut events);
-            }
-            Event::Wake => {
-                if wake_at != Some(now) {
-                    continue; // superseded
-                }
-                wake_at = None;
+            self.batch.clear();
+            for (at, token) in self.emit.timers.drain(..) {
+                self.events.push(at, Event::WorkloadTimer(token));
             }
         }
-        if in_flight.is_some() {
-            continue;
+    }
+
+    fn decide(&mut self) {
+        if self.in_flight.is_some() {
+            return;
         }
-        let cx = Context { now_ns: now, device: device.as_view(), in_flight: 0 };
-        match scheduler.next(&cx) {
+        let cx = Context { now_ns: self.now, device: self.device.as_view(), in_flight: 0 };
+        let decision = self.scheduler.next(&cx);
+        match decision {
             Decision::Dispatch(req, path) => {
-                let service = device.service(&req, path, now);
-                debug_assert!(service.completion_ns >= now);
-                events.push(service.completion_ns, Event::Completion);
-                in_flight = Some((req, service));
+                let service = self.device.service(&req, path, self.now);
+                debug_assert!(service.completion_ns >= self.now);
+                self.events.push(service.completion_ns, Event::Completion);
+                self.in_flight = Some((req, service));
             }
             Decision::WaitUntil(t) => {
-                if scheduler.is_work_conserving() {
-                    invariants.idled_with_work += 1;
+                if self.scheduler.is_work_conserving() {
+                    self.invariants.idled_with_work += 1;
                 }
-                let t = t.max(now);
-                if wake_at != Some(t) {
-                    wake_at = Some(t);
-                    events.push(t, Event::Wake);
+                let t = t.max(self.now);
+                if self.wake_at != Some(t) {
+                    self.wake_at = Some(t);
+                    self.events.push(t, Event::Wake);
                 }
             }
             Decision::Empty => {
-                if scheduler.queued() > 0 {
-                    invariants.idled_with_work += 1;
+                if self.scheduler.queued() > 0 {
+                    self.invariants.idled_with_work += 1;
                 }
             }
         }
     }
-    invariants.left_behind = scheduler.queued() as u64 + in_flight.is_some() as u64;
-    SimOutput { records: collector.into_records(), invariants, end_ns: now }
 }
 
-fn drain(emit: &mut Emit, events: &mut EventQueue<Event>) {
-    for (at, nr) in emit.arrivals.drain(..) {
-        events.push(at, Event::Arrival(nr));
+/// Runs the workload to completion on `device` under `scheduler`.
+pub fn simulate(device: &mut dyn Device, scheduler: &mut dyn Scheduler, workload: &mut dyn Workload) -> SimOutput {
+    let mut e = Engine {
+        device,
+        scheduler,
+        workload,
+        events: EventQueue::default(),
+        emit: Emit::default(),
+        batch: Vec::new(),
+        collector: Collector::default(),
+        invariants: InvariantReport::default(),
+        next_id: 0,
+        in_flight: None,
+        wake_at: None,
+        now: 0,
+    };
+    e.workload.start(&mut e.emit);
+    e.flush_emit();
+    e.decide();
+    while let Some((t, ev)) = e.events.pop() {
+        debug_assert!(t >= e.now, "time went backwards");
+        e.now = t;
+        match ev {
+            Event::Arrival(nr) => e.arrive(nr),
+            Event::Completion => e.complete(),
+            Event::WorkloadTimer(token) => e.workload.on_timer(token, t, &mut e.emit),
+            Event::Wake => {
+                if e.wake_at == Some(t) {
+                    e.wake_at = None;
+                }
+            }
+        }
+        e.flush_emit();
+        if e.events.peek_time() == Some(t) {
+            continue; // more happens at this instant: decide once all of it is known
+        }
+        e.decide();
     }
-    for (at, token) in emit.timers.drain(..) {
-        events.push(at, Event::WorkloadTimer(token));
-    }
+    e.invariants.left_behind = e.scheduler.queued() as u64 + e.in_flight.is_some() as u64;
+    SimOutput { records: e.collector.into_records(), invariants: e.invariants, end_ns: e.now }
 }

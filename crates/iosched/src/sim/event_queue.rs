@@ -49,6 +49,11 @@ impl<E> EventQueue<E> {
         self.heap.pop().map(|Reverse(e)| (e.at_ns, e.event))
     }
 
+    /// Time of the next event, if any.
+    pub fn peek_time(&self) -> Option<Nanos> {
+        self.heap.peek().map(|Reverse(e)| e.at_ns)
+    }
+
     pub fn len(&self) -> usize {
         self.heap.len()
     }
