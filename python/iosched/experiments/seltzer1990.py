@@ -205,11 +205,12 @@ def _claims(fig_id: str, claim: dict, d: Data, cat: dict, qs: list) -> "tuple[st
             f"{lab} {_pct(d.value(fig_id, lab, 1, 'utilization_transfer'))}, average I/O time "
             f"{d.value(fig_id, lab, 1, 'service_ms_mean'):.1f} ms" for lab in bad)
 
-    if cid == "cscan-equals-ssf":
-        a = d.series("fig4", "cscan", "utilization_transfer")
+    if cid in ("cscan-equals-ssf", "clook-equals-ssf"):
+        lab = claim.get("scheduler", "cscan")
+        a = d.series("fig4", lab, "utilization_transfer")
         b = d.series("fig4", "ssf", "utilization_transfer")
         r = (a / b - 1).abs()
-        ours = "CSCAN/SSF utilization - 1: " + ", ".join(
+        ours = f"{lab.upper()}/SSF utilization - 1: " + ", ".join(
             f"Q={q}: {_signed(a.loc[q] / b.loc[q] - 1)}" for q in a.index)
         word = "reproduced" if r.max() <= tol else "differs"
         return ours, (f"{word}: within {_pct(tol, 0)} {_where({q: v <= tol for q, v in r.items()})}"
@@ -225,11 +226,12 @@ def _claims(fig_id: str, claim: dict, d: Data, cat: dict, qs: list) -> "tuple[st
                       f": ratio {min(ratios.values()):.2f}x to {max(ratios.values()):.2f}x at Q >= 10"
                       " (>= 1.2x at every Q counted as 'significantly worse')")
 
-    if cid == "cscan-max-le-fcfs":
-        a = d.series("fig5", "cscan", "response_ms_max")
+    if cid in ("cscan-max-le-fcfs", "clook-max-le-fcfs"):
+        lab = claim.get("scheduler", "cscan")
+        a = d.series("fig5", lab, "response_ms_max")
         b = d.series("fig5", "fcfs", "response_ms_max")
         ratios = {q: a.loc[q] / b.loc[q] for q in a.index}
-        ours = "CSCAN/FCFS max response: " + ", ".join(f"Q={q}: {r:.2f}x" for q, r in ratios.items())
+        ours = f"{lab.upper()}/FCFS max response: " + ", ".join(f"Q={q}: {r:.2f}x" for q, r in ratios.items())
         worst = max(ratios, key=ratios.get)
         ok = ratios[worst] <= 1 + tol
         return ours, (("reproduced" if ok else "differs") +

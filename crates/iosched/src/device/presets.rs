@@ -56,7 +56,7 @@ pub fn preset(name: &str) -> Option<RotationalSpec> {
             source:
                 "Seltzer, Chen & Ousterhout 1990, Table 1 and Figure 1 (seek formula from the Fujitsu engineering specification [FUJI84])"
                     .into(),
-            estimated: "head switch, skew, overhead and cache are 0/none, as in Seltzer's simulator (the paper gives no figures for them)"
+            estimated: "head switch, track skew, command overhead and cache are 0/none, as in Seltzer's simulator (the paper gives no figures for them); a block crossing a cylinder boundary pays seek(1) = 5.47 ms, hidden by a derived 22-sector cylinder skew"
                 .into(),
             rpm: 3600,
             surfaces: 20,

@@ -1,4 +1,4 @@
-//! Aged-SPTF (Iyer & Druschel 2001 section 3.4; Jacobson & Wilkes' aged SATF): SPTF on an
+//! Aged-SPTF (Iyer & Druschel 2001 section 3.3; Jacobson & Wilkes' aged SATF): SPTF on an
 //! effective time `positioning - age_weight * waited`, so a request's priority rises with its
 //! queueing time until it overrules the SPTF choice. It remembers whether aging overrode SPTF,
 //! which the anticipation heuristic needs.

@@ -61,7 +61,7 @@ pub const SCHEDULERS: &[SchedulerInfo] = &[
         aliases: &["c-look"],
         kind: "policy",
         summary: "one-directional sweep, jump back to the lowest request (Iyer & Druschel's CSCAN)",
-        source: "Iyer & Druschel 2001 section 3.4",
+        source: "Iyer & Druschel 2001 section 3.3",
         tunables: clook::TUNABLES,
     },
     SchedulerInfo {
@@ -93,7 +93,7 @@ pub const SCHEDULERS: &[SchedulerInfo] = &[
         aliases: &["aged-satf", "asptf"],
         kind: "policy",
         summary: "SPTF with priority rising with queueing time",
-        source: "Iyer & Druschel 2001 section 3.4; Jacobson & Wilkes 1991",
+        source: "Iyer & Druschel 2001 section 3.3; Jacobson & Wilkes 1991",
         tunables: aged_sptf::TUNABLES,
     },
 ];

@@ -179,6 +179,10 @@ fn wstf_weights_by_remaining_time() {
     assert_eq!(s.peek(&cx).unwrap().id, 0);
     let cx_early = Context { now_ns: 100 * NS_PER_MS, device: &disk, in_flight: 0 };
     assert_eq!(s.peek(&cx_early).unwrap().id, 1);
+    // Past the limit, overdue requests go oldest first, whatever their positioning time.
+    Policy::add(&mut s, req(2, 200, 50 * NS_PER_MS), &cx);
+    let late = Context { now_ns: 1200 * NS_PER_MS, device: &disk, in_flight: 0 };
+    assert_eq!(s.peek(&late).unwrap().id, 0);
 }
 
 #[test]

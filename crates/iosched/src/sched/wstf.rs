@@ -35,6 +35,17 @@ impl Wstf {
         let m = self.max_response_ns as f64;
         (m - waited_ns as f64) / m
     }
+
+    /// Seltzer's weighted time while the request is within its limit. Past the limit (which the
+    /// paper says never happened) the formula would favour the longest access among overdue
+    /// requests; instead overdue requests go first, oldest first.
+    fn weighted_ns(&self, positioning_ns: Nanos, waited_ns: Nanos) -> f64 {
+        if waited_ns < self.max_response_ns {
+            positioning_ns as f64 * self.weight(waited_ns)
+        } else {
+            -(waited_ns as f64)
+        }
+    }
 }
 
 impl Policy for Wstf {
@@ -59,7 +70,7 @@ impl Policy for Wstf {
             0,
             last,
             |_| true,
-            |req, pos| pos as f64 * self.weight(now.saturating_sub(req.issue_ns)),
+            |req, pos| self.weighted_ns(pos, now.saturating_sub(req.issue_ns)),
             |seek| {
                 if min_weight > 0.0 {
                     seek as f64 * min_weight
