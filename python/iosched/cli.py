@@ -1,4 +1,4 @@
-"""Command line: `iosched run`, `iosched list`, `iosched reproduce`.
+"""Command line: `iosched run`, `iosched list`, `iosched reproduce`, `iosched bench`.
 
 User mistakes (bad scenario, missing or unreadable file) print one line `error: ...` on stderr
 and exit with status 2.
@@ -224,6 +224,37 @@ def reproduce_seltzer1990(
     except OSError as e:
         raise fail(f"{getattr(e, 'filename', None) or out_dir}: {e.strerror or e}")
     _consoles.out.print(f"wrote {report} and figures in {out_dir}")
+
+
+@app.command()
+def bench(
+    repeats: int = typer.Option(3, "--repeats", min=1, help="Runs per case; the best is reported."),
+    scale: float = typer.Option(
+        1.0, "--scale", min=0.001, max=10.0, help="Multiply the request counts (e.g. 0.1 for a quick look)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the results as JSON."),
+) -> None:
+    """Simulated requests per CPU-second: FCFS, C-LOOK and SPTF on an open random workload and
+    on Seltzer's closed queue at Q = 1000 (see docs/benchmarks.md)."""
+    from .bench import CASES, SCHEDULERS, run_bench
+
+    with progress_bar() as bar:
+        task = bar.add_task("bench", total=len(CASES) * len(SCHEDULERS))
+        results = run_bench(repeats=repeats, scale=scale, progress=lambda: bar.advance(task))
+    if as_json:
+        rows = [
+            {"case": r.case, "scheduler": r.scheduler, "requests": r.requests, "cpu_s": r.cpu_s,
+             "requests_per_cpu_s": r.requests_per_cpu_s}
+            for r in results
+        ]
+        typer.echo(json.dumps({"repeats": repeats, "results": rows}))
+        return
+    table = Table(title=f"simulated requests per CPU-second (best of {repeats})")
+    for col in ("case", "scheduler", "requests", "CPU s", "requests / CPU-s"):
+        table.add_column(col, justify="left" if col in ("case", "scheduler") else "right")
+    for r in results:
+        table.add_row(r.case, r.scheduler, f"{r.requests:,}", f"{r.cpu_s:.3f}", f"{r.requests_per_cpu_s:,.0f}")
+    _consoles.out.print(table)
 
 
 def main() -> None:
