@@ -13,6 +13,17 @@ use crate::time::Nanos;
 
 pub use rotational::{RotationalDisk, RotationalSpec};
 
+/// Where a sector lies on the platters: computed once when a request is queued, so that
+/// positioning-time searches need not map the sector again at every decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct SectorPosition {
+    pub sector: u64,
+    pub cylinder: u32,
+    pub head: u32,
+    /// Start angle of the sector in [`geometry::REV_UNITS`] (0 if the device has no rotation).
+    pub angle: u64,
+}
+
 /// The read-only view of a device that schedulers get: geometry and timing estimates.
 pub trait DeviceView {
     fn name(&self) -> &str;
@@ -32,6 +43,13 @@ pub trait DeviceView {
     /// Mechanical estimate of the time from `now` until `sector` starts passing under the head:
     /// command overhead + seek (or head switch) + rotational latency. Ignores the cache.
     fn positioning_time_ns(&self, sector: u64, op: Op, now: Nanos) -> Nanos;
+    fn position_of(&self, sector: u64) -> SectorPosition {
+        SectorPosition { sector, cylinder: self.cylinder_of(sector), head: 0, angle: 0 }
+    }
+    /// `positioning_time_ns` for a position computed earlier by `position_of`.
+    fn positioning_time_at_ns(&self, pos: &SectorPosition, op: Op, now: Nanos) -> Nanos {
+        self.positioning_time_ns(pos.sector, op, now)
+    }
 }
 
 /// How the arm travels before reaching a request: SCAN-type policies sweep to the disk's edge.

@@ -4,7 +4,7 @@
 use super::cache::SegmentCache;
 use super::geometry::{slot_angle, Chs, Geometry, TrackPos, ZoneSpec, REV_UNITS};
 use super::seek::SeekCurve;
-use super::{ArmPath, DeviceView, Service};
+use super::{ArmPath, DeviceView, SectorPosition, Service};
 use crate::request::{Op, Request, SECTOR_BYTES};
 use crate::time::{ms_to_ns, Nanos};
 use serde::{Deserialize, Serialize};
@@ -73,6 +73,10 @@ pub struct RotationalDisk {
     overhead_ns: Nanos,
     bus_bytes_per_s: u64,
     cache: SegmentCache,
+    /// Seek time by distance, and its suffix minimum (the bound SPTF's search relies on, since
+    /// a curve may dip: Seltzer's falls by 0.02 ms at 240 cylinders).
+    seek_ns_by_distance: Vec<u32>,
+    seek_floor_ns_by_distance: Vec<u32>,
     /// Where the last media access left the arm.
     head: Chs,
     head_sector: u64,
@@ -99,9 +103,20 @@ impl RotationalDisk {
         let geometry = Geometry::new(spec.surfaces, &spec.zones, |spt| {
             (sectors_during(head_switch_ns, spt), sectors_during(cylinder_switch_ns, spt))
         })?;
+        let cylinders = geometry.cylinders as usize;
+        if cylinders > 1 << 24 {
+            return Err(format!("{cylinders} cylinders: more than the model supports (16M)"));
+        }
+        let seek_ns_by_distance: Vec<u32> = (0..cylinders as u32).map(|d| spec.seek.time_ns(d).min(u32::MAX as u64) as u32).collect();
+        let mut seek_floor_ns_by_distance = seek_ns_by_distance.clone();
+        for d in (0..cylinders.saturating_sub(1)).rev() {
+            seek_floor_ns_by_distance[d] = seek_floor_ns_by_distance[d].min(seek_floor_ns_by_distance[d + 1]);
+        }
         let kib = |k: u32| k as u64 * 1024 / SECTOR_BYTES;
         let cache = SegmentCache::new(spec.cache_segments, kib(spec.cache_segment_kib), kib(spec.readahead_kib));
         Ok(RotationalDisk {
+            seek_ns_by_distance,
+            seek_floor_ns_by_distance,
             rpm,
             head_switch_ns,
             cylinder_switch_ns,
@@ -173,7 +188,7 @@ impl RotationalDisk {
 
     fn arm_move_ns(&self, from: Chs, to: Chs) -> Nanos {
         if from.cylinder != to.cylinder {
-            self.spec.seek.time_ns(from.cylinder.abs_diff(to.cylinder))
+            self.seek_ns_by_distance[from.cylinder.abs_diff(to.cylinder) as usize] as Nanos
         } else if from.head != to.head {
             self.head_switch_ns
         } else {
@@ -342,21 +357,33 @@ impl DeviceView for RotationalDisk {
     }
 
     fn seek_time_ns(&self, distance_cylinders: u32) -> Nanos {
-        self.spec.seek.time_ns(distance_cylinders)
+        match self.seek_ns_by_distance.get(distance_cylinders as usize) {
+            Some(&t) => t as Nanos,
+            None => self.spec.seek.time_ns(distance_cylinders),
+        }
     }
 
     fn seek_lower_bound_ns(&self, distance_cylinders: u32) -> Nanos {
-        let max = self.geometry.cylinders.saturating_sub(1);
-        (self.spec.seek.lower_bound_ms(distance_cylinders, max) * 1e6).round().max(0.0) as Nanos
+        let last = self.seek_floor_ns_by_distance.len() - 1;
+        self.seek_floor_ns_by_distance[(distance_cylinders as usize).min(last)] as Nanos
     }
 
     fn positioning_time_ns(&self, sector: u64, op: Op, now: Nanos) -> Nanos {
-        let target = self.geometry.locate(sector);
-        let mut t = now + self.overhead_ns + self.arm_move_ns(self.head, target.chs);
+        self.positioning_time_at_ns(&self.position_of(sector), op, now)
+    }
+
+    fn position_of(&self, sector: u64) -> SectorPosition {
+        let p = self.geometry.locate(sector);
+        SectorPosition { sector, cylinder: p.chs.cylinder, head: p.chs.head, angle: p.angle }
+    }
+
+    fn positioning_time_at_ns(&self, pos: &SectorPosition, op: Op, now: Nanos) -> Nanos {
+        let to = Chs { cylinder: pos.cylinder, head: pos.head, sector: 0 };
+        let mut t = now + self.overhead_ns + self.arm_move_ns(self.head, to);
         if op == Op::Write {
             t += self.write_settle_ns;
         }
-        t += self.rotational_wait_ns(t, target.angle);
+        t += self.rotational_wait_ns(t, pos.angle);
         t - now
     }
 }

@@ -76,38 +76,6 @@ impl SeekCurve {
         }
     }
 
-    /// The least seek time over all distances >= `distance`: a bound that SPTF's search can
-    /// rely on even where a curve dips (Seltzer's formula falls by 0.02 ms at 240 cylinders).
-    pub fn lower_bound_ms(&self, distance: u32, max_distance: u32) -> f64 {
-        if distance == 0 {
-            return 0.0;
-        }
-        let d = distance.min(max_distance.max(1));
-        let here = self.time_ms(d);
-        match self {
-            SeekCurve::Seltzer { boundary_cylinders, .. } if d <= *boundary_cylinders => here.min(self.time_ms(boundary_cylinders + 1)),
-            SeekCurve::Seltzer { .. } => here,
-            SeekCurve::ThreePoint { a_ms, b_ms, .. } => {
-                let end = self.time_ms(max_distance.max(d));
-                // t(x) = t1 + a x + b sqrt(x): monotone if a, b >= 0; concave (minimum at an
-                // end) if a < 0; with b < 0 < a its minimum is at x = (b / 2a)^2.
-                let mut m = here.min(end);
-                if *b_ms < 0.0 && *a_ms > 0.0 {
-                    let x = (b_ms / (2.0 * a_ms)).powi(2);
-                    let xd = x.ceil() as u64 + 1;
-                    if xd > d as u64 && xd < max_distance as u64 {
-                        m = m.min(self.time_ms(xd as u32));
-                    }
-                }
-                m
-            }
-            SeekCurve::Table { distances, times_ms } => {
-                let i = distances.partition_point(|&x| x <= d);
-                times_ms[i..].iter().fold(here, |m, &t| m.min(t))
-            }
-        }
-    }
-
     /// Seek time in nanoseconds, rounded to nearest.
     pub fn time_ns(&self, distance: u32) -> Nanos {
         (self.time_ms(distance) * 1e6).round().max(0.0) as Nanos
@@ -181,26 +149,6 @@ mod tests {
             assert!(t >= prev);
             prev = t;
         }
-    }
-
-    #[test]
-    fn lower_bound_never_exceeds_a_farther_seek() {
-        let curves = [
-            seltzer(),
-            SeekCurve::fit_three_point(2.2, 9.0, 15.5, 20_000),
-            SeekCurve::Table { distances: vec![1, 10, 20], times_ms: vec![1.0, 3.0, 2.5] },
-        ];
-        for c in curves {
-            let max = 900;
-            for d in 1..max {
-                let lb = c.lower_bound_ms(d, max);
-                assert!(lb <= c.time_ms(d) + 1e-12);
-                for e in (d..max).step_by(7) {
-                    assert!(lb <= c.time_ms(e) + 1e-9, "{c:?}: bound({d}) = {lb} > seek({e}) = {}", c.time_ms(e));
-                }
-            }
-        }
-        assert!((seltzer().lower_bound_ms(239, 839) - 18.028).abs() < 1e-9);
     }
 
     #[test]

@@ -66,7 +66,7 @@ impl Policy for Gstf {
 
     fn add(&mut self, req: Request, cx: &Context) {
         self.newest_id = self.newest_id.max(req.id);
-        self.queue.insert(cx.device.cylinder_of(req.start_sector), req);
+        self.queue.insert(req, cx.device);
     }
 
     fn peek(&mut self, cx: &Context) -> Option<Request> {
@@ -90,7 +90,7 @@ impl Policy for Gstf {
     }
 
     fn take(&mut self, req: &Request, cx: &Context) -> ArmPath {
-        self.queue.remove(cx.device.cylinder_of(req.start_sector), req.id);
+        self.queue.remove(req, cx.device);
         ArmPath::Direct
     }
 

@@ -1,21 +1,31 @@
 //! Sorted request queues shared by the seek-reducing policies.
 
+use crate::device::{DeviceView, SectorPosition};
 use crate::request::{Request, RequestId};
 use std::collections::BTreeMap;
+
+/// A queued request with where it lies on the disk (mapped once, at insertion).
+#[derive(Clone, Copy, Debug)]
+pub struct Placed {
+    pub req: Request,
+    pub pos: SectorPosition,
+}
 
 /// Requests sorted by (cylinder, id): the index of SSTF and the SPTF family.
 #[derive(Default, Clone, Debug)]
 pub struct CylinderQueue {
-    pub map: BTreeMap<(u32, RequestId), Request>,
+    pub map: BTreeMap<(u32, RequestId), Placed>,
 }
 
 impl CylinderQueue {
-    pub fn insert(&mut self, cylinder: u32, req: Request) {
-        self.map.insert((cylinder, req.id), req);
+    pub fn insert(&mut self, req: Request, device: &dyn DeviceView) {
+        let pos = device.position_of(req.start_sector);
+        self.map.insert((pos.cylinder, req.id), Placed { req, pos });
     }
 
-    pub fn remove(&mut self, cylinder: u32, id: RequestId) -> Option<Request> {
-        self.map.remove(&(cylinder, id))
+    /// Removes a request inserted earlier (its cylinder is looked up again from `device`).
+    pub fn remove(&mut self, req: &Request, device: &dyn DeviceView) -> Option<Request> {
+        self.map.remove(&(device.cylinder_of(req.start_sector), req.id)).map(|p| p.req)
     }
 
     pub fn len(&self) -> usize {
@@ -28,7 +38,7 @@ impl CylinderQueue {
 
     /// The oldest request on the nearest cylinder at or above `cylinder`.
     pub fn first_at_or_above(&self, cylinder: u32) -> Option<(u32, &Request)> {
-        self.map.range((cylinder, 0)..).next().map(|(&(c, _), r)| (c, r))
+        self.map.range((cylinder, 0)..).next().map(|(&(c, _), p)| (c, &p.req))
     }
 
     /// The oldest request on the nearest cylinder strictly below `cylinder`.

@@ -21,7 +21,7 @@ impl Policy for Sptf {
     }
 
     fn add(&mut self, req: Request, cx: &Context) {
-        self.queue.insert(cx.device.cylinder_of(req.start_sector), req);
+        self.queue.insert(req, cx.device);
     }
 
     fn peek(&mut self, cx: &Context) -> Option<Request> {
@@ -30,7 +30,7 @@ impl Policy for Sptf {
     }
 
     fn take(&mut self, req: &Request, cx: &Context) -> ArmPath {
-        self.queue.remove(cx.device.cylinder_of(req.start_sector), req.id);
+        self.queue.remove(req, cx.device);
         ArmPath::Direct
     }
 

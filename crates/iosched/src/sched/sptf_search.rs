@@ -41,7 +41,8 @@ pub fn search(
             (Some(u), _) => (u, up.next()),
             (None, Some(d)) => (d, down.next()),
         };
-        let (_, req) = item.unwrap();
+        let (_, placed) = item.unwrap();
+        let req = &placed.req;
         if let Some(b) = &best {
             if lower_bound(cx.device.seek_lower_bound_ns(dist)) >= b.cost {
                 break;
@@ -51,7 +52,7 @@ pub fn search(
             continue;
         }
         evaluated += 1;
-        let c = cost(req, cx.device.positioning_time_ns(req.start_sector, req.op, cx.now_ns));
+        let c = cost(req, cx.device.positioning_time_at_ns(&placed.pos, req.op, cx.now_ns));
         if best.as_ref().map_or(true, |b| c < b.cost) {
             best = Some(Found { request: *req, cost: c, evaluated: 0 });
         }

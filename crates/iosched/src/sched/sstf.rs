@@ -20,7 +20,7 @@ impl Policy for Sstf {
     }
 
     fn add(&mut self, req: Request, cx: &Context) {
-        self.queue.insert(cx.device.cylinder_of(req.start_sector), req);
+        self.queue.insert(req, cx.device);
     }
 
     fn peek(&mut self, cx: &Context) -> Option<Request> {
@@ -38,7 +38,7 @@ impl Policy for Sstf {
     }
 
     fn take(&mut self, req: &Request, cx: &Context) -> ArmPath {
-        self.queue.remove(cx.device.cylinder_of(req.start_sector), req.id);
+        self.queue.remove(req, cx.device);
         ArmPath::Direct
     }
 

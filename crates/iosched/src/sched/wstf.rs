@@ -55,7 +55,7 @@ impl Policy for Wstf {
 
     fn add(&mut self, req: Request, cx: &Context) {
         self.by_age.insert((req.issue_ns, req.id));
-        self.queue.insert(cx.device.cylinder_of(req.start_sector), req);
+        self.queue.insert(req, cx.device);
     }
 
     fn peek(&mut self, cx: &Context) -> Option<Request> {
@@ -84,7 +84,7 @@ impl Policy for Wstf {
 
     fn take(&mut self, req: &Request, cx: &Context) -> ArmPath {
         self.by_age.remove(&(req.issue_ns, req.id));
-        self.queue.remove(cx.device.cylinder_of(req.start_sector), req.id);
+        self.queue.remove(req, cx.device);
         ArmPath::Direct
     }
 
