@@ -148,6 +148,13 @@ pub struct ProcessSection {
     pub requests: Option<u64>,
     /// Group id (process group / session) shared by all instances of this entry; default: own pid.
     pub group: Option<u32>,
+    /// Share for proportional-share schedulers (each instance gets this weight).
+    #[serde(default = "d_weight")]
+    pub weight: u32,
+}
+
+fn d_weight() -> u32 {
+    1
 }
 
 fn d_proc_name() -> String {
@@ -373,6 +380,9 @@ impl Scenario {
                 return Err(format!("field `{at}.file_mib` = {} is smaller than one request ({} KiB)", p.file_mib, p.request_kib));
             }
             non_negative(&format!("{at}.think_us"), p.think_us)?;
+            if p.weight == 0 {
+                return Err(format!("field `{at}.weight` must be at least 1, got 0"));
+            }
             non_negative(&format!("{at}.start_us"), p.start_us)?;
             if let Some(off) = p.file_offset_mib {
                 non_negative(&format!("{at}.file_offset_mib"), off)?;
@@ -441,6 +451,7 @@ impl Scenario {
                     },
                     start_ns: us_to_ns(p.start_us),
                     max_requests: p.requests,
+                    weight: p.weight,
                 });
             }
         }

@@ -44,10 +44,22 @@ pub enum Decision {
     Empty,
 }
 
+/// A finished request, as the driver reports it to the scheduler.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Completion {
+    pub request: Request,
+    pub dispatch_ns: Nanos,
+    /// Time the device spent positioning (seek + rotation; about 0 for a cache hit), as measured
+    /// by the simulator or estimated by a real-I/O driver.
+    pub positioning_ns: Nanos,
+}
+
 /// Events about processes that some schedulers use (anticipation, cooperative schedulers).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ProcessEvent {
-    Started(Principal),
+    /// A process appeared; `weight` is its share for proportional-share schedulers.
+    Started { principal: Principal, weight: u32 },
+    /// A process will issue no more requests.
     Exited(Principal),
 }
 
@@ -56,7 +68,7 @@ pub trait Scheduler {
     fn name(&self) -> &str;
     fn add(&mut self, req: Request, cx: &Context);
     fn next(&mut self, cx: &Context) -> Decision;
-    fn completed(&mut self, _req: &Request, _cx: &Context) {}
+    fn completed(&mut self, _done: &Completion, _cx: &Context) {}
     fn process_event(&mut self, _ev: ProcessEvent, _cx: &Context) {}
     /// Requests held by the scheduler (not yet dispatched).
     fn queued(&self) -> usize;
@@ -78,7 +90,7 @@ pub trait Policy {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
-    fn completed(&mut self, _req: &Request, _cx: &Context) {}
+    fn completed(&mut self, _done: &Completion, _cx: &Context) {}
 }
 
 /// Every policy is a scheduler: dispatch the candidate whenever asked.
@@ -101,8 +113,8 @@ impl<P: Policy> Scheduler for P {
         }
     }
 
-    fn completed(&mut self, req: &Request, cx: &Context) {
-        Policy::completed(self, req, cx)
+    fn completed(&mut self, done: &Completion, cx: &Context) {
+        Policy::completed(self, done, cx)
     }
 
     fn queued(&self) -> usize {

@@ -8,7 +8,7 @@ use super::event_queue::EventQueue;
 use crate::device::{Device, Service};
 use crate::metrics::{Collector, RequestRecord};
 use crate::request::{Request, RequestId};
-use crate::sched::{Context, Decision, Scheduler};
+use crate::sched::{Completion, Context, Decision, Scheduler};
 use crate::time::Nanos;
 use crate::workload::{Emit, NewRequest, Workload};
 
@@ -72,13 +72,20 @@ impl Engine<'_> {
         }
         self.collector.record(&req, &service);
         let cx = Context { now_ns: self.now, device: self.device.as_view(), in_flight: 0 };
-        self.scheduler.completed(&req, &cx);
+        let done = Completion { request: req, dispatch_ns: service.dispatch_ns, positioning_ns: service.seek_ns + service.rotation_ns };
+        self.scheduler.completed(&done, &cx);
         self.workload.on_complete(&req, self.now, &mut self.emit);
     }
 
     /// Moves what the workload emitted into the event queue; arrivals due now are delivered at
     /// once (they would be the next events popped anyway, as nothing is due earlier).
     fn flush_emit(&mut self) {
+        if !self.emit.process_events.is_empty() {
+            let cx = Context { now_ns: self.now, device: self.device.as_view(), in_flight: self.in_flight.is_some() as u32 };
+            for ev in self.emit.process_events.drain(..) {
+                self.scheduler.process_event(ev, &cx);
+            }
+        }
         for (at, token) in self.emit.timers.drain(..) {
             self.events.push(at, Event::WorkloadTimer(token));
         }

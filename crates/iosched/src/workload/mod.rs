@@ -8,6 +8,7 @@ pub mod process;
 pub mod think;
 
 use crate::request::{Op, Principal, Request};
+use crate::sched::ProcessEvent;
 use crate::time::Nanos;
 use rand_pcg::Pcg64;
 
@@ -40,11 +41,17 @@ impl NewRequest {
 pub struct Emit {
     pub arrivals: Vec<(Nanos, NewRequest)>,
     pub timers: Vec<(Nanos, u64)>,
+    /// Process starts and exits, effective at the time of the callback that emits them.
+    pub process_events: Vec<ProcessEvent>,
 }
 
 impl Emit {
     pub fn submit(&mut self, at_ns: Nanos, req: NewRequest) {
         self.arrivals.push((at_ns, req));
+    }
+
+    pub fn process_event(&mut self, ev: ProcessEvent) {
+        self.process_events.push(ev);
     }
 
     /// Calls the workload's `on_timer(token)` at `at_ns`.

@@ -5,6 +5,7 @@ use super::pattern::Pattern;
 use super::think::Think;
 use super::{rng_stream, Emit, NewRequest, ProcessInfo, Workload};
 use crate::request::{Op, Principal, Request};
+use crate::sched::ProcessEvent;
 use crate::time::Nanos;
 use rand_pcg::Pcg64;
 
@@ -21,6 +22,8 @@ pub struct ProcessSpec {
     pub start_ns: Nanos,
     /// Stop after this many requests (None: run until the deadline).
     pub max_requests: Option<u64>,
+    /// Share for proportional-share schedulers.
+    pub weight: u32,
 }
 
 struct ProcessState {
@@ -45,7 +48,12 @@ impl Processes {
     fn issue(&mut self, i: usize, now: Nanos, out: &mut Emit) {
         let stop = self.stop_issuing_ns;
         let p = &mut self.procs[i];
+        if p.issued == 0 {
+            out.process_event(ProcessEvent::Started { principal: p.spec.principal, weight: p.spec.weight });
+        }
         if now >= stop || p.spec.max_requests.is_some_and(|m| p.issued >= m) {
+            // Synchronous: nothing of this process is outstanding now.
+            out.process_event(ProcessEvent::Exited(p.spec.principal));
             return;
         }
         let s = &p.spec;
