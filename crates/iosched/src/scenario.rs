@@ -205,6 +205,8 @@ fn d_seed() -> u64 {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SchedulerChoice {
     pub name: String,
+    /// The policy a wrapper scheduler (anticipatory) wraps.
+    pub policy: Option<String>,
     pub label: String,
     pub tunables: BTreeMap<String, f64>,
 }
@@ -264,7 +266,7 @@ impl Scenario {
     /// The schedulers to compare, in file order (default: fcfs alone).
     pub fn schedulers(&self) -> Result<Vec<SchedulerChoice>, String> {
         if self.scheduler.is_empty() {
-            return Ok(vec![SchedulerChoice { name: "fcfs".into(), label: "fcfs".into(), tunables: BTreeMap::new() }]);
+            return Ok(vec![SchedulerChoice { name: "fcfs".into(), policy: None, label: "fcfs".into(), tunables: BTreeMap::new() }]);
         }
         self.scheduler
             .iter()
@@ -278,13 +280,16 @@ impl Scenario {
                 };
                 let info = registry::info(&name)
                     .ok_or_else(|| format!("field `{at}.name`: unknown scheduler `{name}` (known: {})", registry::names().join(", ")))?;
-                let mut label = info.name.to_string();
+                let mut label = None;
+                let mut policy = None;
                 let mut tunables = BTreeMap::new();
                 for (k, v) in t {
                     match (k.as_str(), v) {
                         ("name", _) => {}
-                        ("label", toml::Value::String(s)) => label = s.clone(),
+                        ("label", toml::Value::String(s)) => label = Some(s.clone()),
                         ("label", v) => return Err(format!("field `{at}.label`: expected a string, got {v}")),
+                        ("policy", toml::Value::String(s)) => policy = Some(s.clone()),
+                        ("policy", v) => return Err(format!("field `{at}.policy`: expected a policy name, got {v}")),
                         (_, toml::Value::Integer(x)) => {
                             tunables.insert(k.clone(), *x as f64);
                         }
@@ -297,8 +302,13 @@ impl Scenario {
                         (_, v) => return Err(format!("field `{at}.{k}`: expected a number or boolean tunable, got {v}")),
                     }
                 }
-                registry::build(&name, &tunables).map_err(|e| format!("field `{at}`: {e}"))?;
-                Ok(SchedulerChoice { name: info.name.to_string(), label, tunables })
+                registry::build(&name, policy.as_deref(), &tunables).map_err(|e| format!("field `{at}`: {e}"))?;
+                let policy = registry::resolved_policy(info, policy.as_deref());
+                let label = label.unwrap_or_else(|| match &policy {
+                    Some(p) => format!("{}({p})", info.name),
+                    None => info.name.to_string(),
+                });
+                Ok(SchedulerChoice { name: info.name.to_string(), policy, label, tunables })
             })
             .collect()
     }
@@ -475,7 +485,7 @@ impl Scenario {
         let mut out = Vec::with_capacity(choices.len());
         for choice in choices {
             let mut device = RotationalDisk::new(spec.clone()).map_err(err)?;
-            let mut scheduler = registry::build(&choice.name, &choice.tunables).map_err(err)?;
+            let mut scheduler = registry::build(&choice.name, choice.policy.as_deref(), &choice.tunables).map_err(err)?;
             let mut workload = self.workload(&device, seed);
             let sim = simulate(&mut device, scheduler.as_mut(), workload.as_mut());
             let mut summary = summarize(&sim.records, sim.end_ns, &workload.processes(), sim.invariants);

@@ -17,6 +17,14 @@ pub struct SchedulerInfo {
 
 pub const SCHEDULERS: &[SchedulerInfo] = &[
     SchedulerInfo {
+        name: "anticipatory",
+        aliases: &["as"],
+        kind: "scheduler",
+        summary: "anticipation core + heuristic around any policy (`policy = \"...\"`, default aged-sptf); takes the policy's tunables too",
+        source: "Iyer & Druschel 2001 sections 3.2-3.3",
+        tunables: crate::anticipation::core::TUNABLES,
+    },
+    SchedulerInfo {
         name: "fcfs",
         aliases: &["noop"],
         kind: "policy",
@@ -98,6 +106,9 @@ pub const SCHEDULERS: &[SchedulerInfo] = &[
     },
 ];
 
+/// Schedulers that wrap a policy (`policy = "..."` in a scenario), and their default policy.
+pub const WRAPPERS: &[(&str, &str)] = &[("anticipatory", "aged-sptf")];
+
 /// Looks a scheduler up by name or alias.
 pub fn info(name: &str) -> Option<&'static SchedulerInfo> {
     SCHEDULERS.iter().find(|s| s.name == name || s.aliases.contains(&name))
@@ -107,9 +118,30 @@ pub fn names() -> Vec<&'static str> {
     SCHEDULERS.iter().map(|s| s.name).collect()
 }
 
+/// The policy a scheduler will wrap: the given one (by canonical name) or the wrapper's
+/// default; None for schedulers that wrap nothing.
+pub fn resolved_policy(info: &SchedulerInfo, policy: Option<&str>) -> Option<String> {
+    let (_, default) = WRAPPERS.iter().find(|(w, _)| *w == info.name)?;
+    let name = policy.unwrap_or(default);
+    Some(self::info(name).map_or(name, |i| i.name).to_string())
+}
+
 /// Builds a scheduler by name with the given tunables (validated against its declaration).
-pub fn build(name: &str, tunables: &BTreeMap<String, f64>) -> Result<Box<dyn Scheduler>, String> {
+/// `policy` names the policy a wrapper scheduler wraps (an error for other schedulers).
+pub fn build(name: &str, policy: Option<&str>, tunables: &BTreeMap<String, f64>) -> Result<Box<dyn Scheduler>, String> {
     let info = info(name).ok_or_else(|| format!("unknown scheduler `{name}` (known: {})", names().join(", ")))?;
+    match resolved_policy(info, policy) {
+        Some(p) => build_wrapper(info, &p, tunables),
+        None if policy.is_some() => Err(format!(
+            "`policy` is only for schedulers that wrap one ({}); `{}` does not",
+            WRAPPERS.iter().map(|w| w.0).collect::<Vec<_>>().join(", "),
+            info.name
+        )),
+        None => build_policy(info, tunables),
+    }
+}
+
+fn build_policy(info: &SchedulerInfo, tunables: &BTreeMap<String, f64>) -> Result<Box<dyn Scheduler>, String> {
     let t = TunableValues::resolve(info.tunables, tunables)?;
     Ok(match info.name {
         "fcfs" => Box::new(fcfs::Fcfs::default()),
@@ -122,6 +154,49 @@ pub fn build(name: &str, tunables: &BTreeMap<String, f64>) -> Result<Box<dyn Sch
         "gstf" => Box::new(gstf::Gstf::new(&t)),
         "wstf" => Box::new(wstf::Wstf::new(&t)),
         "aged-sptf" => Box::new(aged_sptf::AgedSptf::new(&t)),
-        other => unreachable!("scheduler `{other}` is listed but not built"),
+        other => return Err(format!("`{other}` is not a policy")),
     })
+}
+
+/// Anticipation around `policy`, with the heuristic made for it (section 3.3): Aged-SPTF's
+/// variant, the C-SCAN variant for the circular sweeps, the seek rule for the others.
+fn build_wrapper(info: &SchedulerInfo, policy: &str, tunables: &BTreeMap<String, f64>) -> Result<Box<dyn Scheduler>, String> {
+    use crate::anticipation::core::{Anticipatory, TUNABLES as CORE};
+    use crate::anticipation::heuristics::cscan::CscanHeuristic;
+    use crate::anticipation::heuristics::seek::{AgedSeekHeuristic, SeekHeuristic};
+    let pinfo = self::info(policy).ok_or_else(|| format!("unknown policy `{policy}` (known: {})", policy_names().join(", ")))?;
+    if pinfo.kind != "policy" {
+        return Err(format!("`{}` is not a work-conserving policy (known: {})", pinfo.name, policy_names().join(", ")));
+    }
+    // Split the tunables between the core and the policy.
+    let (mut own, mut theirs) = (BTreeMap::new(), BTreeMap::new());
+    for (k, v) in tunables {
+        if CORE.iter().any(|t| t.name == k) {
+            own.insert(k.clone(), *v);
+        } else if pinfo.tunables.iter().any(|t| t.name == k) {
+            theirs.insert(k.clone(), *v);
+        } else {
+            let known: Vec<_> = CORE.iter().chain(pinfo.tunables).map(|t| t.name).collect();
+            return Err(format!("unknown tunable `{k}` for {}({}) (known: {})", info.name, pinfo.name, known.join(", ")));
+        }
+    }
+    let core = TunableValues::resolve(CORE, &own)?;
+    let t = TunableValues::resolve(pinfo.tunables, &theirs)?;
+    Ok(match pinfo.name {
+        "aged-sptf" => Box::new(Anticipatory::new(aged_sptf::AgedSptf::new(&t), AgedSeekHeuristic, &core)),
+        "clook" => Box::new(Anticipatory::new(clook::CLook::default(), CscanHeuristic, &core)),
+        "cscan" => Box::new(Anticipatory::new(cscan::CScan::default(), CscanHeuristic, &core)),
+        "fcfs" => Box::new(Anticipatory::new(fcfs::Fcfs::default(), SeekHeuristic, &core)),
+        "sstf" => Box::new(Anticipatory::new(sstf::Sstf::default(), SeekHeuristic, &core)),
+        "scan" => Box::new(Anticipatory::new(scan::Scan::default(), SeekHeuristic, &core)),
+        "look" => Box::new(Anticipatory::new(look::Look::default(), SeekHeuristic, &core)),
+        "sptf" => Box::new(Anticipatory::new(sptf::Sptf::default(), SeekHeuristic, &core)),
+        "gstf" => Box::new(Anticipatory::new(gstf::Gstf::new(&t), SeekHeuristic, &core)),
+        "wstf" => Box::new(Anticipatory::new(wstf::Wstf::new(&t), SeekHeuristic, &core)),
+        other => return Err(format!("no anticipation heuristic for `{other}`")),
+    })
+}
+
+fn policy_names() -> Vec<&'static str> {
+    SCHEDULERS.iter().filter(|s| s.kind == "policy").map(|s| s.name).collect()
 }

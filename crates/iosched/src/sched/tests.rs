@@ -49,7 +49,7 @@ fn req(id: u64, sector: u64, issue_ns: Nanos) -> Request {
 fn order_with(name: &str, tunables: &[(&str, f64)], head: u32, sectors: &[u64], step_ns: Nanos) -> (Vec<u64>, Vec<ArmPath>) {
     let disk = ToyDisk { head: Cell::new(head) };
     let t: BTreeMap<String, f64> = tunables.iter().map(|(k, v)| (k.to_string(), *v)).collect();
-    let mut s = build(name, &t).unwrap();
+    let mut s = build(name, None, &t).unwrap();
     let mut now = 0;
     for (i, &sec) in sectors.iter().enumerate() {
         s.add(req(i as u64, sec, 0), &Context { now_ns: now, device: &disk, in_flight: 0 });
@@ -227,10 +227,10 @@ fn gstf_frozen_defers_late_arrivals_to_the_next_visit() {
 
 #[test]
 fn registry_lists_and_rejects() {
-    assert!(build("nope", &BTreeMap::new()).err().unwrap().contains("unknown scheduler `nope`"));
+    assert!(build("nope", None, &BTreeMap::new()).err().unwrap().contains("unknown scheduler `nope`"));
     let bad: BTreeMap<String, f64> = [("age_weight".to_string(), -1.0)].into();
-    assert!(build("aged-sptf", &bad).err().unwrap().contains("out of range"));
+    assert!(build("aged-sptf", None, &bad).err().unwrap().contains("out of range"));
     for info in registry::SCHEDULERS {
-        assert!(build(info.name, &BTreeMap::new()).is_ok(), "{}", info.name);
+        assert!(build(info.name, None, &BTreeMap::new()).is_ok(), "{}", info.name);
     }
 }
