@@ -11,3 +11,6 @@ pub mod sched;
 pub mod sim;
 pub mod time;
 pub mod workload;
+
+#[cfg(test)]
+pub(crate) mod testkit;

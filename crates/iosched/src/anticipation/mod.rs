@@ -7,5 +7,8 @@ pub mod core;
 pub mod heuristics;
 pub mod stats;
 
+#[cfg(test)]
+mod tests;
+
 pub use self::core::{Anticipatory, CoreState};
 pub use heuristics::{Heuristic, Situation};

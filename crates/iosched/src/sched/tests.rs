@@ -5,40 +5,10 @@
 use super::registry::build;
 use super::*;
 use crate::request::{Op, Principal, Request};
+use crate::testkit::ToyDisk;
 use crate::time::{Nanos, NS_PER_MS};
 use std::cell::Cell;
 use std::collections::BTreeMap;
-
-pub struct ToyDisk {
-    pub head: Cell<u32>,
-}
-
-impl DeviceView for ToyDisk {
-    fn name(&self) -> &str {
-        "toy"
-    }
-    fn capacity_sectors(&self) -> u64 {
-        100_000
-    }
-    fn cylinders(&self) -> u32 {
-        1000
-    }
-    fn cylinder_of(&self, sector: u64) -> u32 {
-        (sector / 100) as u32
-    }
-    fn head_cylinder(&self) -> u32 {
-        self.head.get()
-    }
-    fn head_sector(&self) -> u64 {
-        self.head.get() as u64 * 100
-    }
-    fn seek_time_ns(&self, d: u32) -> Nanos {
-        d as Nanos * NS_PER_MS
-    }
-    fn positioning_time_ns(&self, sector: u64, _op: Op, _now: Nanos) -> Nanos {
-        self.seek_time_ns(self.head.get().abs_diff(self.cylinder_of(sector))) + (sector % 100) * NS_PER_MS / 10
-    }
-}
 
 fn req(id: u64, sector: u64, issue_ns: Nanos) -> Request {
     Request { id, principal: Principal { pid: 1, group: 1 }, op: Op::Read, sync: true, start_sector: sector, size_sectors: 8, issue_ns }
