@@ -132,3 +132,55 @@ fn positioning_estimate_matches_service_start() {
         assert_eq!(est, s.seek_ns + s.rotation_ns, "sector {sector}");
     }
 }
+
+fn cached(segment_kib: u32, readahead_kib: u32) -> RotationalSpec {
+    RotationalSpec { cache_segments: 1, cache_segment_kib: segment_kib, readahead_kib, ..spec(1) }
+}
+
+#[test]
+fn looking_at_the_stream_does_not_change_it() {
+    // Read-ahead crosses to track (0,1) (switch 0.5 ms, wait to its skewed first sector at
+    // 11 ms). A hit observed at 11.5 ms, between the switch and the first whole sector, must
+    // not make the stream pay the switch again: [12, 13) arrives at 14 ms either way.
+    let run = |peek: bool| {
+        let mut d = RotationalDisk::new(cached(64, 32)).unwrap();
+        d.service(&req(0, Op::Read, 0, 8, 0.0), ArmPath::Direct, 0);
+        if peek {
+            assert!(d.service(&req(1, Op::Read, 2, 4, 11.0), ArmPath::Direct, 11 * NS_PER_MS).cache_hit);
+        }
+        d.service(&req(2, Op::Read, 12, 1, 11.5), ArmPath::Direct, 11 * NS_PER_MS + NS_PER_MS / 2)
+    };
+    let (a, b) = (run(false), run(true));
+    assert!(a.cache_hit && b.cache_hit);
+    assert_eq!(a.completion_ns, b.completion_ns);
+    assert_eq!(ms(a.completion_ns), 14.0);
+}
+
+#[test]
+fn data_pushed_out_by_read_ahead_is_not_a_hit() {
+    // A 16 KiB (32-sector) segment with 64 KiB of read-ahead: long after the first read the
+    // segment holds only the last 32 sectors the stream read, not [0, 8).
+    let mut d = RotationalDisk::new(cached(16, 64)).unwrap();
+    d.service(&req(0, Op::Read, 0, 8, 0.0), ArmPath::Direct, 0);
+    assert!(!d.service(&req(1, Op::Read, 0, 8, 500.0), ArmPath::Direct, 500 * NS_PER_MS).cache_hit);
+    // Whether the stream was stopped first or not makes no difference.
+    let mut d = RotationalDisk::new(cached(64, 32)).unwrap();
+    d.service(&req(0, Op::Read, 0, 128, 0.0), ArmPath::Direct, 0);
+    assert!(!d.service(&req(1, Op::Read, 0, 8, 500.0), ArmPath::Direct, 500 * NS_PER_MS).cache_hit);
+}
+
+#[test]
+fn estimates_start_where_read_ahead_left_the_head() {
+    // After read-ahead has carried the head onward, the estimate for a miss equals the
+    // positioning the disk then does (the engine calls advance_to before each decision).
+    for target in 66u64..200 {
+        let mut d = RotationalDisk::new(RotationalSpec { cache_segments: 4, ..cached(64, 32) }).unwrap();
+        d.service(&req(0, Op::Read, 0, 1, 0.0), ArmPath::Direct, 0);
+        let now = 500 * NS_PER_MS;
+        d.advance_to(now);
+        let est = d.positioning_time_ns(target, Op::Read, now);
+        let s = d.service(&req(1, Op::Read, target, 1, 500.0), ArmPath::Direct, now);
+        assert!(!s.cache_hit);
+        assert_eq!(est, s.seek_ns + s.rotation_ns, "target {target}");
+    }
+}

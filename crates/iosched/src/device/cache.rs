@@ -86,7 +86,7 @@ impl SegmentCache {
             if let Some(c) = consumed_to {
                 st.cap_sector = st.cap_sector.max((c + ra).min(capacity_sectors));
             }
-            seg.lo = seg.lo.max(st.cap_sector.saturating_sub(seg_len));
+            seg.lo = seg.lo.max(next_sector.saturating_sub(seg_len));
         }
     }
 

@@ -87,8 +87,9 @@ pub struct Service {
 }
 
 impl Service {
-    pub fn cache_hit(now: Nanos, done: Nanos) -> Service {
-        Service { dispatch_ns: now, completion_ns: done, transfer_ns: done - now, cache_hit: true, ..Service::default() }
+    /// A request served from the drive's cache; only the bus transfer counts as transferring.
+    pub fn cache_hit(now: Nanos, done: Nanos, bus_ns: Nanos) -> Service {
+        Service { dispatch_ns: now, completion_ns: done, transfer_ns: bus_ns.min(done - now), cache_hit: true, ..Service::default() }
     }
 }
 
@@ -97,4 +98,6 @@ pub trait Device: DeviceView {
     /// Serves `req`, dispatched at `now` with the head free; returns its timing.
     fn service(&mut self, req: &Request, path: ArmPath, now: Nanos) -> Service;
     fn as_view(&self) -> &dyn DeviceView;
+    /// Brings the device's state (head position) up to `now` before a scheduling decision.
+    fn advance_to(&mut self, _now: Nanos) {}
 }

@@ -207,6 +207,10 @@ impl RotationalDisk {
             return (WalkEnd { sector: cur, at_ns: t, head: None }, 0);
         }
         let mut pos = first.unwrap_or_else(|| self.geometry.locate(cur));
+        // When a limit falls right after a track switch, before a whole sector has passed, the
+        // walk reports the state before the switch (the previous track just finished), so that
+        // resuming from it pays the switch once, not twice.
+        let mut before_switch: Option<(Nanos, Option<Chs>)> = None;
         if !aligned && cur > 0 && pos.chs.sector == 0 {
             // The head has just finished the previous track (the previous cylinder's if this
             // is head 0): switch first.
@@ -216,6 +220,7 @@ impl RotationalDisk {
             if ready > until_ns {
                 return (WalkEnd { sector: cur, at_ns: t, head: None }, 0);
             }
+            before_switch = Some((t, None));
             t = ready;
         }
         loop {
@@ -224,6 +229,11 @@ impl RotationalDisk {
             if t + need > until_ns {
                 // Whole sectors that pass before the limit.
                 let fit = self.sectors_passing(t, until_ns, pos.slot, pos.sectors_per_track).min(stop - cur - 1);
+                if fit == 0 {
+                    if let Some((t_before, head_before)) = before_switch {
+                        return (WalkEnd { sector: cur, at_ns: t_before, head: head_before }, xfer);
+                    }
+                }
                 let dt = self.transfer_ns(t, pos.slot, fit, pos.sectors_per_track);
                 return (WalkEnd { sector: cur + fit, at_ns: t + dt, head: Some(pos.chs) }, xfer + dt);
             }
@@ -241,6 +251,7 @@ impl RotationalDisk {
             if ready > until_ns {
                 return (WalkEnd { sector: cur, at_ns: t, head: Some(pos.chs) }, xfer);
             }
+            before_switch = Some((t, Some(pos.chs)));
             t = ready;
             pos = next;
         }
@@ -261,10 +272,11 @@ impl RotationalDisk {
             return None;
         }
         let (lo, hi) = (req.start_sector, req.end_sector());
-        let host_done = now + self.overhead_ns + self.bus_ns(req.size_sectors);
+        let bus_ns = self.bus_ns(req.size_sectors);
+        let host_done = now + self.overhead_ns + bus_ns;
         if let Some(i) = self.cache.find_static(lo, hi) {
             self.cache.touch(i);
-            return Some(Service::cache_hit(now, host_done));
+            return Some(Service::cache_hit(now, host_done, bus_ns));
         }
         let st = self.cache.stream?;
         let seg = self.cache.segment(st.segment);
@@ -272,6 +284,10 @@ impl RotationalDisk {
             return None;
         }
         let front = self.stream_front(now).unwrap();
+        // The segment keeps only its last `segment_sectors` behind the read-ahead front.
+        if lo < front.sector.saturating_sub(self.cache.segment_sectors) {
+            return None;
+        }
         let stopped = front.sector >= st.cap_sector;
         if stopped && hi > st.cap_sector {
             return None; // read-ahead ended before this request: the media must be read again
@@ -287,7 +303,7 @@ impl RotationalDisk {
         let consumed = if stopped { None } else { Some(hi) };
         self.cache.advance_stream(moved.sector, moved.at_ns, consumed, capacity);
         self.cache.touch(st.segment);
-        Some(Service::cache_hit(now, ready))
+        Some(Service::cache_hit(now, ready, bus_ns))
     }
 
     /// Seeks (through `path`'s waypoints), waits for rotation and transfers `req` from the media.
@@ -407,5 +423,12 @@ impl super::Device for RotationalDisk {
 
     fn as_view(&self) -> &dyn DeviceView {
         self
+    }
+
+    fn advance_to(&mut self, now: Nanos) {
+        // Read-ahead carries the head along: estimates made now must start from there.
+        if let Some(WalkEnd { head: Some(h), .. }) = self.stream_front(now) {
+            self.head = h;
+        }
     }
 }

@@ -111,6 +111,7 @@ impl Engine<'_> {
         if self.in_flight.is_some() {
             return;
         }
+        self.device.advance_to(self.now);
         let cx = Context { now_ns: self.now, device: self.device.as_view(), in_flight: 0 };
         let decision = self.scheduler.next(&cx);
         match decision {
