@@ -317,22 +317,25 @@ impl Scenario {
         let spec = self.device_spec()?;
         let capacity_bytes = spec.capacity_sectors() * SECTOR_BYTES;
         self.schedulers()?;
-        let positive = |field: &str, v: f64| {
-            if v.is_finite() && v > 0.0 {
+        // Every number is bounded: finite values far outside these would overflow simulated time.
+        let within = |field: &str, v: f64, lo: f64, hi: f64| {
+            if v.is_finite() && v >= lo && v <= hi {
                 Ok(())
             } else {
-                Err(format!("field `{field}` must be a positive number, got {v}"))
+                Err(format!("field `{field}` must be in [{lo}, {hi}], got {v}"))
             }
         };
-        let non_negative = |field: &str, v: f64| {
-            if v.is_finite() && v >= 0.0 {
+        let count = |field: &str, v: u64, lo: u64, hi: u64| {
+            if v >= lo && v <= hi {
                 Ok(())
             } else {
-                Err(format!("field `{field}` must be >= 0, got {v}"))
+                Err(format!("field `{field}` must be in [{lo}, {hi}], got {v}"))
             }
         };
         let sectors_of = |field: &str, kib: f64| -> Result<(), String> {
-            positive(field, kib)?;
+            if !(kib.is_finite() && kib > 0.0) {
+                return Err(format!("field `{field}` must be a positive number, got {kib}"));
+            }
             let bytes = kib * 1024.0;
             if bytes % SECTOR_BYTES as f64 != 0.0 {
                 return Err(format!("field `{field}` must be a whole number of 512-byte sectors, got {kib} KiB"));
@@ -340,9 +343,12 @@ impl Scenario {
             if bytes > capacity_bytes as f64 {
                 return Err(format!("field `{field}` = {kib} KiB is larger than the disk ({} MiB)", capacity_bytes >> 20));
             }
+            if bytes / SECTOR_BYTES as f64 > u32::MAX as f64 {
+                return Err(format!("field `{field}` = {kib} KiB: one request can be at most 2 TiB"));
+            }
             Ok(())
         };
-        positive("run.duration_s", self.run.duration_s)?;
+        within("run.duration_s", self.run.duration_s, 1e-6, 1e6)?;
         match (&self.workload, self.process.is_empty()) {
             (Some(_), false) => return Err("give either [workload] or [[process]] entries, not both".into()),
             (None, true) => return Err("no workload: add a [workload] table (closed-queue or poisson) or [[process]] entries".into()),
@@ -352,29 +358,29 @@ impl Scenario {
             if w.kind != "closed-queue" && w.kind != "poisson" {
                 return Err(format!("field `workload.kind`: unknown workload `{}` (known: closed-queue, poisson)", w.kind));
             }
-            if w.queue_depth == 0 {
-                return Err("field `workload.queue_depth` must be at least 1, got 0".into());
-            }
-            if w.requests == 0 {
-                return Err("field `workload.requests` must be at least 1, got 0".into());
-            }
+            count("workload.queue_depth", w.queue_depth as u64, 1, 10_000_000)?;
+            count("workload.requests", w.requests, 1, 1_000_000_000)?;
             sectors_of("workload.request_kib", w.request_kib)?;
-            positive("workload.rate_iops", w.rate_iops)?;
-            if !(0.0..=1.0).contains(&w.read_fraction) {
-                return Err(format!("field `workload.read_fraction` must be in [0, 1], got {}", w.read_fraction));
-            }
+            within("workload.rate_iops", w.rate_iops, 1e-3, 1e9)?;
+            within("workload.read_fraction", w.read_fraction, 0.0, 1.0)?;
             if !(0.0 <= w.region_start_fraction && w.region_start_fraction < w.region_end_fraction && w.region_end_fraction <= 1.0) {
                 return Err(format!(
                     "fields `workload.region_start_fraction` = {} and `region_end_fraction` = {} must satisfy 0 <= start < end <= 1",
                     w.region_start_fraction, w.region_end_fraction
                 ));
             }
+            let region_bytes = (w.region_end_fraction - w.region_start_fraction) * capacity_bytes as f64;
+            if region_bytes < w.request_kib * 1024.0 {
+                return Err(format!(
+                    "fields `workload.region_start_fraction`/`region_end_fraction`: the region ({:.0} KiB) is smaller than one request ({} KiB)",
+                    region_bytes / 1024.0,
+                    w.request_kib
+                ));
+            }
         }
         for (i, p) in self.process.iter().enumerate() {
             let at = format!("process[{i}]");
-            if p.count == 0 {
-                return Err(format!("field `{at}.count` must be at least 1, got 0"));
-            }
+            count(&format!("{at}.count"), p.count as u64, 1, 100_000)?;
             if Pattern::parse(&p.pattern).is_none() {
                 return Err(format!("field `{at}.pattern`: unknown pattern `{}` (known: sequential, alternate, random)", p.pattern));
             }
@@ -385,17 +391,24 @@ impl Scenario {
                 return Err(format!("field `{at}.think`: unknown distribution `{}` (known: fixed, uniform, exponential)", p.think));
             }
             sectors_of(&format!("{at}.request_kib"), p.request_kib)?;
-            positive(&format!("{at}.file_mib"), p.file_mib)?;
+            within(&format!("{at}.file_mib"), p.file_mib, 1.0 / 2048.0, (capacity_bytes >> 20) as f64)?;
             if p.file_mib * 1024.0 < p.request_kib {
                 return Err(format!("field `{at}.file_mib` = {} is smaller than one request ({} KiB)", p.file_mib, p.request_kib));
             }
-            non_negative(&format!("{at}.think_us"), p.think_us)?;
-            if p.weight == 0 {
-                return Err(format!("field `{at}.weight` must be at least 1, got 0"));
+            within(&format!("{at}.think_us"), p.think_us, 0.0, 3.6e9)?;
+            count(&format!("{at}.weight"), p.weight as u64, 1, 1_000_000)?;
+            within(&format!("{at}.start_us"), p.start_us, 0.0, 3.6e9)?;
+            if p.start_us >= self.run.duration_s * 1e6 {
+                return Err(format!(
+                    "field `{at}.start_us` = {}: the process would start after the run ends (run.duration_s = {})",
+                    p.start_us, self.run.duration_s
+                ));
             }
-            non_negative(&format!("{at}.start_us"), p.start_us)?;
+            if let Some(n) = p.requests {
+                count(&format!("{at}.requests"), n, 1, 1_000_000_000)?;
+            }
             if let Some(off) = p.file_offset_mib {
-                non_negative(&format!("{at}.file_offset_mib"), off)?;
+                within(&format!("{at}.file_offset_mib"), off, 0.0, (capacity_bytes >> 20) as f64)?;
                 if (off + p.file_mib) * 1048576.0 > capacity_bytes as f64 {
                     return Err(format!(
                         "field `{at}.file_offset_mib` = {off}: the file ({} MiB) would end beyond the disk ({} MiB)",
@@ -407,11 +420,10 @@ impl Scenario {
         }
         let total: u64 = self.process.iter().map(|p| p.count as u64).sum();
         if total > 0 {
-            let total_mib: f64 = self.process.iter().filter(|p| p.file_offset_mib.is_none()).map(|p| p.file_mib * p.count as f64).sum();
             let region_mib = (capacity_bytes >> 20) as f64 / total as f64;
-            if let Some(p) = self.process.iter().find(|p| p.file_offset_mib.is_none() && p.file_mib > region_mib) {
+            if let Some((i, p)) = self.process.iter().enumerate().find(|(_, p)| p.file_offset_mib.is_none() && p.file_mib > region_mib) {
                 return Err(format!(
-                    "field `process.file_mib` = {}: {total} files ({total_mib} MiB) spread evenly do not fit on the disk ({} MiB; {region_mib:.0} MiB each); set file_offset_mib or shrink the files",
+                    "field `process[{i}].file_mib` = {}: {total} files spread evenly over the disk ({} MiB) get {region_mib:.0} MiB each; set file_offset_mib or shrink the files",
                     p.file_mib,
                     capacity_bytes >> 20
                 ));

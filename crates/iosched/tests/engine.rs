@@ -110,3 +110,14 @@ fn scheduler_changes_order_not_the_request_stream() {
     let sb: Vec<u64> = b.records.iter().map(|r| r.start_sector).collect();
     assert_eq!(sa, sb);
 }
+
+#[test]
+fn run_length_ends_at_the_last_completion() {
+    // Two requests 2 s apart: the run lasts about 2 s, not 4 (no trailing think time).
+    let text = "[device]\npreset = \"ibm-deskstar-34gxp\"\n[[process]]\nthink_us = 2e6\nrequests = 2\n[run]\nduration_s = 100\n";
+    let run = Scenario::parse(text, "t.toml").unwrap().run(None).unwrap().pop().unwrap();
+    assert_eq!(run.summary.requests, 2);
+    let last = run.records.iter().map(|r| r.complete_ns).max().unwrap();
+    assert_eq!(run.summary.elapsed_s, last as f64 / 1e9);
+    assert!(run.summary.elapsed_s < 2.1, "{}", run.summary.elapsed_s);
+}

@@ -58,3 +58,25 @@ fn the_two_public_examples_parse_as_written() {
         assert_eq!(scn.schedulers().unwrap().len(), 2);
     }
 }
+
+#[test]
+fn values_that_would_overflow_simulated_time_are_rejected() {
+    let e = err("[[process]]\nthink_us = 1e17\n");
+    assert!(e.contains("process[0].think_us") && e.contains("100000000000000000"), "{e}");
+    let e = err("[workload]\nkind = \"poisson\"\nrate_iops = 1e-12\n");
+    assert!(e.contains("workload.rate_iops"), "{e}");
+    let e = err("[device]\ncommand_overhead_ms = 1e20\n[[process]]\n");
+    assert!(e.contains("command_overhead_ms"), "{e}");
+    let e = err("[device]\ncache_segments = 4000000000\n[[process]]\n");
+    assert!(e.contains("cache"), "{e}");
+}
+
+#[test]
+fn regions_and_requests_must_fit() {
+    let e = err("[workload]\nkind = \"closed-queue\"\nrequest_kib = 65536\nregion_start_fraction = 0.9999999\n");
+    assert!(e.contains("region") && e.contains("smaller than one request"), "{e}");
+    let e = err("[device]\npreset = \"wd-ultrastar-hc310\"\n[workload]\nkind = \"closed-queue\"\nrequest_kib = 3221225472\n");
+    assert!(e.contains("workload.request_kib") && e.contains("2 TiB"), "{e}");
+    let e = err("[[process]]\nstart_us = 20000000\n[run]\nduration_s = 10\n");
+    assert!(e.contains("process[0].start_us"), "{e}");
+}

@@ -44,18 +44,34 @@ impl RotationalSpec {
         if self.rpm == 0 || self.rpm > 100_000 {
             return Err(format!("rpm must be in 1..=100000, got {}", self.rpm));
         }
-        for (name, v) in [
-            ("head_switch_ms", self.head_switch_ms),
-            ("write_settle_ms", self.write_settle_ms),
-            ("command_overhead_ms", self.command_overhead_ms),
-            ("bus_mb_s", self.bus_mb_s),
-            ("cylinder_switch_ms", self.cylinder_switch_ms.unwrap_or(0.0)),
+        // Bounded so that simulated time cannot overflow.
+        for (name, v, max) in [
+            ("head_switch_ms", self.head_switch_ms, 1000.0),
+            ("write_settle_ms", self.write_settle_ms, 1000.0),
+            ("command_overhead_ms", self.command_overhead_ms, 1000.0),
+            ("bus_mb_s", self.bus_mb_s, 1e6),
+            ("cylinder_switch_ms", self.cylinder_switch_ms.unwrap_or(0.0), 1000.0),
         ] {
-            if !(v.is_finite() && v >= 0.0) {
-                return Err(format!("{name} must be a finite number >= 0, got {v}"));
+            if !(v.is_finite() && (0.0..=max).contains(&v)) {
+                return Err(format!("{name} must be in [0, {max}], got {v}"));
             }
         }
-        self.seek.validate()
+        if self.cache_segments > 4096 || self.cache_segment_kib > 4 << 20 || self.readahead_kib > 4 << 20 {
+            return Err(format!(
+                "cache: at most 4096 segments of at most 4 GiB, read-ahead at most 4 GiB (got {} x {} KiB, read-ahead {} KiB)",
+                self.cache_segments, self.cache_segment_kib, self.readahead_kib
+            ));
+        }
+        if self.surfaces == 0 || self.surfaces > 1024 {
+            return Err(format!("surfaces must be in 1..=1024, got {}", self.surfaces));
+        }
+        self.seek.validate()?;
+        let cylinders: u64 = self.zones.iter().map(|z| z.cylinders as u64).sum();
+        let full_ms = self.seek.time_ms(cylinders.saturating_sub(1).min(u32::MAX as u64) as u32);
+        if !(full_ms.is_finite() && (0.0..=10_000.0).contains(&full_ms)) {
+            return Err(format!("the seek curve gives {full_ms} ms for a full stroke; it must be within [0, 10000] ms"));
+        }
+        Ok(())
     }
 
     pub fn capacity_sectors(&self) -> u64 {

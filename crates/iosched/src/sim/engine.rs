@@ -34,6 +34,7 @@ pub struct InvariantReport {
 pub struct SimOutput {
     pub records: Vec<RequestRecord>,
     pub invariants: InvariantReport,
+    /// The last completion: the run's length (trailing think times and timers do not count).
     pub end_ns: Nanos,
 }
 
@@ -51,6 +52,7 @@ struct Engine<'a> {
     in_flight: Option<(Request, Service)>,
     wake_at: Option<Nanos>,
     now: Nanos,
+    last_completion_ns: Nanos,
 }
 
 impl Engine<'_> {
@@ -71,6 +73,7 @@ impl Engine<'_> {
             self.invariants.bad_completions += 1;
         }
         self.collector.record(&req, &service);
+        self.last_completion_ns = self.now;
         let cx = Context { now_ns: self.now, device: self.device.as_view(), in_flight: 0 };
         let done = Completion { request: req, dispatch_ns: service.dispatch_ns, positioning_ns: service.seek_ns + service.rotation_ns };
         self.scheduler.completed(&done, &cx);
@@ -155,6 +158,7 @@ pub fn simulate(device: &mut dyn Device, scheduler: &mut dyn Scheduler, workload
         in_flight: None,
         wake_at: None,
         now: 0,
+        last_completion_ns: 0,
     };
     e.workload.start(&mut e.emit);
     e.flush_emit();
@@ -179,5 +183,5 @@ pub fn simulate(device: &mut dyn Device, scheduler: &mut dyn Scheduler, workload
         e.decide();
     }
     e.invariants.left_behind = e.scheduler.queued() as u64 + e.in_flight.is_some() as u64;
-    SimOutput { records: e.collector.into_records(), invariants: e.invariants, end_ns: e.now }
+    SimOutput { records: e.collector.into_records(), invariants: e.invariants, end_ns: e.last_completion_ns }
 }

@@ -35,7 +35,7 @@ impl Poisson {
             return;
         }
         self.issued += 1;
-        let at = now + self.gap_ns();
+        let at = now.saturating_add(self.gap_ns());
         out.submit(
             at,
             random_block(&mut self.rng, self.region.0, self.region.1, self.size_sectors, self.read_fraction, Principal::default()),

@@ -51,7 +51,7 @@ impl Processes {
         if p.issued == 0 {
             out.process_event(ProcessEvent::Started { principal: p.spec.principal, weight: p.spec.weight });
         }
-        if now >= stop || p.spec.max_requests.is_some_and(|m| p.issued >= m) {
+        if now >= stop {
             // Synchronous: nothing of this process is outstanding now.
             out.process_event(ProcessEvent::Exited(p.spec.principal));
             return;
@@ -85,8 +85,12 @@ impl Workload for Processes {
             return;
         };
         let p = &mut self.procs[i];
+        if p.spec.max_requests.is_some_and(|m| p.issued >= m) {
+            out.process_event(ProcessEvent::Exited(p.spec.principal));
+            return;
+        }
         let think = p.spec.think.sample(&mut p.rng);
-        out.timer(now + think, i as u64);
+        out.timer(now.saturating_add(think), i as u64);
     }
 
     fn on_timer(&mut self, token: u64, now: Nanos, out: &mut Emit) {
