@@ -184,3 +184,37 @@ fn estimates_start_where_read_ahead_left_the_head() {
         assert_eq!(est, s.seek_ns + s.rotation_ns, "target {target}");
     }
 }
+
+#[test]
+fn no_revolution_is_lost_at_track_cylinder_or_zone_boundaries() {
+    use iosched::device::presets::{preset, PRESET_NAMES};
+    for name in PRESET_NAMES {
+        let mut sp = preset(name).unwrap();
+        sp.cache_segments = 0;
+        let probe = RotationalDisk::new(sp.clone()).unwrap();
+        let g = probe.geometry().clone();
+        let rev = probe.revolution_ns() as u64;
+        // Zone boundaries, plus a few track and cylinder boundaries inside zone 0.
+        let mut starts: Vec<u64> = g.zones.iter().skip(1).map(|z| z.first_sector).collect();
+        let spt0 = g.zones[0].sectors_per_track as u64;
+        starts.extend([spt0, 2 * spt0, spt0 * sp.surfaces as u64, 3 * spt0 * sp.surfaces as u64]);
+        for b in starts {
+            let mut d = RotationalDisk::new(sp.clone()).unwrap();
+            // Position the head just before the boundary, then read across it at once.
+            let first = d.service(&req(0, Op::Read, b - 2, 1, 0.0), ArmPath::Direct, 0);
+            let t = first.completion_ns;
+            let s = d.service(&req(1, Op::Read, b - 1, 2, 0.0), ArmPath::Direct, t);
+            let overhead = (sp.command_overhead_ms * 1e6).round() as u64;
+            // Overhead makes the head miss sector b-1 once; after that nothing may be lost:
+            // one revolution at most in all.
+            assert!(s.completion_ns - t < overhead + rev + rev / 2, "{name}: crossing {b} took {} ns (rev {rev})", s.completion_ns - t);
+            // And reading the two sectors as part of one longer request costs no extra turn.
+            let mut d = RotationalDisk::new(sp.clone()).unwrap();
+            let est = d.positioning_time_ns(b - 2, Op::Read, 0);
+            let s = d.service(&req(0, Op::Read, b - 2, 4, 0.0), ArmPath::Direct, 0);
+            let initial_wait = est - overhead - s.seek_ns;
+            let at_boundary = s.rotation_ns - initial_wait;
+            assert!(at_boundary < rev / 2, "{name}: boundary {b}: switch + wait {at_boundary} ns (rev {rev})");
+        }
+    }
+}

@@ -31,6 +31,8 @@ pub struct Zone {
     pub first_sector: u64,
     pub track_skew_sectors: u32,
     pub cylinder_skew_sectors: u32,
+    /// Physical slot of the zone's first sector: the skew carries on across zone boundaries.
+    pub base_slot: u32,
 }
 
 impl Zone {
@@ -85,13 +87,26 @@ impl Geometry {
                 return Err(format!("zone {i}: cylinders and sectors_per_track must be positive"));
             }
             let (ts, cs) = derive_skew(z.sectors_per_track);
+            let cylinder_skew_sectors = z.cylinder_skew_sectors.unwrap_or(cs) % z.sectors_per_track;
+            // The previous zone's last track ends where its first sector started; this zone's
+            // first sector comes one cylinder skew after that angle.
+            let base_slot = match out.last() {
+                None => 0,
+                Some(prev) => {
+                    let end_slot = Self::slot_in(prev, surfaces, prev.cylinders - 1, surfaces - 1, 0);
+                    let end_angle = slot_angle(end_slot, prev.sectors_per_track) as u128;
+                    let spt = z.sectors_per_track as u128;
+                    ((end_angle * spt).div_ceil(REV_UNITS as u128) as u32 + cylinder_skew_sectors) % z.sectors_per_track
+                }
+            };
             let zone = Zone {
                 first_cylinder: cyl,
                 cylinders: z.cylinders,
                 sectors_per_track: z.sectors_per_track,
                 first_sector: sector,
                 track_skew_sectors: z.track_skew_sectors.unwrap_or(ts) % z.sectors_per_track,
-                cylinder_skew_sectors: z.cylinder_skew_sectors.unwrap_or(cs) % z.sectors_per_track,
+                cylinder_skew_sectors,
+                base_slot,
             };
             cyl += z.cylinders;
             sector += zone.sectors(surfaces);
@@ -153,9 +168,13 @@ impl Geometry {
     /// Physical slot (0..spt) of a logical sector: skew accumulates per head switch and per
     /// cylinder switch within the zone.
     fn physical_slot(&self, z: &Zone, cyl_in_zone: u32, head: u32, sector: u32) -> u32 {
+        Self::slot_in(z, self.surfaces, cyl_in_zone, head, sector)
+    }
+
+    fn slot_in(z: &Zone, surfaces: u32, cyl_in_zone: u32, head: u32, sector: u32) -> u32 {
         let spt = z.sectors_per_track as u64;
-        let head_switches = cyl_in_zone as u64 * (self.surfaces as u64 - 1) + head as u64;
-        let offset = head_switches * z.track_skew_sectors as u64 + cyl_in_zone as u64 * z.cylinder_skew_sectors as u64;
+        let head_switches = cyl_in_zone as u64 * (surfaces as u64 - 1) + head as u64;
+        let offset = z.base_slot as u64 + head_switches * z.track_skew_sectors as u64 + cyl_in_zone as u64 * z.cylinder_skew_sectors as u64;
         ((sector as u64 + offset) % spt) as u32
     }
 }
