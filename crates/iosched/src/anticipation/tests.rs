@@ -163,7 +163,7 @@ fn no_wait_for_a_process_that_thinks_long() {
 
 #[test]
 fn aged_variant_does_not_wait_when_aging_overrode_sptf() {
-    let t_aged: BTreeMap<String, f64> = [("age_weight".to_string(), 10.0)].into();
+    let t_aged: BTreeMap<String, f64> = [("age_weight".to_string(), 10.0), ("max_latency_ms".to_string(), 0.0)].into();
     let aged = || AgedSptf::new(&TunableValues::resolve(aged_sptf::TUNABLES, &t_aged).unwrap());
     // Process 2's old request (20 ms away) has aged past process 3's fresh one (5 ms away).
     // After training the head is on cylinder 19 at t = 11.8 ms. Process 2's request (issued at

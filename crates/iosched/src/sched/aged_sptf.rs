@@ -1,7 +1,10 @@
-//! Aged-SPTF (Iyer & Druschel 2001 section 3.3; Jacobson & Wilkes' aged SATF): SPTF on an
-//! effective time `positioning - age_weight * waited`, so a request's priority rises with its
-//! queueing time until it overrules the SPTF choice. It remembers whether aging overrode SPTF,
-//! which the anticipation heuristic needs.
+//! Aged-SPTF (Iyer & Druschel 2001 section 3.3; Jacobson & Wilkes' aged SATF): a request's
+//! priority rises with its queueing time until it overrules the SPTF choice, in two ways that can
+//! be combined:
+//! - a latency bound (Iyer & Druschel's configuration, section 4: "bounded per-request latency of
+//!   1 second"): a request that has waited `max_latency_ms` is served next, oldest first;
+//! - linear aging (Jacobson & Wilkes): SPTF on `positioning - age_weight * waited`.
+//! It remembers whether aging overrode plain SPTF, which the anticipation heuristic needs.
 
 use super::queues::CylinderQueue;
 use super::sptf_search::search;
@@ -9,29 +12,47 @@ use super::tunables::{Tunable, TunableValues};
 use super::{Context, Policy};
 use crate::device::ArmPath;
 use crate::request::{Request, RequestId};
-use crate::time::Nanos;
-use std::collections::BTreeSet;
+use crate::time::{ms_to_ns, Nanos};
+use std::collections::BTreeMap;
 
-pub const TUNABLES: &[Tunable] = &[Tunable {
-    name: "age_weight",
-    default: 0.01,
-    unit: "ns credit per ns waited",
-    min: 0.0,
-    max: 10.0,
-    help: "W in T_eff = T_pos - W * T_wait; 0 is plain SPTF. At 0.01 a request that waited 1 s gains 10 ms",
-}];
+pub const TUNABLES: &[Tunable] = &[
+    Tunable {
+        name: "max_latency_ms",
+        default: 1000.0,
+        unit: "ms",
+        min: 0.0,
+        max: 3_600_000.0,
+        help: "a request that has waited this long is served next, oldest first; 0: no bound (Iyer & Druschel used 1 s)",
+    },
+    Tunable {
+        name: "age_weight",
+        default: 0.0,
+        unit: "ns credit per ns waited",
+        min: 0.0,
+        max: 10.0,
+        help: "W in T_eff = T_pos - W * T_wait (Jacobson & Wilkes); 0: none. At 0.01 a request that waited 1 s gains 10 ms",
+    },
+];
 
 pub struct AgedSptf {
     queue: CylinderQueue,
-    /// (issue time, id) of queued requests: the oldest bounds how much aging can matter.
-    by_age: BTreeSet<(Nanos, RequestId)>,
+    /// Queued requests by (issue time, id): the oldest is the first to reach the latency bound
+    /// and bounds how much linear aging can matter.
+    by_age: BTreeMap<(Nanos, RequestId), Request>,
+    max_latency_ns: Nanos,
     age_weight: f64,
     overrode: bool,
 }
 
 impl AgedSptf {
     pub fn new(t: &TunableValues) -> Self {
-        AgedSptf { queue: CylinderQueue::default(), by_age: BTreeSet::new(), age_weight: t.get("age_weight"), overrode: false }
+        AgedSptf {
+            queue: CylinderQueue::default(),
+            by_age: BTreeMap::new(),
+            max_latency_ns: ms_to_ns(t.get("max_latency_ms")),
+            age_weight: t.get("age_weight"),
+            overrode: false,
+        }
     }
 
     /// Whether the last `peek` picked a different request than plain SPTF would have.
@@ -46,12 +67,12 @@ impl Policy for AgedSptf {
     }
 
     fn add(&mut self, req: Request, cx: &Context) {
-        self.by_age.insert((req.issue_ns, req.id));
+        self.by_age.insert((req.issue_ns, req.id), req);
         self.queue.insert(req, cx.device);
     }
 
     fn peek(&mut self, cx: &Context) -> Option<Request> {
-        let &(oldest, _) = self.by_age.first()?;
+        let (&(oldest, _), &oldest_req) = self.by_age.first_key_value()?;
         let w = self.age_weight;
         let max_credit = w * cx.now_ns.saturating_sub(oldest) as f64;
         let mut plain_best: Option<(f64, RequestId)> = None;
@@ -70,8 +91,10 @@ impl Policy for AgedSptf {
             },
             |seek| seek as f64 - max_credit,
         )?;
-        self.overrode = plain_best.map(|(_, id)| id) != Some(found.request.id);
-        Some(found.request)
+        let overdue = self.max_latency_ns > 0 && cx.now_ns.saturating_sub(oldest) >= self.max_latency_ns;
+        let chosen = if overdue { oldest_req } else { found.request };
+        self.overrode = plain_best.map(|(_, id)| id) != Some(chosen.id);
+        Some(chosen)
     }
 
     fn take(&mut self, req: &Request, cx: &Context) -> ArmPath {

@@ -120,7 +120,7 @@ fn aged_sptf_promotes_old_requests() {
     // With weight 0 it is SPTF. With weight 1, the oldest (issued at t=0) beats a fresh
     // near request once it has waited longer than the positioning difference.
     let disk = ToyDisk { head: Cell::new(0) };
-    let t: BTreeMap<String, f64> = [("age_weight".to_string(), 1.0)].into();
+    let t: BTreeMap<String, f64> = [("age_weight".to_string(), 1.0), ("max_latency_ms".to_string(), 0.0)].into();
     let mut s = aged_sptf::AgedSptf::new(&tunables::TunableValues::resolve(aged_sptf::TUNABLES, &t).unwrap());
     let cx0 = Context { now_ns: 0, device: &disk, in_flight: 0 };
     Policy::add(&mut s, req(0, 50_000, 0), &cx0); // 500 ms away
@@ -132,6 +132,22 @@ fn aged_sptf_promotes_old_requests() {
     let cx_early = Context { now_ns: 100 * NS_PER_MS, device: &disk, in_flight: 0 };
     assert_eq!(s.peek(&cx_early).unwrap().id, 1);
     assert!(!s.aging_overrode());
+}
+
+#[test]
+fn aged_sptf_bounds_latency() {
+    // Default: plain SPTF until a request has waited 1 s; then it goes first.
+    let disk = ToyDisk { head: Cell::new(0) };
+    let mut s = aged_sptf::AgedSptf::new(&tunables::TunableValues::resolve(aged_sptf::TUNABLES, &BTreeMap::new()).unwrap());
+    let cx0 = Context { now_ns: 0, device: &disk, in_flight: 0 };
+    Policy::add(&mut s, req(0, 50_000, 0), &cx0);
+    let near = Context { now_ns: 999 * NS_PER_MS, device: &disk, in_flight: 0 };
+    Policy::add(&mut s, req(1, 100, 999 * NS_PER_MS), &near);
+    assert_eq!(s.peek(&near).unwrap().id, 1);
+    assert!(!s.aging_overrode());
+    let late = Context { now_ns: 1000 * NS_PER_MS, device: &disk, in_flight: 0 };
+    assert_eq!(s.peek(&late).unwrap().id, 0);
+    assert!(s.aging_overrode());
 }
 
 #[test]
@@ -198,6 +214,8 @@ fn gstf_frozen_defers_late_arrivals_to_the_next_visit() {
 #[test]
 fn registry_lists_and_rejects() {
     assert!(build("nope", None, &BTreeMap::new()).err().unwrap().contains("unknown scheduler `nope`"));
+    let half: BTreeMap<String, f64> = [("frozen".to_string(), 0.3)].into();
+    assert!(build("gstf", None, &half).err().unwrap().contains("true/false"));
     let bad: BTreeMap<String, f64> = [("age_weight".to_string(), -1.0)].into();
     assert!(build("aged-sptf", None, &bad).err().unwrap().contains("out of range"));
     for info in registry::SCHEDULERS {

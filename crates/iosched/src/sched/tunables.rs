@@ -38,6 +38,9 @@ impl TunableValues {
             if !(v.is_finite() && v >= t.min && v <= t.max) {
                 return Err(format!("tunable `{}` = {v} is out of range [{}, {}] {}", t.name, t.min, t.max, t.unit));
             }
+            if t.unit == "bool" && v != 0.0 && v != 1.0 {
+                return Err(format!("tunable `{}` = {v} must be true/false (1 or 0)", t.name));
+            }
             values.insert(t.name, v);
         }
         Ok(TunableValues { values })
