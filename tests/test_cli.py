@@ -120,3 +120,25 @@ def test_seltzer_catalogue_scenarios_run():
         r = runner.invoke(app, ["run", str(f), "--json"])
         assert r.exit_code == 0, (f, r.output)
         assert all(run["device"] == "fujitsu-m2361a" for run in json.loads(r.stdout)["runs"])
+
+
+def test_review_regressions_no_tracebacks(tmp_path):
+    """Inputs found in review: markup in labels, an out-of-range seed, a malformed catalogue."""
+    from typer.testing import CliRunner
+    from iosched.cli import app
+
+    runner = CliRunner()
+    scn = tmp_path / "[x].toml"
+    scn.write_text('name = "[/b]"\n[workload]\nkind = "closed-queue"\nrequests = 50\n'
+                   '[[scheduler]]\nname = "fcfs"\nlabel = "[/x]"\n')
+    res = runner.invoke(app, ["run", str(scn)])
+    assert res.exit_code == 0, res.output
+    assert "[/x]" in res.output and "[x].toml" in res.output
+    res = runner.invoke(app, ["run", str(scn), "--seed", str(2**64)])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    cat = tmp_path / "cat"
+    cat.mkdir()
+    (cat / "catalogue.toml").write_text('title = "x"\n')
+    res = runner.invoke(app, ["reproduce", "seltzer1990", "--catalogue", str(cat), "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2, res.output
+    assert "catalogue.toml" in res.output and "Traceback" not in res.output

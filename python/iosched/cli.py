@@ -12,6 +12,7 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -82,7 +83,7 @@ def runs_table(summaries: list) -> Table:
     for s in summaries:
         r = s["response_ms"]
         t.add_row(
-            s["scheduler"], s["device"], _f(s["throughput_mb_s"], 2), _f(s["iops"], 1),
+            escape(s["scheduler"]), escape(s["device"]), _f(s["throughput_mb_s"], 2), _f(s["iops"], 1),
             f"{s['utilization_busy']:.1%}", f"{s['utilization_transfer']:.1%}",
             _f(r["mean"]), _f(r["p95"]), _f(r["p99"]), _f(r["max"]),
         )
@@ -97,7 +98,7 @@ def processes_table(summaries: list) -> Table:
     for s in summaries:
         for p in s["processes"]:
             r = p["response_ms"]
-            t.add_row(s["scheduler"], p["name"], str(p["requests"]),
+            t.add_row(escape(s["scheduler"]), escape(p["name"]), str(p["requests"]),
                       _f(p["throughput_mb_s"], 2), _f(r["mean"]), _f(r["p95"]), _f(r["max"]))
     return t
 
@@ -107,7 +108,7 @@ def run(
     file: Optional[Path] = typer.Argument(
         None, help="Scenario TOML file (default: the built-in two-readers scenario)."
     ),
-    seed: Optional[int] = typer.Option(None, "--seed", min=0, help="Override run.seed."),
+    seed: Optional[int] = typer.Option(None, "--seed", min=0, max=2**64 - 1, help="Override run.seed."),
     as_json: bool = typer.Option(
         False, "--json", help='Print one JSON object {"scenario", "runs": [summary, ...]}.'
     ),
@@ -137,7 +138,7 @@ def run(
         typer.echo(json.dumps({"scenario": scenario.name, "runs": results.summaries}))
         return
     out = _consoles.out
-    out.print(f"[bold]{scenario.name}[/bold] ({scenario.source})")
+    out.print(f"[bold]{escape(scenario.name)}[/bold] ({escape(str(scenario.source))})")
     out.print(runs_table(results.summaries))
     n_proc = max((len(s["processes"]) for s in results.summaries), default=0)
     if n_proc <= 16:

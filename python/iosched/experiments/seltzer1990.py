@@ -599,8 +599,12 @@ def reproduce(
     """Run all sweeps, write PNGs, runs.csv and report.md into `out_dir`; return report path."""
     directory = find_catalogue(catalogue_dir)
     cat = load_catalogue(directory)
-    qs = (cat["sweep"]["quick"] if quick else cat["sweep"])["queue_lengths"]
-    points = plan(cat, directory, quick)
+    try:
+        qs = (cat["sweep"]["quick"] if quick else cat["sweep"])["queue_lengths"]
+        points = plan(cat, directory, quick)
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        # The catalogue is input: a missing table or a wrong type is the user's to fix.
+        raise ScenarioError(f"{directory / 'catalogue.toml'}: missing or malformed entry ({type(e).__name__}: {e})") from None
     t0 = time.perf_counter()
     runner = SweepRunner(seed=cat.get("seed"))
     df = runner.run(points, progress)
