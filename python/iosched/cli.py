@@ -227,6 +227,26 @@ def reproduce_seltzer1990(
     _consoles.out.print(f"wrote {report} and figures in {out_dir}")
 
 
+@reproduce_app.command("iyer2001")
+def reproduce_iyer2001(
+    out_dir: Path = typer.Option(Path("results/iyer2001"), "--out", help="Output directory."),
+    quick: bool = typer.Option(False, "--quick", help="Fewer think-time points."),
+) -> None:
+    """Iyer & Druschel 2001, 'Anticipatory scheduling': microbenchmarks (figures 4-7, 13, timer)."""
+    from .experiments import iyer2001
+
+    try:
+        with progress_bar() as bar:
+            task = bar.add_task("iyer2001", total=None)
+            report = iyer2001.reproduce(out_dir, quick=quick,
+                                        progress=lambda done, total: bar.update(task, completed=done, total=total))
+    except ScenarioError as e:
+        raise fail(str(e))
+    except OSError as e:
+        raise fail(f"{getattr(e, 'filename', None) or out_dir}: {e.strerror or e}")
+    _consoles.out.print(f"wrote {report} and figures in {out_dir}")
+
+
 @app.command()
 def bench(
     repeats: int = typer.Option(3, "--repeats", min=1, help="Runs per case; the best is reported."),

@@ -1,0 +1,312 @@
+"""`iosched reproduce iyer2001`: the microbenchmarks of Iyer & Druschel, "Anticipatory
+scheduling", SOSP 2001 (sections 4.1, 4.2 and 4.8), run by mechanism on the disk models.
+
+Every point is a generated scenario (written to OUT/scenarios/ so any point can be rerun with
+`iosched run`): two processes reading their own 1 GiB files in 64 KiB synchronous requests on
+the IBM Deskstar 34GXP model, under Aged-SPTF ("original": the paper's default scheduler, with a
+1 s latency bound) and under the anticipatory scheduler around Aged-SPTF. Throughput is the
+application-observed aggregate MB/s (10^6 B); utilization is `utilization_busy`, the paper's
+definition (fraction of time the disk is servicing requests).
+
+The paper's numbers are typed in from the text (figures have no tables); each report row puts
+ours beside them with a verdict. Nothing is tuned to them.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Callable, Optional
+
+import pandas as pd
+
+from .. import _native
+from .sweep import markdown_table
+
+try:
+    import tomli_w
+except ImportError:  # pragma: no cover - a declared dependency
+    tomli_w = None
+
+DESKSTAR = "ibm-deskstar-34gxp"
+CHEETAH = "seagate-st318451lw"
+SCHEDULERS = {
+    "original": {"name": "aged-sptf"},
+    "anticipatory": {"name": "anticipatory", "policy": "aged-sptf"},
+}
+DURATION_S = 20
+# A process cannot issue its next request at the very instant the previous one completes: the
+# paper's processes issue it "a few hundred microseconds after its previous one finishes"
+# (section 2). Every think time below is this plus the experiment's own pause t.
+REISSUE_US = 200.0
+
+
+def _supports(fragment: str) -> bool:
+    """Whether this build's scenario format accepts a [[process]] field (e.g. access = "read")."""
+    text = f'[[process]]\n{fragment}\n'
+    try:
+        _native.check_scenario(text, "<probe>")
+        return True
+    except ValueError:
+        return False
+
+
+def scenario(processes: list, scheduler: dict, device: str = DESKSTAR, duration_s: float = DURATION_S,
+             seed: int = 1) -> dict:
+    return {
+        "device": {"preset": device},
+        "process": processes,
+        "run": {"duration_s": duration_s, "seed": seed},
+        "scheduler": [scheduler],
+    }
+
+
+def reader(name: str, pattern: str = "sequential", think_us: float = 0.0, think: str = "fixed",
+           access: Optional[str] = None, **extra) -> dict:
+    """A 64 KiB reader of its own 1 GiB file; `think_us` is the pause on top of REISSUE_US
+    (for uniform think times, the upper end of the pause's range)."""
+    p = {"name": name, "pattern": pattern, "request_kib": 64, "file_mib": 1024,
+         "think_us": REISSUE_US + think_us, "think": think}
+    if access is not None:
+        p["access"] = access
+    p.update(extra)
+    return p
+
+
+class Runner:
+    """Runs generated scenarios once each and keeps their text for the record."""
+
+    def __init__(self, out: Path):
+        self.out = out
+        (out / "scenarios").mkdir(parents=True, exist_ok=True)
+        self.count = 0
+
+    def run(self, key: str, scn: dict) -> dict:
+        text = tomli_w.dumps(scn)
+        (self.out / "scenarios" / f"{key}.toml").write_text(text)
+        [(summary, _)] = _native.run_scenario(text, f"scenarios/{key}.toml", None, False)
+        self.count += 1
+        return json.loads(summary)
+
+
+def _pct(a: float, b: float) -> str:
+    return f"{(a / b - 1) * 100:+.0f}%" if b else "n/a"
+
+
+# -- experiments ----------------------------------------------------------------------------
+
+def fig4(r: Runner, device: str = DESKSTAR, tag: str = "fig4") -> pd.DataFrame:
+    """Access patterns x read/mmap, original vs anticipatory."""
+    accesses = ["mmap"] + (["read"] if _supports('access = "read"') else [])
+    rows = []
+    for access in accesses:
+        for pattern in ["sequential", "alternate", "random"]:
+            for label, sched in SCHEDULERS.items():
+                procs = [reader("p", pattern, 0.0, access=None if access == "mmap" else access, count=2)]
+                s = r.run(f"{tag}-{pattern}-{access}-{label}", scenario(procs, sched, device))
+                rows.append({"pattern": pattern, "access": access, "scheduler": label,
+                             "throughput_mb_s": s["throughput_mb_s"], "utilization_busy": s["utilization_busy"]})
+    return pd.DataFrame(rows)
+
+
+def think_sweep(r: Runner, kind: str, think_ms: list) -> pd.DataFrame:
+    """fig5: both processes think t; fig6: one process thinks t; random: both uniform on [0, t]."""
+    rows = []
+    for t in think_ms:
+        us = t * 1000.0
+        if kind == "fig5":
+            procs = [reader("p", think_us=us, count=2)]
+        elif kind == "fig6":
+            procs = [reader("slow", think_us=us), reader("quick")]
+        else:
+            procs = [reader("p", think_us=us, think="uniform", count=2)]
+        for label, sched in SCHEDULERS.items():
+            s = r.run(f"{kind}-t{t:g}ms-{label}", scenario(procs, sched))
+            rows.append({"think_ms": t, "scheduler": label, "throughput_mb_s": s["throughput_mb_s"],
+                         "utilization_busy": s["utilization_busy"]})
+    return pd.DataFrame(rows)
+
+
+def timer_granularity(r: Runner) -> pd.DataFrame:
+    """Anticipation with timer ticks of 50 us - 1 ms. The paper used the adversary; if this
+    build lacks it, two processes with uniform think times on [0, 6 ms] stress the timer."""
+    adversary = _supports('think = "adversary"\nadversary_quick = 2\nadversary_wait_us = 16000')
+    rows = []
+    for tick in [50, 200, 500, 1000]:
+        if adversary:
+            procs = [reader("p", think="adversary", adversary_quick=2, adversary_wait_us=16000, count=2)]
+            workload = "adversary (n = 2)"
+        else:
+            procs = [reader("p", think_us=6000, think="uniform", count=2)]
+            workload = "uniform think on [0, 6 ms]"
+        sched = dict(SCHEDULERS["anticipatory"], timer_granularity_us=tick)
+        s = r.run(f"timer-{tick}us", scenario(procs, sched))
+        rows.append({"timer_us": tick, "workload": workload, "throughput_mb_s": s["throughput_mb_s"]})
+    return pd.DataFrame(rows)
+
+
+def adversary(r: Runner) -> Optional[pd.DataFrame]:
+    if not _supports('think = "adversary"\nadversary_quick = 2\nadversary_wait_us = 16000'):
+        return None
+    rows = []
+    for n in [0, 1, 2, 3, 4, 6, 8]:
+        # "wait for a duration that just exceeds the timeout set by the heuristic": the timeout
+        # follows the 95th-percentile think time, at most the 15 ms table span.
+        procs = [reader("p", think="adversary", adversary_quick=n, adversary_wait_us=16000, count=2)]
+        for label, sched in SCHEDULERS.items():
+            s = r.run(f"fig7-n{n}-{label}", scenario(procs, sched))
+            rows.append({"n": n, "scheduler": label, "throughput_mb_s": s["throughput_mb_s"]})
+    return pd.DataFrame(rows)
+
+
+# -- report ---------------------------------------------------------------------------------
+
+def _val(df: pd.DataFrame, **where) -> float:
+    sel = df
+    for k, v in where.items():
+        sel = sel[sel[k] == v]
+    return float(sel["throughput_mb_s"].iloc[0])
+
+
+def _fig4_section(df: pd.DataFrame, title: str, paper: list) -> str:
+    rows = []
+    for (pattern, access), g in df.groupby(["pattern", "access"], sort=False):
+        o = g[g.scheduler == "original"].iloc[0]
+        a = g[g.scheduler == "anticipatory"].iloc[0]
+        rows.append([pattern, access, f"{o.throughput_mb_s:.1f}", f"{o.utilization_busy:.0%}",
+                     f"{a.throughput_mb_s:.1f}", f"{a.utilization_busy:.0%}", _pct(a.throughput_mb_s, o.throughput_mb_s)])
+    table = markdown_table(["pattern", "access", "original MB/s", "util", "anticipatory MB/s", "util", "gain"], rows)
+    claims = markdown_table(["paper", "ours", "verdict"], paper)
+    return f"## {title}\n\n{table}\n\n{claims}\n"
+
+
+def _verdict(ok: bool) -> str:
+    return "reproduced" if ok else "differs"
+
+
+def _plot_sweep(df: pd.DataFrame, x: str, title: str, path: Path, xlabel: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    for label, g in df.groupby("scheduler", sort=False):
+        ax.plot(g[x], g["throughput_mb_s"], marker="o", label=label)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("throughput (MB/s)")
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def reproduce(out_dir: "str | Path", quick: bool = False, progress: Optional[Callable[[int, int], None]] = None) -> Path:
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    r = Runner(out)
+    t0 = time.perf_counter()
+    thinks = [0, 2, 4, 8, 12] if quick else [0, 1, 2, 3, 4, 6, 8, 10, 12, 15, 20]
+    steps = 7
+    done = 0
+
+    def step():
+        nonlocal done
+        done += 1
+        if progress:
+            progress(done, steps)
+
+    f4 = fig4(r)
+    step()
+    f13 = fig4(r, CHEETAH, "fig13")
+    step()
+    f5 = think_sweep(r, "fig5", thinks)
+    step()
+    f6 = think_sweep(r, "fig6", thinks)
+    step()
+    fr = think_sweep(r, "random", thinks)
+    step()
+    f7 = adversary(r)
+    step()
+    ft = timer_granularity(r)
+    step()
+    wall = time.perf_counter() - t0
+
+    sections = [
+        f"# Iyer & Druschel 2001: Anticipatory scheduling (microbenchmarks)\n\n"
+        f"Generated by `iosched reproduce iyer2001`{' --quick' if quick else ''}: {r.count} runs of "
+        f"{DURATION_S} s simulated time in {wall:.1f} s. Disk: {DESKSTAR} (section 4.8: {CHEETAH}). "
+        "Original = Aged-SPTF (1 s latency bound); anticipatory = the anticipation core with the "
+        "Aged-SPTF heuristic. Two processes, 64 KiB synchronous reads of separate 1 GiB files "
+        "(placed at the start and the middle of the disk), each issuing its next request "
+        f"{REISSUE_US:.0f} us after the previous one completes plus the experiment's pause t "
+        "(section 2: 'a few hundred microseconds'). Utilization = fraction of time the disk "
+        "is servicing requests. Every point's scenario is in scenarios/.\n"
+    ]
+    # Figure 4
+    o_seq = _val(f4, pattern="sequential", access="mmap", scheduler="original")
+    a_seq = _val(f4, pattern="sequential", access="mmap", scheduler="anticipatory")
+    o_alt = _val(f4, pattern="alternate", access="mmap", scheduler="original")
+    a_alt = _val(f4, pattern="alternate", access="mmap", scheduler="anticipatory")
+    o_rnd = _val(f4, pattern="random", access="mmap", scheduler="original")
+    a_rnd = _val(f4, pattern="random", access="mmap", scheduler="anticipatory")
+    paper4 = [
+        ["mmap seq: original about 5 MB/s", f"{o_seq:.1f} MB/s", _verdict(abs(o_seq - 5) / 5 < 0.3)],
+        ["mmap seq: anticipatory about 20 MB/s (max 21), 4x", f"{a_seq:.1f} MB/s, {a_seq / o_seq:.1f}x", _verdict(abs(a_seq - 20) / 20 < 0.15)],
+        ["alter: original about 5 MB/s; anticipatory half the bandwidth (~10.5)", f"{o_alt:.1f} -> {a_alt:.1f} MB/s", _verdict(abs(a_alt - 10.5) / 10.5 < 0.25)],
+        ["random: anticipatory +28% (read) / +30% (mmap)", f"{_pct(a_rnd, o_rnd)} (mmap)", _verdict(0.15 < a_rnd / o_rnd - 1 < 0.45)],
+    ]
+    if "read" in set(f4.access):
+        o_rs = _val(f4, pattern="sequential", access="read", scheduler="original")
+        a_rs = _val(f4, pattern="sequential", access="read", scheduler="anticipatory")
+        paper4.append(["read seq: about 21 MB/s with prefetch; +5% with anticipation", f"{o_rs:.1f} -> {a_rs:.1f} MB/s", _verdict(o_rs > 15)])
+    else:
+        paper4.append(["read() with kernel prefetch", "not modelled in this build (mmap only)", "not checked"])
+    sections.append(_fig4_section(f4, "Figure 4: access patterns (section 4.1)", paper4))
+    # Figure 13 (Cheetah)
+    o13 = _val(f13, pattern="sequential", access="mmap", scheduler="original")
+    a13 = _val(f13, pattern="sequential", access="mmap", scheduler="anticipatory")
+    gains = [(_val(f13, pattern=p, access="mmap", scheduler="anticipatory") / _val(f13, pattern=p, access="mmap", scheduler="original"), p)
+             for p in ["sequential", "alternate", "random"]]
+    best = max(gains)
+    paper13 = [
+        ["15,000 rpm disk: maximum bandwidth 55% above the IDE disk", f"anticipatory seq {a13:.1f} vs {a_seq:.1f} MB/s: {_pct(a13, a_seq)}", _verdict(0.3 < a13 / a_seq - 1 < 0.8)],
+        ["deceptive idleness gives nearly the same low throughput on both disks", f"original seq {o13:.1f} vs {o_seq:.1f} MB/s", _verdict(abs(o13 / o_seq - 1) < 0.5)],
+        ["gains up to 5.5x on the microbenchmark", f"best gain {best[0]:.1f}x ({best[1]})", _verdict(4.0 < best[0] < 7.0)],
+    ]
+    sections.append(_fig4_section(f13, "Figure 13 (section 4.8): the same on the 15,000 rpm Seagate Cheetah", paper13))
+    # Figures 5, 6, random
+    for df, fid, title, claims in [
+        (f5, "fig5", "Figure 5: both processes think t ms between requests", "original about 5 MB/s up to t = 8 ms; anticipatory 4x at t = 0, declining; the two meet near t = 8 ms"),
+        (f6, "fig6", "Figure 6: one process thinks t ms, the other none", "anticipatory well above original throughout; dips, then rises back to the maximum beyond about 4 ms (waits only for the quick process)"),
+        (fr, "random", "Section 4.2.3: both think uniformly on [0, t] ms", "almost as well as the deterministic counterpart (Figure 5)"),
+    ]:
+        _plot_sweep(df, "think_ms", title, out / f"{fid}.png", "think time t (ms)")
+        piv = df.pivot(index="think_ms", columns="scheduler", values="throughput_mb_s")
+        rows = [[f"{t:g}", f"{row['original']:.1f}", f"{row['anticipatory']:.1f}", _pct(row["anticipatory"], row["original"])] for t, row in piv.iterrows()]
+        cross = next((t for t, row in piv.iterrows() if row["anticipatory"] <= row["original"] * 1.05), None)
+        sections.append(f"## {title}\n\nPaper: {claims}.\n\n" + markdown_table(["t ms", "original MB/s", "anticipatory MB/s", "gain"], rows)
+                        + f"\n\nOurs: anticipation's gain falls to within 5% of the original at t = {cross if cross is not None else '> ' + str(piv.index.max())} ms.\n\n![{fid}]({fid}.png)\n")
+    if f7 is not None:
+        _plot_sweep(f7, "n", "Figure 7: adversary (n quick requests, then a wait past the timeout)", out / "fig7.png", "n")
+        piv = f7.pivot(index="n", columns="scheduler", values="throughput_mb_s")
+        worst = min((row["anticipatory"] / row["original"], n) for n, row in piv.iterrows())
+        rows = [[n, f"{row['original']:.1f}", f"{row['anticipatory']:.1f}", _pct(row["anticipatory"], row["original"])] for n, row in piv.iterrows()]
+        sections.append("## Figure 7: adversary\n\nPaper: for n between 1 and 4 the anticipatory scheduler is only about 20% worse than the original.\n\n"
+                        + markdown_table(["n", "original MB/s", "anticipatory MB/s", "gain"], rows)
+                        + f"\n\nOurs: worst {worst[0] - 1:+.0%} at n = {worst[1]} ({_verdict(worst[0] > 0.7)}).\n\n![fig7](fig7.png)\n")
+    else:
+        sections.append("## Figure 7: adversary\n\nNot run: this build's workload model has no adversary think pattern.\n")
+    spread = ft.throughput_mb_s.max() / ft.throughput_mb_s.min() - 1
+    rows = [[t, w, f"{v:.2f}"] for t, w, v in ft[["timer_us", "workload", "throughput_mb_s"]].itertuples(index=False)]
+    sections.append("## Timer granularity (section 4.2.4)\n\nPaper: with timers of 50 us, 200 us, 500 us and 1 ms the greatest difference was 10% (peak at 500 us).\n\n"
+                    + markdown_table(["timer us", "workload", "anticipatory MB/s"], rows)
+                    + f"\n\nOurs: greatest difference {spread:.0%} ({_verdict(spread <= 0.15)}).\n")
+    report = out / "report.md"
+    report.write_text("\n".join(sections))
+    pd.concat([f4.assign(figure="fig4"), f13.assign(figure="fig13"), f5.assign(figure="fig5"), f6.assign(figure="fig6"),
+               fr.assign(figure="random"), ft.assign(figure="timer")] + ([f7.assign(figure="fig7")] if f7 is not None else [])).to_csv(out / "runs.csv", index=False)
+    return report
