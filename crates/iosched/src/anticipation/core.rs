@@ -170,7 +170,8 @@ impl<P: Policy, H: Heuristic<P>> Scheduler for Anticipatory<P, H> {
         self.deadline = None;
     }
 
-    fn process_event(&mut self, ev: ProcessEvent, _cx: &Context) {
+    fn process_event(&mut self, ev: ProcessEvent, cx: &Context) {
+        self.policy.process_event(ev, cx);
         if let ProcessEvent::Exited(p) = ev {
             if self.anticipated.is_some_and(|(pid, _)| pid == p.pid) {
                 self.anticipated = None;

@@ -11,14 +11,18 @@ pub mod cscan;
 pub mod fcfs;
 pub mod gstf;
 pub mod look;
+pub mod lottery;
 pub mod queues;
 pub mod registry;
 pub mod scan;
+pub mod share;
 pub mod sptf;
 pub mod sptf_search;
 pub mod sstf;
+pub mod stride;
 pub mod tunables;
 pub mod wstf;
+pub mod yfq;
 
 use crate::device::{ArmPath, DeviceView};
 use crate::request::{Principal, Request};
@@ -91,6 +95,8 @@ pub trait Policy {
         self.len() == 0
     }
     fn completed(&mut self, _done: &Completion, _cx: &Context) {}
+    /// A process started (with its weight) or exited; proportional-share policies keep per-process state.
+    fn process_event(&mut self, _ev: ProcessEvent, _cx: &Context) {}
 }
 
 /// Every policy is a scheduler: dispatch the candidate whenever asked.
@@ -117,10 +123,16 @@ impl<P: Policy> Scheduler for P {
         Policy::completed(self, done, cx)
     }
 
+    fn process_event(&mut self, ev: ProcessEvent, cx: &Context) {
+        Policy::process_event(self, ev, cx)
+    }
+
     fn queued(&self) -> usize {
         self.len()
     }
 }
 
+#[cfg(test)]
+mod share_tests;
 #[cfg(test)]
 mod tests;
