@@ -153,3 +153,49 @@ duration_s = 10
     let worst = plain.processes.iter().map(|p| p.requests).min().unwrap();
     assert!(worst < 10, "expected starvation under plain SPTF, the least served got {worst} requests in 10 s");
 }
+
+/// Iyer & Druschel's Figure 1 and section 4.7: a 1:2 contract between two synchronous random
+/// readers comes out near 1:1 under Stride alone (deceptive idleness: at each decision only the
+/// other process has a request queued) and near 1:2 with the proportional heuristic, which waits
+/// for the lagging process.
+#[test]
+fn stride_contract_needs_anticipation_for_synchronous_readers() {
+    let base = r#"
+[device]
+preset = "ibm-deskstar-34gxp"
+[[process]]
+name = "p"
+pattern = "random"
+request_kib = 64
+think_us = 200
+weight = 1
+[[process]]
+name = "q"
+pattern = "random"
+request_kib = 64
+think_us = 200
+weight = 2
+[run]
+duration_s = 10
+"#;
+    // (requests of q / requests of p, disk time of q / disk time of p)
+    let ratio = |sched: &str| {
+        let run = Scenario::parse(&format!("{base}{sched}"), "t.toml").unwrap().run(None).unwrap().pop().unwrap();
+        let inv = run.summary.invariants;
+        assert_eq!((inv.idled_with_work, inv.left_behind, inv.bad_completions), (0, 0, 0), "{sched}: {inv:?}");
+        let pid = |name: &str| run.summary.processes.iter().find(|p| p.name == name).unwrap().pid;
+        let (p, q) = (pid("p"), pid("q"));
+        let count = |pid: u32| run.records.iter().filter(|r| r.pid == pid).count() as f64;
+        let busy = |pid: u32| run.records.iter().filter(|r| r.pid == pid).map(|r| (r.complete_ns - r.dispatch_ns) as f64).sum::<f64>();
+        let (n, t) = (count(q) / count(p), busy(q) / busy(p));
+        eprintln!("{}: requests p {} q {} (q/p {n:.3}), disk time q/p {t:.3}", sched.trim(), count(p), count(q));
+        (n, t)
+    };
+    let plain = ratio("[[scheduler]]\nname = \"stride\"\n");
+    let anticipated = ratio("[[scheduler]]\nname = \"anticipatory\"\npolicy = \"stride\"\n");
+    assert!(plain.0 < 1.2 && plain.1 < 1.2, "stride alone: q/p = {plain:?}, expected near 1 (deceptive idleness)");
+    assert!(
+        anticipated.0 > 1.7 && anticipated.1 > 1.7 && anticipated.1 < 2.3,
+        "anticipatory(stride): q/p = {anticipated:?}, expected near 2"
+    );
+}

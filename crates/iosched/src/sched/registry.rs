@@ -21,7 +21,7 @@ pub const SCHEDULERS: &[SchedulerInfo] = &[
         aliases: &["as"],
         kind: "scheduler",
         summary: "anticipation core + heuristic around any policy (`policy = \"...\"`, default aged-sptf); takes the policy's tunables too",
-        source: "Iyer & Druschel 2001 sections 3.2-3.3",
+        source: "Iyer & Druschel 2001 sections 3.2-3.5",
         tunables: crate::anticipation::core::TUNABLES,
     },
     SchedulerInfo {
@@ -104,6 +104,30 @@ pub const SCHEDULERS: &[SchedulerInfo] = &[
         source: "Iyer & Druschel 2001 section 3.3; Jacobson & Wilkes 1991",
         tunables: aged_sptf::TUNABLES,
     },
+    SchedulerInfo {
+        name: "stride",
+        aliases: &[],
+        kind: "policy",
+        summary: "proportional share: least virtual clock (disk time / weight) first; relaxed by tau_ms toward SPTF",
+        source: "Iyer & Druschel 2001 sections 3.4-3.5, 4.7; Waldspurger & Weihl 1995",
+        tunables: stride::TUNABLES,
+    },
+    SchedulerInfo {
+        name: "yfq",
+        aliases: &[],
+        kind: "policy",
+        summary: "proportional share: start-time fair queueing over measured disk service; relaxed by tau_ms toward SPTF",
+        source: "Iyer & Druschel 2001 section 3.4; Bruno et al. 1999 (YFQ); Goyal et al. 1996 (SFQ)",
+        tunables: yfq::TUNABLES,
+    },
+    SchedulerInfo {
+        name: "lottery",
+        aliases: &[],
+        kind: "policy",
+        summary: "proportional share: seeded lottery among backlogged processes by weight; relaxed by tau_ms toward SPTF",
+        source: "Iyer & Druschel 2001 section 2; Waldspurger & Weihl 1994",
+        tunables: lottery::TUNABLES,
+    },
 ];
 
 /// Schedulers that wrap a policy (`policy = "..."` in a scenario), and their default policy.
@@ -154,15 +178,22 @@ fn build_policy(info: &SchedulerInfo, tunables: &BTreeMap<String, f64>) -> Resul
         "gstf" => Box::new(gstf::Gstf::new(&t)),
         "wstf" => Box::new(wstf::Wstf::new(&t)),
         "aged-sptf" => Box::new(aged_sptf::AgedSptf::new(&t)),
+        "stride" => Box::new(stride::Stride::new(&t)),
+        "yfq" => Box::new(yfq::Yfq::new(&t)),
+        "lottery" => Box::new(lottery::Lottery::new(&t)),
         other => return Err(format!("`{other}` is not a policy")),
     })
 }
 
-/// Anticipation around `policy`, with the heuristic made for it (section 3.3): Aged-SPTF's
-/// variant, the C-SCAN variant for the circular sweeps, the seek rule for the others.
+/// Anticipation around `policy`, with the heuristic made for it: Aged-SPTF's variant, the C-SCAN
+/// variant for the circular sweeps, the seek rule for the other seek-reducing policies (section
+/// 3.3); for the proportional-share policies the proportional heuristic when strict (tau_ms = 0,
+/// section 3.4) and the combination heuristic when relaxed (section 3.5).
 fn build_wrapper(info: &SchedulerInfo, policy: &str, tunables: &BTreeMap<String, f64>) -> Result<Box<dyn Scheduler>, String> {
     use crate::anticipation::core::{Anticipatory, TUNABLES as CORE};
+    use crate::anticipation::heuristics::combined::CombinedHeuristic;
     use crate::anticipation::heuristics::cscan::CscanHeuristic;
+    use crate::anticipation::heuristics::proportional::ProportionalHeuristic;
     use crate::anticipation::heuristics::seek::{AgedSeekHeuristic, SeekHeuristic};
     let pinfo = self::info(policy).ok_or_else(|| format!("unknown policy `{policy}` (known: {})", policy_names().join(", ")))?;
     if pinfo.kind != "policy" {
@@ -193,6 +224,12 @@ fn build_wrapper(info: &SchedulerInfo, policy: &str, tunables: &BTreeMap<String,
         "sptf" => Box::new(Anticipatory::new(sptf::Sptf::default(), SeekHeuristic, &core)),
         "gstf" => Box::new(Anticipatory::new(gstf::Gstf::new(&t), SeekHeuristic, &core)),
         "wstf" => Box::new(Anticipatory::new(wstf::Wstf::new(&t), SeekHeuristic, &core)),
+        "stride" if t.get("tau_ms") > 0.0 => Box::new(Anticipatory::new(stride::Stride::new(&t), CombinedHeuristic, &core)),
+        "stride" => Box::new(Anticipatory::new(stride::Stride::new(&t), ProportionalHeuristic, &core)),
+        "yfq" if t.get("tau_ms") > 0.0 => Box::new(Anticipatory::new(yfq::Yfq::new(&t), CombinedHeuristic, &core)),
+        "yfq" => Box::new(Anticipatory::new(yfq::Yfq::new(&t), ProportionalHeuristic, &core)),
+        "lottery" if t.get("tau_ms") > 0.0 => Box::new(Anticipatory::new(lottery::Lottery::new(&t), CombinedHeuristic, &core)),
+        "lottery" => Box::new(Anticipatory::new(lottery::Lottery::new(&t), ProportionalHeuristic, &core)),
         other => return Err(format!("no anticipation heuristic for `{other}`")),
     })
 }

@@ -1,8 +1,13 @@
 //! Anticipation heuristics: given the policy's candidate and what is known about the last
 //! process, how long to wait (0: dispatch the candidate now).
 
+pub mod combined;
 pub mod cscan;
+pub mod proportional;
 pub mod seek;
+
+#[cfg(test)]
+mod share_tests;
 
 use super::stats::ProcessStats;
 use crate::request::Request;
