@@ -146,6 +146,10 @@ impl Share {
         self.len
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
     pub fn procs(&self) -> &BTreeMap<u32, ProcShare> {
         &self.procs
     }
