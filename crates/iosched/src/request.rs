@@ -41,9 +41,20 @@ pub struct Request {
     pub size_sectors: u32,
     /// When the request reached the scheduler.
     pub issue_ns: Nanos,
+    /// Bit set of `Request::SPLIT`, ... (0 = a plain request).
+    pub flags: u8,
 }
 
 impl Request {
+    /// One part of a larger read that the file system split at its maximum transfer size: all
+    /// parts of that read are issued at the same instant and the process waits for all of them,
+    /// so a scheduler may treat them as one request (Iyer & Druschel 2001, section 4.2.4).
+    pub const SPLIT: u8 = 1;
+
+    pub fn is_split(&self) -> bool {
+        self.flags & Request::SPLIT != 0
+    }
+
     /// First sector after the request.
     pub fn end_sector(&self) -> u64 {
         self.start_sector + self.size_sectors as u64

@@ -12,7 +12,7 @@ use crate::time::{us_to_ns, NS_PER_S};
 use crate::workload::closed_queue::ClosedQueue;
 use crate::workload::pattern::Pattern;
 use crate::workload::poisson::Poisson;
-use crate::workload::process::{ProcessSpec, Processes};
+use crate::workload::process::{Access, ProcessSpec, Processes, ReadModel, PAGE_SECTORS};
 use crate::workload::think::Think;
 use crate::workload::Workload;
 use serde::Deserialize;
@@ -151,7 +151,32 @@ pub struct ProcessSection {
     /// Share for proportional-share schedulers (each instance gets this weight).
     #[serde(default = "d_weight")]
     pub weight: u32,
+    /// "mmap" (page faults, no prefetch) or "read" (read() through a page cache with read-ahead).
+    #[serde(default = "d_access")]
+    pub access: String,
+    /// read(): largest sequential read-ahead window (default 128 KiB, FreeBSD's vfs.read_max).
+    pub readahead_kib: Option<f64>,
+    /// read(): pages of this process's file the page cache keeps (default 32 MiB).
+    pub page_cache_mib: Option<f64>,
+    /// read(): time to copy one KiB from the page cache to the process (default 0).
+    pub copy_us_per_kib: Option<f64>,
+    /// Largest request the file system issues; longer accesses are split (0: never).
+    #[serde(default)]
+    pub max_transfer_kib: f64,
+    /// think = "adversary": quick think times (think_us) before each long one.
+    pub adversary_quick: Option<u32>,
+    /// think = "adversary": the long think time, meant to be just past the anticipation timeout.
+    pub adversary_wait_us: Option<f64>,
 }
+
+fn d_access() -> String {
+    "mmap".into()
+}
+
+/// read() defaults. Read-ahead: FreeBSD's cluster read-ahead cap (`vfs.read_max` = 8 blocks of
+/// 16 KiB, vfs_cluster.c). Page cache: a quarter of the paper's 128 MB machine per process.
+pub const DEFAULT_READAHEAD_KIB: f64 = 128.0;
+pub const DEFAULT_PAGE_CACHE_MIB: f64 = 32.0;
 
 fn d_weight() -> u32 {
     1
@@ -387,8 +412,72 @@ impl Scenario {
             if p.op != "read" && p.op != "write" {
                 return Err(format!("field `{at}.op`: expected \"read\" or \"write\", got `{}`", p.op));
             }
-            if !["fixed", "uniform", "exponential"].contains(&p.think.as_str()) {
-                return Err(format!("field `{at}.think`: unknown distribution `{}` (known: fixed, uniform, exponential)", p.think));
+            if !["fixed", "uniform", "exponential", "adversary"].contains(&p.think.as_str()) {
+                return Err(format!(
+                    "field `{at}.think`: unknown distribution `{}` (known: fixed, uniform, exponential, adversary)",
+                    p.think
+                ));
+            }
+            if p.think == "adversary" {
+                match p.adversary_quick {
+                    Some(n) => count(&format!("{at}.adversary_quick"), n as u64, 0, 1_000_000)?,
+                    None => return Err(format!("field `{at}.adversary_quick` is required with think = \"adversary\"")),
+                }
+                match p.adversary_wait_us {
+                    Some(w) => within(&format!("{at}.adversary_wait_us"), w, 0.0, 3.6e9)?,
+                    None => return Err(format!("field `{at}.adversary_wait_us` is required with think = \"adversary\"")),
+                }
+            } else if let Some((field, value)) = p
+                .adversary_quick
+                .map(|n| ("adversary_quick", n.to_string()))
+                .or(p.adversary_wait_us.map(|w| ("adversary_wait_us", w.to_string())))
+            {
+                return Err(format!("field `{at}.{field}` = {value} is only used with think = \"adversary\" (think is `{}`)", p.think));
+            }
+            if p.access != "mmap" && p.access != "read" {
+                return Err(format!("field `{at}.access`: expected \"mmap\" or \"read\", got `{}`", p.access));
+            }
+            let page_kib = (PAGE_SECTORS * SECTOR_BYTES) as f64 / 1024.0;
+            let pages = |field: &str, kib: f64| {
+                if kib % page_kib != 0.0 {
+                    Err(format!("field `{field}` = {kib} must be a multiple of the {page_kib} KiB page with access = \"read\""))
+                } else {
+                    Ok(())
+                }
+            };
+            if p.access == "read" {
+                if p.op != "read" {
+                    return Err(format!(
+                        "field `{at}.op` = `{}`: access = \"read\" models read(); use op = \"read\" or access = \"mmap\"",
+                        p.op
+                    ));
+                }
+                pages(&format!("{at}.request_kib"), p.request_kib)?;
+                let ra = p.readahead_kib.unwrap_or(DEFAULT_READAHEAD_KIB);
+                within(&format!("{at}.readahead_kib"), ra, 0.0, 1048576.0)?;
+                pages(&format!("{at}.readahead_kib"), ra)?;
+                let cache = p.page_cache_mib.unwrap_or(DEFAULT_PAGE_CACHE_MIB);
+                within(&format!("{at}.page_cache_mib"), cache, 0.0, 1048576.0)?;
+                if cache * 1024.0 < p.request_kib + ra {
+                    return Err(format!(
+                        "field `{at}.page_cache_mib` = {cache}: the cache must hold one request and the read-ahead window ({} KiB)",
+                        p.request_kib + ra
+                    ));
+                }
+                within(&format!("{at}.copy_us_per_kib"), p.copy_us_per_kib.unwrap_or(0.0), 0.0, 1e6)?;
+            } else if let Some((field, value)) = p
+                .readahead_kib
+                .map(|v| ("readahead_kib", v))
+                .or(p.page_cache_mib.map(|v| ("page_cache_mib", v)))
+                .or(p.copy_us_per_kib.map(|v| ("copy_us_per_kib", v)))
+            {
+                return Err(format!("field `{at}.{field}` = {value} is only used with access = \"read\" (access is `{}`)", p.access));
+            }
+            if p.max_transfer_kib != 0.0 {
+                sectors_of(&format!("{at}.max_transfer_kib"), p.max_transfer_kib)?;
+                if p.access == "read" {
+                    pages(&format!("{at}.max_transfer_kib"), p.max_transfer_kib)?;
+                }
             }
             sectors_of(&format!("{at}.request_kib"), p.request_kib)?;
             within(&format!("{at}.file_mib"), p.file_mib, 1.0 / 2048.0, (capacity_bytes >> 20) as f64)?;
@@ -469,11 +558,25 @@ impl Scenario {
                     think: match p.think.as_str() {
                         "uniform" => Think::Uniform(think_ns),
                         "exponential" => Think::Exponential { mean_ns: think_ns as f64 },
+                        "adversary" => Think::Adversary {
+                            quick_ns: think_ns,
+                            quick: p.adversary_quick.unwrap_or(0),
+                            wait_ns: us_to_ns(p.adversary_wait_us.unwrap_or(0.0)),
+                        },
                         _ => Think::Fixed(think_ns),
                     },
                     start_ns: us_to_ns(p.start_us),
                     max_requests: p.requests,
                     weight: p.weight,
+                    access: match p.access.as_str() {
+                        "read" => Access::Read(ReadModel {
+                            readahead_sectors: (p.readahead_kib.unwrap_or(DEFAULT_READAHEAD_KIB) * 2.0) as u64,
+                            cache_pages: (p.page_cache_mib.unwrap_or(DEFAULT_PAGE_CACHE_MIB) * 2048.0 / PAGE_SECTORS as f64) as usize,
+                            copy_ns_per_kib: p.copy_us_per_kib.unwrap_or(0.0) * 1e3,
+                        }),
+                        _ => Access::Mmap,
+                    },
+                    max_transfer_sectors: kib_sectors(p.max_transfer_kib),
                 });
             }
         }

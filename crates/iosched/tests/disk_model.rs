@@ -30,7 +30,16 @@ fn spec(cache_segments: u32) -> RotationalSpec {
 }
 
 fn req(id: u64, op: Op, start: u64, size: u32, at_ms: f64) -> Request {
-    Request { id, principal: Principal::default(), op, sync: true, start_sector: start, size_sectors: size, issue_ns: (at_ms * 1e6) as u64 }
+    Request {
+        id,
+        principal: Principal::default(),
+        op,
+        sync: true,
+        start_sector: start,
+        size_sectors: size,
+        issue_ns: (at_ms * 1e6) as u64,
+        flags: 0,
+    }
 }
 
 fn ms(ns: u64) -> f64 {

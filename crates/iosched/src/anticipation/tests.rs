@@ -24,7 +24,16 @@ fn core_tunables() -> TunableValues {
 }
 
 fn read(id: u64, pid: u32, sector: u64, now: Nanos) -> Request {
-    Request { id, principal: Principal { pid, group: pid }, op: Op::Read, sync: true, start_sector: sector, size_sectors: 8, issue_ns: now }
+    Request {
+        id,
+        principal: Principal { pid, group: pid },
+        op: Op::Read,
+        sync: true,
+        start_sector: sector,
+        size_sectors: 8,
+        issue_ns: now,
+        flags: 0,
+    }
 }
 
 struct Bench<P: Policy, H: Heuristic<P>> {

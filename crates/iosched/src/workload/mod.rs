@@ -2,6 +2,7 @@
 //! run's seed), so two schedulers compared on one scenario see the same request sequence.
 
 pub mod closed_queue;
+pub mod page_cache;
 pub mod pattern;
 pub mod poisson;
 pub mod process;
@@ -20,6 +21,8 @@ pub struct NewRequest {
     pub sync: bool,
     pub start_sector: u64,
     pub size_sectors: u32,
+    /// `Request::SPLIT`, ...
+    pub flags: u8,
 }
 
 impl NewRequest {
@@ -32,6 +35,7 @@ impl NewRequest {
             start_sector: self.start_sector,
             size_sectors: self.size_sectors,
             issue_ns: now,
+            flags: self.flags,
         }
     }
 }

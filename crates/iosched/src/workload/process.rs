@@ -1,6 +1,25 @@
-//! Synchronous processes: each issues a request, waits for it, thinks, issues the next; over a
-//! file at its own place on the disk.
+//! Synchronous processes: each accesses its file (at its own place on the disk), waits for the
+//! data, thinks, accesses the next block.
+//!
+//! Two ways in, as in Iyer & Druschel 2001 (section 4.1):
+//! - `Access::Mmap`: page faults on a mapped file. Each access is one synchronous request and
+//!   nothing is prefetched (FreeBSD's VM system issues no read-ahead for faults).
+//! - `Access::Read`: read() through the kernel's page cache with FreeBSD-like sequential
+//!   read-ahead (`vfs_cluster.c`, `cluster_read`): a read that continues where the previous one
+//!   ended (or restarts at offset 0 of a file being read sequentially) is sequential; the
+//!   read-ahead window is the length of the sequential run so far, capped at `readahead`
+//!   (FreeBSD: `vfs.read_max` = 8 blocks of 16 KiB = 128 KiB); after a sequential read the kernel
+//!   issues asynchronous requests for the pages of the window after the read that are neither
+//!   cached nor on their way. A non-sequential read cancels the window. The process waits only
+//!   for the pages of its own read that are not in the cache: a missing run becomes a
+//!   synchronous request, a page being prefetched is waited for. Simplifications: read-ahead is
+//!   topped up on every sequential read (FreeBSD re-triggers it at marked buffers), the window
+//!   counts from the end of the read, and the file is one contiguous extent.
+//!
+//! Either way a request longer than `max_transfer_sectors` is split into parts issued at the
+//! same instant and flagged `Request::SPLIT`; the process continues when all have completed.
 
+use super::page_cache::PageCache;
 use super::pattern::Pattern;
 use super::think::Think;
 use super::{rng_stream, Emit, NewRequest, ProcessInfo, Workload};
@@ -8,6 +27,30 @@ use crate::request::{Op, Principal, Request};
 use crate::sched::ProcessEvent;
 use crate::time::Nanos;
 use rand_pcg::Pcg64;
+use std::collections::HashMap;
+
+/// Sectors in one page (4 KiB): the page cache's unit.
+pub const PAGE_SECTORS: u64 = 8;
+
+/// How a process reaches its file's data.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Access {
+    /// Page faults on a mapped file: one synchronous request per access, no prefetch.
+    Mmap,
+    /// read() through a page cache with sequential read-ahead.
+    Read(ReadModel),
+}
+
+/// The kernel side of read(): read-ahead cap, page cache size, copy cost.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ReadModel {
+    /// Largest read-ahead window (0: no read-ahead); a multiple of `PAGE_SECTORS`.
+    pub readahead_sectors: u64,
+    /// Pages of this file the cache keeps (LRU).
+    pub cache_pages: usize,
+    /// Time to copy one KiB from the cache to the process, charged on every read.
+    pub copy_ns_per_kib: f64,
+}
 
 #[derive(Clone, Debug)]
 pub struct ProcessSpec {
@@ -20,29 +63,98 @@ pub struct ProcessSpec {
     pub file_sectors: u64,
     pub think: Think,
     pub start_ns: Nanos,
-    /// Stop after this many requests (None: run until the deadline).
+    /// Stop after this many accesses (None: run until the deadline).
     pub max_requests: Option<u64>,
     /// Share for proportional-share schedulers.
     pub weight: u32,
+    pub access: Access,
+    /// Largest request the file system issues; longer ones are split (0: never split).
+    pub max_transfer_sectors: u32,
+}
+
+/// The kernel's state for one process's file under read().
+struct Kernel {
+    model: ReadModel,
+    /// File offset (sectors) where the previous read ended.
+    next_off: u64,
+    /// Length of the current sequential run (sectors); 0 = not sequential.
+    seq_sectors: u64,
+    cache: PageCache,
+    /// Page (file-relative) -> absolute start sector of the request bringing it in.
+    inflight: HashMap<u64, u64>,
+}
+
+/// What one process's accesses cost, counted by the workload (not visible to schedulers).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct AccessStats {
+    /// Accesses (read() calls or faulting accesses) issued.
+    pub accesses: u64,
+    /// read()s whose pages were all in the cache: no disk request, no wait.
+    pub cache_hits: u64,
+    /// read()s that waited for a prefetch already on its way (and issued nothing synchronous).
+    pub prefetch_waits: u64,
+    /// Synchronous disk requests (parts of a split access count one each).
+    pub sync_requests: u64,
+    /// Asynchronous read-ahead requests.
+    pub prefetch_requests: u64,
+    /// Synchronous requests flagged `Request::SPLIT`.
+    pub split_requests: u64,
 }
 
 struct ProcessState {
     spec: ProcessSpec,
+    stats: AccessStats,
+    /// Accesses issued.
     issued: u64,
     rng: Pcg64,
+    /// Start sectors of the requests the current access waits for.
+    pending: Vec<u64>,
+    /// Copy time charged when the current access is satisfied.
+    copy_ns: Nanos,
+    kernel: Option<Kernel>,
 }
 
 pub struct Processes {
     procs: Vec<ProcessState>,
+    by_pid: HashMap<Principal, usize>,
     /// No new request is issued at or after this time.
     pub stop_issuing_ns: Nanos,
 }
 
 impl Processes {
     pub fn new(specs: Vec<ProcessSpec>, stop_issuing_ns: Nanos, seed: u64) -> Self {
-        let procs =
-            specs.into_iter().enumerate().map(|(i, spec)| ProcessState { spec, issued: 0, rng: rng_stream(seed, i as u64 + 1) }).collect();
-        Processes { procs, stop_issuing_ns }
+        let procs: Vec<ProcessState> = specs
+            .into_iter()
+            .enumerate()
+            .map(|(i, spec)| ProcessState {
+                kernel: match spec.access {
+                    Access::Mmap => None,
+                    Access::Read(model) => Some(Kernel {
+                        model,
+                        next_off: 0,
+                        seq_sectors: 0,
+                        cache: PageCache::new(model.cache_pages),
+                        inflight: HashMap::new(),
+                    }),
+                },
+                spec,
+                stats: AccessStats::default(),
+                issued: 0,
+                rng: rng_stream(seed, i as u64 + 1),
+                pending: Vec::new(),
+                copy_ns: 0,
+            })
+            .collect();
+        let mut by_pid = HashMap::new();
+        for (i, p) in procs.iter().enumerate() {
+            by_pid.entry(p.spec.principal).or_insert(i);
+        }
+        Processes { procs, by_pid, stop_issuing_ns }
+    }
+
+    /// Per-process access statistics, in process order.
+    pub fn stats(&self) -> Vec<(ProcessInfo, AccessStats)> {
+        self.procs.iter().map(|p| (ProcessInfo { pid: p.spec.principal.pid, name: p.spec.name.clone() }, p.stats)).collect()
     }
 
     fn issue(&mut self, i: usize, now: Nanos, out: &mut Emit) {
@@ -52,24 +164,177 @@ impl Processes {
             out.process_event(ProcessEvent::Started { principal: p.spec.principal, weight: p.spec.weight });
         }
         if now >= stop {
-            // Synchronous: nothing of this process is outstanding now.
+            // Nothing this process waits for is outstanding now (prefetches may be).
             out.process_event(ProcessEvent::Exited(p.spec.principal));
             return;
         }
         let s = &p.spec;
-        let blocks = (s.file_sectors / s.request_sectors as u64).max(1);
+        let len = s.request_sectors as u64;
+        let blocks = (s.file_sectors / len).max(1);
         let block = s.pattern.block(p.issued, blocks, &mut p.rng);
         p.issued += 1;
+        let off = block * len;
+        p.pending.clear();
+        let before = out.arrivals.len();
+        let waited = match p.kernel.as_mut() {
+            None => {
+                submit_parts(out, now, s, off, len, true, &mut p.pending, None);
+                0
+            }
+            Some(k) => {
+                p.copy_ns = (k.model.copy_ns_per_kib * (len as f64 / 2.0)).round() as Nanos;
+                kernel_read(k, s, off, len, now, out, &mut p.pending)
+            }
+        };
+        let st = &mut p.stats;
+        st.accesses += 1;
+        for (_, r) in &out.arrivals[before..] {
+            if r.sync {
+                st.sync_requests += 1;
+                st.split_requests += (r.flags & Request::SPLIT != 0) as u64;
+            } else {
+                st.prefetch_requests += 1;
+            }
+        }
+        if p.pending.is_empty() {
+            st.cache_hits += 1;
+        } else if waited == p.pending.len() {
+            st.prefetch_waits += 1;
+        }
+        if p.pending.is_empty() {
+            self.satisfied(i, now, out);
+        }
+    }
+
+    /// The current access has its data: copy, think, go on (or exit).
+    fn satisfied(&mut self, i: usize, now: Nanos, out: &mut Emit) {
+        let p = &mut self.procs[i];
+        if p.spec.max_requests.is_some_and(|m| p.issued >= m) {
+            out.process_event(ProcessEvent::Exited(p.spec.principal));
+            return;
+        }
+        let think = p.spec.think.sample(p.issued - 1, &mut p.rng);
+        out.timer(now.saturating_add(p.copy_ns).saturating_add(think), i as u64);
+    }
+}
+
+/// read() of `len` sectors at file offset `off`: sequential detection, cache lookup, the
+/// synchronous requests for what is missing, then read-ahead. Returns how many requests
+/// already on their way the read waits for.
+fn kernel_read(k: &mut Kernel, s: &ProcessSpec, off: u64, len: u64, now: Nanos, out: &mut Emit, pending: &mut Vec<u64>) -> usize {
+    let sequential = off == k.next_off || (off == 0 && k.seq_sectors > 0);
+    k.seq_sectors = if sequential { k.seq_sectors.saturating_add(len) } else { 0 };
+    k.next_off = off + len;
+    // The read's own pages: cached ones are used, ones on their way are waited for, missing
+    // runs are read synchronously.
+    let mut runs: Vec<(u64, u64)> = Vec::new();
+    for page in off / PAGE_SECTORS..(off + len).div_ceil(PAGE_SECTORS) {
+        if k.cache.touch(page) {
+            continue;
+        }
+        if let Some(&key) = k.inflight.get(&page) {
+            if !pending.contains(&key) {
+                pending.push(key);
+            }
+            continue;
+        }
+        match runs.last_mut() {
+            Some((start, n)) if *start + *n == page => *n += 1,
+            _ => runs.push((page, 1)),
+        }
+    }
+    let waited = pending.len();
+    let parts: u64 = runs.iter().map(|&(_, n)| parts_of(n * PAGE_SECTORS, s.max_transfer_sectors)).sum();
+    let split = parts > 1;
+    for (page, n) in runs {
+        submit_run(out, now, s, page, n, true, split, pending, &mut k.inflight);
+    }
+    // Read-ahead: the window after the read, minus what is cached or on its way.
+    let window = k.seq_sectors.min(k.model.readahead_sectors);
+    if !sequential || window == 0 {
+        return waited;
+    }
+    let from = (off + len).div_ceil(PAGE_SECTORS);
+    let to = (off + len + window).min(s.file_sectors) / PAGE_SECTORS;
+    let mut run: Option<(u64, u64)> = None;
+    let mut ignore = Vec::new();
+    for page in from..to.max(from) {
+        if k.cache.contains(page) || k.inflight.contains_key(&page) {
+            if let Some((p0, n)) = run.take() {
+                submit_run(out, now, s, p0, n, false, false, &mut ignore, &mut k.inflight);
+            }
+            continue;
+        }
+        run = Some(match run {
+            Some((p0, n)) => (p0, n + 1),
+            None => (page, 1),
+        });
+    }
+    if let Some((p0, n)) = run {
+        submit_run(out, now, s, p0, n, false, false, &mut ignore, &mut k.inflight);
+    }
+    waited
+}
+
+/// How many requests `sectors` become at a maximum transfer of `max` (0: no limit).
+fn parts_of(sectors: u64, max: u32) -> u64 {
+    if max == 0 {
+        1
+    } else {
+        sectors.div_ceil(max as u64)
+    }
+}
+
+/// Submits pages `[page, page + n)` of the file and records them as on their way.
+#[allow(clippy::too_many_arguments)]
+fn submit_run(
+    out: &mut Emit,
+    now: Nanos,
+    s: &ProcessSpec,
+    page: u64,
+    n: u64,
+    sync: bool,
+    split: bool,
+    keys: &mut Vec<u64>,
+    inflight: &mut HashMap<u64, u64>,
+) {
+    submit_parts(out, now, s, page * PAGE_SECTORS, n * PAGE_SECTORS, sync, keys, Some(split));
+    // Each part's pages map to that part's start sector.
+    let mut off = page * PAGE_SECTORS;
+    let end = (page + n) * PAGE_SECTORS;
+    while off < end {
+        let size = if s.max_transfer_sectors == 0 { end - off } else { (s.max_transfer_sectors as u64).min(end - off) };
+        let key = s.file_start_sector + off;
+        for pg in off / PAGE_SECTORS..(off + size).div_ceil(PAGE_SECTORS) {
+            inflight.insert(pg, key);
+        }
+        off += size;
+    }
+}
+
+/// Submits file sectors `[off, off + len)`, split at the maximum transfer; pushes each part's
+/// start sector on `keys`. `split`: flag the parts (None: flag them when there are several).
+#[allow(clippy::too_many_arguments)]
+fn submit_parts(out: &mut Emit, now: Nanos, s: &ProcessSpec, off: u64, len: u64, sync: bool, keys: &mut Vec<u64>, split: Option<bool>) {
+    let max = if s.max_transfer_sectors == 0 { len } else { s.max_transfer_sectors as u64 };
+    let flag = split.unwrap_or(len > max);
+    let mut at = off;
+    while at < off + len {
+        let size = max.min(off + len - at);
+        let start_sector = s.file_start_sector + at;
+        keys.push(start_sector);
         out.submit(
             now,
             NewRequest {
                 principal: s.principal,
                 op: s.op,
-                sync: true,
-                start_sector: s.file_start_sector + block * s.request_sectors as u64,
-                size_sectors: s.request_sectors,
+                sync,
+                start_sector,
+                size_sectors: size as u32,
+                flags: if flag { Request::SPLIT } else { 0 },
             },
         );
+        at += size;
     }
 }
 
@@ -81,16 +346,26 @@ impl Workload for Processes {
     }
 
     fn on_complete(&mut self, req: &Request, now: Nanos, out: &mut Emit) {
-        let Some(i) = self.procs.iter().position(|p| p.spec.principal == req.principal) else {
+        let Some(&i) = self.by_pid.get(&req.principal) else {
             return;
         };
         let p = &mut self.procs[i];
-        if p.spec.max_requests.is_some_and(|m| p.issued >= m) {
-            out.process_event(ProcessEvent::Exited(p.spec.principal));
-            return;
+        if let Some(k) = p.kernel.as_mut() {
+            let rel = req.start_sector - p.spec.file_start_sector;
+            for page in rel / PAGE_SECTORS..(rel + req.size_sectors as u64).div_ceil(PAGE_SECTORS) {
+                if k.inflight.get(&page) == Some(&req.start_sector) {
+                    k.inflight.remove(&page);
+                }
+                k.cache.insert(page);
+            }
         }
-        let think = p.spec.think.sample(&mut p.rng);
-        out.timer(now.saturating_add(think), i as u64);
+        let Some(at) = p.pending.iter().position(|&s| s == req.start_sector) else {
+            return; // a prefetch nobody waits for yet
+        };
+        p.pending.swap_remove(at);
+        if p.pending.is_empty() {
+            self.satisfied(i, now, out);
+        }
     }
 
     fn on_timer(&mut self, token: u64, now: Nanos, out: &mut Emit) {

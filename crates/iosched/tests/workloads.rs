@@ -1,0 +1,250 @@
+//! The process workloads of Iyer & Druschel 2001: read() with read-ahead against mmap, requests
+//! split at the maximum transfer size, the adversary's think times.
+
+use iosched::device::presets::preset;
+use iosched::device::RotationalDisk;
+use iosched::metrics::RequestRecord;
+use iosched::request::{Op, Principal, Request};
+use iosched::scenario::Scenario;
+use iosched::sched::registry;
+use iosched::sim::simulate;
+use iosched::workload::pattern::Pattern;
+use iosched::workload::process::{Access, AccessStats, ProcessSpec, Processes, ReadModel};
+use iosched::workload::think::Think;
+use iosched::workload::{Emit, Workload};
+use std::collections::BTreeMap;
+
+fn spec(pid: u32, pattern: Pattern, access: Access, think_us: u64) -> ProcessSpec {
+    ProcessSpec {
+        name: format!("p{pid}"),
+        principal: Principal { pid, group: pid },
+        op: Op::Read,
+        pattern,
+        request_sectors: 128, // 64 KiB
+        file_start_sector: pid as u64 * 4_000_000,
+        file_sectors: 2 * 1024 * 1024, // 1 GiB
+        think: Think::Fixed(think_us * 1000),
+        start_ns: 0,
+        max_requests: None,
+        weight: 1,
+        access,
+        max_transfer_sectors: 0,
+    }
+}
+
+fn read_access() -> Access {
+    Access::Read(ReadModel { readahead_sectors: 256, cache_pages: 8192, copy_ns_per_kib: 0.0 })
+}
+
+/// Runs processes on the IBM Deskstar under `scheduler`: records and per-process statistics.
+fn run(specs: Vec<ProcessSpec>, duration_ms: u64, scheduler: &str) -> (Vec<RequestRecord>, Vec<AccessStats>) {
+    let mut device = RotationalDisk::new(preset("ibm-deskstar-34gxp").unwrap()).unwrap();
+    let mut sched = registry::build(scheduler, None, &BTreeMap::new()).unwrap();
+    let mut work = Processes::new(specs, duration_ms * 1_000_000, 1);
+    let out = simulate(&mut device, sched.as_mut(), &mut work);
+    assert_eq!(out.invariants.left_behind + out.invariants.bad_completions + out.invariants.idled_with_work, 0);
+    (out.records, work.stats().into_iter().map(|(_, s)| s).collect())
+}
+
+#[test]
+fn sequential_read_prefetches_and_hits_the_page_cache() {
+    // Think time longer than a request's service: read-ahead finishes before the next read().
+    let mut s = spec(1, Pattern::Sequential, read_access(), 20_000);
+    s.max_requests = Some(100);
+    let (records, stats) = run(vec![s], 10_000, "fcfs");
+    let st = stats[0];
+    assert_eq!(st.accesses, 100);
+    assert_eq!(st.sync_requests, 1, "only the first read() goes to the disk synchronously: {st:?}");
+    assert!(st.cache_hits >= 98, "{st:?}");
+    assert!(st.prefetch_requests >= 90, "{st:?}");
+    let sync = records.iter().filter(|r| r.sync).count();
+    let asynch = records.iter().filter(|r| !r.sync).count() as u64;
+    assert_eq!(sync, 1);
+    assert_eq!(asynch, st.prefetch_requests);
+    // Once the window is full, each read() tops it up by one read's worth: one request per read.
+    assert!(records.len() <= 101, "{} disk requests for 100 reads", records.len());
+    // Every sector was read once, and read-ahead ran at most one window past the last read.
+    let sectors: u64 = records.iter().map(|r| r.size_sectors as u64).sum();
+    assert!((100 * 128..=100 * 128 + 256).contains(&sectors), "{sectors} sectors");
+}
+
+#[test]
+fn sequential_read_with_short_think_waits_on_prefetch_not_sync_requests() {
+    let specs = vec![spec(1, Pattern::Sequential, read_access(), 200), spec(2, Pattern::Sequential, read_access(), 200)];
+    let (records, stats) = run(specs, 2_000, "aged-sptf");
+    for st in &stats {
+        assert!(st.accesses > 50, "{st:?}");
+        assert_eq!(st.sync_requests, 1, "{st:?}");
+        assert_eq!(st.accesses, 1 + st.cache_hits + st.prefetch_waits, "{st:?}");
+    }
+    assert!(records.iter().filter(|r| !r.sync).count() as u64 >= stats.iter().map(|s| s.accesses).sum::<u64>() / 2 - 2);
+}
+
+#[test]
+fn random_and_alternate_reads_issue_no_prefetch() {
+    for pattern in [Pattern::Random, Pattern::Alternate] {
+        let mut s = spec(1, pattern, read_access(), 0);
+        s.max_requests = Some(300);
+        let (records, stats) = run(vec![s], 20_000, "fcfs");
+        // The first read at offset 0 (alternate) continues the file's start, which FreeBSD's
+        // heuristic counts as sequential: one prefetch of the next block, then nothing more.
+        let first_at_zero = pattern == Pattern::Alternate;
+        let prefetches: Vec<_> = records.iter().filter(|r| !r.sync).collect();
+        assert_eq!(prefetches.len(), first_at_zero as usize, "{pattern:?}");
+        assert_eq!(stats[0].prefetch_requests, first_at_zero as u64, "{pattern:?}: {:?}", stats[0]);
+        // A random block read before is still cached (300 of 16384 blocks: a few repeats).
+        assert_eq!(stats[0].sync_requests + stats[0].cache_hits, 300, "{:?}", stats[0]);
+        assert!(stats[0].cache_hits < 10);
+    }
+}
+
+const TWO_READERS: &str = r#"
+[device]
+preset = "ibm-deskstar-34gxp"
+[[process]]
+name = "seq"
+count = 2
+request_kib = 64
+think_us = 200
+ACCESS
+[[process]]
+name = "rand"
+pattern = "random"
+request_kib = 8
+think = "uniform"
+think_us = 3000
+ACCESS
+[run]
+duration_s = 1
+[[scheduler]]
+name = "aged-sptf"
+[[scheduler]]
+name = "clook"
+"#;
+
+fn records_of(access: &str, seed: u64) -> Vec<Vec<RequestRecord>> {
+    let scn = Scenario::parse(&TWO_READERS.replace("ACCESS", access), "t.toml").unwrap();
+    scn.run(Some(seed)).unwrap().into_iter().map(|r| r.records).collect()
+}
+
+#[test]
+fn mmap_is_the_default_and_unchanged() {
+    let omitted = records_of("", 3);
+    assert_eq!(omitted, records_of("access = \"mmap\"", 3));
+    assert_eq!(omitted, records_of("access = \"mmap\"\nmax_transfer_kib = 64", 3), "no access is longer than the limit");
+    for recs in &omitted {
+        assert!(recs.iter().all(|r| r.sync));
+        assert!(recs.len() > 50);
+    }
+}
+
+#[test]
+fn read_access_is_deterministic() {
+    let a = records_of("access = \"read\"", 5);
+    assert_eq!(a, records_of("access = \"read\"", 5));
+    assert_ne!(a, records_of("access = \"read\"", 6));
+    assert!(a[0].iter().any(|r| !r.sync));
+}
+
+#[test]
+fn a_large_read_is_split_into_flagged_parts_issued_together() {
+    let mut s = spec(1, Pattern::Sequential, Access::Mmap, 100);
+    s.request_sectors = 512; // 256 KiB
+    s.max_transfer_sectors = 128; // 64 KiB
+    s.max_requests = Some(3);
+    // The parts as the workload emits them.
+    let mut w = Processes::new(vec![s.clone()], u64::MAX, 1);
+    let mut out = Emit::default();
+    w.start(&mut out);
+    w.on_timer(out.timers[0].1, 0, &mut out);
+    assert_eq!(out.arrivals.len(), 4);
+    for (k, (at, r)) in out.arrivals.iter().enumerate() {
+        assert_eq!(*at, 0);
+        assert!(r.sync && r.flags & Request::SPLIT != 0);
+        assert_eq!((r.start_sector, r.size_sectors), (s.file_start_sector + 128 * k as u64, 128));
+    }
+    let req = out.arrivals[0].1.into_request(0, 0);
+    assert!(req.is_split());
+    // The process goes on only when every part has completed.
+    let (records, stats) = run(vec![s], 10_000, "fcfs");
+    assert_eq!(records.len(), 12);
+    assert_eq!(stats[0].split_requests, 12);
+    for access in records.chunks(4) {
+        assert!(access.iter().all(|r| r.issue_ns == access[0].issue_ns && r.size_sectors == 128));
+    }
+    for k in 1..3 {
+        let done = records[4 * (k - 1)..4 * k].iter().map(|r| r.complete_ns).max().unwrap();
+        assert_eq!(records[4 * k].issue_ns, done + 100_000);
+    }
+}
+
+#[test]
+fn a_split_read_through_the_page_cache_is_flagged_and_prefetch_is_not() {
+    let mut s = spec(1, Pattern::Sequential, read_access(), 100);
+    s.request_sectors = 512; // 256 KiB reads, 64 KiB transfers
+    s.max_transfer_sectors = 128;
+    s.max_requests = Some(1);
+    let (records, stats) = run(vec![s], 10_000, "fcfs");
+    assert_eq!(stats[0].split_requests, 4);
+    assert_eq!(records.iter().filter(|r| r.sync).count(), 4);
+    // read-ahead of 128 KiB after the read, in 64 KiB requests
+    assert_eq!(records.iter().filter(|r| !r.sync).count(), 2);
+}
+
+#[test]
+fn adversary_think_times_are_n_quick_then_one_long() {
+    let scn = Scenario::parse(
+        r#"
+[[process]]
+name = "adversary"
+request_kib = 64
+think = "adversary"
+think_us = 100
+adversary_quick = 2
+adversary_wait_us = 5000
+requests = 10
+[[scheduler]]
+name = "fcfs"
+"#,
+        "t.toml",
+    )
+    .unwrap();
+    let recs = &scn.run(None).unwrap()[0].records;
+    assert_eq!(recs.len(), 10);
+    let thinks: Vec<u64> = recs.windows(2).map(|w| (w[1].issue_ns - w[0].complete_ns) / 1000).collect();
+    assert_eq!(thinks, vec![100, 100, 5000, 100, 100, 5000, 100, 100, 5000]);
+    let t = Think::Adversary { quick_ns: 1, quick: 0, wait_ns: 9 };
+    let mut rng = iosched::workload::rng_stream(1, 1);
+    assert!((0..5).all(|n| t.sample(n, &mut rng) == 9), "n = 0: every think is the long one");
+}
+
+fn parse_err(process_fields: &str) -> String {
+    let text = format!("[[process]]\n{process_fields}\n");
+    Scenario::parse(&text, "bad.toml").map(|_| ()).unwrap_err().to_string()
+}
+
+#[test]
+fn new_fields_are_validated_with_field_and_value() {
+    let cases = [
+        ("access = \"direct\"", "process[0].access"),
+        ("readahead_kib = 64", "process[0].readahead_kib` = 64 is only used with access = \"read\""),
+        ("access = \"read\"\nreadahead_kib = 6", "process[0].readahead_kib` = 6 must be a multiple"),
+        ("access = \"read\"\nreadahead_kib = -4", "process[0].readahead_kib` must be in"),
+        ("access = \"read\"\npage_cache_mib = 0.1", "process[0].page_cache_mib` = 0.1"),
+        ("access = \"read\"\ncopy_us_per_kib = -1", "process[0].copy_us_per_kib` must be in"),
+        ("access = \"read\"\nrequest_kib = 2", "process[0].request_kib` = 2 must be a multiple"),
+        ("access = \"read\"\nop = \"write\"", "process[0].op` = `write`"),
+        ("max_transfer_kib = 0.3", "process[0].max_transfer_kib"),
+        ("max_transfer_kib = -64", "process[0].max_transfer_kib` must be a positive number, got -64"),
+        ("think = \"adversary\"\nadversary_wait_us = 10", "process[0].adversary_quick` is required"),
+        ("think = \"adversary\"\nadversary_quick = 2", "process[0].adversary_wait_us` is required"),
+        ("think = \"adversary\"\nadversary_quick = 2\nadversary_wait_us = -1", "process[0].adversary_wait_us` must be in"),
+        ("adversary_quick = 3", "process[0].adversary_quick` = 3 is only used with think = \"adversary\""),
+        ("think = \"sometimes\"", "adversary"),
+    ];
+    for (fields, want) in cases {
+        let e = parse_err(fields);
+        assert!(e.contains(want) && e.starts_with("bad.toml: "), "{fields:?}: got {e:?}, want {want:?}");
+    }
+    assert!(Scenario::parse("[[process]]\naccess = \"read\"\nreadahead_kib = 0\nmax_transfer_kib = 128\n", "ok.toml").is_ok());
+}
