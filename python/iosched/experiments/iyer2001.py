@@ -293,11 +293,16 @@ def reproduce(out_dir: "str | Path", quick: bool = False, progress: Optional[Cal
     if f7 is not None:
         _plot_sweep(f7, "n", "Figure 7: adversary (n quick requests, then a wait past the timeout)", out / "fig7.png", "n")
         piv = f7.pivot(index="n", columns="scheduler", values="throughput_mb_s")
-        worst = min((row["anticipatory"] / row["original"], n) for n, row in piv.iterrows())
+        worst = min((row["anticipatory"] / row["original"], n) for n, row in piv.iterrows() if 1 <= n <= 4)
         rows = [[n, f"{row['original']:.1f}", f"{row['anticipatory']:.1f}", _pct(row["anticipatory"], row["original"])] for n, row in piv.iterrows()]
         sections.append("## Figure 7: adversary\n\nPaper: for n between 1 and 4 the anticipatory scheduler is only about 20% worse than the original.\n\n"
                         + markdown_table(["n", "original MB/s", "anticipatory MB/s", "gain"], rows)
-                        + f"\n\nOurs: worst {worst[0] - 1:+.0%} at n = {worst[1]} ({_verdict(worst[0] > 0.7)}).\n\n![fig7](fig7.png)\n")
+                        + f"\n\nOurs: for n in 1-4 the least gain is {worst[0] - 1:+.0%} (n = {worst[1]}): "
+                        + _verdict(0.6 < worst[0] < 1.0)
+                        + ". Each cycle wastes one timeout (the adversary pauses 16 ms, just past the 15 ms the heuristic can wait) "
+                        "but saves the inter-file repositioning for its n quick requests; on our layout that repositioning "
+                        "(files half a disk apart: about 11 ms of seek plus rotation) outweighs the wasted wait, so anticipation "
+                        "still wins.\n\n![fig7](fig7.png)\n")
     else:
         sections.append("## Figure 7: adversary\n\nNot run: this build's workload model has no adversary think pattern.\n")
     spread = ft.throughput_mb_s.max() / ft.throughput_mb_s.min() - 1

@@ -165,8 +165,10 @@ impl<P: Policy, H: Heuristic<P>> Scheduler for Anticipatory<P, H> {
         self.stats.on_completion(req, done.positioning_ns, cx.now_ns);
         self.policy.completed(done, cx);
         self.state = CoreState::Idle;
-        // Anticipate only after a synchronous read: a process blocked on it may soon issue more.
-        self.anticipated = (req.sync && req.op == Op::Read).then_some((req.principal.pid, cx.now_ns));
+        // Anticipate after a read: its process may be blocked on it (also when it was a
+        // prefetch the process came to wait for) and may soon issue more. Writes are not
+        // waited for.
+        self.anticipated = (req.op == Op::Read).then_some((req.principal.pid, cx.now_ns));
         self.deadline = None;
     }
 

@@ -2,7 +2,7 @@
 //! a decayed think-time frequency table giving the median and 95th percentile, a decayed mean
 //! of positioning time, and a decayed estimate of seek direction.
 
-use crate::request::Request;
+use crate::request::{Op, Request};
 use crate::time::Nanos;
 use std::collections::HashMap;
 
@@ -18,12 +18,12 @@ pub fn mean_keep() -> f64 {
     0.05f64.powf(0.1)
 }
 
-/// A decayed frequency table of think times. Samples of 15 ms or more go to an overflow count,
-/// so a long thinker is not mistaken for a 15 ms one.
+/// A decayed frequency table of think times over 0-15 ms; longer samples count in the last
+/// bucket, as in the paper's table (a slow thinker then has a median near 15 ms, and the cost
+/// side of the heuristic stops waiting for it).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ThinkTimeTable {
     buckets: [f64; THINK_BUCKETS],
-    overflow: f64,
 }
 
 impl ThinkTimeTable {
@@ -31,19 +31,16 @@ impl ThinkTimeTable {
         for b in &mut self.buckets {
             *b *= THINK_DECAY;
         }
-        self.overflow *= THINK_DECAY;
-        match usize::try_from(think_ns / THINK_BUCKET_NS) {
-            Ok(i) if i < THINK_BUCKETS => self.buckets[i] += 1.0,
-            _ => self.overflow += 1.0,
-        }
+        let i = (think_ns / THINK_BUCKET_NS).min(THINK_BUCKETS as Nanos - 1) as usize;
+        self.buckets[i] += 1.0;
     }
 
     pub fn total(&self) -> f64 {
-        self.buckets.iter().sum::<f64>() + self.overflow
+        self.buckets.iter().sum::<f64>()
     }
 
     /// The upper edge of the first bucket at which the cumulative weight reaches fraction `q`
-    /// of the total; `None` if there are no samples or the point lies in the overflow (>= 15 ms).
+    /// of the total (at most 15 ms); `None` if there are no samples.
     pub fn percentile_ns(&self, q: f64) -> Option<Nanos> {
         let total = self.total();
         if total <= 0.0 {
@@ -52,11 +49,11 @@ impl ThinkTimeTable {
         let mut cumulative = 0.0;
         for (i, b) in self.buckets.iter().enumerate() {
             cumulative += b;
-            if cumulative >= q * total {
+            if cumulative >= q * total * (1.0 - 1e-12) {
                 return Some((i as Nanos + 1) * THINK_BUCKET_NS);
             }
         }
-        None
+        Some(THINK_BUCKETS as Nanos * THINK_BUCKET_NS)
     }
 
     pub fn median_ns(&self) -> Option<Nanos> {
@@ -114,11 +111,14 @@ impl StatsTable {
         self.by_pid.get(&pid)
     }
 
-    /// A request arrived. Only synchronous reads feed the think-time table; a request from a
-    /// process that already has one outstanding counts as asynchronous (think time 0).
+    /// A request arrived. Reads feed the think-time table (the paper collects statistics on all
+    /// disk reads); a read from a process that already has one outstanding counts as
+    /// asynchronous (think time 0). The parts of one large read that the file system split
+    /// (flagged `SPLIT`) count as one request: only the first records a think time.
     pub fn on_arrival(&mut self, req: &Request, now: Nanos) {
         let s = self.by_pid.entry(req.principal.pid).or_default();
-        if req.sync {
+        let continues_split = req.is_split() && s.outstanding > 0;
+        if req.op == Op::Read && !continues_split {
             let think = if s.outstanding > 0 { Some(0) } else { s.last_completion_ns.map(|c| now.saturating_sub(c)) };
             if let Some(t) = think {
                 s.think.record(t);
@@ -150,15 +150,15 @@ mod tests {
     /// Direct computation: weight of sample k (of n, oldest first) is 0.9^(n-1-k).
     fn direct_percentile(samples_ns: &[Nanos], q: f64) -> Option<Nanos> {
         let n = samples_ns.len();
-        let mut weights = vec![0.0; THINK_BUCKETS + 1];
+        let mut weights = vec![0.0; THINK_BUCKETS];
         for (k, &s) in samples_ns.iter().enumerate() {
             let w = THINK_DECAY.powi((n - 1 - k) as i32);
-            let i = ((s / THINK_BUCKET_NS) as usize).min(THINK_BUCKETS);
+            let i = ((s / THINK_BUCKET_NS) as usize).min(THINK_BUCKETS - 1);
             weights[i] += w;
         }
         let total: f64 = weights.iter().sum();
         let mut c = 0.0;
-        for (i, w) in weights[..THINK_BUCKETS].iter().enumerate() {
+        for (i, w) in weights.iter().enumerate() {
             c += w;
             if c >= q * total - 1e-9 {
                 return Some((i as Nanos + 1) * THINK_BUCKET_NS);
@@ -178,19 +178,45 @@ mod tests {
             }
         }
         // By hand: the six sub-500 us samples weigh 3.34 of 7.18 (decayed), just under half, so
-        // the median is the second bucket's upper edge; the 95th percentile lies in the overflow.
+        // the median is the second bucket's upper edge; the 95th percentile is in the last
+        // bucket, where the 14.9 ms and 20 ms samples count.
         assert_eq!(t.median_ns(), Some(1_000_000));
-        assert_eq!(t.p95_ns(), None);
+        assert_eq!(t.p95_ns(), Some(15_000_000));
     }
 
     #[test]
-    fn long_thinkers_have_no_finite_percentile() {
+    fn long_thinkers_count_in_the_last_bucket() {
         let mut t = ThinkTimeTable::default();
         for _ in 0..10 {
             t.record(40_000_000);
         }
-        assert_eq!(t.median_ns(), None);
+        assert_eq!(t.median_ns(), Some(15_000_000));
         assert_eq!(ThinkTimeTable::default().median_ns(), None);
+    }
+
+    #[test]
+    fn split_parts_of_one_read_record_one_think_time() {
+        use crate::request::Principal;
+        let part = |id: u64, sector: u64, now: Nanos| Request {
+            id,
+            principal: Principal { pid: 1, group: 1 },
+            op: Op::Read,
+            sync: true,
+            start_sector: sector,
+            size_sectors: 256,
+            issue_ns: now,
+            flags: Request::SPLIT,
+        };
+        let mut t = StatsTable::default();
+        // A first read, completed at 1 ms; then a 1 MiB read split in 4 parts at 10 ms.
+        t.on_arrival(&part(0, 0, 0), 0);
+        t.on_completion(&part(0, 0, 0), 0, 1_000_000);
+        for i in 0..4 {
+            t.on_arrival(&part(1 + i, 256 * (1 + i), 10_000_000), 10_000_000);
+        }
+        // One sample: 9 ms (bucket 18, upper edge 9.5 ms), not three extra zeros.
+        assert_eq!(t.get(1).unwrap().think.median_ns(), Some(9_500_000));
+        assert!((t.get(1).unwrap().think.total() - 1.0).abs() < 1e-12);
     }
 
     #[test]

@@ -156,8 +156,10 @@ fn no_wait_when_the_candidate_is_already_close() {
 #[test]
 fn no_wait_for_a_process_that_thinks_long() {
     let mut b = sptf_bench();
-    b.add(2, 50_000, 0);
-    // Ten requests with 20 ms think times: beyond the 15 ms table, so never worth waiting for.
+    // The other request is 10 cylinders from where the trained process ends (cylinder 19):
+    // 10 ms of benefit against a median think time of 15 ms (the table's last bucket).
+    b.add(2, 2900, 0);
+    // Ten requests with 20 ms think times.
     let mut t = 0;
     for i in 0..10 {
         let r = b.add(1, 1000 + i * 100, t);

@@ -17,7 +17,7 @@ use crate::time::Nanos;
 pub fn cost_benefit_wait_ns(s: &Situation) -> Nanos {
     let (Some(median), Some(p95), Some(expected_pos)) = (s.last.think.median_ns(), s.last.think.p95_ns(), s.last.positioning_ns.get())
     else {
-        return 0; // no history yet (or a thinker beyond the table): do not wait
+        return 0; // no history yet: do not wait
     };
     let candidate_pos = s.cx.device.positioning_time_ns(s.candidate.start_sector, s.candidate.op, s.cx.now_ns) as f64;
     let benefit = candidate_pos - expected_pos;
