@@ -1,13 +1,14 @@
 //! The rotational disk: zoned geometry, seek curve, exact rotational position, head and
 //! cylinder switches, command overhead, and a read-ahead segment cache.
 
-use super::cache::SegmentCache;
+use super::cache::{SegmentCache, Stream};
 use super::geometry::{slot_angle, Chs, Geometry, TrackPos, ZoneSpec, REV_UNITS};
 use super::seek::SeekCurve;
 use super::{ArmPath, DeviceView, SectorPosition, Service};
 use crate::request::{Op, Request, SECTOR_BYTES};
 use crate::time::{ms_to_ns, Nanos};
 use serde::{Deserialize, Serialize};
+use std::cell::Cell;
 
 /// Everything that describes a rotational drive; presets are values of this type.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -96,6 +97,8 @@ pub struct RotationalDisk {
     /// Where the last media access left the arm.
     head: Chs,
     head_sector: u64,
+    /// The last read-ahead front computed, keyed by (time, stream state).
+    last_front: Cell<Option<((Nanos, Stream), WalkEnd)>>,
 }
 
 /// Where a sequential walk over the media stopped: at the start of `sector`, at `at_ns`.
@@ -142,6 +145,7 @@ impl RotationalDisk {
             cache,
             head: Chs { cylinder: 0, head: 0, sector: 0 },
             head_sector: 0,
+            last_front: Cell::new(None),
             geometry,
             spec,
         })
@@ -279,7 +283,16 @@ impl RotationalDisk {
         if t <= st.at_ns {
             return Some(WalkEnd { sector: st.next_sector, at_ns: st.at_ns, head: None });
         }
-        Some(self.walk(st.next_sector, st.at_ns, st.cap_sector, t, false, None).0)
+        // The engine asks before a decision and the dispatch asks again at the same instant.
+        let key = (t, st);
+        if let Some((k, front)) = self.last_front.get() {
+            if k == key {
+                return Some(front);
+            }
+        }
+        let front = self.walk(st.next_sector, st.at_ns, st.cap_sector, t, false, None).0;
+        self.last_front.set(Some((key, front)));
+        Some(front)
     }
 
     /// A read served (wholly or as it streams in) from the cache.
