@@ -1,6 +1,7 @@
 //! Workloads: what issues requests, and when. Each owns its random streams (derived from the
 //! run's seed), so two schedulers compared on one scenario see the same request sequence.
 
+pub mod apps;
 pub mod closed_queue;
 pub mod page_cache;
 pub mod pattern;
