@@ -2,8 +2,9 @@
 //! and impossible values are errors that name the file, the field and the value.
 //! The format is documented in docs/scenarios.md.
 
+use crate::device::calibration::{calibrate_spec, CalibratedDevice, CalibrationOptions, PositioningEstimator, DEFAULT_CALIBRATION_SEED};
 use crate::device::presets::{preset, PRESET_NAMES};
-use crate::device::{DeviceView, RotationalDisk, RotationalSpec};
+use crate::device::{Device, DeviceView, RotationalDisk, RotationalSpec};
 use crate::metrics::{summarize, RequestRecord, RunSummary};
 use crate::request::{Op, Principal, SECTOR_BYTES};
 use crate::sched::registry;
@@ -63,6 +64,8 @@ pub struct DeviceSection {
     pub cache_segments: Option<u32>,
     pub cache_segment_kib: Option<u32>,
     pub readahead_kib: Option<u32>,
+    /// "model" (default) or "calibrated": see `device::calibration`.
+    pub positioning_estimator: Option<String>,
 }
 
 impl Default for DeviceSection {
@@ -74,6 +77,7 @@ impl Default for DeviceSection {
             cache_segments: None,
             cache_segment_kib: None,
             readahead_kib: None,
+            positioning_estimator: None,
         }
     }
 }
@@ -292,6 +296,16 @@ impl Scenario {
         Ok(spec)
     }
 
+    /// `device.positioning_estimator`: "model" (default) or "calibrated".
+    pub fn positioning_estimator(&self) -> Result<PositioningEstimator, String> {
+        match &self.device.positioning_estimator {
+            None => Ok(PositioningEstimator::default()),
+            Some(s) => PositioningEstimator::parse(s).ok_or_else(|| {
+                format!("field `device.positioning_estimator`: unknown estimator `{s}` (known: {})", PositioningEstimator::NAMES.join(", "))
+            }),
+        }
+    }
+
     /// The schedulers to compare, in file order (default: fcfs alone).
     pub fn schedulers(&self) -> Result<Vec<SchedulerChoice>, String> {
         if self.scheduler.is_empty() {
@@ -344,6 +358,7 @@ impl Scenario {
 
     fn validate(&self) -> Result<(), String> {
         let spec = self.device_spec()?;
+        self.positioning_estimator()?;
         let capacity_bytes = spec.capacity_sectors() * SECTOR_BYTES;
         self.schedulers()?;
         // Every number is bounded: finite values far outside these would overflow simulated time.
@@ -613,12 +628,25 @@ impl Scenario {
         let seed = seed.unwrap_or(self.run.seed);
         let spec = self.device_spec().map_err(err)?;
         let choices = self.schedulers().map_err(err)?;
+        // Calibrated once, on a fresh copy of the drive with a fixed seed (a property of the
+        // drive, as if measured at installation), shared by every scheduler's run.
+        let curve = match self.positioning_estimator().map_err(err)? {
+            PositioningEstimator::Model => None,
+            PositioningEstimator::Calibrated => {
+                let cal = calibrate_spec(&spec, &CalibrationOptions::default(), DEFAULT_CALIBRATION_SEED).map_err(err)?;
+                Some(std::sync::Arc::new(cal.curve))
+            }
+        };
         let mut out = Vec::with_capacity(choices.len());
         for choice in choices {
-            let mut device = RotationalDisk::new(spec.clone()).map_err(err)?;
+            let disk = RotationalDisk::new(spec.clone()).map_err(err)?;
+            let mut device: Box<dyn Device> = match &curve {
+                None => Box::new(disk),
+                Some(c) => Box::new(CalibratedDevice::new(disk, c.clone())),
+            };
             let mut scheduler = registry::build(&choice.name, choice.policy.as_deref(), &choice.tunables).map_err(err)?;
-            let mut workload = self.workload(&device, seed).map_err(err)?;
-            let sim = simulate(&mut device, scheduler.as_mut(), workload.as_mut());
+            let mut workload = self.workload(device.as_view(), seed).map_err(err)?;
+            let sim = simulate(device.as_mut(), scheduler.as_mut(), workload.as_mut());
             let mut summary = summarize(&sim.records, sim.end_ns, &workload.processes(), sim.invariants);
             summary.scheduler = choice.label.clone();
             summary.scheduler_name = choice.name.clone();

@@ -2,6 +2,7 @@
 //! ([`Device::service`]).
 
 pub mod cache;
+pub mod calibration;
 pub mod describe;
 pub mod geometry;
 pub mod presets;
