@@ -55,6 +55,10 @@ pub struct ProcessSummary {
     pub bytes: u64,
     pub throughput_mb_s: f64,
     pub response_ms: LatencyMs,
+    /// Disk time its requests took (dispatch to completion): the unit of proportional shares.
+    pub disk_time_s: f64,
+    /// Its last completion (seconds from the start): when a finite job finished.
+    pub last_completion_s: f64,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -94,7 +98,8 @@ pub fn summarize(records: &[RequestRecord], elapsed_ns: Nanos, processes: &[Proc
     for (i, p) in processes.iter().enumerate() {
         slot_of_pid[p.pid as usize] = i;
     }
-    let mut per_process: Vec<(u64, Vec<Nanos>)> = vec![(0, Vec::new()); processes.len()];
+    // Per process: bytes, response times, disk time, last completion.
+    let mut per_process: Vec<(u64, Vec<Nanos>, u128, Nanos)> = vec![(0, Vec::new(), 0, 0); processes.len()];
     let (mut bytes, mut busy, mut transfer) = (0u64, 0u128, 0u128);
     let (mut media, mut seek_cyl, mut seek_ns, mut zero_seeks, mut hits) = (0u64, 0u64, 0u128, 0u64, 0u64);
     let mut response = Vec::with_capacity(n);
@@ -116,8 +121,11 @@ pub fn summarize(records: &[RequestRecord], elapsed_ns: Nanos, processes: &[Proc
         }
         if let Some(&i) = slot_of_pid.get(r.pid as usize) {
             if i != usize::MAX {
-                per_process[i].0 += b;
-                per_process[i].1.push(r.response_ns());
+                let p = &mut per_process[i];
+                p.0 += b;
+                p.1.push(r.response_ns());
+                p.2 += r.service_ns() as u128;
+                p.3 = p.3.max(r.complete_ns);
             }
         }
     }
@@ -126,13 +134,15 @@ pub fn summarize(records: &[RequestRecord], elapsed_ns: Nanos, processes: &[Proc
     let procs = processes
         .iter()
         .zip(per_process)
-        .map(|(p, (b, mut resp))| ProcessSummary {
+        .map(|(p, (b, mut resp, disk_ns, last_ns))| ProcessSummary {
             pid: p.pid,
             name: p.name.clone(),
             requests: resp.len() as u64,
             bytes: b,
             throughput_mb_s: b as f64 / 1e6 / elapsed_s,
             response_ms: LatencyMs::from_ns(&mut resp),
+            disk_time_s: disk_ns as f64 / 1e9,
+            last_completion_s: ns_to_s(last_ns),
         })
         .collect();
     RunSummary {
