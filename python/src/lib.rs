@@ -1,6 +1,7 @@
 //! Python bindings: the only crate that depends on PyO3. Results cross as JSON summaries plus
 //! per-request columns as raw little-endian buffers (numpy reads them without copying row by row).
 
+use iosched::device::calibration::{calibration_report, CalibrationOptions};
 use iosched::device::describe::describe;
 use iosched::device::presets::{preset, PRESET_NAMES};
 use iosched::metrics::RequestRecord;
@@ -92,6 +93,18 @@ fn list_devices() -> PyResult<String> {
     Ok(serde_json::to_string(&all).expect("serializes"))
 }
 
+/// Calibrates a simulated preset's positioning-time curve (Iyer & Druschel 2001, section 3.6)
+/// and measures it on `eval_pairs` held-out pairs; returns the report as JSON.
+#[pyfunction]
+#[pyo3(signature = (device, samples=32, seed=2001, eval_pairs=2000))]
+fn calibrate_device(py: Python<'_>, device: &str, samples: u32, seed: u64, eval_pairs: u32) -> PyResult<String> {
+    let spec = preset(device)
+        .ok_or_else(|| PyValueError::new_err(format!("unknown device preset `{device}` (known: {})", PRESET_NAMES.join(", "))))?;
+    let opts = CalibrationOptions { samples, ..CalibrationOptions::default() };
+    let report = py.allow_threads(|| calibration_report(&spec, &opts, seed, eval_pairs)).map_err(PyValueError::new_err)?;
+    Ok(serde_json::to_string(&report).expect("serializes"))
+}
+
 /// The built-in default scenario's TOML text.
 #[pyfunction]
 fn default_scenario() -> &'static str {
@@ -106,6 +119,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(list_schedulers, m)?)?;
     m.add_function(wrap_pyfunction!(list_devices, m)?)?;
     m.add_function(wrap_pyfunction!(default_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(calibrate_device, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
