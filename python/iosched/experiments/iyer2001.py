@@ -160,6 +160,91 @@ def adversary(r: Runner) -> Optional[pd.DataFrame]:
     return pd.DataFrame(rows)
 
 
+# -- applications (sections 4.3-4.7): the scenario files in experiments/iyer2001/ -------------
+
+def find_experiments() -> Optional[Path]:
+    here = Path(__file__).resolve()
+    for c in [here.parents[3] / "experiments" / "iyer2001", Path.cwd() / "experiments" / "iyer2001"]:
+        if (c / "andrew.toml").is_file():
+            return c
+    return None
+
+
+def _run_file(path: Path) -> dict:
+    """Runs every scheduler of a scenario file; returns {label: summary}."""
+    runs = _native.run_scenario(path.read_text(), str(path), None, False)
+    return {(s := json.loads(j))["scheduler"]: s for j, _ in runs}
+
+
+def _clients(summary: dict) -> list:
+    return [p for p in summary["processes"] if p["name"] != "syncer"]
+
+
+def applications(directory: Path) -> tuple:
+    """Runs the application scenarios; returns (markdown, rows)."""
+    run = {f.stem: _run_file(f) for f in sorted(directory.glob("*.toml"))}
+    rows, md = [], ["## Applications (sections 4.3-4.7)\n",
+                    "Scenario files in `experiments/iyer2001/` (their models and assumptions: docs/scenarios.md, `[app]`). "
+                    "AS = the anticipatory scheduler around the same policy.\n"]
+
+    def pair(name):
+        r = run[name]
+        o = r["aged-sptf"]
+        a = r["anticipatory(aged-sptf)"]
+        return o, a
+
+    table = []
+    o, a = pair("andrew")
+    gain = o["elapsed_s"] / a["elapsed_s"] - 1
+    table.append(["4.3 Andrew scan phase time", f"{o['elapsed_s']:.1f} s -> {a['elapsed_s']:.1f} s (speed {gain:+.0%})",
+                  "54% faster", _verdict(0.3 < gain < 0.8)])
+    for variant, paper, lo, hi in [("read", "+29%", 0.15, 0.45), ("mmap", "+71%", 0.45, 1.0)]:
+        o, a = pair(f"apache-{variant}")
+        g = a["throughput_mb_s"] / o["throughput_mb_s"] - 1
+        table.append([f"4.4 Apache ({variant})", f"{o['throughput_mb_s']:.2f} -> {a['throughput_mb_s']:.2f} MB/s ({g:+.0%})", paper,
+                      _verdict(lo < g < hi)])
+    one = run["gnuld-1"]["aged-sptf"]["elapsed_s"]
+    two = run["gnuld-2"]
+    t_o, t_a = two["aged-sptf"]["elapsed_s"], two["anticipatory(aged-sptf)"]["elapsed_s"]
+    t_c, t_ca = two["clook"]["elapsed_s"], two["anticipatory(clook)"]["elapsed_s"]
+    table.append(["4.5 GnuLD: two instances vs one (Aged-SPTF)", f"{t_o / one:.1f}x slower ({one:.2f} s vs {t_o:.2f} s)", "5.5x slower",
+                  _verdict(4.0 < t_o / one < 7.0)])
+    table.append(["4.5 GnuLD two instances with AS (Aged-SPTF)", f"{t_o / t_a - 1:+.0%} faster ({t_a:.2f} s)", "68% faster", _verdict(0.45 < t_o / t_a - 1 < 0.95)])
+    table.append(["4.5 GnuLD two instances with AS (C-LOOK)", f"{t_c / t_ca - 1:+.0%} faster ({t_c:.2f} -> {t_ca:.2f} s)", "48% faster", _verdict(0.3 < t_c / t_ca - 1 < 0.7)])
+    for name, label, paper, lo, hi in [("tpcb-update-1", "update, one database", "+2%", -0.03, 0.07),
+                                       ("tpcb-update-2", "update, two databases", "+30%", 0.15, 0.45),
+                                       ("tpcb-select-1", "select, one database", "+5%", -0.02, 0.12),
+                                       ("tpcb-select-2", "select, two databases", "+60% (61 -> 98 tps)", 0.4, 0.8)]:
+        o, a = pair(name)
+        dur = o["elapsed_s"]
+        tps = lambda s: sum(p["requests"] for p in _clients(s)) / max(s["elapsed_s"], 1e-9)
+        g = tps(a) / tps(o) - 1
+        table.append([f"4.6 TPC-B {label}", f"{tps(o):.0f} -> {tps(a):.0f} tps ({g:+.0%})", paper, _verdict(lo < g < hi)])
+    md.append(markdown_table(["experiment", "ours", "paper", "verdict"], table))
+    # 4.7 Stride
+    st = run["tpcb-stride"]
+    srows = []
+    for label, s in st.items():
+        c = _clients(s)
+        tps = sum(p["requests"] for p in c) / s["elapsed_s"]
+        disk = c[1]["disk_time_s"] / max(c[0]["disk_time_s"], 1e-9)
+        req = c[1]["requests"] / max(c[0]["requests"], 1)
+        srows.append([label, f"{tps:.0f}", f"1:{req:.2f}", f"1:{disk:.2f}"])
+    md.append("\n### Section 4.7 / Figure 1: Stride with a 1:2 contract (TPC-B select, two databases)\n\n"
+              "Paper: without anticipation 60 transactions/s at about 1:1; proportional heuristic 77 tps at 1:2; "
+              "combination heuristic (tau = 1 s) 98 tps at 1:2. The contract is in disk time.\n\n"
+              + markdown_table(["scheduler", "transactions/s", "requests client1:client2", "disk time client1:client2"], srows))
+    md.append("\nKnown differences (mechanisms, not tuned): Apache shows no gain in our model (open item: each server "
+              "process's expected positioning time is dominated by the first access of each new file, so the seek rule "
+              "rarely sees a benefit); GnuLD objects mostly arrive whole with their header read (16 KiB blocks), so two "
+              "instances contend less than in the paper; the Andrew model has no metadata, binary loading or CPU time, "
+              "which the paper's phase time includes.\n")
+    for label, table_rows in [("apps", table)]:
+        for r in table_rows:
+            rows.append({"figure": label, "experiment": r[0], "ours": r[1], "paper": r[2], "verdict": r[3]})
+    return "\n".join(md), rows
+
+
 # -- report ---------------------------------------------------------------------------------
 
 def _val(df: pd.DataFrame, **where) -> float:
@@ -233,6 +318,8 @@ def reproduce(out_dir: "str | Path", quick: bool = False, progress: Optional[Cal
     step()
     ft = timer_granularity(r)
     step()
+    apps_dir = find_experiments()
+    apps_md = applications(apps_dir)[0] if apps_dir is not None and not quick else None
     wall = time.perf_counter() - t0
 
     sections = [
@@ -319,6 +406,10 @@ def reproduce(out_dir: "str | Path", quick: bool = False, progress: Optional[Cal
     sections.append("## Timer granularity (section 4.2.4)\n\nPaper: with timers of 50 us, 200 us, 500 us and 1 ms the greatest difference was 10% (peak at 500 us).\n\n"
                     + markdown_table(["timer us", "workload", "anticipatory MB/s"], rows)
                     + f"\n\nOurs: greatest difference {spread:.0%} ({_verdict(spread <= 0.15)}).\n")
+    if apps_md is not None:
+        sections.append(apps_md)
+    elif not quick:
+        sections.append("## Applications (sections 4.3-4.7)\n\nNot run: experiments/iyer2001/ not found.\n")
     report = out / "report.md"
     report.write_text("\n".join(sections))
     pd.concat([f4.assign(figure="fig4"), f13.assign(figure="fig13"), f5.assign(figure="fig5"), f6.assign(figure="fig6"),
