@@ -653,6 +653,7 @@ impl Scenario {
             summary.device = spec.name.clone();
             summary.workload = self.workload_label();
             summary.seed = seed;
+            summary.scheduler_counters = sim.scheduler_counters.iter().map(|(k, v)| (k.to_string(), *v)).collect();
             out.push(RunResult { summary, records: sim.records });
         }
         Ok(out)

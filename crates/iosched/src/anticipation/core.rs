@@ -189,4 +189,8 @@ impl<P: Policy, H: Heuristic<P>> Scheduler for Anticipatory<P, H> {
     fn is_work_conserving(&self) -> bool {
         false
     }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        vec![("waits", self.waits), ("waits_rewarded", self.waits_rewarded), ("waits_timed_out", self.waits_timed_out)]
+    }
 }

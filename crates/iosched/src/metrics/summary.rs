@@ -86,6 +86,8 @@ pub struct RunSummary {
     pub cache_hit_fraction: f64,
     pub processes: Vec<ProcessSummary>,
     pub invariants: InvariantReport,
+    /// The scheduler's own event counts (anticipation: waits, waits_rewarded, waits_timed_out).
+    pub scheduler_counters: std::collections::BTreeMap<String, u64>,
 }
 
 /// Summarizes a run. `elapsed_ns` is the run's length (the last completion).

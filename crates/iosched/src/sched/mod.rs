@@ -80,6 +80,10 @@ pub trait Scheduler {
     fn is_work_conserving(&self) -> bool {
         true
     }
+    /// Named event counts for reports (e.g. anticipation's waits and their outcomes).
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
 }
 
 /// A work-conserving ordering of queued requests. The anticipation framework wraps any Policy.

@@ -36,6 +36,8 @@ pub struct SimOutput {
     pub invariants: InvariantReport,
     /// The last completion: the run's length (trailing think times and timers do not count).
     pub end_ns: Nanos,
+    /// The scheduler's own counters at the end (see `Scheduler::counters`).
+    pub scheduler_counters: Vec<(&'static str, u64)>,
 }
 
 struct Engine<'a> {
@@ -183,5 +185,6 @@ pub fn simulate(device: &mut dyn Device, scheduler: &mut dyn Scheduler, workload
         e.decide();
     }
     e.invariants.left_behind = e.scheduler.queued() as u64 + e.in_flight.is_some() as u64;
-    SimOutput { records: e.collector.into_records(), invariants: e.invariants, end_ns: e.last_completion_ns }
+    let scheduler_counters = e.scheduler.counters();
+    SimOutput { records: e.collector.into_records(), invariants: e.invariants, end_ns: e.last_completion_ns, scheduler_counters }
 }
