@@ -368,7 +368,7 @@ pub fn isotonic(y: &[f64], w: &[f64]) -> Vec<f64> {
             blocks.push((m, wt, c1 + c2));
         }
     }
-    blocks.into_iter().flat_map(|(m, _, c)| std::iter::repeat(m).take(c)).collect()
+    blocks.into_iter().flat_map(|(m, _, c)| std::iter::repeat_n(m, c)).collect()
 }
 
 /// Fits one direction: `ys` are the means at distances `ds` (ascending). The monotone part
