@@ -98,6 +98,8 @@ pub struct ProcessStats {
     pub last_completion_ns: Option<Nanos>,
     /// End sector of its previous request (for seek direction).
     pub last_end_sector: Option<u64>,
+    /// Ids of outstanding continuation parts of a split read (they record no statistics).
+    continuation_parts: Vec<u64>,
 }
 
 /// Statistics of all processes, fed by the scheduler's add/completed events.
@@ -118,7 +120,14 @@ impl StatsTable {
     pub fn on_arrival(&mut self, req: &Request, now: Nanos) {
         let s = self.by_pid.entry(req.principal.pid).or_default();
         let continues_split = req.is_split() && s.outstanding > 0;
-        if req.op == Op::Read && !continues_split {
+        if continues_split {
+            // Part of the same read: no think time, seek direction or positioning of its own.
+            s.continuation_parts.push(req.id);
+            s.last_end_sector = Some(req.end_sector());
+            s.outstanding += 1;
+            return;
+        }
+        if req.op == Op::Read {
             let think = if s.outstanding > 0 { Some(0) } else { s.last_completion_ns.map(|c| now.saturating_sub(c)) };
             if let Some(t) = think {
                 s.think.record(t);
@@ -135,7 +144,11 @@ impl StatsTable {
         let s = self.by_pid.entry(req.principal.pid).or_default();
         s.outstanding = s.outstanding.saturating_sub(1);
         s.last_completion_ns = Some(now);
-        s.positioning_ns.record(positioning_ns as f64);
+        if let Some(i) = s.continuation_parts.iter().position(|&id| id == req.id) {
+            s.continuation_parts.swap_remove(i);
+        } else {
+            s.positioning_ns.record(positioning_ns as f64);
+        }
     }
 
     pub fn forget(&mut self, pid: u32) {
@@ -217,6 +230,16 @@ mod tests {
         // One sample: 9 ms (bucket 18, upper edge 9.5 ms), not three extra zeros.
         assert_eq!(t.get(1).unwrap().think.median_ns(), Some(9_500_000));
         assert!((t.get(1).unwrap().think.total() - 1.0).abs() < 1e-12);
+        // Only the first part's positioning counts: 10 ms, then 0 for the rest ignored.
+        let before = t.get(1).unwrap().positioning_ns.get().unwrap();
+        t.on_completion(&part(1, 256, 10_000_000), 10_000_000, 20_000_000);
+        for i in 1..4 {
+            t.on_completion(&part(1 + i, 256 * (1 + i), 10_000_000), 0, 21_000_000);
+        }
+        let k = mean_keep();
+        let after = t.get(1).unwrap().positioning_ns.get().unwrap();
+        assert!((after - (k * before + (1.0 - k) * 10_000_000.0)).abs() < 1e-6, "{after}");
+        assert_eq!(t.get(1).unwrap().outstanding, 0);
     }
 
     #[test]

@@ -29,8 +29,8 @@
 //! transfer, so the estimate is the head's time to reach the data: seek + rotational latency, or
 //! the wait for read-ahead to bring it in. This is the quantity the engine reports as a
 //! completion's measured positioning (`seek_ns + rotation_ns`), which the anticipation heuristic
-//! averages per process; the mechanical [`DeviceView::positioning_time_ns`] also counts the command
-//! overhead, a constant that does not change any comparison between candidates.
+//! averages per process, and what the mechanical [`DeviceView::positioning_time_ns`] estimates
+//! (neither counts the command overhead).
 
 use super::{ArmPath, Device, DeviceView, RotationalDisk, RotationalSpec, SectorPosition, Service};
 use crate::request::{Op, Principal, Request};
@@ -98,8 +98,8 @@ pub struct SimProbe<'a> {
 }
 
 impl<'a> SimProbe<'a> {
-    /// `overhead_ns` is the drive's command overhead (for `model_estimate_ns` and
-    /// `last_positioning_ns` only; the measurement itself never uses it).
+    /// `overhead_ns` is the drive's command overhead (for `last_positioning_ns` only; the
+    /// measurement itself never uses it).
     pub fn new(device: &'a mut dyn Device, overhead_ns: Nanos) -> Self {
         SimProbe { device, overhead_ns, now: 0, next_id: 0, last: None }
     }
@@ -139,7 +139,7 @@ impl Probe for SimProbe<'_> {
 
     fn model_estimate_ns(&mut self, sector: u64) -> Option<Nanos> {
         self.device.advance_to(self.now);
-        Some(self.device.positioning_time_ns(sector, Op::Read, self.now).saturating_sub(self.overhead_ns))
+        Some(self.device.positioning_time_ns(sector, Op::Read, self.now))
     }
 
     fn last_positioning_ns(&self) -> Option<Nanos> {

@@ -423,13 +423,17 @@ impl DeviceView for RotationalDisk {
     }
 
     fn positioning_time_at_ns(&self, pos: &SectorPosition, op: Op, now: Nanos) -> Nanos {
+        // The arm starts moving after the command overhead, which sets the rotational phase
+        // on arrival; the overhead itself is not positioning (the same for every request, and
+        // not in the measured positioning that completions report).
         let to = Chs { cylinder: pos.cylinder, head: pos.head, sector: 0 };
-        let mut t = now + self.overhead_ns + self.arm_move_ns(self.head, to);
+        let start = now + self.overhead_ns;
+        let mut t = start + self.arm_move_ns(self.head, to);
         if op == Op::Write {
             t += self.write_settle_ns;
         }
         t += self.rotational_wait_ns(t, pos.angle);
-        t - now
+        t - start
     }
 }
 

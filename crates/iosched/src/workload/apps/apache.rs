@@ -150,12 +150,18 @@ pub fn tree(cfg: &ApacheConfig, rng: &mut Pcg64) -> Result<(SizeModel, Vec<File>
         return Err(format!("the document tree ({} MiB) does not fit in the file system ({} MiB)", used >> 11, cfg.fs_sectors >> 11));
     }
     // Gaps uniform on [0, 2 g] with g the free space per file: the tree spans the file system.
+    // A gap never leaves too little room for the files still to place.
     let gap = (cfg.fs_sectors - used) / cfg.files as u64 / 8;
-    let mut at = cfg.fs_start_sector / 8 * 8;
+    let fs_start = cfg.fs_start_sector.div_ceil(8) * 8;
+    let fs_end = cfg.fs_start_sector + cfg.fs_sectors;
+    let mut still_needed = used;
+    let mut at = fs_start;
     let mut files = Vec::with_capacity(sizes.len());
     for b in sizes {
-        at += rng.gen_range(0..=gap) * 8;
+        let room = fs_end.saturating_sub(at + still_needed) / 8;
+        at += rng.gen_range(0..=2 * gap).min(room) * 8;
         let f = File { start_sector: at, bytes: b };
+        still_needed -= b.div_ceil(4096).max(1) * 8;
         at = f.end_sector();
         files.push(f);
     }
