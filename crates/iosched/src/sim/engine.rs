@@ -116,6 +116,10 @@ impl Engine<'_> {
         if self.in_flight.is_some() {
             return;
         }
+        if self.scheduler.queued() == 0 {
+            // Nothing to decide about (and no device state to bring up to date).
+            return;
+        }
         self.device.advance_to(self.now);
         let cx = Context { now_ns: self.now, device: self.device.as_view(), in_flight: 0 };
         let decision = self.scheduler.next(&cx);
