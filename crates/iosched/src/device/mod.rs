@@ -4,6 +4,7 @@
 pub mod cache;
 pub mod calibration;
 pub mod describe;
+pub mod disksim;
 pub mod geometry;
 pub mod presets;
 pub mod rotational;
