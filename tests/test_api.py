@@ -16,9 +16,9 @@ REQUEST_COLUMNS = [
 
 def test_default_scenario_round_trip():
     res = iosched.run(Scenario.default())
-    assert len(res.summaries) == 2
+    assert len(res.summaries) == 3
     runs = res.runs
-    assert len(runs) == 2
+    assert len(runs) == 3
     for col in ["scheduler", "device", "throughput_mb_s", "iops", "utilization_busy",
                 "utilization_transfer", "response_ms_mean", "response_ms_p50",
                 "response_ms_p95", "response_ms_p99", "response_ms_max", "service_ms_mean"]:

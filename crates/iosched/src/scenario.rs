@@ -268,7 +268,8 @@ impl Scenario {
     }
 
     /// The built-in default scenario: two synchronous sequential readers on the IBM Deskstar
-    /// (Iyer & Druschel's deceptive-idleness example) under C-LOOK and Aged-SPTF.
+    /// (Iyer & Druschel's deceptive-idleness example) under C-LOOK, Aged-SPTF and anticipatory
+    /// scheduling around Aged-SPTF.
     pub fn builtin_default() -> Scenario {
         Scenario::parse(DEFAULT_SCENARIO, "<built-in default scenario>").expect("built-in scenario is valid")
     }
@@ -1008,7 +1009,8 @@ fn line_of(text: &str, offset: usize) -> usize {
 }
 
 /// The scenario `iosched run` uses when given no file.
-pub const DEFAULT_SCENARIO: &str = r#"# Two synchronous sequential readers (Iyer & Druschel 2001, section 2): deceptive idleness.
+pub const DEFAULT_SCENARIO: &str = r#"# Two synchronous sequential readers (Iyer & Druschel 2001, section 2): deceptive idleness
+# under the work-conserving C-LOOK and Aged-SPTF, and its cure, anticipatory scheduling.
 name = "two-readers"
 [device]
 preset = "ibm-deskstar-34gxp"
@@ -1026,4 +1028,7 @@ seed = 1
 name = "clook"
 [[scheduler]]
 name = "aged-sptf"
+[[scheduler]]
+name = "anticipatory"
+policy = "aged-sptf"
 "#;
