@@ -28,7 +28,7 @@ def test_run_json_is_one_object():
     doc = json.loads(r.stdout)
     assert set(doc) == {"scenario", "runs"}
     assert doc["scenario"] == "two-readers"
-    assert len(doc["runs"]) == 2
+    assert len(doc["runs"]) == 3
     for run in doc["runs"]:
         assert RUN_KEYS <= set(run)
         assert run["seed"] == 3
