@@ -10,6 +10,7 @@ pub mod scenario;
 pub mod sched;
 pub mod sim;
 pub mod time;
+pub mod trace;
 pub mod workload;
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ pub mod page_cache;
 pub mod pattern;
 pub mod poisson;
 pub mod process;
+pub mod replay;
 pub mod think;
 
 use crate::request::{Op, Principal, Request};
