@@ -101,4 +101,16 @@ impl SegmentCache {
             }
         }
     }
+
+    /// Puts `[lo, hi)` (data just written) in the least recently used non-streaming segment,
+    /// at most a segment's worth (its tail).
+    pub fn insert_static(&mut self, lo: u64, hi: u64) {
+        let streaming = self.stream.map(|s| s.segment);
+        let Some(victim) = (0..self.segments.len()).filter(|&i| Some(i) != streaming).min_by_key(|&i| self.segments[i].last_use) else {
+            return;
+        };
+        let lo = lo.max(hi.saturating_sub(self.segment_sectors));
+        self.segments[victim] = Segment { lo, hi, last_use: 0 };
+        self.touch(victim);
+    }
 }

@@ -33,12 +33,89 @@ pub struct Zone {
     pub cylinder_skew_sectors: u32,
     /// Physical slot of the zone's first sector: the skew carries on across zone boundaries.
     pub base_slot: u32,
+    /// LBAs in the zone: all its sectors, less spares, slips and lead-in with a [`ZoneLayout`].
+    pub blocks: u64,
+    /// Physical sectors before the zone's first LBA (a [`ZoneLayout`]'s lead-in; 0 by default).
+    pub lead_sectors: u64,
+    /// Slipped physical ranges, sorted: `(q, start, len, cumulative len up to and including
+    /// this one)`, where `q = start - lengths before` is the position ignoring slips at which
+    /// the range is skipped. Empty by default.
+    slips: Vec<(u64, u64, u64, u64)>,
 }
 
 impl Zone {
     pub fn sectors(&self, surfaces: u32) -> u64 {
         self.cylinders as u64 * surfaces as u64 * self.sectors_per_track as u64
     }
+
+    /// Physical sector index within the zone (cylinder-major, then track, then sector) of the
+    /// zone's `rel`-th LBA.
+    fn phys_of(&self, rel: u64) -> u64 {
+        let x = rel + self.lead_sectors;
+        if self.slips.is_empty() {
+            return x;
+        }
+        let i = self.slips.partition_point(|s| s.0 <= x);
+        if i == 0 {
+            x
+        } else {
+            x + self.slips[i - 1].3
+        }
+    }
+
+    /// The zone-relative LBA at physical index `p`, or the next LBA after it if `p` is slipped
+    /// (or lead-in); `None` at `p` beyond the zone's last LBA.
+    fn rel_at_or_after(&self, p: u64) -> Option<u64> {
+        let mut p = p.max(self.lead_sectors);
+        let mut before = 0;
+        loop {
+            let i = self.slips.partition_point(|s| s.1 <= p);
+            if i == 0 {
+                break;
+            }
+            let (_, start, len, cum) = self.slips[i - 1];
+            before = cum;
+            if p < start + len {
+                p = start + len; // inside a slipped range: the next LBA follows it
+            } else {
+                break;
+            }
+        }
+        let rel = p - self.lead_sectors - before;
+        (rel < self.blocks).then_some(rel)
+    }
+
+    fn is_slipped(&self, p: u64) -> bool {
+        if p < self.lead_sectors {
+            return true;
+        }
+        let i = self.slips.partition_point(|s| s.1 <= p);
+        i > 0 && p < self.slips[i - 1].1 + self.slips[i - 1].2
+    }
+}
+
+/// How a zone's LBAs sit on its physical sectors, when they do not simply fill it from its first
+/// sector (DiskSim drive descriptions: spare areas, slipped defects, reserved lead-in, fixed
+/// offsets, cylinders missing between zones). One per [`ZoneSpec`].
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct ZoneLayout {
+    pub first_cylinder: u32,
+    /// LBAs in the zone.
+    pub blocks: u64,
+    /// Physical sectors reserved at the zone's front (not mapped).
+    pub lead_sectors: u64,
+    /// Physical slot of the zone's physical sector 0 (the skew restarts at each zone).
+    pub first_slot: u32,
+    /// Slipped physical ranges `(start, len)` relative to the zone's first physical sector:
+    /// LBAs skip them and move up by `len` (sector slipping: len 1; track slipping: spt).
+    pub slips: Vec<(u64, u64)>,
+}
+
+/// An explicit layout: the drive's cylinder count and one [`ZoneLayout`] per zone.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct LayoutSpec {
+    pub cylinders: u32,
+    pub zones: Vec<ZoneLayout>,
 }
 
 /// A physical address.
@@ -74,6 +151,19 @@ pub struct Geometry {
 impl Geometry {
     /// Builds the geometry; skews left as `None` in a zone come from `derive_skew(spt) -> (track, cylinder)`.
     pub fn new(surfaces: u32, zones: &[ZoneSpec], derive_skew: impl Fn(u32) -> (u32, u32)) -> Result<Geometry, String> {
+        Self::with_layout(surfaces, zones, derive_skew, None)
+    }
+
+    /// [`Geometry::new`] with an optional explicit layout (sparing, lead-in, zone offsets).
+    pub fn with_layout(
+        surfaces: u32,
+        zones: &[ZoneSpec],
+        derive_skew: impl Fn(u32) -> (u32, u32),
+        layout: Option<&LayoutSpec>,
+    ) -> Result<Geometry, String> {
+        if let Some(l) = layout {
+            return Self::from_layout(surfaces, zones, derive_skew, l);
+        }
         if surfaces == 0 {
             return Err("surfaces must be at least 1".into());
         }
@@ -107,12 +197,83 @@ impl Geometry {
                 track_skew_sectors: z.track_skew_sectors.unwrap_or(ts) % z.sectors_per_track,
                 cylinder_skew_sectors,
                 base_slot,
+                blocks: z.cylinders as u64 * surfaces as u64 * z.sectors_per_track as u64,
+                lead_sectors: 0,
+                slips: Vec::new(),
             };
             cyl += z.cylinders;
             sector += zone.sectors(surfaces);
             out.push(zone);
         }
         Ok(Geometry { surfaces, zones: out, cylinders: cyl, capacity_sectors: sector })
+    }
+
+    fn from_layout(surfaces: u32, zones: &[ZoneSpec], derive_skew: impl Fn(u32) -> (u32, u32), l: &LayoutSpec) -> Result<Geometry, String> {
+        if surfaces == 0 {
+            return Err("surfaces must be at least 1".into());
+        }
+        if zones.is_empty() || zones.len() != l.zones.len() {
+            return Err(format!("a layout needs one entry per zone ({} zones, {} layouts)", zones.len(), l.zones.len()));
+        }
+        let mut out: Vec<Zone> = Vec::with_capacity(zones.len());
+        let mut sector = 0u64;
+        for (i, (z, zl)) in zones.iter().zip(&l.zones).enumerate() {
+            if z.cylinders == 0 || z.sectors_per_track == 0 {
+                return Err(format!("zone {i}: cylinders and sectors_per_track must be positive"));
+            }
+            if let Some(prev) = out.last() {
+                if zl.first_cylinder < prev.first_cylinder + prev.cylinders {
+                    return Err(format!("zone {i}: first cylinder {} overlaps the previous zone", zl.first_cylinder));
+                }
+            }
+            if zl.first_cylinder as u64 + z.cylinders as u64 > l.cylinders as u64 {
+                return Err(format!(
+                    "zone {i}: cylinders {}..{} beyond the drive's {}",
+                    zl.first_cylinder,
+                    zl.first_cylinder + z.cylinders,
+                    l.cylinders
+                ));
+            }
+            let physical = z.cylinders as u64 * surfaces as u64 * z.sectors_per_track as u64;
+            let mut slips: Vec<(u64, u64)> = zl.slips.iter().copied().filter(|s| s.1 > 0).collect();
+            slips.sort_unstable();
+            let mut table = Vec::with_capacity(slips.len());
+            let mut cum = 0u64;
+            let mut end = 0u64;
+            for (start, len) in slips {
+                if start < end {
+                    return Err(format!("zone {i}: slipped range at {start} overlaps the previous one"));
+                }
+                table.push((start - cum, start, len, cum + len));
+                cum += len;
+                end = start + len;
+            }
+            if zl.lead_sectors + cum + zl.blocks > physical || end > physical {
+                return Err(format!(
+                    "zone {i}: {} LBAs + {} lead-in + {} slipped sectors exceed its {physical} physical sectors",
+                    zl.blocks, zl.lead_sectors, cum
+                ));
+            }
+            let (ts, cs) = derive_skew(z.sectors_per_track);
+            out.push(Zone {
+                first_cylinder: zl.first_cylinder,
+                cylinders: z.cylinders,
+                sectors_per_track: z.sectors_per_track,
+                first_sector: sector,
+                track_skew_sectors: z.track_skew_sectors.unwrap_or(ts) % z.sectors_per_track,
+                cylinder_skew_sectors: z.cylinder_skew_sectors.unwrap_or(cs) % z.sectors_per_track,
+                base_slot: zl.first_slot % z.sectors_per_track,
+                blocks: zl.blocks,
+                lead_sectors: zl.lead_sectors,
+                slips: table,
+            });
+            sector += zl.blocks;
+        }
+        out.retain(|z| z.blocks > 0);
+        if out.is_empty() {
+            return Err("the layout maps no LBA".into());
+        }
+        Ok(Geometry { surfaces, zones: out, cylinders: l.cylinders, capacity_sectors: sector })
     }
 
     fn zone_of_sector(&self, lba: u64) -> &Zone {
@@ -131,25 +292,51 @@ impl Geometry {
         let z = self.zone_of_sector(lba);
         let spt = z.sectors_per_track as u64;
         let rel = lba - z.first_sector;
-        let track = rel / spt;
-        let sector = (rel % spt) as u32;
+        let phys = z.phys_of(rel);
+        let track = phys / spt;
+        let sector = (phys % spt) as u32;
         let cyl_in_zone = (track / self.surfaces as u64) as u32;
         let head = (track % self.surfaces as u64) as u32;
         let chs = Chs { cylinder: z.first_cylinder + cyl_in_zone, head, sector };
         let slot = self.physical_slot(z, cyl_in_zone, head, sector);
-        TrackPos {
-            chs,
-            sectors_per_track: z.sectors_per_track,
-            slot,
-            angle: slot_angle(slot, z.sectors_per_track),
-            track_end_sector: lba - sector as u64 + spt,
-        }
+        let track_end_sector = if z.slips.is_empty() && z.lead_sectors == 0 {
+            (lba - sector as u64 + spt).min(z.first_sector + z.blocks)
+        } else {
+            z.first_sector + z.rel_at_or_after((track + 1) * spt).unwrap_or(z.blocks)
+        };
+        TrackPos { chs, sectors_per_track: z.sectors_per_track, slot, angle: slot_angle(slot, z.sectors_per_track), track_end_sector }
     }
 
     pub fn cylinder_of(&self, lba: u64) -> u32 {
         let z = self.zone_of_sector(lba);
-        let track = (lba - z.first_sector) / z.sectors_per_track as u64;
+        let track = z.phys_of(lba - z.first_sector) / z.sectors_per_track as u64;
         z.first_cylinder + (track / self.surfaces as u64) as u32
+    }
+
+    /// Physical slots that LBAs `[from, to)` span on their track (more than `to - from` when a
+    /// slipped sector lies between them). Both must be on the same track.
+    pub fn span_slots(&self, from: u64, to: u64) -> u64 {
+        if to <= from {
+            return 0;
+        }
+        let z = self.zone_of_sector(from);
+        if z.slips.is_empty() {
+            return to - from;
+        }
+        z.phys_of(to - 1 - z.first_sector) + 1 - z.phys_of(from - z.first_sector)
+    }
+
+    /// How many LBAs from `from` (at most `max`) fit wholly within `slots` physical slots
+    /// starting at `from`'s slot, on its track.
+    pub fn lbas_in_slots(&self, from: u64, slots: u64, max: u64) -> u64 {
+        let z = self.zone_of_sector(from);
+        if z.slips.is_empty() {
+            return slots.min(max);
+        }
+        let start = z.phys_of(from - z.first_sector);
+        // LBAs whose physical sector is below start + slots.
+        let end_rel = z.rel_at_or_after(start + slots).unwrap_or(z.blocks);
+        (end_rel - (from - z.first_sector)).min(max)
     }
 
     /// Inverse of [`Geometry::locate`].
@@ -158,11 +345,16 @@ impl Geometry {
             return None;
         }
         let z = self.zone_of_cylinder(chs.cylinder);
-        if chs.sector >= z.sectors_per_track {
+        if chs.sector >= z.sectors_per_track || chs.cylinder >= z.first_cylinder + z.cylinders {
             return None;
         }
         let track = (chs.cylinder - z.first_cylinder) as u64 * self.surfaces as u64 + chs.head as u64;
-        Some(z.first_sector + track * z.sectors_per_track as u64 + chs.sector as u64)
+        let phys = track * z.sectors_per_track as u64 + chs.sector as u64;
+        if z.is_slipped(phys) {
+            return None;
+        }
+        let rel = z.rel_at_or_after(phys)?;
+        Some(z.first_sector + rel)
     }
 
     /// Physical slot (0..spt) of a logical sector: skew accumulates per head switch and per

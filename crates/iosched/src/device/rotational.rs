@@ -2,13 +2,51 @@
 //! cylinder switches, command overhead, and a read-ahead segment cache.
 
 use super::cache::{SegmentCache, Stream};
-use super::geometry::{slot_angle, Chs, Geometry, TrackPos, ZoneSpec, REV_UNITS};
+use super::geometry::{slot_angle, Chs, Geometry, LayoutSpec, TrackPos, ZoneSpec, REV_UNITS};
 use super::seek::SeekCurve;
 use super::{ArmPath, DeviceView, SectorPosition, Service};
 use crate::request::{Op, Request, SECTOR_BYTES};
 use crate::time::{ms_to_ns, Nanos};
 use serde::{Deserialize, Serialize};
 use std::cell::Cell;
+use std::collections::VecDeque;
+
+/// Mechanisms beyond [`RotationalSpec`], used by drives loaded from DiskSim descriptions. The
+/// default turns every one off, which is exactly the preset model.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct DiskExtensions {
+    /// Explicit LBA layout (spare areas, slipped sectors or tracks, lead-in, zone offsets).
+    pub layout: Option<LayoutSpec>,
+    /// Cache segment size and read-ahead in sectors, replacing the spec's KiB figures.
+    pub cache_sectors: Option<(u64, u64)>,
+    /// Write-back ("fast write"): a write completes once its data is in the buffer and is
+    /// written to the media (destaged) when the mechanism is free. The value is how many
+    /// written-but-not-destaged writes the buffer holds; a write arriving when it is full waits
+    /// for the oldest destage to finish. 0: write-through.
+    pub write_back_segments: u32,
+    /// A written range stays in the buffer and later reads of it are hits.
+    pub read_hits_on_write_data: bool,
+    /// Command overheads by kind of request and kind of the previous one (replace the spec's
+    /// `command_overhead_ms`, which is still added as a per-request overhead).
+    pub overheads: Option<CommandOverheads>,
+    /// Host transfer time per sector (read, write), replacing `bus_mb_s`, for hits and media
+    /// accesses alike: a media read completes when both the media and the bus are done.
+    pub bus_sector_ns: Option<(Nanos, Nanos)>,
+    /// Write settling only when the arm or head moved (DiskSim), not on every write.
+    pub write_settle_on_move_only: bool,
+}
+
+/// Command overheads in ns; `[after a read, after a write]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct CommandOverheads {
+    pub read_hit: [Nanos; 2],
+    pub read_miss: [Nanos; 2],
+    pub write_hit: [Nanos; 2],
+    pub write_miss: [Nanos; 2],
+    pub read_complete: Nanos,
+    pub write_complete: Nanos,
+    pub data_prep: Nanos,
+}
 
 /// Everything that describes a rotational drive; presets are values of this type.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -82,6 +120,13 @@ impl RotationalSpec {
 
 pub struct RotationalDisk {
     spec: RotationalSpec,
+    ext: DiskExtensions,
+    /// The previous request was a read (selects the "after read" overheads).
+    last_read: bool,
+    /// Until when the mechanism is busy destaging buffered writes.
+    mech_free_at: Nanos,
+    /// Completion times of destages not yet known to be finished (write-back).
+    destages: VecDeque<Nanos>,
     geometry: Geometry,
     rpm: u64,
     head_switch_ns: Nanos,
@@ -112,6 +157,11 @@ struct WalkEnd {
 
 impl RotationalDisk {
     pub fn new(spec: RotationalSpec) -> Result<Self, String> {
+        Self::with_extensions(spec, DiskExtensions::default())
+    }
+
+    /// A disk with the mechanisms of [`DiskExtensions`] (all off by default).
+    pub fn with_extensions(spec: RotationalSpec, ext: DiskExtensions) -> Result<Self, String> {
         spec.validate()?;
         let rpm = spec.rpm as u64;
         let head_switch_ns = ms_to_ns(spec.head_switch_ms);
@@ -119,9 +169,12 @@ impl RotationalDisk {
         // Default skews: as many sectors as pass under the head during the switch, so a
         // sequential transfer loses no revolution at a track boundary.
         let sectors_during = |ns: Nanos, spt: u32| ((ns as u128 * rpm as u128 * spt as u128).div_ceil(REV_UNITS as u128)) as u32;
-        let geometry = Geometry::new(spec.surfaces, &spec.zones, |spt| {
-            (sectors_during(head_switch_ns, spt), sectors_during(cylinder_switch_ns, spt))
-        })?;
+        let geometry = Geometry::with_layout(
+            spec.surfaces,
+            &spec.zones,
+            |spt| (sectors_during(head_switch_ns, spt), sectors_during(cylinder_switch_ns, spt)),
+            ext.layout.as_ref(),
+        )?;
         let cylinders = geometry.cylinders as usize;
         if cylinders > 1 << 24 {
             return Err(format!("{cylinders} cylinders: more than the model supports (16M)"));
@@ -132,7 +185,8 @@ impl RotationalDisk {
             seek_floor_ns_by_distance[d] = seek_floor_ns_by_distance[d].min(seek_floor_ns_by_distance[d + 1]);
         }
         let kib = |k: u32| k as u64 * 1024 / SECTOR_BYTES;
-        let cache = SegmentCache::new(spec.cache_segments, kib(spec.cache_segment_kib), kib(spec.readahead_kib));
+        let (segment_sectors, readahead_sectors) = ext.cache_sectors.unwrap_or((kib(spec.cache_segment_kib), kib(spec.readahead_kib)));
+        let cache = SegmentCache::new(spec.cache_segments, segment_sectors, readahead_sectors);
         Ok(RotationalDisk {
             seek_ns_by_distance,
             seek_floor_ns_by_distance,
@@ -148,11 +202,19 @@ impl RotationalDisk {
             last_front: Cell::new(None),
             geometry,
             spec,
+            ext,
+            last_read: true,
+            mech_free_at: 0,
+            destages: VecDeque::new(),
         })
     }
 
     pub fn spec(&self) -> &RotationalSpec {
         &self.spec
+    }
+
+    pub fn extensions(&self) -> &DiskExtensions {
+        &self.ext
     }
 
     pub fn geometry(&self) -> &Geometry {
@@ -200,6 +262,9 @@ impl RotationalDisk {
     }
 
     fn bus_ns(&self, sectors: u32) -> Nanos {
+        if let Some((read, _)) = self.ext.bus_sector_ns {
+            return read * sectors as Nanos;
+        }
         if self.bus_bytes_per_s == 0 {
             return 0;
         }
@@ -234,7 +299,9 @@ impl RotationalDisk {
         if !aligned && cur > 0 && pos.chs.sector == 0 {
             // The head has just finished the previous track (the previous cylinder's if this
             // is head 0): switch first.
-            let switch = if pos.chs.head == 0 { self.cylinder_switch_ns } else { self.head_switch_ns };
+            let prev_cylinder =
+                if self.ext.layout.is_some() { self.geometry.cylinder_of(cur - 1) } else { pos.chs.cylinder - (pos.chs.head == 0) as u32 };
+            let switch = self.track_switch_ns(prev_cylinder, pos.chs.cylinder);
             let arrive = t + switch;
             let ready = arrive + self.rotational_wait_ns(arrive, pos.angle);
             if ready > until_ns {
@@ -245,16 +312,17 @@ impl RotationalDisk {
         }
         loop {
             let stop = to_sector.min(pos.track_end_sector);
-            let need = self.transfer_ns(t, pos.slot, stop - cur, pos.sectors_per_track);
+            let need = self.transfer_ns(t, pos.slot, self.geometry.span_slots(cur, stop), pos.sectors_per_track);
             if t + need > until_ns {
                 // Whole sectors that pass before the limit.
-                let fit = self.sectors_passing(t, until_ns, pos.slot, pos.sectors_per_track).min(stop - cur - 1);
+                let slots = self.sectors_passing(t, until_ns, pos.slot, pos.sectors_per_track);
+                let fit = self.geometry.lbas_in_slots(cur, slots, stop - cur - 1);
                 if fit == 0 {
                     if let Some((t_before, head_before)) = before_switch {
                         return (WalkEnd { sector: cur, at_ns: t_before, head: head_before }, xfer);
                     }
                 }
-                let dt = self.transfer_ns(t, pos.slot, fit, pos.sectors_per_track);
+                let dt = self.transfer_ns(t, pos.slot, self.geometry.span_slots(cur, cur + fit), pos.sectors_per_track);
                 return (WalkEnd { sector: cur + fit, at_ns: t + dt, head: Some(pos.chs) }, xfer + dt);
             }
             t += need;
@@ -265,7 +333,7 @@ impl RotationalDisk {
             }
             // Switch to the next track and wait for its first sector (skew makes this short).
             let next = self.geometry.locate(cur);
-            let switch = if next.chs.cylinder != pos.chs.cylinder { self.cylinder_switch_ns } else { self.head_switch_ns };
+            let switch = self.track_switch_ns(pos.chs.cylinder, next.chs.cylinder);
             let arrive = t + switch;
             let ready = arrive + self.rotational_wait_ns(arrive, next.angle);
             if ready > until_ns {
@@ -274,6 +342,16 @@ impl RotationalDisk {
             before_switch = Some((t, Some(pos.chs)));
             t = ready;
             pos = next;
+        }
+    }
+
+    /// Moving on to the next track of a sequential transfer: a head switch on the same
+    /// cylinder, the cylinder switch to the adjacent one, a seek further (a gap between zones).
+    fn track_switch_ns(&self, from_cylinder: u32, to_cylinder: u32) -> Nanos {
+        match from_cylinder.abs_diff(to_cylinder) {
+            0 => self.head_switch_ns,
+            1 => self.cylinder_switch_ns,
+            d => self.seek_time_ns(d),
         }
     }
 
@@ -302,7 +380,11 @@ impl RotationalDisk {
         }
         let (lo, hi) = (req.start_sector, req.end_sector());
         let bus_ns = self.bus_ns(req.size_sectors);
-        let host_done = now + self.overhead_ns + bus_ns;
+        let (overhead, complete) = match self.ext.overheads {
+            None => (self.overhead_ns, 0),
+            Some(o) => (self.overhead_ns + o.read_hit[!self.last_read as usize] + o.data_prep, o.read_complete),
+        };
+        let host_done = now + overhead + bus_ns + complete;
         if let Some(i) = self.cache.find_static(lo, hi) {
             self.cache.touch(i);
             return Some(Service::cache_hit(now, host_done, bus_ns));
@@ -336,9 +418,11 @@ impl RotationalDisk {
     }
 
     /// Seeks (through `path`'s waypoints), waits for rotation and transfers `req` from the media.
-    fn media_access(&mut self, req: &Request, path: ArmPath, now: Nanos) -> Service {
+    fn media_access(&mut self, req: &Request, path: ArmPath, now: Nanos, overhead: Nanos, host: bool) -> Service {
         let target = self.geometry.locate(req.start_sector);
-        let mut t = now + self.overhead_ns;
+        // The mechanism may still be destaging buffered writes.
+        let mut t = (now + overhead).max(self.mech_free_at);
+        let start = t;
         let mut seek_ns = 0;
         let mut seek_cylinders = 0;
         let mut from = self.head;
@@ -350,7 +434,7 @@ impl RotationalDisk {
         }
         seek_ns += self.arm_move_ns(from, target.chs);
         seek_cylinders += from.cylinder.abs_diff(target.chs.cylinder);
-        if req.op == Op::Write {
+        if req.op == Op::Write && !(self.ext.write_settle_on_move_only && seek_ns == 0) {
             seek_ns += self.write_settle_ns;
         }
         t += seek_ns;
@@ -362,17 +446,91 @@ impl RotationalDisk {
         if req.op == Op::Read && self.cache.enabled() {
             self.cache.start_stream(req.start_sector, end.sector, end.at_ns, self.geometry.capacity_sectors);
         }
+        // With a per-sector host transfer time, the host side completes when both the media and
+        // the bus are done (the bus streams the data behind the media), plus the completion
+        // overhead.
+        let completion_ns = match (self.ext.bus_sector_ns, self.ext.overheads) {
+            _ if !host => end.at_ns,
+            (None, None) => end.at_ns,
+            (bus, o) => {
+                let (per_sector, complete) = match req.op {
+                    Op::Read => (bus.map_or(0, |b| b.0), o.map_or(0, |o| o.read_complete)),
+                    Op::Write => (bus.map_or(0, |b| b.1), o.map_or(0, |o| o.write_complete)),
+                };
+                let on_track = start + seek_ns + rotation_ns;
+                (end.at_ns + per_sector).max(on_track + per_sector * req.size_sectors as Nanos) + complete
+            }
+        };
         Service {
             dispatch_ns: now,
-            completion_ns: end.at_ns,
+            completion_ns,
             seek_cylinders,
             seek_ns,
             // Everything between arrival on track and the end that is not transfer: the initial
-            // rotational wait plus switches inside a multi-track request.
-            rotation_ns: end.at_ns - now - self.overhead_ns - seek_ns - transfer_ns,
+            // rotational wait plus switches inside a multi-track request (and any wait for the
+            // mechanism or the bus).
+            rotation_ns: completion_ns - now - overhead - seek_ns - transfer_ns,
             transfer_ns,
             cache_hit: false,
         }
+    }
+
+    /// The command overhead of a request going to the media (a miss, or a write-through).
+    fn miss_overhead(&self, op: Op) -> Nanos {
+        match self.ext.overheads {
+            None => self.overhead_ns,
+            Some(o) => {
+                let after = !self.last_read as usize;
+                self.overhead_ns
+                    + match op {
+                        Op::Read => o.read_miss[after],
+                        Op::Write => o.write_miss[after] + o.data_prep,
+                    }
+            }
+        }
+    }
+
+    /// Freezes read-ahead at `t` (the head leaves for another access).
+    fn leave_stream(&mut self, t: Nanos) {
+        if let Some(front) = self.stream_front(t) {
+            self.cache.stop_stream(front.sector);
+            self.head = front.head.unwrap_or_else(|| self.geometry.locate(front.sector.saturating_sub(1)).chs);
+        }
+    }
+
+    /// Keeps a written range in the buffer for later read hits.
+    fn keep_written(&mut self, req: &Request) {
+        if self.ext.read_hits_on_write_data && self.cache.enabled() {
+            self.cache.insert_static(req.start_sector, req.end_sector());
+        }
+    }
+
+    /// Write-back: the write completes once its data is in the buffer; it is destaged (written
+    /// to the media) as soon as the mechanism is free.
+    fn buffered_write(&mut self, req: &Request, now: Nanos) -> Service {
+        // A full buffer: wait for the oldest destage to finish.
+        while self.destages.front().is_some_and(|&t| t <= now) {
+            self.destages.pop_front();
+        }
+        let mut t = now;
+        while self.destages.len() >= self.ext.write_back_segments as usize {
+            t = t.max(self.destages.pop_front().unwrap());
+        }
+        let (overhead, complete) = match self.ext.overheads {
+            None => (self.overhead_ns, 0),
+            Some(o) => (self.overhead_ns + o.write_hit[!self.last_read as usize] + o.data_prep, o.write_complete),
+        };
+        let bus = self.ext.bus_sector_ns.map_or_else(|| self.bus_ns(req.size_sectors), |b| b.1 * req.size_sectors as Nanos);
+        let done = t + overhead + bus + complete;
+        // Destage: the media write starts when the data is in and the mechanism is free.
+        let destage_at = done.max(self.mech_free_at);
+        self.leave_stream(destage_at);
+        self.cache.invalidate(req.start_sector, req.end_sector());
+        let media = self.media_access(req, ArmPath::Direct, destage_at, 0, false);
+        self.mech_free_at = media.completion_ns.max(destage_at);
+        self.destages.push_back(self.mech_free_at);
+        self.keep_written(req);
+        Service { dispatch_ns: now, completion_ns: done, transfer_ns: bus, cache_hit: true, ..Service::default() }
     }
 }
 
@@ -428,8 +586,9 @@ impl DeviceView for RotationalDisk {
         // not in the measured positioning that completions report).
         let to = Chs { cylinder: pos.cylinder, head: pos.head, sector: 0 };
         let start = now + self.overhead_ns;
-        let mut t = start + self.arm_move_ns(self.head, to);
-        if op == Op::Write {
+        let moved = self.arm_move_ns(self.head, to);
+        let mut t = start + moved;
+        if op == Op::Write && !(self.ext.write_settle_on_move_only && moved == 0) {
             t += self.write_settle_ns;
         }
         t += self.rotational_wait_ns(t, pos.angle);
@@ -437,21 +596,34 @@ impl DeviceView for RotationalDisk {
     }
 }
 
-impl super::Device for RotationalDisk {
-    fn service(&mut self, req: &Request, path: ArmPath, now: Nanos) -> Service {
-        debug_assert!(req.end_sector() <= self.geometry.capacity_sectors);
+impl RotationalDisk {
+    fn serve(&mut self, req: &Request, path: ArmPath, now: Nanos) -> Service {
         if let Some(hit) = self.try_cache(req, now) {
             return hit;
         }
-        // The head leaves any read-ahead stream: freeze what it had read by now.
-        if let Some(front) = self.stream_front(now) {
-            self.cache.stop_stream(front.sector);
-            self.head = front.head.unwrap_or_else(|| self.geometry.locate(front.sector.saturating_sub(1)).chs);
+        if req.op == Op::Write && self.ext.write_back_segments > 0 {
+            return self.buffered_write(req, now);
         }
+        // The head leaves any read-ahead stream: freeze what it had read by now.
+        self.leave_stream(now.max(self.mech_free_at));
         if req.op == Op::Write {
             self.cache.invalidate(req.start_sector, req.end_sector());
         }
-        self.media_access(req, path, now)
+        let overhead = self.miss_overhead(req.op);
+        let out = self.media_access(req, path, now, overhead, true);
+        if req.op == Op::Write {
+            self.keep_written(req);
+        }
+        out
+    }
+}
+
+impl super::Device for RotationalDisk {
+    fn service(&mut self, req: &Request, path: ArmPath, now: Nanos) -> Service {
+        debug_assert!(req.end_sector() <= self.geometry.capacity_sectors);
+        let out = self.serve(req, path, now);
+        self.last_read = req.op == Op::Read;
+        out
     }
 
     fn as_view(&self) -> &dyn DeviceView {
