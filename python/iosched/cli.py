@@ -1,4 +1,4 @@
-"""Command line: `iosched run`, `iosched list`, `iosched reproduce`, `iosched bench`.
+"""Command line: `iosched run`, `iosched list`, `iosched reproduce`, `iosched validate`, `iosched bench`.
 
 User mistakes (bad scenario, missing or unreadable file) print one line `error: ...` on stderr
 and exit with status 2.
@@ -336,6 +336,62 @@ def calibrate(
     )
     if out_csv is not None:
         out.print(f"table written to {out_csv}")
+
+
+@app.command()
+def validate(
+    drive: Path = typer.Argument(..., help="DiskSim drive description (.parv), or a device preset name."),
+    trace: Path = typer.Argument(..., help="Trace in DiskSim's validate format (measured response times)."),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print one JSON object: requests, measured_mean_ms, simulated_mean_ms, demerit_ms, classes, ..."
+    ),
+    timing: str = typer.Option(
+        "after-completion", "--timing",
+        help="after-completion (DiskSim's: each request `gap` after the previous completion) or arrival "
+        "(open loop: `gap` between arrivals).",
+    ),
+) -> None:
+    """Replay a drive validation trace on a drive model and compare with the measured response times.
+
+    FCFS with one request at the drive at a time, as DiskSim's validation runs; prints the mean
+    measured and simulated response times, the demerit figure (RMS horizontal distance between
+    the two response-time distributions at quantiles 0.0001..1) and a per-class breakdown (the
+    trace's buffer tag, read/write, seek distance, size, simulated cache hit)."""
+    from . import _native
+
+    if timing not in ("after-completion", "arrival"):
+        raise fail(f"--timing: unknown timing `{timing}` (known: after-completion, arrival)")
+    try:
+        result = json.loads(_native.validate_trace(str(drive), str(trace), timing))
+    except ValueError as e:
+        raise fail(str(e))
+    if as_json:
+        typer.echo(json.dumps(result))
+        return
+    out = _consoles.out
+    out.print(
+        f"[bold]{escape(result['drive'])}[/bold] ({escape(result['drive_source'])}) on {escape(result['trace'])}: "
+        f"{result['requests']:,} requests, FCFS, timing {result['timing']}"
+    )
+    out.print(
+        f"requests {result['requests']}  measured mean {result['measured_mean_ms']:.3f} ms  "
+        f"simulated mean {result['simulated_mean_ms']:.3f} ms  demerit {result['demerit_ms']:.3f} ms "
+        f"({result['demerit_percent']:.1f}% of the measured mean)"
+    )
+    t = Table(title="per class (difference = simulated - measured mean)")
+    for col in ["by", "class", "requests", "measured mean ms", "simulated mean ms", "difference ms", "demerit ms"]:
+        t.add_column(col, justify="left" if col in ("by", "class") else "right")
+    for c in result["classes"]:
+        t.add_row(
+            c["by"], escape(c["class"]), f"{c['requests']:,}", f"{c['measured_mean_ms']:.3f}",
+            f"{c['simulated_mean_ms']:.3f}", f"{c['difference_ms']:+.3f}", f"{c['demerit_ms']:.3f}",
+        )
+    out.print(t)
+    if result["unsupported"]:
+        out.print("drive parameters not modelled: " + escape("; ".join(result["unsupported"])))
+    inv = result["invariants"]
+    if any(inv.values()):
+        out.print(f"[red]invariant violations: {inv}[/red]")
 
 
 @app.command()

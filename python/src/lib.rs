@@ -8,12 +8,22 @@ use iosched::metrics::RequestRecord;
 use iosched::request::Op;
 use iosched::scenario::{Scenario, DEFAULT_SCENARIO};
 use iosched::sched::registry::SCHEDULERS;
+use iosched::trace::validate::{validate_on, Drive, ValidateError as CoreValidateError};
+use iosched::trace::Trace;
+use iosched::workload::replay::ReplayTiming;
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 create_exception!(_native, ScenarioError, PyValueError, "A scenario file or value is wrong; the message names the file, field and value.");
+
+create_exception!(
+    _native,
+    ValidateError,
+    PyValueError,
+    "A drive description or trace is wrong or unreadable; the message names the file, line and text."
+);
 
 fn column<T: Copy>(
     py: Python<'_>,
@@ -105,6 +115,35 @@ fn calibrate_device(py: Python<'_>, device: &str, samples: u32, seed: u64, eval_
     Ok(serde_json::to_string(&report).expect("serializes"))
 }
 
+/// Replays a DiskSim validate trace on a drive (a DiskSim `.parv` file, or a preset name when
+/// no such file exists) and compares simulated with measured response times. `timing`:
+/// "after-completion" (DiskSim's: each request `gap` after the previous completion) or
+/// "arrival" (open loop, gaps between arrivals). Returns the result as JSON; with
+/// `per_request`, also `measured_ms` and `simulated_ms` in trace order.
+#[pyfunction]
+#[pyo3(signature = (drive, trace, timing="after-completion", per_request=false))]
+fn validate_trace(py: Python<'_>, drive: &str, trace: &str, timing: &str, per_request: bool) -> PyResult<String> {
+    let timing = match timing {
+        "after-completion" => ReplayTiming::AfterCompletion,
+        "arrival" => ReplayTiming::Arrival,
+        other => return Err(PyValueError::new_err(format!("unknown timing `{other}` (known: after-completion, arrival)"))),
+    };
+    let (drive, trace) = (std::path::PathBuf::from(drive), std::path::PathBuf::from(trace));
+    let result = py.allow_threads(|| -> Result<_, CoreValidateError> {
+        let trace = Trace::read(&trace)?;
+        let mut drive = Drive::load(&drive)?;
+        validate_on(&mut drive, &trace, timing)
+    });
+    let r = result.map_err(|e| ValidateError::new_err(e.to_string()))?;
+    let mut v = serde_json::to_value(&r).expect("serializes");
+    if per_request {
+        let ms = |x: &[u64]| serde_json::Value::from(x.iter().map(|&n| n as f64 / 1e6).collect::<Vec<f64>>());
+        v["measured_ms"] = ms(&r.measured_ns);
+        v["simulated_ms"] = ms(&r.simulated_ns);
+    }
+    Ok(v.to_string())
+}
+
 /// The built-in default scenario's TOML text.
 #[pyfunction]
 fn default_scenario() -> &'static str {
@@ -120,6 +159,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(list_devices, m)?)?;
     m.add_function(wrap_pyfunction!(default_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(calibrate_device, m)?)?;
+    m.add("ValidateError", m.py().get_type::<ValidateError>())?;
+    m.add_function(wrap_pyfunction!(validate_trace, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

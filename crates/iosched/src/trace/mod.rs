@@ -17,7 +17,8 @@ use crate::time::{ms_to_ns, us_to_ns, Nanos};
 use std::fmt;
 use std::path::Path;
 
-/// A malformed trace: the file, the 1-based line (0: not tied to a line) and the offending text.
+/// A malformed trace: the file, the 1-based line (0: not tied to a line, and not printed) and
+/// the offending text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TraceError {
     pub file: String,
@@ -28,7 +29,11 @@ pub struct TraceError {
 
 impl fmt::Display for TraceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}: {}", self.file, self.line, self.message)?;
+        if self.line == 0 {
+            write!(f, "{}: {}", self.file, self.message)?;
+        } else {
+            write!(f, "{}:{}: {}", self.file, self.line, self.message)?;
+        }
         if !self.text.is_empty() {
             write!(f, ": `{}`", self.text)?;
         }
@@ -356,7 +361,7 @@ mod tests {
             err("1.0 0 1 4\n"),
             "t.trace:1: expected 5 fields `arrival_ms device start_block size_blocks flags`, found 4: `1.0 0 1 4`"
         );
-        assert_eq!(err("\n  \n"), "t.trace:0: the trace has no requests");
+        assert_eq!(err("\n  \n"), "t.trace: the trace has no requests");
     }
 
     #[test]
@@ -372,6 +377,6 @@ mod tests {
     #[test]
     fn unreadable_file_is_named() {
         let e = Trace::read(Path::new("/nonexistent/x.trace")).unwrap_err();
-        assert_eq!(e.to_string(), "/nonexistent/x.trace:0: cannot read the trace: no such file");
+        assert_eq!(e.to_string(), "/nonexistent/x.trace: cannot read the trace: no such file");
     }
 }

@@ -359,7 +359,7 @@ mod tests {
         let mut drive = Drive::load(Path::new("fujitsu-m2361a")).unwrap();
         let ascii = Trace::parse("0.0 0 0 4 1\n", "a.trace").unwrap();
         let e = validate_on(&mut drive, &ascii, ReplayTiming::AfterCompletion).unwrap_err().to_string();
-        assert!(e.starts_with("a.trace:0: the trace is in DiskSim's ascii format, which has no measured"), "{e}");
+        assert!(e.starts_with("a.trace: the trace is in DiskSim's ascii format, which has no measured"), "{e}");
         let big = Trace::parse("R Hit 0 4 1 1\nR Hit 999999999 4 1 1\n", "v.trace").unwrap();
         let e = validate_on(&mut drive, &big, ReplayTiming::AfterCompletion).unwrap_err().to_string();
         assert!(e.starts_with("v.trace:2: request ends at block 1000000003 beyond the"), "{e}");
