@@ -99,3 +99,12 @@ def test_missing_files_and_wrong_formats(tmp_path):
     msg = _error(["validate", str(bad_drive), str(_trace(tmp_path))])
     assert str(bad_drive) in msg
     assert _error(["validate", "ibm-deskstar-34gxp", str(_trace(tmp_path)), "--timing", "soon"]).startswith("error: --timing")
+
+
+def test_bench_validate_reports_the_replay(tmp_path):
+    p = _trace(tmp_path)
+    r = runner.invoke(app, ["bench", "--validate", "ibm-deskstar-34gxp", "--validate", str(p), "--repeats", "1", "--json"])
+    assert r.exit_code == 0, r.output
+    (row,) = json.loads(r.stdout)["results"]
+    assert row["requests"] == 4 and row["scheduler"] == "fcfs" and row["requests_per_cpu_s"] > 0
+    assert _error(["bench", "--validate", "ibm-deskstar-34gxp"]).startswith("error: --validate")

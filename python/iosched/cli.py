@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
 from rich.console import Console
@@ -401,14 +401,28 @@ def bench(
         1.0, "--scale", min=0.001, max=10.0, help="Multiply the request counts (e.g. 0.1 for a quick look)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the results as JSON."),
+    validate: Optional[List[Path]] = typer.Option(
+        None, "--validate",
+        help="Instead: replay speed of a validation trace. Give it twice: --validate DRIVE.parv --validate TRACE "
+        "(the drive may be a preset name).",
+    ),
 ) -> None:
     """Simulated requests per CPU-second: FCFS, C-LOOK and SPTF on an open random workload and
-    on Seltzer's closed queue at Q = 1000 (see docs/benchmarks.md)."""
-    from .bench import CASES, SCHEDULERS, run_bench
+    on Seltzer's closed queue at Q = 1000; with --validate, the replay of a drive validation
+    trace as `iosched validate` runs it (see docs/benchmarks.md)."""
+    from .bench import CASES, SCHEDULERS, run_bench, run_validate_bench
 
-    with progress_bar() as bar:
-        task = bar.add_task("bench", total=len(CASES) * len(SCHEDULERS))
-        results = run_bench(repeats=repeats, scale=scale, progress=lambda: bar.advance(task))
+    if validate:
+        if len(validate) != 2:
+            raise fail("--validate: give a drive and a trace: --validate DRIVE.parv --validate TRACE")
+        try:
+            results = [run_validate_bench(str(validate[0]), str(validate[1]), repeats=repeats)]
+        except ValueError as e:
+            raise fail(str(e))
+    else:
+        with progress_bar() as bar:
+            task = bar.add_task("bench", total=len(CASES) * len(SCHEDULERS))
+            results = run_bench(repeats=repeats, scale=scale, progress=lambda: bar.advance(task))
     if as_json:
         rows = [
             {"case": r.case, "scheduler": r.scheduler, "requests": r.requests, "cpu_s": r.cpu_s,

@@ -273,19 +273,17 @@ fn breakdown(trace: &Trace, device: &dyn Device, measured: &[Nanos], simulated: 
         prev_end = Some(r.end_sector());
     }
     let mut rows = Vec::new();
-    let mut add = |by: &'static str, classes: &[&str], of: &dyn Fn(usize) -> String| {
+    let mut add = |by: &'static str, classes: &[&str], keys: &[&str]| {
         for &c in classes {
-            let idx: Vec<usize> = (0..n).filter(|&i| of(i) == c).collect();
-            if idx.is_empty() {
+            let (m, s): (Vec<Nanos>, Vec<Nanos>) = (0..n).filter(|&i| keys[i] == c).map(|i| (measured[i], simulated[i])).unzip();
+            if m.is_empty() {
                 continue;
             }
-            let m: Vec<Nanos> = idx.iter().map(|&i| measured[i]).collect();
-            let s: Vec<Nanos> = idx.iter().map(|&i| simulated[i]).collect();
             let (mm, sm) = (mean_ms(&m), mean_ms(&s));
             rows.push(ClassRow {
                 by,
                 class: c.to_string(),
-                requests: idx.len(),
+                requests: m.len(),
                 measured_mean_ms: mm,
                 simulated_mean_ms: sm,
                 difference_ms: sm - mm,
@@ -293,12 +291,16 @@ fn breakdown(trace: &Trace, device: &dyn Device, measured: &[Nanos], simulated: 
             });
         }
     };
-    let tags: Vec<&str> = [BufferTag::Hit, BufferTag::Miss, BufferTag::Double, BufferTag::Triple].iter().map(|t| t.as_str()).collect();
-    add("buffer", &tags, &|i| trace.requests[i].tag.map(|t| t.as_str()).unwrap_or("-").to_string());
-    add("op", &["read", "write"], &|i| trace.requests[i].op.as_str().to_string());
-    add("seek", SEEK_ORDER, &|i| seek[i].to_string());
-    add("size", SIZE_ORDER, &|i| size_class(trace.requests[i].size_sectors).to_string());
-    add("simulated", &["cache hit", "media"], &|i| if sim_hit[i] { "cache hit" } else { "media" }.to_string());
+    let reqs = &trace.requests;
+    let keys: Vec<&str> = reqs.iter().map(|r| r.tag.map(|t| t.as_str()).unwrap_or("-")).collect();
+    add("buffer", BufferTag::NAMES, &keys);
+    let keys: Vec<&str> = reqs.iter().map(|r| r.op.as_str()).collect();
+    add("op", &["read", "write"], &keys);
+    add("seek", SEEK_ORDER, &seek);
+    let keys: Vec<&str> = reqs.iter().map(|r| size_class(r.size_sectors)).collect();
+    add("size", SIZE_ORDER, &keys);
+    let keys: Vec<&str> = sim_hit.iter().map(|&h| if h { "cache hit" } else { "media" }).collect();
+    add("simulated", &["cache hit", "media"], &keys);
     rows
 }
 
