@@ -3,7 +3,9 @@
 //! The format is documented in docs/scenarios.md.
 
 use crate::device::calibration::{calibrate_spec, CalibratedDevice, CalibrationOptions, PositioningEstimator, DEFAULT_CALIBRATION_SEED};
+use crate::device::disksim::load_drive;
 use crate::device::presets::{preset, PRESET_NAMES};
+use crate::device::rotational::DiskExtensions;
 use crate::device::{Device, DeviceView, RotationalDisk, RotationalSpec};
 use crate::metrics::{summarize, RequestRecord, RunSummary};
 use crate::request::{Op, Principal, SECTOR_BYTES};
@@ -57,8 +59,13 @@ pub struct Scenario {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DeviceSection {
-    #[serde(default = "default_preset")]
-    pub preset: String,
+    /// A preset name (default `ibm-deskstar-34gxp`); exclusive with `disksim`.
+    #[serde(default)]
+    pub preset: Option<String>,
+    /// A DiskSim drive description (`.parv`/`.diskspecs`), relative to the scenario file's
+    /// directory (to the working directory for a scenario not read from a file).
+    #[serde(default)]
+    pub disksim: Option<String>,
     pub command_overhead_ms: Option<f64>,
     pub head_switch_ms: Option<f64>,
     pub cache_segments: Option<u32>,
@@ -71,7 +78,8 @@ pub struct DeviceSection {
 impl Default for DeviceSection {
     fn default() -> Self {
         DeviceSection {
-            preset: default_preset(),
+            preset: None,
+            disksim: None,
             command_overhead_ms: None,
             head_switch_ms: None,
             cache_segments: None,
@@ -275,9 +283,47 @@ impl Scenario {
     }
 
     pub fn device_spec(&self) -> Result<RotationalSpec, String> {
+        Ok(self.device_model()?.0)
+    }
+
+    /// Where `device.disksim` points: relative to the scenario file's directory when the
+    /// scenario came from an existing file, else to the working directory.
+    pub fn disksim_path(&self) -> Option<std::path::PathBuf> {
+        let rel = std::path::Path::new(self.device.disksim.as_ref()?);
+        let src = std::path::Path::new(&self.source);
+        Some(match src.parent() {
+            Some(dir) if src.is_file() && rel.is_relative() => dir.join(rel),
+            _ => rel.to_path_buf(),
+        })
+    }
+
+    /// The drive: its spec, the mechanisms beyond it (DiskSim drives), and its LBA count.
+    pub fn device_model(&self) -> Result<(RotationalSpec, DiskExtensions, u64), String> {
         let d = &self.device;
-        let mut spec = preset(&d.preset)
-            .ok_or_else(|| format!("field `device.preset`: unknown device preset `{}` (known: {})", d.preset, PRESET_NAMES.join(", ")))?;
+        if let Some(path) = self.disksim_path() {
+            if d.preset.is_some() {
+                return Err("fields `device.preset` and `device.disksim` are mutually exclusive: give one".into());
+            }
+            let overridden = [
+                ("command_overhead_ms", d.command_overhead_ms.is_some()),
+                ("head_switch_ms", d.head_switch_ms.is_some()),
+                ("cache_segments", d.cache_segments.is_some()),
+                ("cache_segment_kib", d.cache_segment_kib.is_some()),
+                ("readahead_kib", d.readahead_kib.is_some()),
+            ];
+            if let Some((f, _)) = overridden.iter().find(|(_, set)| *set) {
+                return Err(format!("field `device.{f}`: overrides apply to presets only, not to a DiskSim drive (`device.disksim`)"));
+            }
+            if matches!(self.positioning_estimator()?, PositioningEstimator::Calibrated) {
+                return Err("field `device.positioning_estimator`: `calibrated` is not available for a DiskSim drive".into());
+            }
+            let drive = load_drive(&path).map_err(|e| format!("field `device.disksim`: {e}"))?;
+            let cap = drive.capacity_sectors();
+            return Ok((drive.spec, drive.ext, cap));
+        }
+        let name = d.preset.clone().unwrap_or_else(default_preset);
+        let mut spec = preset(&name)
+            .ok_or_else(|| format!("field `device.preset`: unknown device preset `{name}` (known: {})", PRESET_NAMES.join(", ")))?;
         if let Some(v) = d.command_overhead_ms {
             spec.command_overhead_ms = v;
         }
@@ -294,7 +340,8 @@ impl Scenario {
             spec.readahead_kib = v;
         }
         spec.validate().map_err(|e| format!("[device]: {e}"))?;
-        Ok(spec)
+        let cap = spec.capacity_sectors();
+        Ok((spec, DiskExtensions::default(), cap))
     }
 
     /// `device.positioning_estimator`: "model" (default) or "calibrated".
@@ -358,9 +405,9 @@ impl Scenario {
     }
 
     fn validate(&self) -> Result<(), String> {
-        let spec = self.device_spec()?;
+        let (_, _, capacity_sectors) = self.device_model()?;
         self.positioning_estimator()?;
-        let capacity_bytes = spec.capacity_sectors() * SECTOR_BYTES;
+        let capacity_bytes = capacity_sectors * SECTOR_BYTES;
         self.schedulers()?;
         // Every number is bounded: finite values far outside these would overflow simulated time.
         let within = |field: &str, v: f64, lo: f64, hi: f64| {
@@ -627,7 +674,7 @@ impl Scenario {
     pub fn run(&self, seed: Option<u64>) -> Result<Vec<RunResult>, ScenarioError> {
         let err = |message: String| ScenarioError { file: self.source.clone(), message };
         let seed = seed.unwrap_or(self.run.seed);
-        let spec = self.device_spec().map_err(err)?;
+        let (spec, ext, _) = self.device_model().map_err(err)?;
         let choices = self.schedulers().map_err(err)?;
         // Calibrated once, on a fresh copy of the drive with a fixed seed (a property of the
         // drive, as if measured at installation), shared by every scheduler's run.
@@ -640,7 +687,7 @@ impl Scenario {
         };
         let mut out = Vec::with_capacity(choices.len());
         for choice in choices {
-            let disk = RotationalDisk::new(spec.clone()).map_err(err)?;
+            let disk = RotationalDisk::with_extensions(spec.clone(), ext.clone()).map_err(err)?;
             let mut device: Box<dyn Device> = match &curve {
                 None => Box::new(disk),
                 Some(c) => Box::new(CalibratedDevice::new(disk, c.clone())),

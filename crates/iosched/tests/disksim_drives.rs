@@ -52,3 +52,40 @@ fn every_lba_of_a_shipped_drive_maps_and_round_trips() {
     }
     let _: &dyn Device = &disk;
 }
+
+#[test]
+fn a_scenario_runs_a_disksim_drive_relative_to_its_directory() {
+    use iosched::scenario::Scenario;
+    let Some(parv) = data("atlas10k.parv") else { return };
+    let dir = std::env::temp_dir().join(format!("iosched-disksim-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let rel = pathdiff(&parv, &dir);
+    let file = dir.join("s.toml");
+    let text = format!(
+        "[device]\ndisksim = \"{rel}\"\n[workload]\nkind = \"closed-queue\"\nqueue_depth = 1\nrequests = 200\nread_fraction = 0.66\n"
+    );
+    std::fs::write(&file, &text).unwrap();
+    let scn = Scenario::parse(&text, file.to_str().unwrap()).unwrap_or_else(|e| panic!("{e}"));
+    let runs = scn.run(None).unwrap();
+    assert_eq!(runs[0].summary.device, "QUANTUM_TORNADO_validate");
+    assert_eq!(runs[0].records.len(), 200);
+    // preset and disksim together are an error.
+    let both = format!("[device]\npreset = \"fujitsu-m2361a\"\ndisksim = \"{rel}\"\n");
+    let e = Scenario::parse(&both, file.to_str().unwrap()).unwrap_err().to_string();
+    assert!(e.contains("mutually exclusive"), "{e}");
+    // A missing drive file names the field and the path.
+    let e = Scenario::parse("[device]\ndisksim = \"nope.parv\"\n", file.to_str().unwrap()).unwrap_err().to_string();
+    assert!(e.contains("device.disksim") && e.contains("nope.parv"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `to` relative to `from` (both absolute), through `..`.
+fn pathdiff(to: &std::path::Path, from: &std::path::Path) -> String {
+    let to = to.canonicalize().unwrap();
+    let from = from.canonicalize().unwrap();
+    let common = to.components().zip(from.components()).take_while(|(a, b)| a == b).count();
+    let ups = from.components().count() - common;
+    let mut parts: Vec<String> = vec!["..".into(); ups];
+    parts.extend(to.components().skip(common).map(|c| c.as_os_str().to_string_lossy().into_owned()));
+    parts.join("/")
+}

@@ -332,9 +332,17 @@ impl Parser {
                     }
                     return Ok(Value::Block(b));
                 }
+                let (line, pos) = (self.line, self.pos);
                 if self.peek() == Some('{') {
                     return Ok(Value::Block(self.block_body(w, None)?));
                 }
+                // `TYPE NAME { ... }` inline.
+                if let Some(name) = self.word() {
+                    if self.peek() == Some('{') {
+                        return Ok(Value::Block(self.block_body(w, Some(name))?));
+                    }
+                }
+                (self.line, self.pos) = (line, pos);
                 if let Ok(i) = w.parse::<i64>() {
                     return Ok(Value::Int(i));
                 }
