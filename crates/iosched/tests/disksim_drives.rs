@@ -1,7 +1,7 @@
 //! The DiskSim validation drives load, and their capacity is the block count their files state.
 
 use iosched::device::disksim::load_drive;
-use iosched::device::{Device, DeviceView};
+use iosched::device::Device;
 
 use std::path::PathBuf;
 
