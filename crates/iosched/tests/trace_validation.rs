@@ -42,3 +42,17 @@ fn replay_on_a_preset_completes_every_request_under_both_timings() {
         assert!(v.demerit_ms.is_finite() && v.demerit_ms > 0.0);
     }
 }
+
+#[test]
+fn the_disksim_drives_validate_within_ten_percent() {
+    // Loose bounds (the figures and their explanation: docs/reproductions/disksim-validation.md).
+    for (drive, trace) in
+        [("atlas10k.parv", "atlas10k.trace"), ("cheetah9LP.parv", "cheetah9LP.trace"), ("hp_c2247a.parv", "hp_c2247a.trace")]
+    {
+        let (Some(d), Some(t)) = (data(drive), data(trace)) else { return };
+        let v = iosched::trace::validate::validate(&d, &t).unwrap();
+        assert_eq!(v.invariants, InvariantReport::default(), "{drive}");
+        assert!((v.simulated_mean_ms / v.measured_mean_ms - 1.0).abs() < 0.1, "{drive}: {} vs {}", v.simulated_mean_ms, v.measured_mean_ms);
+        assert!(v.demerit_ms < 0.1 * v.measured_mean_ms, "{drive}: demerit {}", v.demerit_ms);
+    }
+}
