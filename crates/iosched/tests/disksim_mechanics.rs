@@ -170,3 +170,23 @@ fn unknown_parameters_are_reported_by_name() {
     let d = drive(0, "Number of spares = 0, slips = [],", "Fast write level = 0, Frobnication level = 3,");
     assert!(d.unsupported.iter().any(|u| u.starts_with("Frobnication level = 3 (tiny.parv:")), "{:?}", d.unsupported);
 }
+
+#[test]
+fn read_water_mark_with_the_bus_held_delays_the_host_transfer() {
+    // 8 sectors from sector 0 at 1 ms each (6000 rpm, 10 per track): the media finishes at 8 ms.
+    // The bus moves a sector in 2 ms. Streaming behind the media, the host is done at 0 + 16 ms;
+    // with the transfer held until 75% (6 sectors, at 6 ms) is buffered, at 6 + 16 = 22 ms.
+    let base = "Fast write level = 0, Bulk sector transfer time = 2.0,";
+    let streaming = drive(0, "Number of spares = 0, slips = [],", base);
+    let s = streaming.build().unwrap().service(&req(0, Op::Read, 0, 8), ArmPath::Direct, 0);
+    assert_eq!(s.completion_ns, 16 * MS);
+    let held =
+        drive(0, "Number of spares = 0, slips = [],", &format!("{base} High (read) water mark = 0.75, Hold bus entire read xfer = 1,"));
+    assert!(held.unsupported.iter().all(|u| !u.contains("water mark")), "{:?}", held.unsupported);
+    let s = held.build().unwrap().service(&req(0, Op::Read, 0, 8), ArmPath::Direct, 0);
+    assert_eq!(s.completion_ns, 22 * MS);
+    // Without holding the bus the water mark is reported as not modelled.
+    let loose =
+        drive(0, "Number of spares = 0, slips = [],", &format!("{base} High (read) water mark = 0.75, Hold bus entire read xfer = 0,"));
+    assert!(loose.unsupported.iter().any(|u| u.contains("water mark")), "{:?}", loose.unsupported);
+}

@@ -34,6 +34,10 @@ pub struct DiskExtensions {
     pub bus_sector_ns: Option<(Nanos, Nanos)>,
     /// Write settling only when the arm or head moved (DiskSim), not on every write.
     pub write_settle_on_move_only: bool,
+    /// A media read starts its host transfer only once this fraction of the request is in the
+    /// buffer (DiskSim's read water mark with the bus held for the whole transfer); 0: the bus
+    /// streams right behind the media.
+    pub read_bus_start_fraction: f64,
 }
 
 /// Command overheads in ns; `[after a read, after a write]`.
@@ -458,7 +462,15 @@ impl RotationalDisk {
                     Op::Write => (bus.map_or(0, |b| b.1), o.map_or(0, |o| o.write_complete)),
                 };
                 let on_track = start + seek_ns + rotation_ns;
-                (end.at_ns + per_sector).max(on_track + per_sector * req.size_sectors as Nanos) + complete
+                let fraction = if req.op == Op::Read { self.ext.read_bus_start_fraction } else { 0.0 };
+                let bus_start = if fraction > 0.0 {
+                    // When that much of the request has come off the media.
+                    let first = ((req.size_sectors as f64 * fraction).ceil() as u64).clamp(1, req.size_sectors as u64);
+                    self.walk(req.start_sector, on_track, req.start_sector + first, Nanos::MAX, true, Some(target)).0.at_ns
+                } else {
+                    on_track
+                };
+                (end.at_ns + per_sector).max(bus_start + per_sector * req.size_sectors as Nanos) + complete
             }
         };
         Service {

@@ -338,10 +338,11 @@ impl Mapper {
                 "Per-request overhead time" => d.per_request_ms = nonneg(p)? * sc,
                 "Time scale for overheads" => self.ignore(p, "applied to every overhead"),
                 "Bulk sector transfer time" => d.bulk_sector_ms = nonneg(p)?,
-                "Hold bus entire read xfer" | "Hold bus entire write xfer" => self.neutral(
+                "Hold bus entire read xfer" => d.hold_bus_read = Some(p.clone()),
+                "Hold bus entire write xfer" => self.neutral(
                     p,
                     0.0,
-                    "bus held for the whole transfer: with one drive per bus the time is the same, reconnection costs are not modelled",
+                    "bus held for the whole write transfer: with one drive per bus the time is the same, reconnection costs are not modelled",
                 )?,
                 "Allow almost read hits"
                 | "Allow sneaky full read hits"
@@ -361,9 +362,8 @@ impl Mapper {
                 "Maximum number of write segments" => d.write_segments = uint(p)? as u32,
                 "Segment size (in blks)" => d.segment_blocks = uint(p)?,
                 "Use separate write segment" => d.separate_write = Some(p.clone()),
-                "Low (write) water mark" | "High (read) water mark" => {
-                    self.neutral(p, 0.0, "buffer watermarks (reconnection points) not modelled")?
-                }
+                "High (read) water mark" => d.read_water_mark = Some(p.clone()),
+                "Low (write) water mark" => self.neutral(p, 0.0, "the write water mark (reconnection point) is not modelled")?,
                 "Set watermark by reqsize" => self.ignore(p, "only refines the watermarks"),
                 "Calc sector by sector" => self.ignore(p, "the model computes exact sector times"),
                 "Enable caching in buffer" => d.caching = uint(p)? != 0,
@@ -444,6 +444,27 @@ impl Mapper {
         }
         if !d.caching {
             d.segments = 0;
+        }
+        // The read water mark matters when the bus is then held for the whole transfer: the
+        // host transfer of a media read starts once that fraction of it is in the buffer.
+        match (&d.read_water_mark, &d.hold_bus_read) {
+            (Some(w), Some(h)) if uint(h)? != 0 => {
+                let fraction = num(w)?;
+                if !(0.0..=1.0).contains(&fraction) {
+                    return Err(DiskSimError {
+                        file: (*w.loc.file).clone(),
+                        line: w.loc.line,
+                        message: "a water mark must be in [0, 1]".into(),
+                        text: format!("{} = {fraction}", w.name),
+                    });
+                }
+                d.ext.read_bus_start_fraction = fraction;
+            }
+            (w, h) => {
+                for p in [w, h].into_iter().flatten() {
+                    self.neutral(p, 0.0, "the read water mark applies when the bus is held for the whole read")?;
+                }
+            }
         }
         d.ext.overheads = Some(d.oh);
         self.finish(name, b, d)
@@ -543,6 +564,8 @@ struct Drive {
     caching: bool,
     continuous: Option<Param>,
     fast_write: Option<Param>,
+    read_water_mark: Option<Param>,
+    hold_bus_read: Option<Param>,
     separate_write: Option<Param>,
     oh: CommandOverheads,
     ext: DiskExtensions,
