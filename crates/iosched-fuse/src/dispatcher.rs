@@ -1,0 +1,360 @@
+//! The dispatcher: one thread owns the scheduler and the emulated disk. FUSE reads and writes
+//! arrive as messages (their data already read from / written to the backing file); the
+//! dispatcher asks the scheduler what to serve, computes the service time on the disk model, and
+//! holds the reply until the modelled completion (an absolute deadline: sleep, then spin the
+//! last stretch). Time for the scheduler is nanoseconds since the mount, read only here.
+
+use crate::principal::Principals;
+use fuser::{ReplyData, ReplyWrite};
+use iosched::device::{Device, RotationalDisk, Service};
+use iosched::metrics::{summarize, LatencyMs, RequestRecord};
+use iosched::request::{Op, Principal, Request};
+use iosched::sched::{registry, Completion, Context, Decision, ProcessEvent, Scheduler};
+use iosched::sim::engine::InvariantReport;
+use iosched::time::Nanos;
+use iosched::workload::ProcessInfo;
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Sleep until this long before a deadline, then spin.
+const SPIN_NS: Nanos = 200_000;
+/// How often exited processes are looked for.
+const REAP_NS: Nanos = 250_000_000;
+
+pub enum Reply {
+    Read(ReplyData, Vec<u8>),
+    Write(ReplyWrite, u32),
+}
+
+impl Reply {
+    fn send(self) {
+        match self {
+            Reply::Read(r, data) => r.data(&data),
+            Reply::Write(r, n) => r.written(n),
+        }
+    }
+}
+
+pub struct Io {
+    pub principal: Principal,
+    pub op: Op,
+    pub sync: bool,
+    pub start_sector: u64,
+    pub size_sectors: u32,
+    pub reply: Reply,
+}
+
+pub enum Msg {
+    Started { principal: Principal, name: String },
+    Io(Io),
+}
+
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub scheduler: String,
+    pub policy: Option<String>,
+    pub tunables: BTreeMap<String, f64>,
+    pub preset: String,
+    /// Seconds between live statistics lines on stderr; 0: none.
+    pub stats_interval_s: f64,
+    /// Also append each statistics line (JSON) to this file.
+    pub stats_file: Option<std::path::PathBuf>,
+}
+
+/// What the dispatcher hands back when the mount ends.
+pub struct Outcome {
+    pub records: Vec<RequestRecord>,
+    pub lateness_ns: Vec<Nanos>,
+    pub processes: Vec<ProcessInfo>,
+    pub counters: Vec<(String, u64)>,
+    pub scheduler_name: String,
+}
+
+struct Dispatcher {
+    rx: Receiver<Msg>,
+    origin: Instant,
+    last_ns: Nanos,
+    scheduler: Box<dyn Scheduler>,
+    disk: RotationalDisk,
+    pending: HashMap<u64, Reply>,
+    next_id: u64,
+    in_flight: u32,
+    disconnected: bool,
+    records: Vec<RequestRecord>,
+    lateness_ns: Vec<Nanos>,
+    names: BTreeMap<u32, String>,
+    groups: HashMap<u32, u32>,
+    principals: Arc<Mutex<Principals>>,
+    cfg: Config,
+    // Live statistics since the last line.
+    next_stats_ns: Nanos,
+    next_reap_ns: Nanos,
+    interval_bytes: BTreeMap<u32, u64>,
+    interval_start_ns: Nanos,
+}
+
+impl Dispatcher {
+    fn now(&mut self) -> Nanos {
+        let t = (self.origin.elapsed().as_nanos() as Nanos).max(self.last_ns);
+        self.last_ns = t;
+        t
+    }
+
+    fn handle(&mut self, msg: Msg) {
+        let now = self.now();
+        let cx = Context { now_ns: now, device: self.disk.as_view(), in_flight: self.in_flight };
+        match msg {
+            Msg::Started { principal, name } => {
+                self.names.insert(principal.pid, name);
+                self.groups.insert(principal.pid, principal.group);
+                self.scheduler.process_event(ProcessEvent::Started { principal, weight: 1 }, &cx);
+            }
+            Msg::Io(io) => {
+                let id = self.next_id;
+                self.next_id += 1;
+                let req = Request {
+                    id,
+                    principal: io.principal,
+                    op: io.op,
+                    sync: io.sync,
+                    start_sector: io.start_sector,
+                    size_sectors: io.size_sectors,
+                    issue_ns: now,
+                    flags: 0,
+                };
+                self.scheduler.add(req, &cx);
+                self.pending.insert(id, io.reply);
+            }
+        }
+    }
+
+    /// Receives arrivals until `deadline`: sleeping until SPIN_NS before it, then spinning.
+    fn hold_until(&mut self, deadline: Nanos) {
+        loop {
+            let t = self.now();
+            if t >= deadline || self.disconnected {
+                return;
+            }
+            let left = deadline - t;
+            if left > SPIN_NS {
+                match self.rx.recv_timeout(Duration::from_nanos(left - SPIN_NS)) {
+                    Ok(m) => self.handle(m),
+                    Err(RecvTimeoutError::Timeout) => {}
+                    Err(RecvTimeoutError::Disconnected) => self.disconnected = true,
+                }
+            } else {
+                match self.rx.try_recv() {
+                    Ok(m) => self.handle(m),
+                    Err(TryRecvError::Empty) => std::hint::spin_loop(),
+                    Err(TryRecvError::Disconnected) => self.disconnected = true,
+                }
+            }
+        }
+    }
+
+    /// Waits for one arrival, or until `until` (None: the next housekeeping time).
+    fn wait_event(&mut self, until: Option<Nanos>) {
+        let t = self.now();
+        let house = self.next_reap_ns.min(self.next_stats_ns);
+        let until = until.map_or(house, |u| u.min(house));
+        let timeout = Duration::from_nanos(until.saturating_sub(t).max(1000));
+        match self.rx.recv_timeout(timeout) {
+            Ok(m) => self.handle(m),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => self.disconnected = true,
+        }
+    }
+
+    fn complete(&mut self, req: Request, svc: Service) {
+        let deadline = svc.completion_ns;
+        self.hold_until(deadline);
+        if let Some(reply) = self.pending.remove(&req.id) {
+            reply.send();
+        }
+        let t = self.now();
+        self.lateness_ns.push(t.saturating_sub(deadline));
+        self.in_flight = 0;
+        let mut c = iosched::metrics::Collector::default();
+        c.record(&req, &svc);
+        self.records.extend(c.into_records());
+        *self.interval_bytes.entry(req.principal.pid).or_default() += req.bytes();
+        let cx = Context { now_ns: t, device: self.disk.as_view(), in_flight: 0 };
+        let done = Completion { request: req, dispatch_ns: svc.dispatch_ns, positioning_ns: svc.seek_ns + svc.rotation_ns };
+        self.scheduler.completed(&done, &cx);
+    }
+
+    fn housekeeping(&mut self) {
+        let t = self.now();
+        if t >= self.next_reap_ns {
+            self.next_reap_ns = t + REAP_NS;
+            let gone = self.principals.lock().unwrap().reap();
+            let cx = Context { now_ns: t, device: self.disk.as_view(), in_flight: self.in_flight };
+            for pid in gone {
+                let group = self.groups.get(&pid).copied().unwrap_or(pid);
+                self.scheduler.process_event(ProcessEvent::Exited(Principal { pid, group }), &cx);
+            }
+        }
+        if t >= self.next_stats_ns {
+            let iv = self.cfg.stats_interval_s;
+            self.next_stats_ns = if iv > 0.0 { t + (iv * 1e9) as Nanos } else { Nanos::MAX };
+            self.print_stats(t);
+        }
+    }
+
+    fn print_stats(&mut self, t: Nanos) {
+        if self.cfg.stats_interval_s <= 0.0 {
+            return;
+        }
+        let secs = ((t - self.interval_start_ns) as f64 / 1e9).max(1e-9);
+        let procs: Vec<serde_json::Value> = self
+            .interval_bytes
+            .iter()
+            .map(|(pid, b)| {
+                serde_json::json!({"pid": pid, "name": self.names.get(pid).cloned().unwrap_or_default(), "throughput_mb_s": *b as f64 / 1e6 / secs})
+            })
+            .collect();
+        let total: u64 = self.interval_bytes.values().sum();
+        let line = serde_json::json!({
+            "t_s": t as f64 / 1e9,
+            "queued": self.scheduler.queued(),
+            "in_flight": self.in_flight,
+            "completed": self.records.len(),
+            "throughput_mb_s": total as f64 / 1e6 / secs,
+            "processes": procs,
+            "scheduler_counters": self.scheduler.counters().into_iter().collect::<BTreeMap<_, _>>(),
+        });
+        let mut text = format!(
+            "iosched-fuse: t={:.1}s queued={} completed={} {:.2} MB/s",
+            t as f64 / 1e9,
+            self.scheduler.queued(),
+            self.records.len(),
+            total as f64 / 1e6 / secs
+        );
+        for (pid, b) in &self.interval_bytes {
+            text += &format!(" | {pid} ({}) {:.2} MB/s", self.names.get(pid).map_or("", |s| s.as_str()), *b as f64 / 1e6 / secs);
+        }
+        eprintln!("{text}");
+        if let Some(path) = &self.cfg.stats_file {
+            if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
+                let _ = writeln!(f, "{line}");
+            }
+        }
+        self.interval_bytes.clear();
+        self.interval_start_ns = t;
+    }
+
+    fn run(mut self) -> Outcome {
+        loop {
+            self.housekeeping();
+            if self.disconnected {
+                break; // the mount is gone: replies can no longer be delivered
+            }
+            if self.scheduler.queued() == 0 {
+                self.wait_event(None);
+                continue;
+            }
+            let t = self.now();
+            self.disk.advance_to(t);
+            let cx = Context { now_ns: t, device: self.disk.as_view(), in_flight: 0 };
+            match self.scheduler.next(&cx) {
+                Decision::Dispatch(req, path) => {
+                    let svc = self.disk.service(&req, path, t);
+                    self.in_flight = 1;
+                    self.complete(req, svc);
+                }
+                Decision::WaitUntil(w) => self.wait_event(Some(w.max(t))),
+                Decision::Empty => self.wait_event(None),
+            }
+        }
+        let processes = self.names.iter().map(|(pid, name)| ProcessInfo { pid: *pid, name: name.clone() }).collect();
+        Outcome {
+            records: self.records,
+            lateness_ns: self.lateness_ns,
+            processes,
+            counters: self.scheduler.counters().into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            scheduler_name: self.scheduler.name().to_string(),
+        }
+    }
+}
+
+/// Builds the scheduler and the disk (errors are the user's: unknown names, bad tunables).
+pub fn check(cfg: &Config) -> Result<RotationalDisk, String> {
+    registry::build(&cfg.scheduler, cfg.policy.as_deref(), &cfg.tunables)?;
+    disk_for(&cfg.preset)
+}
+
+pub fn disk_for(preset: &str) -> Result<RotationalDisk, String> {
+    let spec = iosched::device::presets::preset(preset)
+        .ok_or_else(|| format!("unknown device preset `{preset}` (known: {})", iosched::device::presets::PRESET_NAMES.join(", ")))?;
+    RotationalDisk::new(spec)
+}
+
+/// Starts the dispatcher thread.
+pub fn spawn(
+    cfg: Config,
+    rx: Receiver<Msg>,
+    origin: Instant,
+    principals: Arc<Mutex<Principals>>,
+) -> Result<std::thread::JoinHandle<Outcome>, String> {
+    check(&cfg)?;
+    std::thread::Builder::new()
+        .name("iosched-dispatch".into())
+        .spawn(move || {
+            let scheduler = registry::build(&cfg.scheduler, cfg.policy.as_deref(), &cfg.tunables).expect("checked");
+            let disk = disk_for(&cfg.preset).expect("checked");
+            let first_stats = if cfg.stats_interval_s > 0.0 { (cfg.stats_interval_s * 1e9) as Nanos } else { Nanos::MAX };
+            Dispatcher {
+                rx,
+                origin,
+                last_ns: 0,
+                scheduler,
+                disk,
+                pending: HashMap::new(),
+                next_id: 0,
+                in_flight: 0,
+                disconnected: false,
+                records: Vec::new(),
+                lateness_ns: Vec::new(),
+                names: BTreeMap::new(),
+                groups: HashMap::new(),
+                principals,
+                cfg,
+                next_stats_ns: first_stats,
+                next_reap_ns: REAP_NS,
+                interval_bytes: BTreeMap::new(),
+                interval_start_ns: 0,
+            }
+            .run()
+        })
+        .map_err(|e| format!("cannot start the dispatcher thread: {e}"))
+}
+
+/// The final summary, in the shape of `iosched run --json`: {"scenario", "runs": [summary]},
+/// the run's times counted from the first request; plus the lateness of replies.
+pub fn summary_json(out: &Outcome, cfg: &Config, label: &str, workload: &str, extra: serde_json::Value) -> serde_json::Value {
+    let t0 = out.records.iter().map(|r| r.issue_ns).min().unwrap_or(0);
+    let records: Vec<RequestRecord> = out
+        .records
+        .iter()
+        .map(|r| RequestRecord { issue_ns: r.issue_ns - t0, dispatch_ns: r.dispatch_ns - t0, complete_ns: r.complete_ns - t0, ..*r })
+        .collect();
+    let end = records.iter().map(|r| r.complete_ns).max().unwrap_or(0);
+    let mut s = summarize(&records, end, &out.processes, InvariantReport::default());
+    s.scheduler = label.to_string();
+    s.scheduler_name = out.scheduler_name.clone();
+    s.device = cfg.preset.clone();
+    s.workload = workload.to_string();
+    s.scheduler_counters = out.counters.iter().cloned().collect();
+    let mut lat = out.lateness_ns.clone();
+    let l = LatencyMs::from_ns(&mut lat);
+    let mut run = serde_json::to_value(&s).expect("summary serializes");
+    let us = |ms: f64| (ms * 1000.0 * 1000.0).round() / 1000.0;
+    run["lateness_us"] = serde_json::json!({"mean": us(l.mean), "p50": us(l.p50), "p95": us(l.p95), "p99": us(l.p99), "max": us(l.max)});
+    if let (Some(obj), serde_json::Value::Object(extra)) = (run.as_object_mut(), extra) {
+        obj.extend(extra);
+    }
+    serde_json::json!({"scenario": format!("mount {workload}"), "runs": [run]})
+}
