@@ -21,7 +21,7 @@ const USAGE: &str = "usage:
 
 fn fail(msg: impl std::fmt::Display) -> ExitCode {
     eprintln!("iosched mount: {msg}");
-    ExitCode::from(1)
+    ExitCode::from(2)
 }
 
 struct Parsed {

@@ -1,0 +1,253 @@
+//! End-to-end: mount a temporary backing directory, read and write through real processes (cat,
+//! dd), compare bytes, unmount on signals. A guard unmounts (lazily, then aborting the FUSE
+//! connection) whatever a failing test leaves behind. Skipped only where /dev/fuse is missing.
+
+use iosched_fuse::mount::{abort_connection, mount_at};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_iosched-fuse");
+
+fn fuse_available() -> bool {
+    if !Path::new("/dev/fuse").exists() {
+        eprintln!("SKIP: /dev/fuse is missing: FUSE mounts are impossible here");
+        return false;
+    }
+    true
+}
+
+/// A temporary backing directory and mountpoint; on drop, kills the mount's process and
+/// unmounts whatever is still mounted.
+struct Fixture {
+    dir: PathBuf,
+    backing: PathBuf,
+    mnt: PathBuf,
+    child: Option<Child>,
+}
+
+impl Fixture {
+    fn new(name: &str) -> Fixture {
+        let dir = std::env::temp_dir().join(format!("iosched-fuse-test-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let (backing, mnt) = (dir.join("backing"), dir.join("mnt"));
+        std::fs::create_dir_all(backing.join("sub")).unwrap();
+        std::fs::create_dir_all(&mnt).unwrap();
+        Fixture { dir, backing, mnt, child: None }
+    }
+
+    fn mount(&mut self, extra: &[&str]) {
+        let child = Command::new(BIN)
+            .arg("mount")
+            .arg(&self.backing)
+            .arg(&self.mnt)
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start iosched-fuse");
+        self.child = Some(child);
+        let start = Instant::now();
+        while mount_at(&self.mnt).is_none_or(|m| !m.is_iosched()) {
+            if let Some(st) = self.child.as_mut().unwrap().try_wait().unwrap() {
+                let out = self.child.take().unwrap().wait_with_output().unwrap();
+                panic!("iosched-fuse exited ({st}) before mounting: {}", String::from_utf8_lossy(&out.stderr));
+            }
+            assert!(start.elapsed() < Duration::from_secs(10), "not mounted after 10 s");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Sends `sig` and waits for the mount's process to end (at most 10 s).
+    fn stop(&mut self, sig: i32) -> Output {
+        let mut child = self.child.take().expect("mounted");
+        unsafe { libc::kill(child.id() as i32, sig) };
+        let start = Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            assert!(start.elapsed() < Duration::from_secs(10), "iosched-fuse did not exit within 10 s of signal {sig}");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        child.wait_with_output().unwrap()
+    }
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        if let Some(m) = mount_at(&self.mnt) {
+            let c = std::ffi::CString::new(self.mnt.to_str().unwrap()).unwrap();
+            unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) };
+            abort_connection(&m.dev);
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn run(cmd: &str, args: &[&str]) -> Output {
+    let out = Command::new(cmd).args(args).output().unwrap_or_else(|e| panic!("{cmd}: {e}"));
+    assert!(out.status.success(), "{cmd} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    out
+}
+
+fn pattern(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    (0..len)
+        .map(|_| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 56) as u8
+        })
+        .collect()
+}
+
+fn summary_of(out: &Output) -> serde_json::Value {
+    assert!(out.status.success(), "exit {}: {}", out.status, String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("summary is not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+#[test]
+fn reads_and_writes_through_real_processes_then_sigterm() {
+    if !fuse_available() {
+        return;
+    }
+    let mut f = Fixture::new("rw");
+    let data = pattern(3 << 20, 1);
+    std::fs::write(f.backing.join("big"), &data).unwrap();
+    std::fs::write(f.backing.join("sub/small.txt"), b"hello\n").unwrap();
+    f.mount(&["--scheduler", "clook"]);
+    let m = |p: &str| f.mnt.join(p).display().to_string();
+    // Reads by real processes return exactly the backing bytes.
+    assert_eq!(run("cat", &[&m("big")]).stdout, data);
+    assert_eq!(run("cat", &[&m("sub/small.txt")]).stdout, b"hello\n");
+    let ls = String::from_utf8(run("ls", &[&m("")]).stdout).unwrap();
+    assert_eq!(ls.split_whitespace().collect::<Vec<_>>(), ["big", "sub"]);
+    // Writes by real processes reach the backing files (dd with fsync; then overwrite a range).
+    run("dd", &[&format!("if={}", m("big")), &format!("of={}", m("copy")), "bs=64k", "conv=fsync", "status=none"]);
+    assert_eq!(std::fs::read(f.backing.join("copy")).unwrap(), data);
+    run("dd", &["if=/dev/zero", &format!("of={}", m("copy")), "bs=4k", "count=3", "seek=5", "conv=notrunc,fsync", "status=none"]);
+    let mut want = data.clone();
+    want[5 * 4096..8 * 4096].fill(0);
+    assert_eq!(std::fs::read(f.backing.join("copy")).unwrap(), want);
+    assert_eq!(run("cat", &[&m("copy")]).stdout, want);
+    // Metadata passes through: rename, mkdir, unlink, truncate.
+    run("mv", &[&m("copy"), &m("sub/moved")]);
+    assert_eq!(std::fs::read(f.backing.join("sub/moved")).unwrap(), want);
+    run("mkdir", &[&m("d")]);
+    run("truncate", &["-s", "100", &m("sub/moved")]);
+    assert_eq!(std::fs::metadata(f.backing.join("sub/moved")).unwrap().len(), 100);
+    run("rm", &[&m("sub/moved")]);
+    assert!(!f.backing.join("sub/moved").exists() && f.backing.join("d").is_dir());
+
+    let out = f.stop(libc::SIGTERM);
+    assert!(mount_at(&f.mnt).is_none(), "still mounted after SIGTERM");
+    let doc = summary_of(&out);
+    let run0 = &doc["runs"][0];
+    assert_eq!(run0["scheduler"], "clook");
+    assert_eq!(run0["device"], "ibm-deskstar-34gxp");
+    assert!(run0["requests"].as_u64().unwrap() > 10);
+    assert!(run0["bytes"].as_u64().unwrap() >= 2 * data.len() as u64, "{run0}");
+    for k in ["throughput_mb_s", "response_ms", "service_ms", "processes", "lateness_us", "invariants"] {
+        assert!(run0.get(k).is_some(), "summary lacks {k}: {run0}");
+    }
+    let names: Vec<&str> = run0["processes"].as_array().unwrap().iter().filter_map(|p| p["name"].as_str()).collect();
+    assert!(names.contains(&"cat") && names.contains(&"dd"), "{names:?}");
+}
+
+#[test]
+fn direct_io_reads_are_one_request_each_and_sigint_unmounts() {
+    if !fuse_available() {
+        return;
+    }
+    let mut f = Fixture::new("direct");
+    let data = pattern(1 << 20, 2);
+    std::fs::write(f.backing.join("file"), &data).unwrap();
+    f.mount(&["--scheduler", "anticipatory", "--policy", "aged-sptf", "--direct-io"]);
+    let out = run("dd", &[&format!("if={}", f.mnt.join("file").display()), "of=/dev/stdout", "bs=64k", "status=none"]);
+    assert_eq!(out.stdout, data);
+    let out = f.stop(libc::SIGINT);
+    assert!(mount_at(&f.mnt).is_none(), "still mounted after SIGINT");
+    let doc = summary_of(&out);
+    let r = &doc["runs"][0];
+    assert_eq!(r["scheduler"], "anticipatory(aged-sptf)");
+    assert_eq!(r["direct_io"], true);
+    // 16 reads of 64 KiB, each one request of 128 sectors.
+    let dd = r["processes"].as_array().unwrap().iter().find(|p| p["name"] == "dd").expect("dd in the summary");
+    assert_eq!(dd["requests"], 16, "{r}");
+    assert_eq!(dd["bytes"], 1 << 20);
+    // The disk's time: 1 MiB on the Deskstar takes milliseconds, not microseconds.
+    assert!(r["elapsed_s"].as_f64().unwrap() > 0.005, "{r}");
+}
+
+#[test]
+fn bad_input_gives_one_message_and_leaves_nothing_mounted() {
+    if !fuse_available() {
+        return;
+    }
+    let mut f = Fixture::new("bad");
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (vec![f.dir.join("missing").display().to_string(), f.mnt.display().to_string()], "backing directory"),
+        (vec![f.backing.display().to_string(), f.dir.join("nomnt").display().to_string()], "mountpoint"),
+        (
+            vec![f.backing.display().to_string(), f.mnt.display().to_string(), "--scheduler".into(), "bogus".into()],
+            "unknown scheduler `bogus`",
+        ),
+        (vec![f.backing.display().to_string(), f.mnt.display().to_string(), "--device".into(), "floppy".into()], "unknown device preset"),
+        (vec![f.backing.display().to_string(), f.mnt.display().to_string(), "--set".into(), "nope=1".into()], "unknown tunable"),
+        (vec![f.backing.display().to_string(), f.backing.join("sub").display().to_string()], "must not contain each other"),
+    ];
+    for (args, want) in &cases {
+        let out = Command::new(BIN).arg("mount").args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want) && err.lines().count() == 1, "{args:?}: {err}");
+        assert!(mount_at(&f.mnt).is_none());
+    }
+    // A mountpoint in use (by a first mount), in the foreground and with --daemon.
+    f.mount(&[]);
+    for daemon in [false, true] {
+        let mut cmd = Command::new(BIN);
+        cmd.arg("mount").arg(&f.backing).arg(&f.mnt);
+        if daemon {
+            cmd.arg("--daemon");
+        }
+        let out = cmd.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("is in use"), "{err}");
+    }
+    let out = f.stop(libc::SIGTERM);
+    assert!(out.status.success());
+    assert!(mount_at(&f.mnt).is_none());
+    // umount of something not mounted.
+    let out = Command::new(BIN).arg("umount").arg(&f.mnt).output().unwrap();
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("not mounted"));
+}
+
+#[test]
+fn daemon_then_umount_writes_the_summary() {
+    if !fuse_available() {
+        return;
+    }
+    let f = Fixture::new("daemon");
+    std::fs::write(f.backing.join("a"), pattern(200_000, 3)).unwrap();
+    let summary = f.dir.join("summary.json");
+    let log = f.dir.join("log");
+    let out = Command::new(BIN)
+        .arg("mount")
+        .arg(&f.backing)
+        .arg(&f.mnt)
+        .args(["--daemon", "--scheduler", "sptf", "--summary", summary.to_str().unwrap(), "--log", log.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(mount_at(&f.mnt).is_some_and(|m| m.is_iosched()));
+    assert_eq!(run("cat", &[f.mnt.join("a").to_str().unwrap()]).stdout, pattern(200_000, 3));
+    let out = Command::new(BIN).arg("umount").arg(&f.mnt).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(mount_at(&f.mnt).is_none());
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&summary).expect("summary written")).unwrap();
+    assert_eq!(doc["runs"][0]["scheduler"], "sptf");
+    assert!(doc["runs"][0]["requests"].as_u64().unwrap() >= 1);
+}
