@@ -1,4 +1,5 @@
-"""Command line: `iosched run`, `iosched list`, `iosched reproduce`, `iosched validate`, `iosched bench`.
+"""Command line: `iosched run`, `iosched list`, `iosched reproduce`, `iosched validate`, `iosched bench`,
+`iosched mount` / `iosched umount` (real mode, through the `iosched-fuse` binary).
 
 User mistakes (bad scenario, missing or unreadable file) print one line `error: ...` on stderr
 and exit with status 2.
@@ -437,6 +438,91 @@ def bench(
     for r in results:
         table.add_row(r.case, r.scheduler, f"{r.requests:,}", f"{r.cpu_s:.3f}", f"{r.requests_per_cpu_s:,.0f}")
     _consoles.out.print(table)
+
+
+def _fuse_binary() -> str:
+    """The real-mode binary `iosched-fuse`: $IOSCHED_FUSE_BIN, one shipped next to the package,
+    one on PATH, or, in a source checkout (of this package or the current directory), the one in
+    target/ (built with `cargo build --release -p iosched-fuse` if missing)."""
+    import os
+    import shutil
+    import subprocess
+
+    env = os.environ.get("IOSCHED_FUSE_BIN")
+    if env:
+        return env
+    here = Path(__file__).resolve().parent
+    shipped = here / "bin" / "iosched-fuse"
+    if shipped.is_file():
+        return str(shipped)
+    found = shutil.which("iosched-fuse")
+    if found:
+        return found
+    for start in (here, Path.cwd().resolve()):
+        for root in (start, *start.parents):
+            if (root / "crates" / "iosched-fuse" / "Cargo.toml").is_file():
+                for profile in ("release", "debug"):
+                    built = root / "target" / profile / "iosched-fuse"
+                    if built.is_file():
+                        return str(built)
+                typer.echo("iosched: building iosched-fuse (cargo build --release -p iosched-fuse) ...", err=True)
+                r = subprocess.run(["cargo", "build", "--release", "-p", "iosched-fuse"], cwd=root)
+                built = root / "target" / "release" / "iosched-fuse"
+                if r.returncode == 0 and built.is_file():
+                    return str(built)
+    raise fail(
+        "the real-mode binary iosched-fuse was not found: install it with "
+        "`cargo install --path crates/iosched-fuse` or set IOSCHED_FUSE_BIN"
+    )
+
+
+@app.command()
+def mount(
+    backing_dir: Path = typer.Argument(..., help="Directory whose files the mount shows (data is read from and written to it)."),
+    mountpoint: Path = typer.Argument(..., help="Empty directory to mount on."),
+    scheduler: str = typer.Option("fcfs", "--scheduler", help="Scheduler name, as in scenario files (iosched list schedulers)."),
+    policy: Optional[str] = typer.Option(None, "--policy", help="Policy that `anticipatory` wraps (default aged-sptf)."),
+    sets: List[str] = typer.Option([], "--set", help="Scheduler tunable TUNABLE=VALUE (repeatable)."),
+    device: str = typer.Option("ibm-deskstar-34gxp", "--device", help="Emulated disk preset (iosched list devices)."),
+    direct_io: bool = typer.Option(False, "--direct-io", help="FOPEN_DIRECT_IO: each read() is one request (no readahead, no page cache)."),
+    daemon: bool = typer.Option(False, "--daemon", help="Run in the background; stop with `iosched umount`."),
+    summary: Optional[Path] = typer.Option(None, "--summary", help="Also write the final JSON summary to this file."),
+    stats: Optional[Path] = typer.Option(None, "--stats", help="Append live statistics (JSON lines) to this file."),
+    stats_interval: Optional[float] = typer.Option(None, "--stats-interval", help="Seconds between live statistics lines on stderr (0: none)."),
+    log: Optional[Path] = typer.Option(None, "--log", help="With --daemon: where the daemon's output goes."),
+) -> None:
+    """Real mode: mount BACKING_DIR on MOUNTPOINT; reads and writes of real processes are scheduled
+    by SCHEDULER and timed by the emulated disk. Runs until Ctrl-C / SIGTERM (or `iosched umount`),
+    then prints a summary in the shape of `iosched run --json`. See docs/real-mode.md."""
+    import os
+
+    args = ["mount", str(backing_dir), str(mountpoint), "--scheduler", scheduler, "--device", device]
+    if policy:
+        args += ["--policy", policy]
+    for s in sets:
+        args += ["--set", s]
+    if direct_io:
+        args.append("--direct-io")
+    if daemon:
+        args.append("--daemon")
+    for flag, value in (("--summary", summary), ("--stats", stats), ("--stats-interval", stats_interval), ("--log", log)):
+        if value is not None:
+            args += [flag, str(value)]
+    binary = _fuse_binary()
+    # exec: signals reach the mount directly, and its exit status is ours.
+    os.execv(binary, [binary, *args])
+
+
+@app.command()
+def umount(
+    mountpoint: Path = typer.Argument(..., help="Where `iosched mount` mounted."),
+    timeout: float = typer.Option(10.0, "--timeout", help="Seconds to wait for the mount's process to write its summary and exit."),
+) -> None:
+    """Unmount a real-mode mount (lazily if busy) and wait for its process to finish."""
+    import os
+
+    binary = _fuse_binary()
+    os.execv(binary, [binary, "umount", str(mountpoint), "--timeout", str(timeout)])
 
 
 def main() -> None:

@@ -1,0 +1,130 @@
+"""Real mode through the Python CLI: `iosched mount` (which execs the iosched-fuse binary) with
+two dd readers under --direct-io, checksums, SIGINT, and `iosched umount` of a --daemon mount.
+A fixture always unmounts (lazily, then aborting the FUSE connection). Skipped only where
+/dev/fuse is missing."""
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(not Path("/dev/fuse").exists(), reason="/dev/fuse is missing: FUSE mounts are impossible here")
+
+CLI = [sys.executable, "-m", "iosched.cli"]
+
+
+def mount_entry(path: Path):
+    """(major:minor, source) of the visible mount at `path`, or None."""
+    found = None
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        f = line.split(" ")
+        sep = f.index("-")
+        if f[4].replace("\\040", " ") == str(path):
+            found = (f[2], f[sep + 2])
+    return found
+
+
+def force_unmount(path: Path) -> None:
+    entry = mount_entry(path)
+    if entry is None:
+        return
+    subprocess.run(["umount", "-l", str(path)], capture_output=True)
+    minor = entry[0].split(":")[1]
+    try:
+        Path(f"/sys/fs/fuse/connections/{minor}/abort").write_text("1")
+    except OSError:
+        pass
+
+
+@pytest.fixture
+def dirs(tmp_path):
+    backing, mnt = tmp_path / "backing", tmp_path / "mnt"
+    backing.mkdir()
+    mnt.mkdir()
+    procs = []
+    yield backing, mnt, procs
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    force_unmount(mnt)
+
+
+def wait_mounted(mnt: Path, proc=None, timeout=30.0):
+    start = time.time()
+    while not (mount_entry(mnt) or ("", ""))[1].startswith("iosched:"):
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"iosched mount exited {proc.returncode}: {proc.stderr.read()}")
+        assert time.time() - start < timeout, "not mounted in time"
+        time.sleep(0.02)
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_two_dd_readers_direct_io_then_sigint(dirs):
+    backing, mnt, procs = dirs
+    for name, seed in (("a", b"a"), ("b", b"b")):
+        (backing / name).write_bytes(hashlib.sha512(seed).digest() * (2 * 1024 * 1024 // 64))
+    proc = subprocess.Popen(
+        CLI + ["mount", str(backing), str(mnt), "--scheduler", "anticipatory", "--policy", "aged-sptf", "--direct-io"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    procs.append(proc)
+    wait_mounted(mnt, proc)
+    readers = [
+        subprocess.Popen(["dd", f"if={mnt / n}", f"of={backing.parent / (n + '.out')}", "bs=64k", "status=none"]) for n in ("a", "b")
+    ]
+    for r in readers:
+        assert r.wait(timeout=60) == 0
+    for n in ("a", "b"):
+        assert sha(backing.parent / (n + ".out")) == sha(backing / n)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
+    assert mount_entry(mnt) is None
+    doc = json.loads(out)
+    assert set(doc) == {"scenario", "runs"}
+    run = doc["runs"][0]
+    assert run["scheduler"] == "anticipatory(aged-sptf)"
+    dds = [p for p in run["processes"] if p["name"] == "dd"]
+    assert len(dds) == 2 and all(p["requests"] == 32 and p["bytes"] == 2 * 1024 * 1024 for p in dds), run["processes"]
+    assert {"mean", "p50", "p95", "p99", "max"} <= set(run["lateness_us"])
+    # Anticipation served the two sequential readers mostly in runs: few seeks.
+    assert run["scheduler_counters"].get("waits", 0) > 0, run["scheduler_counters"]
+
+
+def test_daemon_and_umount(dirs, tmp_path):
+    backing, mnt, _ = dirs
+    (backing / "f").write_bytes(os.urandom(300_000))
+    summary = tmp_path / "summary.json"
+    r = subprocess.run(
+        CLI + ["mount", str(backing), str(mnt), "--daemon", "--scheduler", "clook", "--summary", str(summary)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+    assert mount_entry(mnt) is not None
+    assert sha(mnt / "f") == sha(backing / "f")
+    r = subprocess.run(CLI + ["umount", str(mnt)], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    assert mount_entry(mnt) is None
+    assert json.loads(summary.read_text())["runs"][0]["scheduler"] == "clook"
+
+
+def test_bad_input_one_message(dirs):
+    backing, mnt, _ = dirs
+    r = subprocess.run(CLI + ["mount", str(backing), str(mnt), "--scheduler", "nope"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert "unknown scheduler `nope`" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert mount_entry(mnt) is None
