@@ -245,3 +245,18 @@ fn estimate_and_measured_positioning_agree_with_command_overhead() {
         now = s.completion_ns + 1000;
     }
 }
+
+#[test]
+fn estimate_knows_the_buffer_and_read_ahead() {
+    // After [0, 10) (done at 10 ms) read-ahead reads track (0,1) from 11 ms (switch + skew):
+    // sector 10 arrives in the buffer at 12 ms. At 10.2 ms its estimate is the 1.8 ms until then,
+    // not a revolution; at 15 ms it is already buffered: 0. Sector 50 is beyond the read-ahead.
+    let mut d = RotationalDisk::new(cached(64, 32)).unwrap();
+    d.service(&req(0, Op::Read, 0, 10, 0.0), ArmPath::Direct, 0);
+    assert_eq!(d.positioning_time_ns(10, Op::Read, 10_200_000), 1_800_000);
+    assert_eq!(d.positioning_time_ns(10, Op::Read, 15 * NS_PER_MS), 0);
+    assert_eq!(d.positioning_time_ns(5, Op::Read, 15 * NS_PER_MS), 0);
+    assert!(d.positioning_time_ns(500, Op::Read, 15 * NS_PER_MS) > 0);
+    // A write goes to the media whatever the buffer holds.
+    assert!(d.positioning_time_ns(10, Op::Write, 15 * NS_PER_MS) > 0);
+}

@@ -42,10 +42,10 @@ pub trait DeviceView {
     fn seek_lower_bound_ns(&self, distance_cylinders: u32) -> Nanos {
         self.seek_time_ns(distance_cylinders)
     }
-    /// Mechanical estimate of the positioning a request for `sector` dispatched at `now` would
-    /// need: seek (or head switch) + rotational latency, the phase taken after the command
-    /// overhead (which is not included). Ignores the cache. Comparable with the measured
-    /// `Completion::positioning_ns`.
+    /// Estimate of the positioning a request for `sector` dispatched at `now` would need: seek
+    /// (or head switch) + rotational latency, the phase taken after the command overhead (which
+    /// is not included); for a read the drive's buffer holds or its read-ahead will bring in,
+    /// the wait for the data instead. Comparable with the measured `Completion::positioning_ns`.
     fn positioning_time_ns(&self, sector: u64, op: Op, now: Nanos) -> Nanos;
     fn position_of(&self, sector: u64) -> SectorPosition {
         SectorPosition { sector, cylinder: self.cylinder_of(sector), head: 0, angle: 0 }

@@ -593,6 +593,14 @@ impl DeviceView for RotationalDisk {
     }
 
     fn positioning_time_at_ns(&self, pos: &SectorPosition, op: Op, now: Nanos) -> Nanos {
+        // A read whose first sector is in the buffer, or that read-ahead will bring in, needs
+        // no positioning beyond the wait for read-ahead (what the drive will actually do, and
+        // what completions then measure).
+        if op == Op::Read {
+            if let Some(wait) = self.buffered_wait_ns(pos.sector, now) {
+                return wait;
+            }
+        }
         // The arm starts moving after the command overhead, which sets the rotational phase
         // on arrival; the overhead itself is not positioning (the same for every request, and
         // not in the measured positioning that completions report).
@@ -627,6 +635,30 @@ impl RotationalDisk {
             self.keep_written(req);
         }
         out
+    }
+}
+
+impl RotationalDisk {
+    /// If `sector` is in the cache at `now`, or read-ahead will bring it in, how long after
+    /// the command overhead it is available; None if a read of it must go to the media.
+    fn buffered_wait_ns(&self, sector: u64, now: Nanos) -> Option<Nanos> {
+        if !self.cache.enabled() {
+            return None;
+        }
+        if self.cache.find_static(sector, sector + 1).is_some() {
+            return Some(0);
+        }
+        let st = self.cache.stream?;
+        let seg = self.cache.segment(st.segment);
+        let front = self.stream_front(now)?;
+        if sector < seg.lo.max(front.sector.saturating_sub(self.cache.segment_sectors)) || sector >= st.cap_sector {
+            return None;
+        }
+        if sector < front.sector {
+            return Some(0);
+        }
+        let reach = self.walk(st.next_sector, st.at_ns, sector + 1, Nanos::MAX, false, None).0;
+        Some(reach.at_ns.saturating_sub(now + self.overhead_ns))
     }
 }
 
