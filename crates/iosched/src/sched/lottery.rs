@@ -10,7 +10,7 @@
 //! relaxed one (least positioning time among processes with clock <= minclock + tau) and no
 //! lottery is drawn.
 
-use super::share::{ClockKind, ProportionalShare, Share, TAU};
+use super::share::{ClockKind, HasShare, Share, TAU};
 use super::tunables::{Tunable, TunableValues};
 use super::{Completion, Context, Policy, ProcessEvent};
 use crate::device::ArmPath;
@@ -113,17 +113,8 @@ impl Policy for Lottery {
     }
 }
 
-impl ProportionalShare for Lottery {
-    fn virtual_clock(&self, pid: u32) -> Option<f64> {
-        self.share.virtual_clock(pid)
-    }
-    fn min_backlogged_clock(&self) -> Option<f64> {
-        self.share.min_clock()
-    }
-    fn tau(&self) -> f64 {
-        self.share.tau_ns()
-    }
-    fn has_pending(&self, pid: u32) -> bool {
-        self.share.has_pending(pid)
+impl HasShare for Lottery {
+    fn share(&self) -> &Share {
+        &self.share
     }
 }

@@ -27,6 +27,7 @@ use super::queues::CylinderQueue;
 use super::sptf_search::search;
 use super::tunables::Tunable;
 use super::{Completion, Context, Policy, ProcessEvent};
+use crate::device::ArmPath;
 use crate::request::{Request, RequestId};
 use std::collections::{BTreeMap, VecDeque};
 
@@ -300,5 +301,79 @@ impl Share {
 
     pub fn has_pending(&self, pid: u32) -> bool {
         self.procs.get(&pid).is_some_and(|p| p.is_backlogged())
+    }
+}
+
+/// Stride and YFQ: the [`Share`] bookkeeping as a policy, strict or relaxed by tau; they differ
+/// only in how clocks are kept ([`ClockKind`]).
+pub struct SharePolicy {
+    name: &'static str,
+    share: Share,
+}
+
+impl SharePolicy {
+    pub fn new(name: &'static str, kind: ClockKind, tau_ms: f64) -> Self {
+        SharePolicy { name, share: Share::new(kind, tau_ms) }
+    }
+}
+
+impl Policy for SharePolicy {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn add(&mut self, req: Request, cx: &Context) {
+        self.share.add(req, cx);
+    }
+
+    fn peek(&mut self, cx: &Context) -> Option<Request> {
+        if self.share.relaxed() {
+            self.share.relaxed_pick(cx)
+        } else {
+            self.share.strict_pick()
+        }
+    }
+
+    fn take(&mut self, req: &Request, cx: &Context) -> ArmPath {
+        self.share.take(req, cx);
+        ArmPath::Direct
+    }
+
+    fn len(&self) -> usize {
+        self.share.len()
+    }
+
+    fn completed(&mut self, done: &Completion, cx: &Context) {
+        self.share.completed(done, cx);
+    }
+
+    fn process_event(&mut self, ev: ProcessEvent, _cx: &Context) {
+        self.share.process_event(ev);
+    }
+}
+
+impl HasShare for SharePolicy {
+    fn share(&self) -> &Share {
+        &self.share
+    }
+}
+
+/// A policy built on [`Share`]: its clocks answer the heuristics' questions.
+pub trait HasShare {
+    fn share(&self) -> &Share;
+}
+
+impl<T: HasShare + Policy> ProportionalShare for T {
+    fn virtual_clock(&self, pid: u32) -> Option<f64> {
+        self.share().virtual_clock(pid)
+    }
+    fn min_backlogged_clock(&self) -> Option<f64> {
+        self.share().min_clock()
+    }
+    fn tau(&self) -> f64 {
+        self.share().tau_ns()
+    }
+    fn has_pending(&self, pid: u32) -> bool {
+        self.share().has_pending(pid)
     }
 }

@@ -101,11 +101,11 @@ impl<P: Policy> Drive<P> {
 }
 
 fn stride(tau_ms: f64) -> Stride {
-    Stride::new(&values(stride::TUNABLES, &[("tau_ms", tau_ms)]))
+    stride::new(&values(stride::TUNABLES, &[("tau_ms", tau_ms)]))
 }
 
 fn yfq(tau_ms: f64) -> Yfq {
-    Yfq::new(&values(yfq::TUNABLES, &[("tau_ms", tau_ms)]))
+    yfq::new(&values(yfq::TUNABLES, &[("tau_ms", tau_ms)]))
 }
 
 fn lottery(seed: f64, tau_ms: f64) -> Lottery {

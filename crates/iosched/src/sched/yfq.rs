@@ -22,74 +22,14 @@
 //! momentary empty queue does not erase the lag of a synchronous process. The YFQ paper itself
 //! is not in this repository; these statements rest on the issue text and Iyer & Druschel.
 
-use super::share::{ClockKind, ProportionalShare, Share, TAU};
+use super::share::{ClockKind, SharePolicy, TAU};
 use super::tunables::{Tunable, TunableValues};
-use super::{Completion, Context, Policy, ProcessEvent};
-use crate::device::ArmPath;
-use crate::request::Request;
 
 pub const TUNABLES: &[Tunable] = &[TAU];
 
-pub struct Yfq {
-    share: Share,
-}
+/// YFQ is the shared proportional-share policy with start/finish tags.
+pub type Yfq = SharePolicy;
 
-impl Yfq {
-    pub fn new(t: &TunableValues) -> Self {
-        Yfq { share: Share::new(ClockKind::Tags, t.get("tau_ms")) }
-    }
-
-    pub fn share(&self) -> &Share {
-        &self.share
-    }
-}
-
-impl Policy for Yfq {
-    fn name(&self) -> &str {
-        "yfq"
-    }
-
-    fn add(&mut self, req: Request, cx: &Context) {
-        self.share.add(req, cx);
-    }
-
-    fn peek(&mut self, cx: &Context) -> Option<Request> {
-        if self.share.relaxed() {
-            self.share.relaxed_pick(cx)
-        } else {
-            self.share.strict_pick()
-        }
-    }
-
-    fn take(&mut self, req: &Request, cx: &Context) -> ArmPath {
-        self.share.take(req, cx);
-        ArmPath::Direct
-    }
-
-    fn len(&self) -> usize {
-        self.share.len()
-    }
-
-    fn completed(&mut self, done: &Completion, cx: &Context) {
-        self.share.completed(done, cx);
-    }
-
-    fn process_event(&mut self, ev: ProcessEvent, _cx: &Context) {
-        self.share.process_event(ev);
-    }
-}
-
-impl ProportionalShare for Yfq {
-    fn virtual_clock(&self, pid: u32) -> Option<f64> {
-        self.share.virtual_clock(pid)
-    }
-    fn min_backlogged_clock(&self) -> Option<f64> {
-        self.share.min_clock()
-    }
-    fn tau(&self) -> f64 {
-        self.share.tau_ns()
-    }
-    fn has_pending(&self, pid: u32) -> bool {
-        self.share.has_pending(pid)
-    }
+pub fn new(t: &TunableValues) -> Yfq {
+    SharePolicy::new("yfq", ClockKind::Tags, t.get("tau_ms"))
 }

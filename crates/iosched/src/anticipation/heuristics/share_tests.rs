@@ -34,7 +34,7 @@ fn read(id: u64, pid: u32, sector: u64) -> Request {
 /// at cylinder 500 (the candidate) and, if `q_pending`, process 2 one at cylinder 20.
 fn stride_with(tau_ms: f64, p_ms: f64, q_ms: f64, q_pending: bool, disk: &ToyDisk) -> (Stride, Request) {
     let t: BTreeMap<String, f64> = [("tau_ms".to_string(), tau_ms)].into();
-    let mut s = Stride::new(&TunableValues::resolve(stride::TUNABLES, &t).unwrap());
+    let mut s = stride::new(&TunableValues::resolve(stride::TUNABLES, &t).unwrap());
     let cx = |now| Context { now_ns: now, device: disk, in_flight: 0 };
     s.process_event(ProcessEvent::Started { principal: Principal { pid: 1, group: 1 }, weight: 1 }, &cx(0));
     s.process_event(ProcessEvent::Started { principal: Principal { pid: 2, group: 2 }, weight: 2 }, &cx(0));
