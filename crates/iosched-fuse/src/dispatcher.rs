@@ -332,6 +332,25 @@ pub fn spawn(
         .map_err(|e| format!("cannot start the dispatcher thread: {e}"))
 }
 
+/// Per process, the gaps between a completion and the process's next request when nothing else
+/// of it was outstanding (a synchronous process's think time).
+fn think_times_ns(records: &[RequestRecord]) -> Vec<Nanos> {
+    let mut by_pid: std::collections::BTreeMap<u32, Vec<&RequestRecord>> = std::collections::BTreeMap::new();
+    for r in records {
+        by_pid.entry(r.pid).or_default().push(r);
+    }
+    let mut out = Vec::new();
+    for rs in by_pid.values_mut() {
+        rs.sort_by_key(|r| r.issue_ns);
+        for w in rs.windows(2) {
+            if w[1].issue_ns >= w[0].complete_ns {
+                out.push(w[1].issue_ns - w[0].complete_ns);
+            }
+        }
+    }
+    out
+}
+
 /// The final summary, in the shape of `iosched run --json`: {"scenario", "runs": [summary]},
 /// the run's times counted from the first request; plus the lateness of replies.
 pub fn summary_json(out: &Outcome, cfg: &Config, label: &str, workload: &str, extra: serde_json::Value) -> serde_json::Value {
@@ -353,6 +372,11 @@ pub fn summary_json(out: &Outcome, cfg: &Config, label: &str, workload: &str, ex
     let mut run = serde_json::to_value(&s).expect("summary serializes");
     let us = |ms: f64| (ms * 1000.0 * 1000.0).round() / 1000.0;
     run["lateness_us"] = serde_json::json!({"mean": us(l.mean), "p50": us(l.p50), "p95": us(l.p95), "p99": us(l.p99), "max": us(l.max)});
+    // Think times as the scheduler saw them: from a process's completion to its next request
+    // (only when it had nothing else outstanding), for comparison with simulated workloads.
+    let mut think = think_times_ns(&records);
+    let t = LatencyMs::from_ns(&mut think);
+    run["think_us"] = serde_json::json!({"samples": think.len(), "mean": us(t.mean), "p50": us(t.p50), "p95": us(t.p95), "max": us(t.max)});
     if let (Some(obj), serde_json::Value::Object(extra)) = (run.as_object_mut(), extra) {
         obj.extend(extra);
     }
