@@ -47,10 +47,6 @@ impl<P: Policy, H: Heuristic<P>> Bench<P, H> {
         Bench { s: Anticipatory::new(policy, h, &core_tunables()), disk: ToyDisk { head: Cell::new(10) }, next_id: 0 }
     }
 
-    fn cx(&self, now: Nanos) -> Context<'_> {
-        Context { now_ns: now, device: &self.disk, in_flight: 0 }
-    }
-
     fn add(&mut self, pid: u32, sector: u64, now: Nanos) -> Request {
         self.add_issued(pid, sector, now, now)
     }
