@@ -4,7 +4,7 @@
 use iosched::device::disksim::parse::parse_str;
 use iosched::device::disksim::{load_drive, map_document, DiskSimDrive};
 use iosched::device::geometry::Chs;
-use iosched::device::{ArmPath, Device};
+use iosched::device::ArmPath;
 use iosched::request::{Op, Principal, Request};
 use std::path::Path;
 
