@@ -161,13 +161,8 @@ impl Trace {
     pub fn parse_validate(text: &str, source: &str) -> Result<Trace, TraceError> {
         let mut requests = Vec::new();
         let mut arrival: Nanos = 0;
-        for (i, raw) in text.lines().enumerate() {
-            let line = raw.trim();
-            if line.is_empty() {
-                continue;
-            }
+        for (i, line, f) in records(text) {
             let err = |message: String, text: &str| TraceError { file: source.into(), line: i + 1, message, text: text.into() };
-            let f: Vec<&str> = line.split_whitespace().collect();
             if f.len() != 6 {
                 return Err(err(
                     format!("expected 6 fields `R|W Hit|Miss|Doub|Trip start_block size_blocks response_us gap_us`, found {}", f.len()),
@@ -202,13 +197,8 @@ impl Trace {
     pub fn parse_ascii(text: &str, source: &str) -> Result<Trace, TraceError> {
         let mut requests = Vec::new();
         let mut last: Nanos = 0;
-        for (i, raw) in text.lines().enumerate() {
-            let line = raw.trim();
-            if line.is_empty() {
-                continue;
-            }
+        for (i, line, f) in records(text) {
             let err = |message: String, text: &str| TraceError { file: source.into(), line: i + 1, message, text: text.into() };
-            let f: Vec<&str> = line.split_whitespace().collect();
             if f.len() != 5 {
                 return Err(err(format!("expected 5 fields `arrival_ms device start_block size_blocks flags`, found {}", f.len()), line));
             }
@@ -267,6 +257,15 @@ fn check_nonempty(source: &str, n: usize) -> Result<(), TraceError> {
         return Err(TraceError { file: source.into(), line: 0, message: "the trace has no requests".into(), text: String::new() });
     }
     Ok(())
+}
+
+/// The non-empty lines of a trace: (0-based line index, trimmed line, whitespace fields).
+fn records(text: &str) -> impl Iterator<Item = (usize, &str, Vec<&str>)> {
+    text.lines()
+        .enumerate()
+        .map(|(i, raw)| (i, raw.trim()))
+        .filter(|(_, l)| !l.is_empty())
+        .map(|(i, l)| (i, l, l.split_whitespace().collect()))
 }
 
 fn parse_op_letter(s: &str) -> Option<Op> {
