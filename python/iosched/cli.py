@@ -490,6 +490,7 @@ def mount(
     stats: Optional[Path] = typer.Option(None, "--stats", help="Append live statistics (JSON lines) to this file."),
     stats_interval: Optional[float] = typer.Option(None, "--stats-interval", help="Seconds between live statistics lines on stderr (0: none)."),
     log: Optional[Path] = typer.Option(None, "--log", help="With --daemon: where the daemon's output goes."),
+    requests_csv: Optional[Path] = typer.Option(None, "--requests-csv", help="At unmount, write one row per request to this CSV file."),
 ) -> None:
     """Real mode: mount BACKING_DIR on MOUNTPOINT; reads and writes of real processes are scheduled
     by SCHEDULER and timed by the emulated disk. Runs until Ctrl-C / SIGTERM (or `iosched umount`),
@@ -505,7 +506,7 @@ def mount(
         args.append("--direct-io")
     if daemon:
         args.append("--daemon")
-    for flag, value in (("--summary", summary), ("--stats", stats), ("--stats-interval", stats_interval), ("--log", log)):
+    for flag, value in (("--summary", summary), ("--stats", stats), ("--stats-interval", stats_interval), ("--log", log), ("--requests-csv", requests_csv)):
         if value is not None:
             args += [flag, str(value)]
     binary = _fuse_binary()

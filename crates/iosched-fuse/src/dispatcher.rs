@@ -82,6 +82,14 @@ struct Dispatcher {
     pending: HashMap<u64, Reply>,
     next_id: u64,
     in_flight: u32,
+    /// Set by a completion until the next decision: the emulated disk's clock, i.e. the modelled
+    /// completion (or a later arrival). A decision taken at once after a completion is the
+    /// device's, made at that instant: the host's time to send the reply must not delay it
+    /// (the simulator dispatches at the completion instant too).
+    device_now_ns: Option<Nanos>,
+    /// When the scheduler was last told of an arrival or process start (its clock is never
+    /// set back before that).
+    last_event_ns: Nanos,
     disconnected: bool,
     records: Vec<RequestRecord>,
     lateness_ns: Vec<Nanos>,
@@ -105,6 +113,7 @@ impl Dispatcher {
 
     fn handle(&mut self, msg: Msg) {
         let now = self.now();
+        self.last_event_ns = now;
         let cx = Context { now_ns: now, device: self.disk.as_view(), in_flight: self.in_flight };
         match msg {
             Msg::Started { principal, name } => {
@@ -174,8 +183,12 @@ impl Dispatcher {
         if let Some(reply) = self.pending.remove(&req.id) {
             reply.send();
         }
-        let t = self.now();
-        self.lateness_ns.push(t.saturating_sub(deadline));
+        let replied = self.now();
+        self.lateness_ns.push(replied.saturating_sub(deadline));
+        // The scheduler sees the completion at its modelled time (or at the latest arrival it
+        // has been given, if that came later: its clock never goes back).
+        let t = deadline.max(self.last_event_ns);
+        self.device_now_ns = Some(t);
         self.in_flight = 0;
         let mut c = iosched::metrics::Collector::default();
         c.record(&req, &svc);
@@ -248,15 +261,23 @@ impl Dispatcher {
 
     fn run(mut self) -> Outcome {
         loop {
-            self.housekeeping();
+            // Right after a completion the decision comes first (housekeeping would read the
+            // host's clock, which is ahead of the device's).
+            if self.device_now_ns.is_none() {
+                self.housekeeping();
+            }
             if self.disconnected {
                 break; // the mount is gone: replies can no longer be delivered
             }
             if self.scheduler.queued() == 0 {
+                self.device_now_ns = None;
                 self.wait_event(None);
                 continue;
             }
-            let t = self.now();
+            let t = match self.device_now_ns.take() {
+                Some(device_now) => device_now,
+                None => self.now(),
+            };
             self.disk.advance_to(t);
             let cx = Context { now_ns: t, device: self.disk.as_view(), in_flight: 0 };
             match self.scheduler.next(&cx) {
@@ -315,6 +336,8 @@ pub fn spawn(
                 pending: HashMap::new(),
                 next_id: 0,
                 in_flight: 0,
+                device_now_ns: None,
+                last_event_ns: 0,
                 disconnected: false,
                 records: Vec::new(),
                 lateness_ns: Vec::new(),
@@ -330,6 +353,37 @@ pub fn spawn(
             .run()
         })
         .map_err(|e| format!("cannot start the dispatcher thread: {e}"))
+}
+
+/// One row per request, the columns of `iosched run --requests-csv` (times in ns since the mount).
+pub fn write_requests_csv(out: &Outcome, path: &std::path::Path) -> std::io::Result<()> {
+    let mut w = std::io::BufWriter::new(std::fs::File::create(path)?);
+    writeln!(
+        w,
+        "id,pid,group,op,sync,start_sector,size_sectors,issue_ns,dispatch_ns,complete_ns,seek_cylinders,seek_ns,rotation_ns,transfer_ns,cache_hit"
+    )?;
+    for r in &out.records {
+        let op = if r.op == Op::Write { "write" } else { "read" };
+        writeln!(
+            w,
+            "{},{},{},{op},{},{},{},{},{},{},{},{},{},{},{}",
+            r.id,
+            r.pid,
+            r.group,
+            r.sync,
+            r.start_sector,
+            r.size_sectors,
+            r.issue_ns,
+            r.dispatch_ns,
+            r.complete_ns,
+            r.seek_cylinders,
+            r.seek_ns,
+            r.rotation_ns,
+            r.transfer_ns,
+            r.cache_hit
+        )?;
+    }
+    w.flush()
 }
 
 /// Per process, the gaps between a completion and the process's next request when nothing else

@@ -2,7 +2,7 @@
 //!
 //!   iosched-fuse mount BACKING_DIR MOUNTPOINT [--scheduler NAME] [--policy NAME] [--set T=V]...
 //!                [--device PRESET] [--direct-io] [--daemon] [--summary FILE] [--stats FILE]
-//!                [--stats-interval SECONDS] [--log FILE]
+//!                [--stats-interval SECONDS] [--log FILE] [--requests-csv FILE]
 //!   iosched-fuse umount MOUNTPOINT [--timeout SECONDS]
 
 use iosched_fuse::dispatcher::Config;
@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 const USAGE: &str = "usage:
   iosched-fuse mount BACKING_DIR MOUNTPOINT [--scheduler NAME] [--policy NAME] [--set TUNABLE=VALUE]...
                [--device PRESET] [--direct-io] [--daemon] [--summary FILE] [--stats FILE]
-               [--stats-interval SECONDS] [--log FILE]
+               [--stats-interval SECONDS] [--log FILE] [--requests-csv FILE]
   iosched-fuse umount MOUNTPOINT [--timeout SECONDS]";
 
 fn fail(msg: impl std::fmt::Display) -> ExitCode {
@@ -42,6 +42,7 @@ fn parse_mount(args: &[String]) -> Result<Parsed, String> {
         stats_file: None,
     };
     let (mut direct_io, mut daemon, mut daemon_child, mut summary, mut log, mut interval) = (false, false, false, None, None, None);
+    let mut requests_csv = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let (flag, inline) = match a.split_once('=') {
@@ -65,6 +66,7 @@ fn parse_mount(args: &[String]) -> Result<Parsed, String> {
             "--summary" => summary = Some(PathBuf::from(value("--summary")?)),
             "--stats" => cfg.stats_file = Some(PathBuf::from(value("--stats")?)),
             "--log" => log = Some(PathBuf::from(value("--log")?)),
+            "--requests-csv" => requests_csv = Some(PathBuf::from(value("--requests-csv")?)),
             "--stats-interval" => {
                 let v = value("--stats-interval")?;
                 interval = Some(
@@ -84,7 +86,7 @@ fn parse_mount(args: &[String]) -> Result<Parsed, String> {
     // Live statistics every second on stderr by default when a stats file is asked for or in the
     // foreground; 0 turns them off.
     cfg.stats_interval_s = interval.unwrap_or(if cfg.stats_file.is_some() { 1.0 } else { 0.0 });
-    let opts = MountOptions { backing: PathBuf::from(&pos[0]), mountpoint: PathBuf::from(&pos[1]), cfg, direct_io, summary };
+    let opts = MountOptions { backing: PathBuf::from(&pos[0]), mountpoint: PathBuf::from(&pos[1]), cfg, direct_io, summary, requests_csv };
     Ok(Parsed { opts, daemon, daemon_child, log })
 }
 
@@ -143,6 +145,9 @@ fn daemonize(p: &Parsed) -> ExitCode {
     }
     if let Some(f) = &o.summary {
         child_args.extend(["--summary".into(), abs(f)]);
+    }
+    if let Some(f) = &o.requests_csv {
+        child_args.extend(["--requests-csv".into(), abs(f)]);
     }
     if o.direct_io {
         child_args.push("--direct-io".into());

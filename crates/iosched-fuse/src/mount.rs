@@ -118,6 +118,8 @@ pub struct MountOptions {
     pub cfg: Config,
     pub direct_io: bool,
     pub summary: Option<PathBuf>,
+    /// One row per request (same columns as `iosched run --requests-csv`), written at unmount.
+    pub requests_csv: Option<PathBuf>,
 }
 
 /// Checks everything that can be checked before mounting; returns the canonical paths.
@@ -262,6 +264,9 @@ pub fn run(opts: MountOptions) -> Result<serde_json::Value, String> {
     let summary = dispatcher::summary_json(&outcome, &opts.cfg, &label, &backing.display().to_string(), extra);
     if let Some(path) = &opts.summary {
         std::fs::write(path, format!("{summary}\n")).map_err(|e| format!("cannot write the summary to {}: {e}", path.display()))?;
+    }
+    if let Some(path) = &opts.requests_csv {
+        dispatcher::write_requests_csv(&outcome, path).map_err(|e| format!("cannot write the requests to {}: {e}", path.display()))?;
     }
     Ok(summary)
 }

@@ -106,10 +106,10 @@ fn calibrated_view_answers_positioning_from_the_curve_only() {
     assert_eq!(v.cylinder_of(123_456), disk.cylinder_of(123_456));
     assert_eq!(v.seek_time_ns(100), disk.seek_time_ns(100));
     assert_eq!(v.position_of(77_777), disk.position_of(77_777));
-    assert_eq!(v.positioning_time_ns(5000, Op::Read, 0), 0);
-    assert_eq!(v.positioning_time_ns(5001, Op::Read, 0), 1000);
-    assert_eq!(v.positioning_time_ns(5000 + 1000, Op::Read, 0), 4000, "halfway in log distance");
-    assert_eq!(v.positioning_time_at_ns(&v.position_of(4000), Op::Read, 12345), 9000);
+    assert_eq!(v.positioning_time_ns(5000, 8, Op::Read, 0), 0);
+    assert_eq!(v.positioning_time_ns(5001, 8, Op::Read, 0), 1000);
+    assert_eq!(v.positioning_time_ns(5000 + 1000, 8, Op::Read, 0), 4000, "halfway in log distance");
+    assert_eq!(v.positioning_time_at_ns(&v.position_of(4000), 8, Op::Read, 12345), 9000);
     assert_eq!(CalibratedView::new(&disk, &curve).from_sector, disk.head_sector());
 
     // The device wrapper measures from the end of the last request it served.
@@ -125,8 +125,8 @@ fn calibrated_view_answers_positioning_from_the_curve_only() {
         flags: 0,
     };
     dev.service(&req, ArmPath::Direct, 0);
-    assert_eq!(dev.as_view().positioning_time_ns(100_008 + 1, Op::Read, 0), 1000);
-    assert_eq!(dev.as_view().positioning_time_ns(100_007, Op::Read, 0), 9000);
+    assert_eq!(dev.as_view().positioning_time_ns(100_008 + 1, 8, Op::Read, 0), 1000);
+    assert_eq!(dev.as_view().positioning_time_ns(100_007, 8, Op::Read, 0), 9000);
 }
 
 const CALIBRATED: &str = r#"

@@ -134,7 +134,7 @@ fn positioning_estimate_matches_service_start() {
     d.service(&req(0, Op::Read, 0, 1, 0.0), ArmPath::Direct, 0);
     let now = 3 * NS_PER_MS + 123_456;
     for sector in [5u64, 17, 455, 1999] {
-        let est = d.positioning_time_ns(sector, Op::Read, now);
+        let est = d.positioning_time_ns(sector, 1, Op::Read, now);
         let mut probe = RotationalDisk::new(spec(0)).unwrap();
         probe.service(&req(0, Op::Read, 0, 1, 0.0), ArmPath::Direct, 0);
         let s = probe.service(&req(1, Op::Read, sector, 1, 0.0), ArmPath::Direct, now);
@@ -187,7 +187,7 @@ fn estimates_start_where_read_ahead_left_the_head() {
         d.service(&req(0, Op::Read, 0, 1, 0.0), ArmPath::Direct, 0);
         let now = 500 * NS_PER_MS;
         d.advance_to(now);
-        let est = d.positioning_time_ns(target, Op::Read, now);
+        let est = d.positioning_time_ns(target, 1, Op::Read, now);
         let s = d.service(&req(1, Op::Read, target, 1, 500.0), ArmPath::Direct, now);
         assert!(!s.cache_hit);
         assert_eq!(est, s.seek_ns + s.rotation_ns, "target {target}");
@@ -219,7 +219,7 @@ fn no_revolution_is_lost_at_track_cylinder_or_zone_boundaries() {
             assert!(s.completion_ns - t < overhead + rev + rev / 2, "{name}: crossing {b} took {} ns (rev {rev})", s.completion_ns - t);
             // And reading the two sectors as part of one longer request costs no extra turn.
             let mut d = RotationalDisk::new(sp.clone()).unwrap();
-            let est = d.positioning_time_ns(b - 2, Op::Read, 0);
+            let est = d.positioning_time_ns(b - 2, 4, Op::Read, 0);
             let s = d.service(&req(0, Op::Read, b - 2, 4, 0.0), ArmPath::Direct, 0);
             let initial_wait = est - s.seek_ns;
             let at_boundary = s.rotation_ns - initial_wait;
@@ -239,7 +239,7 @@ fn estimate_and_measured_positioning_agree_with_command_overhead() {
     let mut now = 0;
     for i in 0..20u64 {
         let target = (i * 2_654_435_761) % (d.capacity_sectors() - 8);
-        let est = d.positioning_time_ns(target, Op::Read, now);
+        let est = d.positioning_time_ns(target, 1, Op::Read, now);
         let s = d.service(&req(i, Op::Read, target, 1, 0.0), ArmPath::Direct, now);
         assert_eq!(est, s.seek_ns + s.rotation_ns, "read {i}");
         now = s.completion_ns + 1000;
@@ -253,10 +253,34 @@ fn estimate_knows_the_buffer_and_read_ahead() {
     // not a revolution; at 15 ms it is already buffered: 0. Sector 50 is beyond the read-ahead.
     let mut d = RotationalDisk::new(cached(64, 32)).unwrap();
     d.service(&req(0, Op::Read, 0, 10, 0.0), ArmPath::Direct, 0);
-    assert_eq!(d.positioning_time_ns(10, Op::Read, 10_200_000), 1_800_000);
-    assert_eq!(d.positioning_time_ns(10, Op::Read, 15 * NS_PER_MS), 0);
-    assert_eq!(d.positioning_time_ns(5, Op::Read, 15 * NS_PER_MS), 0);
-    assert!(d.positioning_time_ns(500, Op::Read, 15 * NS_PER_MS) > 0);
+    assert_eq!(d.positioning_time_ns(10, 1, Op::Read, 10_200_000), 1_800_000);
+    assert_eq!(d.positioning_time_ns(10, 1, Op::Read, 15 * NS_PER_MS), 0);
+    assert_eq!(d.positioning_time_ns(5, 1, Op::Read, 15 * NS_PER_MS), 0);
+    assert!(d.positioning_time_ns(500, 1, Op::Read, 15 * NS_PER_MS) > 0);
     // A write goes to the media whatever the buffer holds.
-    assert!(d.positioning_time_ns(10, Op::Write, 15 * NS_PER_MS) > 0);
+    assert!(d.positioning_time_ns(10, 1, Op::Write, 15 * NS_PER_MS) > 0);
+}
+
+#[test]
+fn a_read_the_buffer_holds_only_in_part_is_estimated_as_a_media_access() {
+    // Read [0, 8); read-ahead runs on for 1.1 ms (one sector: 1 ms each), then a far read
+    // freezes the segment holding [0, 9). A later read of [8, 10) is a miss (the drive does not
+    // serve a partial hit), so its estimate must be its media positioning, not 0: an estimate of
+    // 0 made an anticipation heuristic take a far request for a free one (docs/real-mode.md).
+    let mut d = RotationalDisk::new(RotationalSpec { cache_segments: 2, ..cached(64, 32) }).unwrap();
+    let first = d.service(&req(0, Op::Read, 0, 8, 0.0), ArmPath::Direct, 0);
+    let t = first.completion_ns + 1_100_000;
+    d.advance_to(t);
+    let far = d.service(&req(1, Op::Read, 1500, 8, 0.0), ArmPath::Direct, t);
+    let now = far.completion_ns;
+    d.advance_to(now);
+    // Its first sector is buffered ...
+    assert_eq!(d.positioning_time_ns(8, 1, Op::Read, now), 0);
+    assert!(d.service(&req(2, Op::Read, 8, 1, 0.0), ArmPath::Direct, now).cache_hit);
+    // ... but not all of it.
+    let est = d.positioning_time_ns(8, 2, Op::Read, now);
+    let s = d.service(&req(3, Op::Read, 8, 2, 0.0), ArmPath::Direct, now);
+    assert!(!s.cache_hit);
+    assert!(est > 0);
+    assert_eq!(est, s.seek_ns + s.rotation_ns);
 }

@@ -77,8 +77,8 @@ pub trait Probe {
     /// Leaves the device idle for `ns`.
     fn idle(&mut self, ns: Nanos);
     /// Simulated devices only: the mechanical model's positioning estimate, command overhead
-    /// excluded, for a read of `sector` issued now.
-    fn model_estimate_ns(&mut self, _sector: u64) -> Option<Nanos> {
+    /// excluded, for a read of `sectors` at `sector` issued now.
+    fn model_estimate_ns(&mut self, _sector: u64, _sectors: u32) -> Option<Nanos> {
         None
     }
     /// Simulated devices only: the true positioning time of the last read (service time minus
@@ -137,9 +137,9 @@ impl Probe for SimProbe<'_> {
         self.now += ns;
     }
 
-    fn model_estimate_ns(&mut self, sector: u64) -> Option<Nanos> {
+    fn model_estimate_ns(&mut self, sector: u64, sectors: u32) -> Option<Nanos> {
         self.device.advance_to(self.now);
-        Some(self.device.positioning_time_ns(sector, Op::Read, self.now))
+        Some(self.device.positioning_time_ns(sector, sectors, Op::Read, self.now))
     }
 
     fn last_positioning_ns(&self) -> Option<Nanos> {
@@ -284,7 +284,7 @@ fn time_pair(probe: &mut dyn Probe, rng: &mut Pcg64, distance: i64, rs: u64, idl
     if idle > 0 {
         probe.idle(idle);
     }
-    let model = probe.model_estimate_ns(t);
+    let model = probe.model_estimate_ns(t, rs as u32);
     let took = probe.read(t, rs as u32);
     (took, model, probe.last_positioning_ns())
 }
@@ -454,13 +454,13 @@ impl DeviceView for CalibratedView<'_> {
     }
     /// From the curve: ignores `op` (the curve is measured with reads) and `now` (the curve
     /// averages over rotational position).
-    fn positioning_time_ns(&self, sector: u64, _op: Op, _now: Nanos) -> Nanos {
+    fn positioning_time_ns(&self, sector: u64, _sectors: u32, _op: Op, _now: Nanos) -> Nanos {
         self.estimate(sector)
     }
     fn position_of(&self, sector: u64) -> SectorPosition {
         self.inner.position_of(sector)
     }
-    fn positioning_time_at_ns(&self, pos: &SectorPosition, _op: Op, _now: Nanos) -> Nanos {
+    fn positioning_time_at_ns(&self, pos: &SectorPosition, _sectors: u32, _op: Op, _now: Nanos) -> Nanos {
         self.estimate(pos.sector)
     }
 }
@@ -510,14 +510,14 @@ impl<D: Device> DeviceView for CalibratedDevice<D> {
     fn seek_lower_bound_ns(&self, distance_cylinders: u32) -> Nanos {
         self.inner.seek_lower_bound_ns(distance_cylinders)
     }
-    fn positioning_time_ns(&self, sector: u64, op: Op, now: Nanos) -> Nanos {
-        self.view().positioning_time_ns(sector, op, now)
+    fn positioning_time_ns(&self, sector: u64, sectors: u32, op: Op, now: Nanos) -> Nanos {
+        self.view().positioning_time_ns(sector, sectors, op, now)
     }
     fn position_of(&self, sector: u64) -> SectorPosition {
         self.inner.position_of(sector)
     }
-    fn positioning_time_at_ns(&self, pos: &SectorPosition, op: Op, now: Nanos) -> Nanos {
-        self.view().positioning_time_at_ns(pos, op, now)
+    fn positioning_time_at_ns(&self, pos: &SectorPosition, sectors: u32, op: Op, now: Nanos) -> Nanos {
+        self.view().positioning_time_at_ns(pos, sectors, op, now)
     }
 }
 

@@ -42,17 +42,18 @@ pub trait DeviceView {
     fn seek_lower_bound_ns(&self, distance_cylinders: u32) -> Nanos {
         self.seek_time_ns(distance_cylinders)
     }
-    /// Estimate of the positioning a request for `sector` dispatched at `now` would need: seek
-    /// (or head switch) + rotational latency, the phase taken after the command overhead (which
-    /// is not included); for a read the drive's buffer holds or its read-ahead will bring in,
-    /// the wait for the data instead. Comparable with the measured `Completion::positioning_ns`.
-    fn positioning_time_ns(&self, sector: u64, op: Op, now: Nanos) -> Nanos;
+    /// Estimate of the positioning an access of `sectors` from `sector` dispatched at `now`
+    /// would need: seek (or head switch) + rotational latency to its first sector, the phase
+    /// taken after the command overhead (which is not included); for a read the drive's buffer
+    /// will serve (all of it held, or coming in by read-ahead), the wait for the data instead.
+    /// Comparable with the measured `Completion::positioning_ns`.
+    fn positioning_time_ns(&self, sector: u64, sectors: u32, op: Op, now: Nanos) -> Nanos;
     fn position_of(&self, sector: u64) -> SectorPosition {
         SectorPosition { sector, cylinder: self.cylinder_of(sector), head: 0, angle: 0 }
     }
     /// `positioning_time_ns` for a position computed earlier by `position_of`.
-    fn positioning_time_at_ns(&self, pos: &SectorPosition, op: Op, now: Nanos) -> Nanos {
-        self.positioning_time_ns(pos.sector, op, now)
+    fn positioning_time_at_ns(&self, pos: &SectorPosition, sectors: u32, op: Op, now: Nanos) -> Nanos {
+        self.positioning_time_ns(pos.sector, sectors, op, now)
     }
 }
 

@@ -583,8 +583,8 @@ impl DeviceView for RotationalDisk {
         self.seek_floor_ns_by_distance[(distance_cylinders as usize).min(last)] as Nanos
     }
 
-    fn positioning_time_ns(&self, sector: u64, op: Op, now: Nanos) -> Nanos {
-        self.positioning_time_at_ns(&self.position_of(sector), op, now)
+    fn positioning_time_ns(&self, sector: u64, sectors: u32, op: Op, now: Nanos) -> Nanos {
+        self.positioning_time_at_ns(&self.position_of(sector), sectors, op, now)
     }
 
     fn position_of(&self, sector: u64) -> SectorPosition {
@@ -592,12 +592,13 @@ impl DeviceView for RotationalDisk {
         SectorPosition { sector, cylinder: p.chs.cylinder, head: p.chs.head, angle: p.angle }
     }
 
-    fn positioning_time_at_ns(&self, pos: &SectorPosition, op: Op, now: Nanos) -> Nanos {
-        // A read whose first sector is in the buffer, or that read-ahead will bring in, needs
-        // no positioning beyond the wait for read-ahead (what the drive will actually do, and
-        // what completions then measure).
+    fn positioning_time_at_ns(&self, pos: &SectorPosition, sectors: u32, op: Op, now: Nanos) -> Nanos {
+        // A read the buffer will serve (it holds the whole access, or read-ahead will bring it
+        // in) needs no positioning beyond the wait for read-ahead: what the drive will actually
+        // do, and what completions then measure. A read the buffer holds only in part goes to
+        // the media like any other.
         if op == Op::Read {
-            if let Some(wait) = self.buffered_wait_ns(pos.sector, now) {
+            if let Some(wait) = self.buffered_wait_ns(pos.sector, pos.sector + sectors.max(1) as u64, now) {
                 return wait;
             }
         }
@@ -639,25 +640,30 @@ impl RotationalDisk {
 }
 
 impl RotationalDisk {
-    /// If `sector` is in the cache at `now`, or read-ahead will bring it in, how long after
-    /// the command overhead it is available; None if a read of it must go to the media.
-    fn buffered_wait_ns(&self, sector: u64, now: Nanos) -> Option<Nanos> {
+    /// If a read of [lo, hi) at `now` would be served from the buffer (as `try_cache` decides),
+    /// how long after the command overhead its first sector is available; None if it must go
+    /// to the media.
+    fn buffered_wait_ns(&self, lo: u64, hi: u64, now: Nanos) -> Option<Nanos> {
         if !self.cache.enabled() {
             return None;
         }
-        if self.cache.find_static(sector, sector + 1).is_some() {
+        if self.cache.find_static(lo, hi).is_some() {
             return Some(0);
         }
         let st = self.cache.stream?;
         let seg = self.cache.segment(st.segment);
         let front = self.stream_front(now)?;
-        if sector < seg.lo.max(front.sector.saturating_sub(self.cache.segment_sectors)) || sector >= st.cap_sector {
+        if lo < seg.lo.max(front.sector.saturating_sub(self.cache.segment_sectors)) || lo > st.cap_sector {
             return None;
         }
-        if sector < front.sector {
+        // Read-ahead that has stopped short of the access's end leaves the rest to the media.
+        if front.sector >= st.cap_sector && hi > st.cap_sector {
+            return None;
+        }
+        if lo < front.sector {
             return Some(0);
         }
-        let reach = self.walk(st.next_sector, st.at_ns, sector + 1, Nanos::MAX, false, None).0;
+        let reach = self.walk(st.next_sector, st.at_ns, lo + 1, Nanos::MAX, false, None).0;
         Some(reach.at_ns.saturating_sub(now + self.overhead_ns))
     }
 }

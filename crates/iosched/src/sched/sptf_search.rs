@@ -52,7 +52,7 @@ pub fn search(
             continue;
         }
         evaluated += 1;
-        let c = cost(req, cx.device.positioning_time_at_ns(&placed.pos, req.op, cx.now_ns));
+        let c = cost(req, cx.device.positioning_time_at_ns(&placed.pos, req.size_sectors, req.op, cx.now_ns));
         if best.as_ref().map_or(true, |b| c < b.cost) {
             best = Some(Found { request: *req, cost: c, evaluated: 0 });
         }

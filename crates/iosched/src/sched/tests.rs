@@ -116,7 +116,7 @@ fn sptf_bounded_search_finds_the_global_best() {
     let mut left: Vec<u64> = sectors.clone();
     let mut want = vec![];
     while !left.is_empty() {
-        let (i, _) = left.iter().enumerate().min_by_key(|(_, &s)| disk.positioning_time_ns(s, Op::Read, 0)).unwrap();
+        let (i, _) = left.iter().enumerate().min_by_key(|(_, &s)| disk.positioning_time_ns(s, 8, Op::Read, 0)).unwrap();
         let s = left.remove(i);
         disk.head.set(disk.cylinder_of(s));
         want.push(s);

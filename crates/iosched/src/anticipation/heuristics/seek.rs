@@ -19,7 +19,8 @@ pub fn cost_benefit_wait_ns(s: &Situation) -> Nanos {
     else {
         return 0; // no history yet: do not wait
     };
-    let candidate_pos = s.cx.device.positioning_time_ns(s.candidate.start_sector, s.candidate.op, s.cx.now_ns) as f64;
+    let candidate_pos =
+        s.cx.device.positioning_time_ns(s.candidate.start_sector, s.candidate.size_sectors, s.candidate.op, s.cx.now_ns) as f64;
     let benefit = candidate_pos - expected_pos;
     let cost = median.saturating_sub(s.elapsed_ns) as f64;
     if benefit > cost {
