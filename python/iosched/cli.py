@@ -484,6 +484,7 @@ def mount(
     policy: Optional[str] = typer.Option(None, "--policy", help="Policy that `anticipatory` wraps (default aged-sptf)."),
     sets: List[str] = typer.Option([], "--set", help="Scheduler tunable TUNABLE=VALUE (repeatable)."),
     device: str = typer.Option("ibm-deskstar-34gxp", "--device", help="Emulated disk preset (iosched list devices)."),
+    backend: str = typer.Option("emulated", "--backend", help="emulated: the --device model times each request; real: the backing files' own I/O, done at dispatch (addresses from FIEMAP)."),
     direct_io: bool = typer.Option(False, "--direct-io", help="FOPEN_DIRECT_IO: each read() is one request (no readahead, no page cache)."),
     daemon: bool = typer.Option(False, "--daemon", help="Run in the background; stop with `iosched umount`."),
     summary: Optional[Path] = typer.Option(None, "--summary", help="Also write the final JSON summary to this file."),
@@ -497,7 +498,7 @@ def mount(
     then prints a summary in the shape of `iosched run --json`. See docs/real-mode.md."""
     import os
 
-    args = ["mount", str(backing_dir), str(mountpoint), "--scheduler", scheduler, "--device", device]
+    args = ["mount", str(backing_dir), str(mountpoint), "--scheduler", scheduler, "--device", device, "--backend", backend]
     if policy:
         args += ["--policy", policy]
     for s in sets:

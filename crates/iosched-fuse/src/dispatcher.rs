@@ -4,9 +4,10 @@
 //! holds the reply until the modelled completion (an absolute deadline: sleep, then spin the
 //! last stretch). Time for the scheduler is nanoseconds since the mount, read only here.
 
+use crate::address_view::AddressView;
 use crate::principal::Principals;
 use fuser::{ReplyData, ReplyWrite};
-use iosched::device::{Device, RotationalDisk, Service};
+use iosched::device::{Device, DeviceView, RotationalDisk, Service};
 use iosched::metrics::{summarize, LatencyMs, RequestRecord};
 use iosched::request::{Op, Principal, Request};
 use iosched::sched::{registry, Completion, Context, Decision, ProcessEvent, Scheduler};
@@ -14,7 +15,9 @@ use iosched::sim::engine::InvariantReport;
 use iosched::time::Nanos;
 use iosched::workload::ProcessInfo;
 use std::collections::{BTreeMap, HashMap};
+use std::fs::File;
 use std::io::Write;
+use std::os::unix::fs::FileExt;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -25,15 +28,65 @@ const SPIN_NS: Nanos = 200_000;
 const REAP_NS: Nanos = 250_000_000;
 
 pub enum Reply {
+    /// Emulated disk: the backing I/O was done on arrival; only the answer is held.
     Read(ReplyData, Vec<u8>),
     Write(ReplyWrite, u32),
+    /// Real backend: the backing I/O is done when the scheduler dispatches the request.
+    ReadAt {
+        reply: ReplyData,
+        file: Arc<File>,
+        offset: u64,
+        size: u32,
+    },
+    WriteAt {
+        reply: ReplyWrite,
+        file: Arc<File>,
+        offset: u64,
+        data: Vec<u8>,
+    },
 }
 
 impl Reply {
-    fn send(self) {
+    /// Does the backing I/O still to do, if any, then answers.
+    fn perform_and_send(self) {
         match self {
             Reply::Read(r, data) => r.data(&data),
             Reply::Write(r, n) => r.written(n),
+            Reply::ReadAt { reply, file, offset, size } => match crate::fs::read_fully(&file, offset, size as usize) {
+                Ok(data) => reply.data(&data),
+                Err(e) => reply.error(crate::fs::errno(e)),
+            },
+            Reply::WriteAt { reply, file, offset, data } => match file.write_all_at(&data, offset) {
+                Ok(()) => reply.written(data.len() as u32),
+                Err(e) => reply.error(crate::fs::errno(e)),
+            },
+        }
+    }
+}
+
+/// Where request service times come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Backend {
+    /// A device model decides each service time; replies are held until then.
+    #[default]
+    Emulated,
+    /// The backing files' own I/O, done at dispatch, one request at a time.
+    Real,
+}
+
+impl Backend {
+    pub fn parse(s: &str) -> Result<Backend, String> {
+        match s {
+            "emulated" => Ok(Backend::Emulated),
+            "real" => Ok(Backend::Real),
+            _ => Err(format!("unknown backend `{s}` (known: emulated, real)")),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Emulated => "emulated",
+            Backend::Real => "real",
         }
     }
 }
@@ -58,6 +111,7 @@ pub struct Config {
     pub policy: Option<String>,
     pub tunables: BTreeMap<String, f64>,
     pub preset: String,
+    pub backend: Backend,
     /// Seconds between live statistics lines on stderr; 0: none.
     pub stats_interval_s: f64,
     /// Also append each statistics line (JSON) to this file.
@@ -73,12 +127,29 @@ pub struct Outcome {
     pub scheduler_name: String,
 }
 
+/// Where service times come from, and what the scheduler sees of the device.
+pub enum Timing {
+    Emulated(RotationalDisk),
+    Real(AddressView),
+}
+
+pub fn view_capacity(t: &Timing) -> u64 {
+    view_of(t).capacity_sectors()
+}
+
+fn view_of(t: &Timing) -> &dyn DeviceView {
+    match t {
+        Timing::Emulated(d) => d.as_view(),
+        Timing::Real(v) => v,
+    }
+}
+
 struct Dispatcher {
     rx: Receiver<Msg>,
     origin: Instant,
     last_ns: Nanos,
     scheduler: Box<dyn Scheduler>,
-    disk: RotationalDisk,
+    timing: Timing,
     pending: HashMap<u64, Reply>,
     next_id: u64,
     in_flight: u32,
@@ -114,7 +185,7 @@ impl Dispatcher {
     fn handle(&mut self, msg: Msg) {
         let now = self.now();
         self.last_event_ns = now;
-        let cx = Context { now_ns: now, device: self.disk.as_view(), in_flight: self.in_flight };
+        let cx = Context { now_ns: now, device: view_of(&self.timing), in_flight: self.in_flight };
         match msg {
             Msg::Started { principal, name } => {
                 self.names.insert(principal.pid, name);
@@ -181,7 +252,7 @@ impl Dispatcher {
         let deadline = svc.completion_ns;
         self.hold_until(deadline);
         if let Some(reply) = self.pending.remove(&req.id) {
-            reply.send();
+            reply.perform_and_send();
         }
         let replied = self.now();
         self.lateness_ns.push(replied.saturating_sub(deadline));
@@ -190,13 +261,36 @@ impl Dispatcher {
         let t = deadline.max(self.last_event_ns);
         self.device_now_ns = Some(t);
         self.in_flight = 0;
-        let mut c = iosched::metrics::Collector::default();
-        c.record(&req, &svc);
-        self.records.extend(c.into_records());
-        *self.interval_bytes.entry(req.principal.pid).or_default() += req.bytes();
-        let cx = Context { now_ns: t, device: self.disk.as_view(), in_flight: 0 };
+        self.record(&req, &svc);
+        let cx = Context { now_ns: t, device: view_of(&self.timing), in_flight: 0 };
         let done = Completion { request: req, dispatch_ns: svc.dispatch_ns, positioning_ns: svc.seek_ns + svc.rotation_ns };
         self.scheduler.completed(&done, &cx);
+    }
+
+    /// Real backend: the request's backing I/O happens now; it completes when that returns.
+    fn serve_real(&mut self, req: Request) {
+        let start = self.now();
+        if let Some(reply) = self.pending.remove(&req.id) {
+            reply.perform_and_send();
+        }
+        let end = self.now();
+        let Timing::Real(view) = &mut self.timing else { unreachable!("serve_real on an emulated disk") };
+        let seek_cylinders = view.cylinder_of(req.start_sector).abs_diff(view.head_cylinder());
+        view.served(req.end_sector());
+        let svc = Service { dispatch_ns: start, completion_ns: end, seek_cylinders, transfer_ns: end - start, ..Service::default() };
+        self.record(&req, &svc);
+        self.in_flight = 0;
+        let cx = Context { now_ns: end, device: view_of(&self.timing), in_flight: 0 };
+        // No timing model: nothing of the service time can be called positioning.
+        let done = Completion { request: req, dispatch_ns: start, positioning_ns: 0 };
+        self.scheduler.completed(&done, &cx);
+    }
+
+    fn record(&mut self, req: &Request, svc: &Service) {
+        let mut c = iosched::metrics::Collector::default();
+        c.record(req, svc);
+        self.records.extend(c.into_records());
+        *self.interval_bytes.entry(req.principal.pid).or_default() += req.bytes();
     }
 
     fn housekeeping(&mut self) {
@@ -204,7 +298,7 @@ impl Dispatcher {
         if t >= self.next_reap_ns {
             self.next_reap_ns = t + REAP_NS;
             let gone = self.principals.lock().unwrap().reap();
-            let cx = Context { now_ns: t, device: self.disk.as_view(), in_flight: self.in_flight };
+            let cx = Context { now_ns: t, device: view_of(&self.timing), in_flight: self.in_flight };
             for pid in gone {
                 let group = self.groups.get(&pid).copied().unwrap_or(pid);
                 self.scheduler.process_event(ProcessEvent::Exited(Principal { pid, group }), &cx);
@@ -278,13 +372,20 @@ impl Dispatcher {
                 Some(device_now) => device_now,
                 None => self.now(),
             };
-            self.disk.advance_to(t);
-            let cx = Context { now_ns: t, device: self.disk.as_view(), in_flight: 0 };
+            if let Timing::Emulated(d) = &mut self.timing {
+                d.advance_to(t);
+            }
+            let cx = Context { now_ns: t, device: view_of(&self.timing), in_flight: 0 };
             match self.scheduler.next(&cx) {
                 Decision::Dispatch(req, path) => {
-                    let svc = self.disk.service(&req, path, t);
                     self.in_flight = 1;
-                    self.complete(req, svc);
+                    match &mut self.timing {
+                        Timing::Emulated(d) => {
+                            let svc = d.service(&req, path, t);
+                            self.complete(req, svc);
+                        }
+                        Timing::Real(_) => self.serve_real(req),
+                    }
                 }
                 Decision::WaitUntil(w) => self.wait_event(Some(w.max(t))),
                 Decision::Empty => self.wait_event(None),
@@ -319,20 +420,20 @@ pub fn spawn(
     rx: Receiver<Msg>,
     origin: Instant,
     principals: Arc<Mutex<Principals>>,
+    timing: Timing,
 ) -> Result<std::thread::JoinHandle<Outcome>, String> {
     check(&cfg)?;
     std::thread::Builder::new()
         .name("iosched-dispatch".into())
         .spawn(move || {
             let scheduler = registry::build(&cfg.scheduler, cfg.policy.as_deref(), &cfg.tunables).expect("checked");
-            let disk = disk_for(&cfg.preset).expect("checked");
             let first_stats = if cfg.stats_interval_s > 0.0 { (cfg.stats_interval_s * 1e9) as Nanos } else { Nanos::MAX };
             Dispatcher {
                 rx,
                 origin,
                 last_ns: 0,
                 scheduler,
-                disk,
+                timing,
                 pending: HashMap::new(),
                 next_id: 0,
                 in_flight: 0,
@@ -418,14 +519,22 @@ pub fn summary_json(out: &Outcome, cfg: &Config, label: &str, workload: &str, ex
     let mut s = summarize(&records, end, &out.processes, InvariantReport::default());
     s.scheduler = label.to_string();
     s.scheduler_name = out.scheduler_name.clone();
-    s.device = cfg.preset.clone();
+    s.device = match cfg.backend {
+        Backend::Emulated => cfg.preset.clone(),
+        Backend::Real => "real".to_string(),
+    };
     s.workload = workload.to_string();
     s.scheduler_counters = out.counters.iter().cloned().collect();
     let mut lat = out.lateness_ns.clone();
     let l = LatencyMs::from_ns(&mut lat);
     let mut run = serde_json::to_value(&s).expect("summary serializes");
     let us = |ms: f64| (ms * 1000.0 * 1000.0).round() / 1000.0;
-    run["lateness_us"] = serde_json::json!({"mean": us(l.mean), "p50": us(l.p50), "p95": us(l.p95), "p99": us(l.p99), "max": us(l.max)});
+    // Lateness exists only where replies are held to a modelled time (the emulated disk).
+    run["lateness_us"] = if out.lateness_ns.is_empty() {
+        serde_json::Value::Null
+    } else {
+        serde_json::json!({"mean": us(l.mean), "p50": us(l.p50), "p95": us(l.p95), "p99": us(l.p99), "max": us(l.max)})
+    };
     // Think times as the scheduler saw them: from a process's completion to its next request
     // (only when it had nothing else outstanding), for comparison with simulated workloads.
     let mut think = think_times_ns(&records);

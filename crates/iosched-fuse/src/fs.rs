@@ -1,9 +1,11 @@
 //! The passthrough file system over the backing directory. Metadata operations are served at
-//! once; reads and writes do their backing I/O when they arrive (so data always comes from and
-//! goes to the real files) and then go to the dispatcher, which releases the reply when the
-//! scheduler and the disk model say the request completes.
+//! once. Reads and writes go to the dispatcher: over the emulated disk they do their backing
+//! I/O when they arrive (so data always comes from and goes to the real files) and the
+//! dispatcher releases the reply when the scheduler and the disk model say the request
+//! completes; over the real backend the dispatcher does the backing I/O itself when the
+//! scheduler dispatches the request.
 
-use crate::dispatcher::{Io, Msg, Reply};
+use crate::dispatcher::{Backend, Io, Msg, Reply};
 use crate::layout::Layout;
 use crate::principal::Principals;
 use fuser::{
@@ -90,9 +92,19 @@ pub struct RealFs {
     principals: Arc<Mutex<Principals>>,
     tx: Mutex<Sender<Msg>>,
     direct_io: bool,
+    backend: Backend,
+    addressed: Arc<AddressCounts>,
 }
 
-fn errno(e: std::io::Error) -> Errno {
+/// Real backend: requests addressed by FIEMAP, and by the emulated layout (FIEMAP had no
+/// answer: a hole, data not yet allocated, a file system without FIEMAP).
+#[derive(Default)]
+pub struct AddressCounts {
+    pub fiemap: AtomicU64,
+    pub layout: AtomicU64,
+}
+
+pub fn errno(e: std::io::Error) -> Errno {
     Errno::from_i32(e.raw_os_error().unwrap_or(libc::EIO))
 }
 
@@ -127,7 +139,15 @@ fn attr_of(ino: u64, m: &Metadata) -> FileAttr {
 }
 
 impl RealFs {
-    pub fn new(root: PathBuf, layout: Layout, principals: Arc<Mutex<Principals>>, tx: Sender<Msg>, direct_io: bool) -> RealFs {
+    pub fn new(
+        root: PathBuf,
+        layout: Layout,
+        principals: Arc<Mutex<Principals>>,
+        tx: Sender<Msg>,
+        direct_io: bool,
+        backend: Backend,
+        addressed: Arc<AddressCounts>,
+    ) -> RealFs {
         RealFs {
             root,
             inodes: Mutex::new(Inodes::new()),
@@ -137,6 +157,8 @@ impl RealFs {
             principals,
             tx: Mutex::new(tx),
             direct_io,
+            backend,
+            addressed,
         }
     }
 
@@ -179,12 +201,25 @@ impl RealFs {
     }
 
     /// Sends a read or write to the dispatcher.
-    fn schedule(&self, req: &Request, ino: u64, op: Op, sync: bool, offset: u64, len: u64, reply: Reply) {
+    #[allow(clippy::too_many_arguments)]
+    fn schedule(&self, req: &Request, ino: u64, file: &File, op: Op, sync: bool, offset: u64, len: u64, reply: Reply) {
         let rel = self.inodes.lock().unwrap().path_of.get(&ino).cloned().unwrap_or_default();
+        let physical = match self.backend {
+            Backend::Real => crate::fiemap::physical_byte(file, offset).map(|b| b / SECTOR_BYTES),
+            Backend::Emulated => None,
+        };
         let (start_sector, capacity) = {
             let mut l = self.layout.lock().unwrap();
-            (l.sector_of(&rel, offset, len), l.capacity_sectors())
+            let capacity = l.capacity_sectors();
+            match physical {
+                Some(s) => (s, capacity),
+                None => (l.sector_of(&rel, offset, len), capacity),
+            }
         };
+        if self.backend == Backend::Real {
+            let counter = if physical.is_some() { &self.addressed.fiemap } else { &self.addressed.layout };
+            counter.fetch_add(1, Ordering::Relaxed);
+        }
         let size_sectors = len.div_ceil(SECTOR_BYTES).clamp(1, u32::MAX as u64) as u32;
         let start_sector = start_sector.min(capacity.saturating_sub(size_sectors as u64));
         let (principal, new) = self.principals.lock().unwrap().resolve(req.pid());
@@ -195,6 +230,22 @@ impl RealFs {
         // If the dispatcher is gone, the reply is dropped, which answers EIO.
         let _ = tx.send(Msg::Io(Io { principal, op, sync, start_sector, size_sectors, reply }));
     }
+}
+
+/// Reads up to `size` bytes at `offset` (fewer only at the end of the file).
+pub fn read_fully(file: &File, offset: u64, size: usize) -> std::io::Result<Vec<u8>> {
+    let mut buf = vec![0u8; size];
+    let mut n = 0;
+    while n < buf.len() {
+        match file.read_at(&mut buf[n..], offset + n as u64) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    buf.truncate(n);
+    Ok(buf)
 }
 
 impl Filesystem for RealFs {
@@ -406,21 +457,28 @@ impl Filesystem for RealFs {
         reply: ReplyData,
     ) {
         let Some((file, ino, _)) = self.handle(fh) else { return reply.error(Errno::EBADF) };
-        let mut buf = vec![0u8; size as usize];
-        let mut n = 0;
-        while n < buf.len() {
-            match file.read_at(&mut buf[n..], offset + n as u64) {
-                Ok(0) => break,
-                Ok(k) => n += k,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+        if self.backend == Backend::Real {
+            // The dispatcher reads when it dispatches; the request's length is what lies
+            // before the end of the file now.
+            let len = match file.metadata() {
+                Ok(m) => m.len().saturating_sub(offset).min(size as u64),
                 Err(e) => return reply.error(errno(e)),
+            };
+            if len == 0 {
+                return reply.data(&[]); // end of file: no disk access
             }
+            let io = Reply::ReadAt { reply, file: file.clone(), offset, size };
+            return self.schedule(req, ino, &file, Op::Read, true, offset, len, io);
         }
-        buf.truncate(n);
-        if n == 0 {
+        let buf = match read_fully(&file, offset, size as usize) {
+            Ok(b) => b,
+            Err(e) => return reply.error(errno(e)),
+        };
+        if buf.is_empty() {
             return reply.data(&buf); // end of file: no disk access
         }
-        self.schedule(req, ino, Op::Read, true, offset, n as u64, Reply::Read(reply, buf));
+        let n = buf.len() as u64;
+        self.schedule(req, ino, &file, Op::Read, true, offset, n, Reply::Read(reply, buf));
     }
 
     fn write(
@@ -436,10 +494,15 @@ impl Filesystem for RealFs {
         reply: ReplyWrite,
     ) {
         let Some((file, ino, sync)) = self.handle(fh) else { return reply.error(Errno::EBADF) };
+        let n = data.len() as u64;
+        if self.backend == Backend::Real {
+            let io = Reply::WriteAt { reply, file: file.clone(), offset, data: data.to_vec() };
+            return self.schedule(req, ino, &file, Op::Write, sync, offset, n, io);
+        }
         if let Err(e) = file.write_all_at(data, offset) {
             return reply.error(errno(e));
         }
-        self.schedule(req, ino, Op::Write, sync, offset, data.len() as u64, Reply::Write(reply, data.len() as u32));
+        self.schedule(req, ino, &file, Op::Write, sync, offset, n, Reply::Write(reply, n as u32));
     }
 
     fn flush(&self, _req: &Request, _ino: INodeNo, _fh: FileHandle, _lock_owner: LockOwner, reply: ReplyEmpty) {

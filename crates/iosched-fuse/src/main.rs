@@ -1,11 +1,11 @@
 //! iosched-fuse: real mode's binary (the Python CLI's `iosched mount` / `iosched umount` run it).
 //!
 //!   iosched-fuse mount BACKING_DIR MOUNTPOINT [--scheduler NAME] [--policy NAME] [--set T=V]...
-//!                [--device PRESET] [--direct-io] [--daemon] [--summary FILE] [--stats FILE]
+//!                [--device PRESET] [--backend emulated|real] [--direct-io] [--daemon] [--summary FILE] [--stats FILE]
 //!                [--stats-interval SECONDS] [--log FILE] [--requests-csv FILE]
 //!   iosched-fuse umount MOUNTPOINT [--timeout SECONDS]
 
-use iosched_fuse::dispatcher::Config;
+use iosched_fuse::dispatcher::{Backend, Config};
 use iosched_fuse::mount::{self, MountOptions};
 use std::collections::BTreeMap;
 use std::os::unix::process::CommandExt;
@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 const USAGE: &str = "usage:
   iosched-fuse mount BACKING_DIR MOUNTPOINT [--scheduler NAME] [--policy NAME] [--set TUNABLE=VALUE]...
-               [--device PRESET] [--direct-io] [--daemon] [--summary FILE] [--stats FILE]
+               [--device PRESET] [--backend emulated|real] [--direct-io] [--daemon] [--summary FILE] [--stats FILE]
                [--stats-interval SECONDS] [--log FILE] [--requests-csv FILE]
   iosched-fuse umount MOUNTPOINT [--timeout SECONDS]";
 
@@ -38,6 +38,7 @@ fn parse_mount(args: &[String]) -> Result<Parsed, String> {
         policy: None,
         tunables: BTreeMap::new(),
         preset: "ibm-deskstar-34gxp".into(),
+        backend: Default::default(),
         stats_interval_s: 0.0,
         stats_file: None,
     };
@@ -54,6 +55,7 @@ fn parse_mount(args: &[String]) -> Result<Parsed, String> {
             "--scheduler" => cfg.scheduler = value("--scheduler")?,
             "--policy" => cfg.policy = Some(value("--policy")?),
             "--device" => cfg.preset = value("--device")?,
+            "--backend" => cfg.backend = Backend::parse(&value("--backend")?)?,
             "--set" => {
                 let v = value("--set")?;
                 let (k, x) = v.split_once('=').ok_or_else(|| format!("--set {v}: expected TUNABLE=VALUE"))?;
@@ -133,6 +135,7 @@ fn daemonize(p: &Parsed) -> ExitCode {
     let o = &p.opts;
     let mut child_args: Vec<String> = vec!["mount".into(), backing.display().to_string(), mountpoint.display().to_string()];
     child_args.extend(["--scheduler".into(), o.cfg.scheduler.clone(), "--device".into(), o.cfg.preset.clone()]);
+    child_args.extend(["--backend".into(), o.cfg.backend.name().into()]);
     if let Some(pol) = &o.cfg.policy {
         child_args.extend(["--policy".into(), pol.clone()]);
     }

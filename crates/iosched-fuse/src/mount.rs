@@ -1,7 +1,9 @@
 //! Mounting, unmounting and the checks before: the parts of real mode that touch the system.
 
-use crate::dispatcher::{self, Config, Msg};
-use crate::fs::RealFs;
+use crate::address_view::AddressView;
+use crate::dispatcher::{self, Backend, Config, Msg, Timing};
+use crate::fiemap;
+use crate::fs::{AddressCounts, RealFs};
 use crate::layout::Layout;
 use crate::principal::Principals;
 use fuser::{MountOption, SessionACL};
@@ -174,13 +176,24 @@ pub fn run(opts: MountOptions) -> Result<serde_json::Value, String> {
     let (backing, mountpoint) = validate(&opts.backing, &opts.mountpoint, &opts.cfg)?;
     // Every thread started from here inherits the mask: signals are taken by sigwait below.
     let sigset = block_signals();
-    let capacity = dispatcher::disk_for(&opts.cfg.preset)?.capacity_sectors();
+    let disk = dispatcher::disk_for(&opts.cfg.preset)?;
+    // The real backend's address space is the backing file system's block device (FIEMAP
+    // addresses are on it); files FIEMAP cannot map get the emulated layout inside it.
+    let timing = match opts.cfg.backend {
+        Backend::Emulated => Timing::Emulated(disk),
+        Backend::Real => {
+            let bytes = fiemap::backing_device_bytes(&backing).unwrap_or(disk.capacity_sectors() * 512);
+            Timing::Real(AddressView::new(bytes / 512))
+        }
+    };
+    let capacity = dispatcher::view_capacity(&timing);
     let layout = Layout::from_tree(&backing, capacity);
     let principals = Arc::new(Mutex::new(Principals::default()));
     let (tx, rx) = mpsc::channel::<Msg>();
     let origin = Instant::now();
-    let dispatcher = dispatcher::spawn(opts.cfg.clone(), rx, origin, principals.clone())?;
-    let fs = RealFs::new(backing.clone(), layout, principals, tx, opts.direct_io);
+    let dispatcher = dispatcher::spawn(opts.cfg.clone(), rx, origin, principals.clone(), timing)?;
+    let addressed = Arc::new(AddressCounts::default());
+    let fs = RealFs::new(backing.clone(), layout, principals, tx, opts.direct_io, opts.cfg.backend, addressed.clone());
     let mut config = fuser::Config::default();
     config.mount_options = vec![
         MountOption::FSName(format!("iosched:{}", backing.display())),
@@ -259,8 +272,14 @@ pub fn run(opts: MountOptions) -> Result<serde_json::Value, String> {
         "backing": backing,
         "mountpoint": mountpoint,
         "direct_io": opts.direct_io,
+        "backend": opts.cfg.backend.name(),
         "mounted_s": origin.elapsed().as_secs_f64(),
     });
+    let mut extra = extra;
+    if opts.cfg.backend == Backend::Real {
+        use std::sync::atomic::Ordering::Relaxed;
+        extra["addresses"] = serde_json::json!({"fiemap": addressed.fiemap.load(Relaxed), "layout": addressed.layout.load(Relaxed)});
+    }
     let summary = dispatcher::summary_json(&outcome, &opts.cfg, &label, &backing.display().to_string(), extra);
     if let Some(path) = &opts.summary {
         std::fs::write(path, format!("{summary}\n")).map_err(|e| format!("cannot write the summary to {}: {e}", path.display()))?;
