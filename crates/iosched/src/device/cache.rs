@@ -90,6 +90,13 @@ impl SegmentCache {
         }
     }
 
+    /// Sets where the stream's read-ahead stops.
+    pub fn set_cap(&mut self, cap: u64) {
+        if let Some(st) = self.stream.as_mut() {
+            st.cap_sector = cap.max(st.next_sector);
+        }
+    }
+
     /// Drops cached copies of `[lo, hi)` (a write went to the media).
     pub fn invalidate(&mut self, lo: u64, hi: u64) {
         for (i, s) in self.segments.iter_mut().enumerate() {

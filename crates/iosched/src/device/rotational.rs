@@ -38,6 +38,35 @@ pub struct DiskExtensions {
     /// buffer (DiskSim's read water mark with the bus held for the whole transfer); 0: the bus
     /// streams right behind the media.
     pub read_bus_start_fraction: f64,
+    /// Read-ahead stops at the end of the track holding the block after the request, or of the
+    /// next track when the segment already held data before that track (DiskSim's `Buffer
+    /// continuous read = 4`, its "DEC prefetch scheme"), instead of `readahead` sectors past the
+    /// request. A hit on the stream extends it the same way, from the hit's end.
+    pub readahead_to_track_end: bool,
+    /// SCSI disconnect/reselect on media writes: the host transfers a write's data into the
+    /// buffer first (after the command overhead, while the arm moves); the media write starts
+    /// once the data is in; the drive disconnects meanwhile and reselects the host to report
+    /// completion. `None`: the bus streams alongside the media write and nothing is added.
+    pub write_disconnect: Option<WriteDisconnect>,
+}
+
+/// DiskSim's write disconnect/reselect costs (ns) and its extra disconnect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct WriteDisconnect {
+    /// Reselecting the host after the media write (`First reselect overhead`).
+    pub reselect_first: Nanos,
+    /// Reselecting after an earlier reselection of the same request (`Other reselect overhead`).
+    pub reselect_other: Nanos,
+    /// A write that follows a write and does not continue it disconnects once more before its
+    /// data phase (`Extra write disconnect = 1`): its command overhead is `extra_command` +
+    /// `extra_disconnect` (instead of the write-miss overhead), the drive waits
+    /// `extra_inter_disconnect`, reselects (`reselect_other`) and then takes the data; the
+    /// mechanism may start after `extra_command` + `extra_seek_delta`.
+    pub extra: bool,
+    pub extra_command: Nanos,
+    pub extra_disconnect: Nanos,
+    pub extra_inter_disconnect: Nanos,
+    pub extra_seek_delta: Nanos,
 }
 
 /// Command overheads in ns; `[after a read, after a write]`.
@@ -50,6 +79,8 @@ pub struct CommandOverheads {
     pub read_complete: Nanos,
     pub write_complete: Nanos,
     pub data_prep: Nanos,
+    /// Disconnecting after a write's data phase (`Write disconnect overhead`).
+    pub write_disconnect: Nanos,
 }
 
 /// Everything that describes a rotational drive; presets are values of this type.
@@ -127,6 +158,8 @@ pub struct RotationalDisk {
     ext: DiskExtensions,
     /// The previous request was a read (selects the "after read" overheads).
     last_read: bool,
+    /// Where the previous request ended, if it was a write.
+    last_write_end: Option<u64>,
     /// Until when the mechanism is busy destaging buffered writes.
     mech_free_at: Nanos,
     /// Completion times of destages not yet known to be finished (write-back).
@@ -208,6 +241,7 @@ impl RotationalDisk {
             spec,
             ext,
             last_read: true,
+            last_write_end: None,
             mech_free_at: 0,
             destages: VecDeque::new(),
         })
@@ -417,12 +451,23 @@ impl RotationalDisk {
         };
         let consumed = if stopped { None } else { Some(hi) };
         self.cache.advance_stream(moved.sector, moved.at_ns, consumed, capacity);
+        if self.ext.readahead_to_track_end && !stopped {
+            let seg_lo = self.cache.segment(st.segment).lo;
+            let cap = self.track_end_readahead(req, seg_lo).max(st.cap_sector);
+            self.cache.set_cap(cap);
+        }
         self.cache.touch(st.segment);
         Some(Service::cache_hit(now, ready, bus_ns))
     }
 
     /// Seeks (through `path`'s waypoints), waits for rotation and transfers `req` from the media.
     fn media_access(&mut self, req: &Request, path: ArmPath, now: Nanos, overhead: Nanos, host: bool) -> Service {
+        self.media_access_after(req, path, now, overhead, host, 0)
+    }
+
+    /// [`Self::media_access`], with the media transfer starting no earlier than `data_ready`
+    /// (a write whose data is still coming over the bus).
+    fn media_access_after(&mut self, req: &Request, path: ArmPath, now: Nanos, overhead: Nanos, host: bool, data_ready: Nanos) -> Service {
         let target = self.geometry.locate(req.start_sector);
         // The mechanism may still be destaging buffered writes.
         let mut t = (now + overhead).max(self.mech_free_at);
@@ -442,13 +487,18 @@ impl RotationalDisk {
             seek_ns += self.write_settle_ns;
         }
         t += seek_ns;
-        let rotation_ns = self.rotational_wait_ns(t, target.angle);
+        let rotation_ns = self.rotational_wait_ns(t.max(data_ready), target.angle) + data_ready.saturating_sub(t);
         t += rotation_ns;
         let (end, transfer_ns) = self.walk(req.start_sector, t, req.end_sector(), Nanos::MAX, true, Some(target));
         self.head = end.head.unwrap_or(target.chs);
         self.head_sector = end.sector;
         if req.op == Op::Read && self.cache.enabled() {
             self.cache.start_stream(req.start_sector, end.sector, end.at_ns, self.geometry.capacity_sectors);
+            if self.ext.readahead_to_track_end {
+                let seg_lo = req.start_sector.max(end.sector.saturating_sub(self.cache.segment_sectors));
+                let cap = self.track_end_readahead(req, seg_lo);
+                self.cache.set_cap(cap);
+            }
         }
         // With a per-sector host transfer time, the host side completes when both the media and
         // the bus are done (the bus streams the data behind the media), plus the completion
@@ -487,6 +537,46 @@ impl RotationalDisk {
         }
     }
 
+    /// A write-through write with SCSI disconnect/reselect: command overhead, then the data
+    /// over the bus while the arm moves; the media write starts once the data is in; the drive
+    /// disconnects, and reselects the host when the media write is done.
+    fn disconnecting_write(&mut self, req: &Request, path: ArmPath, now: Nanos, wd: WriteDisconnect) -> Service {
+        let o = self.ext.overheads.unwrap_or_default();
+        let after = !self.last_read as usize;
+        let per_request = self.overhead_ns;
+        let extra = wd.extra && self.last_write_end.is_some_and(|e| e != req.start_sector);
+        // When the data phase starts, when the mechanism may start, and the final reselection.
+        let (data_at, mech_at, reselect) = if extra {
+            (
+                now + per_request + wd.extra_command + wd.extra_disconnect + wd.extra_inter_disconnect + wd.reselect_other,
+                now + per_request + wd.extra_command + wd.extra_seek_delta,
+                wd.reselect_other,
+            )
+        } else {
+            (now + per_request + o.write_miss[after] + o.data_prep, now + per_request + o.write_miss[after], wd.reselect_first)
+        };
+        let bus = self.ext.bus_sector_ns.map_or_else(|| self.bus_ns(req.size_sectors), |b| b.1 * req.size_sectors as Nanos);
+        let data_in = data_at + bus;
+        let per = bus / req.size_sectors.max(1) as Nanos;
+        // The media write starts once its first block is in the buffer; a drive with the extra
+        // write disconnect waits for more (DiskSim's rule: 10 blocks, or the whole request if
+        // smaller, for requests under 45 blocks; 15 blocks for larger ones). The media cannot
+        // finish before the last block has arrived.
+        let n = req.size_sectors as u64;
+        let first = if wd.extra {
+            if n < 45 {
+                n.min(10)
+            } else {
+                15
+            }
+        } else {
+            1
+        };
+        let media = self.media_access_after(req, path, mech_at, 0, false, data_at + first * per);
+        let completion_ns = media.completion_ns.max(data_in + per).max(data_in + o.write_disconnect) + reselect + o.write_complete;
+        Service { dispatch_ns: now, completion_ns, rotation_ns: completion_ns - mech_at - media.seek_ns - media.transfer_ns, ..media }
+    }
+
     /// The command overhead of a request going to the media (a miss, or a write-through).
     fn miss_overhead(&self, op: Op) -> Nanos {
         match self.ext.overheads {
@@ -499,6 +589,25 @@ impl RotationalDisk {
                         Op::Write => o.write_miss[after] + o.data_prep,
                     }
             }
+        }
+    }
+
+    /// Where read-ahead after (or through) `req` stops with `readahead_to_track_end`: the end of
+    /// the track holding the block after `req`, plus one track's worth of sectors (the track
+    /// size where `req` starts) when the segment starts before that track.
+    fn track_end_readahead(&self, req: &Request, seg_lo: u64) -> u64 {
+        let cap = self.geometry.capacity_sectors;
+        let hi = req.end_sector();
+        if hi >= cap {
+            return cap;
+        }
+        let p = self.geometry.locate(hi);
+        let track_start = hi - p.chs.sector as u64;
+        let end = p.track_end_sector;
+        if seg_lo < track_start {
+            (end + self.geometry.locate(req.start_sector).sectors_per_track as u64).min(cap)
+        } else {
+            end
         }
     }
 
@@ -630,6 +739,11 @@ impl RotationalDisk {
         if req.op == Op::Write {
             self.cache.invalidate(req.start_sector, req.end_sector());
         }
+        if let (Op::Write, Some(wd)) = (req.op, self.ext.write_disconnect) {
+            let out = self.disconnecting_write(req, path, now, wd);
+            self.keep_written(req);
+            return out;
+        }
         let overhead = self.miss_overhead(req.op);
         let out = self.media_access(req, path, now, overhead, true);
         if req.op == Op::Write {
@@ -673,6 +787,7 @@ impl super::Device for RotationalDisk {
         debug_assert!(req.end_sector() <= self.geometry.capacity_sectors);
         let out = self.serve(req, path, now);
         self.last_read = req.op == Op::Read;
+        self.last_write_end = (req.op == Op::Write).then(|| req.end_sector());
         out
     }
 

@@ -5,7 +5,7 @@
 pub mod parse;
 
 use super::geometry::{LayoutSpec, ZoneLayout, ZoneSpec};
-use super::rotational::{CommandOverheads, DiskExtensions};
+use super::rotational::{CommandOverheads, DiskExtensions, WriteDisconnect};
 use super::seek::SeekCurve;
 use super::{Device, RotationalDisk, RotationalSpec};
 use crate::time::{ms_to_ns, Nanos};
@@ -394,17 +394,17 @@ impl Mapper {
                 "Read completion overhead" => d.oh.read_complete = ms(p, sc)?,
                 "Write completion overhead" => d.oh.write_complete = ms(p, sc)?,
                 "Data preparation overhead" => d.oh.data_prep = ms(p, sc)?,
-                "First reselect overhead"
-                | "Other reselect overhead"
-                | "Read disconnect afterread"
-                | "Read disconnect afterwrite"
-                | "Write disconnect overhead"
-                | "Extradisc command overhead"
-                | "Extradisc disconnect overhead"
-                | "Extradisc inter-disconnect delay"
-                | "Extradisc 2nd disconnect overhead"
-                | "Extradisc seek delta" => self.neutral(p, 0.0, "SCSI disconnect/reselect overheads not modelled")?,
-                "Extra write disconnect" => self.neutral(p, 0.0, "extra disconnect on writes not modelled")?,
+                "First reselect overhead" => d.wd.reselect_first = ms(p, sc)?,
+                "Other reselect overhead" => d.wd.reselect_other = ms(p, sc)?,
+                "Write disconnect overhead" => d.oh.write_disconnect = ms(p, sc)?,
+                "Extra write disconnect" => d.wd.extra = uint(p)? != 0,
+                "Extradisc command overhead" => d.wd.extra_command = ms(p, sc)?,
+                "Extradisc disconnect overhead" => d.wd.extra_disconnect = ms(p, sc)?,
+                "Extradisc inter-disconnect delay" => d.wd.extra_inter_disconnect = ms(p, sc)?,
+                "Extradisc seek delta" => d.wd.extra_seek_delta = ms(p, sc)?,
+                "Read disconnect afterread" | "Read disconnect afterwrite" | "Extradisc 2nd disconnect overhead" => {
+                    self.neutral(p, 0.0, "SCSI disconnect overheads of reads, and the second extra write disconnect, not modelled")?
+                }
                 "Minimum seek delay" => self.neutral(p, 0.0, "a minimum delay before the mechanism moves not modelled")?,
                 _ => self.unknown(p, "disksim_disk"),
             }
@@ -413,14 +413,26 @@ impl Mapper {
         self.model(model, &mut d)?;
         // Cache and write-back.
         if let Some(p) = &d.continuous {
-            if num(p)? == 0.0 {
-                d.readahead_blocks = 0;
-                self.ignore(p, "0: no read-ahead after a read");
-            } else {
-                self.unsupported(
+            match num(p)? {
+                0.0 => {
+                    d.readahead_blocks = 0;
+                    self.ignore(p, "0: no read-ahead after a read");
+                }
+                3.0 => self.ignore(
                     p,
-                    "continuous-read levels are not distinguished: read-ahead continues after every read up to Maximum read-ahead past the last requested sector, further while the host reads the stream",
-                );
+                    "3 (read until the segment's end): read-ahead continues up to Maximum read-ahead past the last requested block, further while the host reads the stream, as the model does",
+                ),
+                4.0 => {
+                    d.ext.readahead_to_track_end = true;
+                    self.ignore(
+                        p,
+                        "4 (DiskSim's DEC prefetch scheme): read-ahead stops at the end of the track holding the block after the request, or of the next track when the segment began before it (Maximum read-ahead is not used)",
+                    );
+                }
+                _ => self.unsupported(
+                    p,
+                    "read-ahead that stops at a head switch (1) or a seek (2) not modelled: read-ahead continues up to Maximum read-ahead past the last requested block",
+                ),
             }
         }
         match &d.fast_write {
@@ -467,6 +479,10 @@ impl Mapper {
             }
         }
         d.ext.overheads = Some(d.oh);
+        // Writes that go to the media (write-through) disconnect and reselect.
+        if d.ext.write_back_segments == 0 {
+            d.ext.write_disconnect = Some(d.wd);
+        }
         self.finish(name, b, d)
     }
 
@@ -568,6 +584,7 @@ struct Drive {
     hold_bus_read: Option<Param>,
     separate_write: Option<Param>,
     oh: CommandOverheads,
+    wd: WriteDisconnect,
     ext: DiskExtensions,
     spec_parts: Option<SpecParts>,
 }
