@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Reproduces the "More measurements" section of docs/real-mode.md.
-# Usage: experiments/real-mode/measure.sh [cat|find|fio|all]   (root or fusermount3 needed)
+# Usage: experiments/real-mode/measure.sh [dd|cat|find|sim|fio|all]   (root or fusermount3 needed)
 # Work files go to $WORK (default /tmp/iosched-rm); the mount is always unmounted on exit.
 set -u
 cd "$(dirname "$0")/../.."
@@ -29,6 +29,23 @@ for k in ("lateness_us","think_us"):
     if k in r: print(k, r[k])
     elif k in d: print(k, d[k])
 PY
+}
+
+build_dd_tree() { # f1 at 0, f2 at 32 MiB
+  local b=$WORK/dd-backing
+  [ -f "$b/f2" ] && return
+  mkdir -p "$b"
+  head -c 32M /dev/urandom > "$b/f1"
+  head -c 32M /dev/urandom > "$b/f2"
+}
+
+run_dd() { # tag scheduler [policy]  (--direct-io mount: every read() of dd is one request)
+  local tag=$1; shift
+  build_dd_tree
+  mount_it "$WORK/dd-backing" "$tag" "$@" --direct-io || return 1
+  dd if="$MNT/f1" of=/dev/null bs=64k status=none & dd if="$MNT/f2" of=/dev/null bs=64k status=none & wait
+  iosched umount "$MNT"
+  summ "$tag"
 }
 
 build_cat_tree() { # a/f1 at 0, a/z-filler (sparse 8 GiB), b/f2 at 8448 MiB
@@ -88,6 +105,8 @@ run_fio() { # tag rw scheduler [policy]  (direct-io mount; 2 psync jobs of 64k r
 
 what=${1:-all}
 case $what in
+  dd|all) run_dd dd-clook clook; run_dd dd-as anticipatory aged-sptf; run_dd dd-as-clook anticipatory clook
+          iosched run experiments/real-mode/dd-sim.toml ;;&
   cat|all) run_cat cat-clook clook; run_cat cat-as anticipatory aged-sptf ;;&
   find|all) run_find find-clook clook; run_find find-as anticipatory aged-sptf
             run_find find-dio-clook clook --direct-io; run_find find-dio-as anticipatory aged-sptf --direct-io
