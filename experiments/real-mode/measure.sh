@@ -114,7 +114,7 @@ case $what in
             build_find_tree; mount_it "$WORK/find-backing" find-alone clook && \
               /usr/bin/time -f "find -exec cat alone %e s" find "$MNT/tree" -type f -exec cat {} \; > /dev/null
             iosched umount "$MNT" ;;&
-  sim|all) for f in cat-sim-128 cat-sim-256 fio-sim-sequential fio-sim-random; do
+  sim|all) for f in cat-sim-128 cat-sim-256 find-sim-cache find-sim-dio fio-sim-sequential fio-sim-random; do
              iosched run experiments/real-mode/$f.toml; done ;;&
   fio|all) for rw in read randread; do run_fio fio-$rw-clook $rw clook; run_fio fio-$rw-as $rw anticipatory aged-sptf; done ;;
 esac

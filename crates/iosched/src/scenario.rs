@@ -183,6 +183,14 @@ pub struct ProcessSection {
     pub adversary_quick: Option<u32>,
     /// think = "adversary": the long think time, meant to be just past the anticipation timeout.
     pub adversary_wait_us: Option<f64>,
+    /// The `count` instances run one after another (like `find -exec cat`: a new process per
+    /// file): instance k+1 starts `chain_gap_us` after instance k exits; with
+    /// `file_offset_mib`, instance k's file lies right after instance k-1's.
+    #[serde(default)]
+    pub chain: bool,
+    /// chain: time from one instance's exit to the next one's first access.
+    #[serde(default)]
+    pub chain_gap_us: f64,
 }
 
 fn d_access() -> String {
@@ -571,12 +579,25 @@ impl Scenario {
             if let Some(n) = p.requests {
                 count(&format!("{at}.requests"), n, 1, 1_000_000_000)?;
             }
+            if p.chain {
+                if p.requests.is_none() {
+                    return Err(format!(
+                        "field `{at}.chain` = true needs `{at}.requests` (each instance must finish for the next to start)"
+                    ));
+                }
+                within(&format!("{at}.chain_gap_us"), p.chain_gap_us, 0.0, 3.6e9)?;
+            } else if p.chain_gap_us != 0.0 {
+                return Err(format!("field `{at}.chain_gap_us` = {} is only used with chain = true", p.chain_gap_us));
+            }
             if let Some(off) = p.file_offset_mib {
                 within(&format!("{at}.file_offset_mib"), off, 0.0, (capacity_bytes >> 20) as f64)?;
-                if (off + p.file_mib) * 1048576.0 > capacity_bytes as f64 {
+                // A chain's files lie one after another from the offset.
+                let files = if p.chain { p.count as f64 } else { 1.0 };
+                if (off + files * p.file_mib) * 1048576.0 > capacity_bytes as f64 {
                     return Err(format!(
-                        "field `{at}.file_offset_mib` = {off}: the file ({} MiB) would end beyond the disk ({} MiB)",
-                        p.file_mib,
+                        "field `{at}.file_offset_mib` = {off}: the file{} ({} MiB) would end beyond the disk ({} MiB)",
+                        if p.chain { "s of the chain" } else { "" },
+                        files * p.file_mib,
                         capacity_bytes >> 20
                     ));
                 }
@@ -620,6 +641,7 @@ impl Scenario {
                 let file_sectors = (p.file_mib * 2048.0) as u64 / request_sectors as u64 * request_sectors as u64;
                 // Default placement: process i of n gets the start of the i-th n-th of the disk.
                 let start = match p.file_offset_mib {
+                    Some(off) if p.chain => ((off + k as f64 * p.file_mib) * 2048.0) as u64,
                     Some(off) => (off * 2048.0) as u64,
                     None => capacity / total * index,
                 };
@@ -643,7 +665,8 @@ impl Scenario {
                         },
                         _ => Think::Fixed(think_ns),
                     },
-                    start_ns: us_to_ns(p.start_us),
+                    start_ns: us_to_ns(if p.chain && k > 0 { p.chain_gap_us } else { p.start_us }),
+                    after: (p.chain && k > 0).then(|| index as usize - 1),
                     max_requests: p.requests,
                     weight: p.weight,
                     access: match p.access.as_str() {

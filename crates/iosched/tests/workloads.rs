@@ -25,6 +25,7 @@ fn spec(pid: u32, pattern: Pattern, access: Access, think_us: u64) -> ProcessSpe
         file_sectors: 2 * 1024 * 1024, // 1 GiB
         think: Think::Fixed(think_us * 1000),
         start_ns: 0,
+        after: None,
         max_requests: None,
         weight: 1,
         access,
@@ -247,4 +248,46 @@ fn new_fields_are_validated_with_field_and_value() {
         assert!(e.contains(want) && e.starts_with("bad.toml: "), "{fields:?}: got {e:?}, want {want:?}");
     }
     assert!(Scenario::parse("[[process]]\naccess = \"read\"\nreadahead_kib = 0\nmax_transfer_kib = 128\n", "ok.toml").is_ok());
+}
+
+#[test]
+fn a_chain_runs_its_instances_one_after_another_on_consecutive_files() {
+    // Three one-request processes chained with a 2 ms gap, files of 64 KiB from 100 MiB: each
+    // starts 2 ms after the previous one's completion, reads its own file, and exits.
+    let toml = r#"
+[device]
+preset = "ibm-deskstar-34gxp"
+[[process]]
+name = "cat"
+count = 3
+chain = true
+chain_gap_us = 2000
+start_us = 500
+requests = 1
+request_kib = 64
+file_mib = 0.0625
+file_offset_mib = 100
+[run]
+duration_s = 1
+[[scheduler]]
+name = "fcfs"
+"#;
+    let run = Scenario::parse(toml, "chain.toml").unwrap().run(Some(1)).unwrap().remove(0);
+    let mut r = run.records.clone();
+    r.sort_by_key(|x| x.issue_ns);
+    assert_eq!(r.len(), 3);
+    assert_eq!(r[0].issue_ns, 500_000);
+    for w in r.windows(2) {
+        assert_eq!(w[1].issue_ns, w[0].complete_ns + 2_000_000, "next instance starts its gap after the exit");
+        assert_eq!(w[1].start_sector, w[0].start_sector + 128, "consecutive 64 KiB files");
+        assert_ne!(w[1].pid, w[0].pid);
+    }
+    assert_eq!(r[0].start_sector, 100 * 2048);
+}
+
+#[test]
+fn a_chain_needs_a_request_count() {
+    let toml = "[[process]]\ncount = 2\nchain = true\n[run]\nduration_s = 1\n";
+    let e = Scenario::parse(toml, "c.toml").err().expect("rejected").to_string();
+    assert!(e.contains("chain") && e.contains("requests"), "{e}");
 }

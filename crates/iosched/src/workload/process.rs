@@ -62,7 +62,10 @@ pub struct ProcessSpec {
     pub file_start_sector: u64,
     pub file_sectors: u64,
     pub think: Think,
+    /// When the first access is issued; with `after`, the time from that process's exit.
     pub start_ns: Nanos,
+    /// Start when the process at this index exits (a chain such as `find -exec cat`).
+    pub after: Option<usize>,
     /// Stop after this many accesses (None: run until the deadline).
     pub max_requests: Option<u64>,
     /// Share for proportional-share schedulers.
@@ -211,6 +214,12 @@ impl Processes {
         let p = &mut self.procs[i];
         if p.spec.max_requests.is_some_and(|m| p.issued >= m) {
             out.process_event(ProcessEvent::Exited(p.spec.principal));
+            // The next process of a chain starts its gap after this exit.
+            for (j, q) in self.procs.iter().enumerate() {
+                if q.spec.after == Some(i) {
+                    out.timer(now.saturating_add(q.spec.start_ns), j as u64);
+                }
+            }
             return;
         }
         let think = p.spec.think.sample(p.issued - 1, &mut p.rng);
@@ -340,7 +349,7 @@ fn submit_parts(out: &mut Emit, now: Nanos, s: &ProcessSpec, off: u64, len: u64,
 
 impl Workload for Processes {
     fn start(&mut self, out: &mut Emit) {
-        for (i, p) in self.procs.iter().enumerate() {
+        for (i, p) in self.procs.iter().enumerate().filter(|(_, p)| p.spec.after.is_none()) {
             out.timer(p.spec.start_ns, i as u64);
         }
     }
