@@ -203,7 +203,7 @@ pub struct CalibrationPoint {
 }
 
 /// A fitted curve: positioning time against signed LBA distance.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct PositioningCurve {
     /// Distance 0 (the contiguous read).
     pub zero_ns: f64,
