@@ -41,3 +41,25 @@ def test_calibrate_unknown_device_is_a_clear_error():
     r = runner.invoke(app, ["calibrate", "--device", "floppy"])
     assert r.exit_code == 2
     assert "floppy" in r.output and "ibm-deskstar-34gxp" in r.output
+
+
+def test_calibrate_a_real_file_and_save_the_curve(tmp_path):
+    """--real times O_DIRECT reads of a real file (no model to compare with) and --curve saves
+    what `iosched mount --backend real --calibration` loads."""
+    f = tmp_path / "data"
+    f.write_bytes(bytes(range(256)) * (4 * 4096))  # 4 MiB
+    curve = tmp_path / "curve.json"
+    r = runner.invoke(app, ["calibrate", "--real", str(f), "--samples", "1", "--max-idle-ms", "0.2",
+                            "--curve", str(curve), "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc["path"] == str(f) and doc["reads"] > 50
+    points = doc["calibration"]["points"]
+    assert any(p["distance"] > 5000 for p in points) and any(p["distance"] < -5000 for p in points)
+    assert json.loads(curve.read_text())["calibration"]["curve"]["forward"]
+
+
+def test_calibrate_real_bad_path_one_message(tmp_path):
+    r = runner.invoke(app, ["calibrate", "--real", str(tmp_path / "missing")])
+    assert r.exit_code == 2
+    assert "missing" in r.output and "Traceback" not in r.output

@@ -171,3 +171,16 @@ def test_unknown_backend_one_message(dirs):
     assert r.returncode == 2
     assert "unknown backend `nvme`" in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert mount_entry(mnt) is None
+
+
+def test_calibration_is_for_the_real_backend(dirs, tmp_path):
+    backing, mnt, _ = dirs
+    curve = tmp_path / "curve.json"
+    curve.write_text('{"zero_ns": 0.0, "forward": [], "backward": []}')
+    r = subprocess.run(CLI + ["mount", str(backing), str(mnt), "--calibration", str(curve)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "--backend real" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    (tmp_path / "bad.json").write_text("[1, 2]")
+    r = subprocess.run(CLI + ["mount", str(backing), str(mnt), "--backend", "real", "--calibration", str(tmp_path / "bad.json")],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "no positioning curve" in r.stderr
+    assert mount_entry(mnt) is None

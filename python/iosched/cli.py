@@ -265,14 +265,28 @@ def calibrate(
     out_csv: Optional[Path] = typer.Option(
         None, "--out", help="Write the table (one row per distance) to this CSV file."
     ),
+    real: Optional[Path] = typer.Option(
+        None, "--real", help="Calibrate this real file or block device instead (O_DIRECT reads; root for devices)."
+    ),
+    curve: Optional[Path] = typer.Option(
+        None, "--curve", help="With --real: write the calibration (JSON) here, for `iosched mount --backend real --calibration`."
+    ),
+    max_idle_ms: float = typer.Option(5.0, "--max-idle-ms", min=0.0, help="With --real: longest idle delay before a delayed read."),
 ) -> None:
     """Calibrate positioning time against LBA distance (Iyer & Druschel 2001, section 3.6).
 
     Times pairs of 4 KiB reads at log-spaced signed distances on a fresh simulated copy of the
     preset, fits a curve (what `[device] positioning_estimator = "calibrated"` uses), and measures
     its accuracy on held-out pairs beside the mechanical model's. Only completion times are used,
-    as on a real disk; calibrating a real file or block device is a later issue (real mode)."""
+    as on a real disk. With --real PATH the same measurement runs on a real file or block device
+    (O_DIRECT reads, timed by the clock; no model to compare with), and --curve saves the result
+    for the real backend of `iosched mount`."""
     from . import _native
+
+    if real is not None:
+        return _calibrate_real(real, samples, seed, max_idle_ms, curve, out_csv, as_json)
+    if curve is not None:
+        raise fail("--curve is for --real (a preset's curve is measured afresh by every scenario that uses it)")
 
     try:
         report = json.loads(_native.calibrate_device(device, samples, seed, pairs))
@@ -440,6 +454,55 @@ def bench(
     _consoles.out.print(table)
 
 
+def _calibrate_real(path: Path, samples: int, seed: int, max_idle_ms: float, curve: Optional[Path],
+                    out_csv: Optional[Path], as_json: bool) -> None:
+    import subprocess
+
+    binary = _fuse_binary()
+    args = [binary, "calibrate", str(path), "--samples", str(samples), "--seed", str(seed), "--max-idle-ms", str(max_idle_ms)]
+    r = subprocess.run(args, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise fail(r.stderr.strip().removeprefix("iosched calibrate: "))
+    if r.stderr.strip():
+        typer.echo(r.stderr.strip(), err=True)
+    doc = json.loads(r.stdout)
+    if curve is not None:
+        try:
+            curve.write_text(json.dumps(doc) + "\n")
+        except OSError as e:
+            raise fail(f"{curve}: cannot write: {e.strerror or e}")
+    cal = doc["calibration"]
+    rows = [{"distance_sectors": p["distance"], "measured_immediate_ms": p["immediate_ns"] / 1e6,
+             "measured_delayed_ms": p["delayed_ns"] / 1e6, "measured_mean_ms": p["mean_ns"] / 1e6} for p in cal["points"]]
+    if out_csv is not None:
+        import csv
+
+        try:
+            with open(out_csv, "w", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=list(rows[0]))
+                w.writeheader()
+                w.writerows(rows)
+        except OSError as e:
+            raise fail(f"{out_csv}: cannot write: {e.strerror or e}")
+    if as_json:
+        typer.echo(json.dumps(doc))
+        return
+    out = _consoles.out
+    out.print(
+        f"[bold]{escape(str(path))}[/bold]: {doc['reads']} reads ({'O_DIRECT' if doc['direct_io'] else 'through the page cache'}), "
+        f"{samples} pairs per distance and timing, seed {seed}; baseline (contiguous 4 KiB read) {cal['baseline_ns'] / 1e6:.3f} ms"
+    )
+    t = Table(title="positioning time (ms) against LBA distance (sectors; negative = behind)")
+    for col in ["distance", "immediate", "delayed", "measured"]:
+        t.add_column(col, justify="right")
+    for r_ in rows:
+        t.add_row(f"{r_['distance_sectors']:,}", f"{r_['measured_immediate_ms']:.3f}", f"{r_['measured_delayed_ms']:.3f}",
+                  f"{r_['measured_mean_ms']:.3f}")
+    out.print(t)
+    if curve is not None:
+        out.print(f"calibration written to {curve}")
+
+
 def _fuse_binary() -> str:
     """The real-mode binary `iosched-fuse`: $IOSCHED_FUSE_BIN, one shipped next to the package,
     one on PATH, or, in a source checkout (of this package or the current directory), the one in
@@ -484,6 +547,7 @@ def mount(
     policy: Optional[str] = typer.Option(None, "--policy", help="Policy that `anticipatory` wraps (default aged-sptf)."),
     sets: List[str] = typer.Option([], "--set", help="Scheduler tunable TUNABLE=VALUE (repeatable)."),
     device: str = typer.Option("ibm-deskstar-34gxp", "--device", help="Emulated disk preset (iosched list devices)."),
+    calibration: Optional[Path] = typer.Option(None, "--calibration", help="With --backend real: positioning curve from `iosched calibrate --real PATH --curve FILE`."),
     backend: str = typer.Option("emulated", "--backend", help="emulated: the --device model times each request; real: the backing files' own I/O, done at dispatch (addresses from FIEMAP)."),
     direct_io: bool = typer.Option(False, "--direct-io", help="FOPEN_DIRECT_IO: each read() is one request (no readahead, no page cache)."),
     daemon: bool = typer.Option(False, "--daemon", help="Run in the background; stop with `iosched umount`."),
@@ -507,7 +571,7 @@ def mount(
         args.append("--direct-io")
     if daemon:
         args.append("--daemon")
-    for flag, value in (("--summary", summary), ("--stats", stats), ("--stats-interval", stats_interval), ("--log", log), ("--requests-csv", requests_csv)):
+    for flag, value in (("--summary", summary), ("--stats", stats), ("--stats-interval", stats_interval), ("--log", log), ("--requests-csv", requests_csv), ("--calibration", calibration)):
         if value is not None:
             args += [flag, str(value)]
     binary = _fuse_binary()

@@ -1,9 +1,12 @@
-//! What schedulers see of a real backing device: its address space and where the last request
-//! ended, nothing more. There is no model of its timing, so positioning estimates are 0 for
-//! every request: address-ordering policies (C-LOOK, SCAN, deadline) work as on any disk;
-//! SPTF-family policies see all requests as equally close (arrival order decides), and the
-//! anticipation's seek heuristic sees no benefit in waiting.
+//! What schedulers see of a real backing device: its address space, where the last request
+//! ended, and, when the device was calibrated (`iosched calibrate --real`), positioning
+//! estimates from the calibrated curve of time against LBA distance from the end of the last
+//! request (Iyer & Druschel's estimator). Without a calibration the estimates are 0 for every
+//! request: address-ordering policies (C-LOOK, SCAN, deadline) work as on any disk; SPTF-family
+//! policies see all requests as equally close (arrival order decides), and the anticipation's
+//! seek heuristic sees no benefit in waiting.
 
+use iosched::device::calibration::PositioningCurve;
 use iosched::device::DeviceView;
 use iosched::request::Op;
 use iosched::time::Nanos;
@@ -14,11 +17,12 @@ pub const SECTORS_PER_CYLINDER: u64 = 2048;
 pub struct AddressView {
     capacity_sectors: u64,
     head_sector: u64,
+    curve: Option<PositioningCurve>,
 }
 
 impl AddressView {
-    pub fn new(capacity_sectors: u64) -> AddressView {
-        AddressView { capacity_sectors: capacity_sectors.max(1), head_sector: 0 }
+    pub fn new(capacity_sectors: u64, curve: Option<PositioningCurve>) -> AddressView {
+        AddressView { capacity_sectors: capacity_sectors.max(1), head_sector: 0, curve }
     }
 
     /// The device has just served a request ending at `end_sector`.
@@ -49,8 +53,10 @@ impl DeviceView for AddressView {
     fn seek_time_ns(&self, _distance_cylinders: u32) -> Nanos {
         0
     }
-    fn positioning_time_ns(&self, _sector: u64, _sectors: u32, _op: Op, _now: Nanos) -> Nanos {
-        0
+    fn positioning_time_ns(&self, sector: u64, _sectors: u32, _op: Op, _now: Nanos) -> Nanos {
+        let Some(curve) = &self.curve else { return 0 };
+        let d = (sector as i128 - self.head_sector as i128).clamp(i64::MIN as i128, i64::MAX as i128) as i64;
+        curve.estimate_ns(d).max(0.0).round() as Nanos
     }
 }
 
@@ -60,11 +66,29 @@ mod tests {
 
     #[test]
     fn cylinders_are_mebibytes_and_the_head_follows_requests() {
-        let mut v = AddressView::new(10 * SECTORS_PER_CYLINDER + 1);
+        let mut v = AddressView::new(10 * SECTORS_PER_CYLINDER + 1, None);
         assert_eq!(v.cylinders(), 11);
         assert_eq!(v.cylinder_of(2 * SECTORS_PER_CYLINDER + 5), 2);
         assert_eq!(v.cylinder_of(u64::MAX), 10, "clamped to the last cylinder");
         v.served(3 * SECTORS_PER_CYLINDER);
         assert_eq!((v.head_sector(), v.head_cylinder()), (3 * SECTORS_PER_CYLINDER, 3));
+    }
+}
+
+#[cfg(test)]
+mod curve_tests {
+    use super::*;
+
+    #[test]
+    fn a_calibrated_view_estimates_from_the_end_of_the_last_request() {
+        // 1 ms at distance 1 ahead rising to 7 ms at 1e6 (log scale), 9 ms behind.
+        let curve = PositioningCurve { zero_ns: 0.0, forward: vec![(0.0, 1e6), (1e6f64.ln(), 7e6)], backward: vec![(0.0, 9e6)] };
+        let mut v = AddressView::new(1 << 30, Some(curve));
+        v.served(5000);
+        assert_eq!(v.positioning_time_ns(5000, 8, Op::Read, 0), 0);
+        assert_eq!(v.positioning_time_ns(5001, 8, Op::Read, 0), 1_000_000);
+        assert_eq!(v.positioning_time_ns(6000, 8, Op::Read, 0), 4_000_000, "halfway in log distance");
+        assert_eq!(v.positioning_time_ns(4000, 8, Op::Read, 0), 9_000_000);
+        assert_eq!(AddressView::new(100, None).positioning_time_ns(50, 8, Op::Read, 0), 0);
     }
 }

@@ -112,6 +112,9 @@ pub struct Config {
     pub tunables: BTreeMap<String, f64>,
     pub preset: String,
     pub backend: Backend,
+    /// Real backend: a positioning curve from `iosched-fuse calibrate` for the schedulers'
+    /// estimates.
+    pub calibration: Option<std::path::PathBuf>,
     /// Seconds between live statistics lines on stderr; 0: none.
     pub stats_interval_s: f64,
     /// Also append each statistics line (JSON) to this file.
@@ -405,7 +408,22 @@ impl Dispatcher {
 /// Builds the scheduler and the disk (errors are the user's: unknown names, bad tunables).
 pub fn check(cfg: &Config) -> Result<RotationalDisk, String> {
     registry::build(&cfg.scheduler, cfg.policy.as_deref(), &cfg.tunables)?;
+    if cfg.calibration.is_some() && cfg.backend != Backend::Real {
+        return Err("--calibration is for --backend real (the emulated disk estimates from its own model)".into());
+    }
+    load_calibration(cfg)?;
     disk_for(&cfg.preset)
+}
+
+/// The curve of `--calibration FILE`: the JSON `iosched-fuse calibrate` writes, or a bare curve.
+pub fn load_calibration(cfg: &Config) -> Result<Option<iosched::device::calibration::PositioningCurve>, String> {
+    let Some(path) = &cfg.calibration else { return Ok(None) };
+    let text = std::fs::read_to_string(path).map_err(|e| format!("--calibration {}: {e}", path.display()))?;
+    let doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("--calibration {}: not JSON: {e}", path.display()))?;
+    let curve = doc.pointer("/calibration/curve").cloned().unwrap_or(doc);
+    serde_json::from_value(curve).map(Some).map_err(|e| {
+        format!("--calibration {}: no positioning curve in it ({e}); make one with `iosched calibrate --real PATH`", path.display())
+    })
 }
 
 pub fn disk_for(preset: &str) -> Result<RotationalDisk, String> {

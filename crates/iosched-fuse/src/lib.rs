@@ -8,3 +8,4 @@ pub mod fs;
 pub mod layout;
 pub mod mount;
 pub mod principal;
+pub mod probe;

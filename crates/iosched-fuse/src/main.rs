@@ -1,9 +1,10 @@
 //! iosched-fuse: real mode's binary (the Python CLI's `iosched mount` / `iosched umount` run it).
 //!
 //!   iosched-fuse mount BACKING_DIR MOUNTPOINT [--scheduler NAME] [--policy NAME] [--set T=V]...
-//!                [--device PRESET] [--backend emulated|real] [--direct-io] [--daemon] [--summary FILE] [--stats FILE]
+//!                [--device PRESET] [--backend emulated|real] [--calibration FILE] [--direct-io] [--daemon] [--summary FILE] [--stats FILE]
 //!                [--stats-interval SECONDS] [--log FILE] [--requests-csv FILE]
 //!   iosched-fuse umount MOUNTPOINT [--timeout SECONDS]
+//!   iosched-fuse calibrate PATH [--samples N] [--seed N] [--max-idle-ms MS] [--out FILE]
 
 use iosched_fuse::dispatcher::{Backend, Config};
 use iosched_fuse::mount::{self, MountOptions};
@@ -15,9 +16,10 @@ use std::time::{Duration, Instant};
 
 const USAGE: &str = "usage:
   iosched-fuse mount BACKING_DIR MOUNTPOINT [--scheduler NAME] [--policy NAME] [--set TUNABLE=VALUE]...
-               [--device PRESET] [--backend emulated|real] [--direct-io] [--daemon] [--summary FILE] [--stats FILE]
+               [--device PRESET] [--backend emulated|real] [--calibration FILE] [--direct-io] [--daemon] [--summary FILE] [--stats FILE]
                [--stats-interval SECONDS] [--log FILE] [--requests-csv FILE]
-  iosched-fuse umount MOUNTPOINT [--timeout SECONDS]";
+  iosched-fuse umount MOUNTPOINT [--timeout SECONDS]
+  iosched-fuse calibrate PATH [--samples N] [--seed N] [--max-idle-ms MS] [--out FILE]";
 
 fn fail(msg: impl std::fmt::Display) -> ExitCode {
     eprintln!("iosched mount: {msg}");
@@ -39,6 +41,7 @@ fn parse_mount(args: &[String]) -> Result<Parsed, String> {
         tunables: BTreeMap::new(),
         preset: "ibm-deskstar-34gxp".into(),
         backend: Default::default(),
+        calibration: None,
         stats_interval_s: 0.0,
         stats_file: None,
     };
@@ -56,6 +59,7 @@ fn parse_mount(args: &[String]) -> Result<Parsed, String> {
             "--policy" => cfg.policy = Some(value("--policy")?),
             "--device" => cfg.preset = value("--device")?,
             "--backend" => cfg.backend = Backend::parse(&value("--backend")?)?,
+            "--calibration" => cfg.calibration = Some(PathBuf::from(value("--calibration")?)),
             "--set" => {
                 let v = value("--set")?;
                 let (k, x) = v.split_once('=').ok_or_else(|| format!("--set {v}: expected TUNABLE=VALUE"))?;
@@ -136,6 +140,9 @@ fn daemonize(p: &Parsed) -> ExitCode {
     let mut child_args: Vec<String> = vec!["mount".into(), backing.display().to_string(), mountpoint.display().to_string()];
     child_args.extend(["--scheduler".into(), o.cfg.scheduler.clone(), "--device".into(), o.cfg.preset.clone()]);
     child_args.extend(["--backend".into(), o.cfg.backend.name().into()]);
+    if let Some(f) = &o.cfg.calibration {
+        child_args.extend(["--calibration".into(), abs(f)]);
+    }
     if let Some(pol) = &o.cfg.policy {
         child_args.extend(["--policy".into(), pol.clone()]);
     }
@@ -249,11 +256,80 @@ fn cmd_umount(args: &[String]) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// Times O_DIRECT read pairs on a real file or block device and fits the positioning curve
+/// (Iyer & Druschel's calibrated estimator); prints the JSON calibration, or writes it to --out.
+fn cmd_calibrate(args: &[String]) -> ExitCode {
+    use iosched::device::calibration::{measure, CalibrationOptions};
+    use rand::SeedableRng;
+    let err = |m: String| {
+        eprintln!("iosched calibrate: {m}");
+        ExitCode::from(2)
+    };
+    let mut opts = CalibrationOptions { samples: 8, max_idle_ns: 5_000_000, ..Default::default() };
+    let (mut seed, mut out, mut pos) = (2001u64, None::<PathBuf>, Vec::new());
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = |name: &str| it.next().cloned().ok_or_else(|| format!("{name} needs a value"));
+        let parsed: Result<(), String> = match a.as_str() {
+            "--samples" => {
+                value("--samples").and_then(|v| v.parse().map(|n| opts.samples = n).map_err(|_| format!("--samples {v}: not a number")))
+            }
+            "--seed" => value("--seed").and_then(|v| v.parse().map(|n| seed = n).map_err(|_| format!("--seed {v}: not a number"))),
+            "--max-idle-ms" => value("--max-idle-ms").and_then(|v| match v.parse::<f64>() {
+                Ok(ms) if ms.is_finite() && ms >= 0.0 => {
+                    opts.max_idle_ns = (ms * 1e6) as u64;
+                    Ok(())
+                }
+                _ => Err(format!("--max-idle-ms {v}: not a number >= 0")),
+            }),
+            "--out" => value("--out").map(|v| out = Some(PathBuf::from(v))),
+            f if f.starts_with('-') => Err(format!("unknown option {f}\n{USAGE}")),
+            _ => {
+                pos.push(a.clone());
+                Ok(())
+            }
+        };
+        if let Err(e) = parsed {
+            return err(e);
+        }
+    }
+    if pos.len() != 1 {
+        return err(format!("expected PATH (a file or block device)\n{USAGE}"));
+    }
+    let path = PathBuf::from(&pos[0]);
+    let mut probe = match iosched_fuse::probe::RealProbe::open(&path) {
+        Ok(p) => p,
+        Err(e) => return err(e),
+    };
+    if !probe.direct {
+        eprintln!("iosched calibrate: {}: O_DIRECT refused; the page cache may answer the reads", path.display());
+    }
+    let cal = match measure(&mut probe, &opts, &mut rand_pcg::Pcg64::seed_from_u64(seed)) {
+        Ok(c) => c,
+        Err(e) => return err(format!("{}: {e}", path.display())),
+    };
+    if let Some(e) = probe.error {
+        return err(format!("{}: {e}", path.display()));
+    }
+    let doc = serde_json::json!({"path": path, "direct_io": probe.direct, "reads": probe.reads, "calibration": cal});
+    match out {
+        Some(f) => {
+            if let Err(e) = std::fs::write(&f, format!("{doc}\n")) {
+                return err(format!("cannot write {}: {e}", f.display()));
+            }
+            eprintln!("iosched calibrate: {} reads of {}; curve written to {}", probe.reads, path.display(), f.display());
+        }
+        None => println!("{doc}"),
+    }
+    ExitCode::SUCCESS
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("mount") => cmd_mount(&args[1..]),
         Some("umount") | Some("unmount") => cmd_umount(&args[1..]),
+        Some("calibrate") => cmd_calibrate(&args[1..]),
         Some("-h") | Some("--help") => {
             println!("{USAGE}");
             ExitCode::SUCCESS

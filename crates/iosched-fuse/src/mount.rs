@@ -183,7 +183,7 @@ pub fn run(opts: MountOptions) -> Result<serde_json::Value, String> {
         Backend::Emulated => Timing::Emulated(disk),
         Backend::Real => {
             let bytes = fiemap::backing_device_bytes(&backing).unwrap_or(disk.capacity_sectors() * 512);
-            Timing::Real(AddressView::new(bytes / 512))
+            Timing::Real(AddressView::new(bytes / 512, dispatcher::load_calibration(&opts.cfg)?))
         }
     };
     let capacity = dispatcher::view_capacity(&timing);
