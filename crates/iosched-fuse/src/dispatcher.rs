@@ -4,7 +4,7 @@
 //! holds the reply until the modelled completion (an absolute deadline: sleep, then spin the
 //! last stretch). Time for the scheduler is nanoseconds since the mount, read only here.
 
-use crate::address_view::AddressView;
+use crate::address_view::{AddressView, DeviceCalibration};
 use crate::principal::Principals;
 use fuser::{ReplyData, ReplyWrite};
 use iosched::device::{Device, DeviceView, RotationalDisk, Service};
@@ -98,6 +98,8 @@ pub struct Io {
     pub start_sector: u64,
     pub size_sectors: u32,
     pub reply: Reply,
+    /// When the FUSE thread received it (the request's issue time in the records).
+    pub arrived: Instant,
 }
 
 pub enum Msg {
@@ -161,9 +163,8 @@ struct Dispatcher {
     /// device's, made at that instant: the host's time to send the reply must not delay it
     /// (the simulator dispatches at the completion instant too).
     device_now_ns: Option<Nanos>,
-    /// When the scheduler was last told of an arrival or process start (its clock is never
-    /// set back before that).
-    last_event_ns: Nanos,
+    /// The scheduler's clock: the latest time given to it in any call (never set back).
+    sched_clock_ns: Nanos,
     disconnected: bool,
     records: Vec<RequestRecord>,
     lateness_ns: Vec<Nanos>,
@@ -185,10 +186,22 @@ impl Dispatcher {
         t
     }
 
+    /// Moves the scheduler's clock to `t` unless it is already later; returns it.
+    fn sched_time(&mut self, t: Nanos) -> Nanos {
+        self.sched_clock_ns = self.sched_clock_ns.max(t);
+        self.sched_clock_ns
+    }
+
     fn handle(&mut self, msg: Msg) {
         let now = self.now();
-        self.last_event_ns = now;
-        let cx = Context { now_ns: now, device: view_of(&self.timing), in_flight: self.in_flight };
+        // An arrival is known to the scheduler from when the FUSE thread got it (the dispatcher
+        // may have been busy since), but its clock never goes back.
+        let arrived = match &msg {
+            Msg::Io(io) => (io.arrived.saturating_duration_since(self.origin).as_nanos() as Nanos).min(now),
+            Msg::Started { .. } => self.sched_clock_ns,
+        };
+        let t = self.sched_time(arrived);
+        let cx = Context { now_ns: t, device: view_of(&self.timing), in_flight: self.in_flight };
         match msg {
             Msg::Started { principal, name } => {
                 self.names.insert(principal.pid, name);
@@ -205,7 +218,7 @@ impl Dispatcher {
                     sync: io.sync,
                     start_sector: io.start_sector,
                     size_sectors: io.size_sectors,
-                    issue_ns: now,
+                    issue_ns: arrived,
                     flags: 0,
                 };
                 self.scheduler.add(req, &cx);
@@ -216,6 +229,8 @@ impl Dispatcher {
 
     /// Receives arrivals until `deadline`: sleeping until SPIN_NS before it, then spinning.
     fn hold_until(&mut self, deadline: Nanos) {
+        // Whatever has arrived is seen first, even when the host is already past the deadline.
+        self.drain();
         loop {
             let t = self.now();
             if t >= deadline || self.disconnected {
@@ -233,6 +248,20 @@ impl Dispatcher {
                     Ok(m) => self.handle(m),
                     Err(TryRecvError::Empty) => std::hint::spin_loop(),
                     Err(TryRecvError::Disconnected) => self.disconnected = true,
+                }
+            }
+        }
+    }
+
+    /// Takes every message already waiting, without blocking.
+    fn drain(&mut self) {
+        loop {
+            match self.rx.try_recv() {
+                Ok(m) => self.handle(m),
+                Err(TryRecvError::Empty) => return,
+                Err(TryRecvError::Disconnected) => {
+                    self.disconnected = true;
+                    return;
                 }
             }
         }
@@ -261,7 +290,7 @@ impl Dispatcher {
         self.lateness_ns.push(replied.saturating_sub(deadline));
         // The scheduler sees the completion at its modelled time (or at the latest arrival it
         // has been given, if that came later: its clock never goes back).
-        let t = deadline.max(self.last_event_ns);
+        let t = self.sched_time(deadline);
         self.device_now_ns = Some(t);
         self.in_flight = 0;
         self.record(&req, &svc);
@@ -277,15 +306,18 @@ impl Dispatcher {
             reply.perform_and_send();
         }
         let end = self.now();
+        let t = self.sched_time(end);
         let Timing::Real(view) = &mut self.timing else { unreachable!("serve_real on an emulated disk") };
         let seek_cylinders = view.cylinder_of(req.start_sector).abs_diff(view.head_cylinder());
         view.served(req.end_sector());
+        // Positioning as the calibration measured it: the service time beyond a contiguous
+        // read's (without a calibration the estimates are 0, and so is this).
+        let positioning_ns = view.positioning_of_service(end - start);
         let svc = Service { dispatch_ns: start, completion_ns: end, seek_cylinders, transfer_ns: end - start, ..Service::default() };
         self.record(&req, &svc);
         self.in_flight = 0;
-        let cx = Context { now_ns: end, device: view_of(&self.timing), in_flight: 0 };
-        // No timing model: nothing of the service time can be called positioning.
-        let done = Completion { request: req, dispatch_ns: start, positioning_ns: 0 };
+        let cx = Context { now_ns: t, device: view_of(&self.timing), in_flight: 0 };
+        let done = Completion { request: req, dispatch_ns: start, positioning_ns };
         self.scheduler.completed(&done, &cx);
     }
 
@@ -297,7 +329,8 @@ impl Dispatcher {
     }
 
     fn housekeeping(&mut self) {
-        let t = self.now();
+        let now = self.now();
+        let t = self.sched_time(now);
         if t >= self.next_reap_ns {
             self.next_reap_ns = t + REAP_NS;
             let gone = self.principals.lock().unwrap().reap();
@@ -366,14 +399,21 @@ impl Dispatcher {
             if self.disconnected {
                 break; // the mount is gone: replies can no longer be delivered
             }
+            // Every request that has arrived takes part in the decision.
+            self.drain();
             if self.scheduler.queued() == 0 {
                 self.device_now_ns = None;
                 self.wait_event(None);
                 continue;
             }
             let t = match self.device_now_ns.take() {
-                Some(device_now) => device_now,
-                None => self.now(),
+                // Right after a completion: the device decides at the completion instant, or at
+                // the latest arrival it knows of if that came later.
+                Some(_) => self.sched_clock_ns,
+                None => {
+                    let now = self.now();
+                    self.sched_time(now)
+                }
             };
             if let Timing::Emulated(d) = &mut self.timing {
                 d.advance_to(t);
@@ -415,15 +455,18 @@ pub fn check(cfg: &Config) -> Result<RotationalDisk, String> {
     disk_for(&cfg.preset)
 }
 
-/// The curve of `--calibration FILE`: the JSON `iosched-fuse calibrate` writes, or a bare curve.
-pub fn load_calibration(cfg: &Config) -> Result<Option<iosched::device::calibration::PositioningCurve>, String> {
+/// The calibration of `--calibration FILE`: the JSON `iosched calibrate --real PATH --curve FILE`
+/// writes, or a bare curve (baseline 0).
+pub fn load_calibration(cfg: &Config) -> Result<Option<DeviceCalibration>, String> {
     let Some(path) = &cfg.calibration else { return Ok(None) };
     let text = std::fs::read_to_string(path).map_err(|e| format!("--calibration {}: {e}", path.display()))?;
     let doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("--calibration {}: not JSON: {e}", path.display()))?;
+    let baseline_ns = doc.pointer("/calibration/baseline_ns").and_then(|v| v.as_f64()).unwrap_or(0.0);
     let curve = doc.pointer("/calibration/curve").cloned().unwrap_or(doc);
-    serde_json::from_value(curve).map(Some).map_err(|e| {
+    let curve = serde_json::from_value(curve).map_err(|e| {
         format!("--calibration {}: no positioning curve in it ({e}); make one with `iosched calibrate --real PATH`", path.display())
-    })
+    })?;
+    Ok(Some(DeviceCalibration { curve, baseline_ns }))
 }
 
 pub fn disk_for(preset: &str) -> Result<RotationalDisk, String> {
@@ -456,7 +499,7 @@ pub fn spawn(
                 next_id: 0,
                 in_flight: 0,
                 device_now_ns: None,
-                last_event_ns: 0,
+                sched_clock_ns: 0,
                 disconnected: false,
                 records: Vec::new(),
                 lateness_ns: Vec::new(),

@@ -67,6 +67,20 @@ pub fn backing_device_bytes(path: &std::path::Path) -> Option<u64> {
     sectors.trim().parse::<u64>().ok().filter(|&s| s > 0).map(|s| s * 512)
 }
 
+/// Size in bytes of the file system holding `path` (statvfs): the address space when the block
+/// device cannot be found (overlayfs and btrfs report an anonymous device, yet FIEMAP answers with
+/// addresses on the file system's real device, which is at least this large).
+pub fn filesystem_bytes(path: &std::path::Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: c is a valid C string and st a statvfs to fill.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    Some(st.f_blocks as u64 * st.f_frsize as u64).filter(|&b| b > 0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -203,17 +203,20 @@ impl RealFs {
     /// Sends a read or write to the dispatcher.
     #[allow(clippy::too_many_arguments)]
     fn schedule(&self, req: &Request, ino: u64, file: &File, op: Op, sync: bool, offset: u64, len: u64, reply: Reply) {
+        let arrived = std::time::Instant::now();
         let rel = self.inodes.lock().unwrap().path_of.get(&ino).cloned().unwrap_or_default();
         let physical = match self.backend {
             Backend::Real => crate::fiemap::physical_byte(file, offset).map(|b| b / SECTOR_BYTES),
             Backend::Emulated => None,
         };
-        let (start_sector, capacity) = {
+        let (physical, start_sector, capacity) = {
             let mut l = self.layout.lock().unwrap();
             let capacity = l.capacity_sectors();
-            match physical {
-                Some(s) => (s, capacity),
-                None => (l.sector_of(&rel, offset, len), capacity),
+            // An address outside the known address space (a file system spanning devices) is
+            // not used: the layout gives one instead, and it is counted as such.
+            match physical.filter(|&s| s < capacity) {
+                Some(s) => (Some(s), s, capacity),
+                None => (None, l.sector_of(&rel, offset, len), capacity),
             }
         };
         if self.backend == Backend::Real {
@@ -228,7 +231,7 @@ impl RealFs {
             let _ = tx.send(Msg::Started { principal, name: k.name });
         }
         // If the dispatcher is gone, the reply is dropped, which answers EIO.
-        let _ = tx.send(Msg::Io(Io { principal, op, sync, start_sector, size_sectors, reply }));
+        let _ = tx.send(Msg::Io(Io { principal, op, sync, start_sector, size_sectors, reply, arrived }));
     }
 }
 

@@ -182,7 +182,9 @@ pub fn run(opts: MountOptions) -> Result<serde_json::Value, String> {
     let timing = match opts.cfg.backend {
         Backend::Emulated => Timing::Emulated(disk),
         Backend::Real => {
-            let bytes = fiemap::backing_device_bytes(&backing).unwrap_or(disk.capacity_sectors() * 512);
+            let bytes = fiemap::backing_device_bytes(&backing)
+                .or_else(|| fiemap::filesystem_bytes(&backing))
+                .unwrap_or(disk.capacity_sectors() * 512);
             Timing::Real(AddressView::new(bytes / 512, dispatcher::load_calibration(&opts.cfg)?))
         }
     };
@@ -211,12 +213,15 @@ pub fn run(opts: MountOptions) -> Result<serde_json::Value, String> {
     let pidfile = pidfile(&mountpoint);
     let _ = std::fs::write(&pidfile, std::process::id().to_string());
     eprintln!(
-        "iosched-fuse: {} mounted on {} (scheduler {}{}, device {}{}); pid {}; stop with Ctrl-C or `iosched umount {}`",
+        "iosched-fuse: {} mounted on {} (scheduler {}{}, {}{}); pid {}; stop with Ctrl-C or `iosched umount {}`",
         backing.display(),
         mountpoint.display(),
         opts.cfg.scheduler,
         opts.cfg.policy.as_ref().map(|p| format!("({p})")).unwrap_or_default(),
-        opts.cfg.preset,
+        match opts.cfg.backend {
+            Backend::Emulated => format!("emulated device {}", opts.cfg.preset),
+            Backend::Real => "real backend".to_string(),
+        },
         if opts.direct_io { ", direct I/O" } else { "" },
         std::process::id(),
         mountpoint.display()
