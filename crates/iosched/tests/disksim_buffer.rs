@@ -136,13 +136,93 @@ fn the_extra_write_disconnect_of_a_write_that_does_not_continue_the_previous_one
     let mut dev = d.build().unwrap();
     assert_eq!(dev.service(&req(0, Op::Write, 5, 2), ArmPath::Direct, 0).completion_ns, 7_350_000);
     // At 20 ms, 2 blocks at LBA 2 (not where the previous write ended): extra command 0.6 +
-    // disconnect 0.05 + inter-disconnect 0.4 + reselect (other) 0.12: data from 21.17 ms, both
-    // blocks (fewer than 10) in at 21.57; slot 2 passes at 22 ms; written by 24; reselect
-    // (other) 0.12 + completion 0.05 = 24.17 ms.
+    // disconnect 0.05 + inter-disconnect 0.4 + reselect (first) 0.3 + data preparation 0.1:
+    // data from 21.45 ms, both blocks (fewer than 10) in at 21.85; slot 2 passes at 22 ms;
+    // written by 24; reselect (other) 0.12 + completion 0.05 = 24.17 ms.
     let w = dev.service(&req(1, Op::Write, 2, 2), ArmPath::Direct, 20 * MS);
     assert_eq!(w.completion_ns, 24_170_000);
     // A write that continues the previous one (4) takes the ordinary path: data from 40.6, in
     // from 40.8 (first block); slot 4 at 44 ms, done 46 + 0.35.
     let w = dev.service(&req(2, Op::Write, 4, 2), ArmPath::Direct, 40 * MS);
     assert_eq!(w.completion_ns, 46_350_000);
+}
+
+/// A drive whose reads hold the bus from the water mark on: 0.2 ms a block on the bus, read-miss
+/// overhead 0.5, data preparation 0.1, first reselect 0.3, read completion 0.05.
+fn held_reads(extra: &str) -> DiskSimDrive {
+    drive(&format!(
+        "Buffer continuous read = 0, Maximum read-ahead (blks) = 0, Fast write level = 0,
+  Bulk sector transfer time = 0.2, Read miss over. after read = 0.5, Read miss over. after write = 0.5,
+  Data preparation overhead = 0.1, Read completion overhead = 0.05, First reselect overhead = 0.3,
+  Hold bus entire read xfer = 1, High (read) water mark = 0.75, {extra}"
+    ))
+}
+
+#[test]
+fn a_media_read_reselects_the_host_at_the_water_mark() {
+    // 4 blocks at LBA 5 at 0 (the head's track): the mechanism starts at 0.5 ms, slot 5 passes
+    // at 5 ms; 75% of 4 blocks truncated = 3 blocks are in at 8 ms; the disconnection (0.5 +
+    // 0.05) is long over; reselect 0.3 + data preparation 0.1: the transfer runs 8.4 to 9.2 ms
+    // (the media ends at 9); + completion 0.05 = 9.25 ms.
+    let d = held_reads("Set watermark by reqsize = 1, Read disconnect afterread = 0.05,");
+    assert!(d.unsupported.iter().all(|u| !u.contains("disconnect") && !u.contains("watermark")), "{:?}", d.unsupported);
+    assert_eq!(d.build().unwrap().service(&req(0, Op::Read, 5, 4), ArmPath::Direct, 0).completion_ns, 9_250_000);
+    // A disconnection still under way when the water mark is in delays the reselection: 0.5 + 9
+    // = 9.5 ms; 9.5 + 0.4 + 0.8 + 0.05 = 10.75 ms.
+    let d = held_reads("Set watermark by reqsize = 1, Read disconnect afterread = 9,");
+    assert_eq!(d.build().unwrap().service(&req(0, Op::Read, 5, 4), ArmPath::Direct, 0).completion_ns, 10_750_000);
+    // Without `Set watermark by reqsize` the water mark is 75% of the 32-block segment, more
+    // than the request: all 4 blocks (9 ms); 9 + 0.4 + 0.8 + 0.05 = 10.25 ms.
+    let d = held_reads("Set watermark by reqsize = 0,");
+    assert_eq!(d.build().unwrap().service(&req(0, Op::Read, 5, 4), ArmPath::Direct, 0).completion_ns, 10_250_000);
+}
+
+#[test]
+fn a_write_positions_for_at_least_the_minimum_seek_delay() {
+    // As in the write-through test above: 2 blocks at LBA 5 at 0, mechanism from 0.5 ms, slot 5
+    // at 5 ms, done 7.35 ms. A minimum positioning of 4.4 ms still makes slot 5 (4.9 ms); 4.8
+    // ms misses it (5.3 ms): the next pass is at 15 ms, written by 17, done 17.35.
+    for (min, done) in [(4.4, 7_350_000), (4.8, 17_350_000)] {
+        let d = drive(&format!("{WRITE_THROUGH} Extra write disconnect = 0, Minimum seek delay = {min},"));
+        assert!(d.unsupported.iter().all(|u| !u.starts_with("Minimum seek delay")), "{:?}", d.unsupported);
+        assert_eq!(d.build().unwrap().service(&req(0, Op::Write, 5, 2), ArmPath::Direct, 0).completion_ns, done, "{min}");
+    }
+}
+
+#[test]
+fn a_media_write_that_outruns_the_bus_waits_a_revolution_for_the_block() {
+    // The bus takes 2 ms a block, the media 1 ms. 3 blocks at LBA 3 at 0: the data phase starts
+    // at 0.6 ms; blocks in at 2.6, 4.6, 6.6 ms. Slot 3 passes at 3 ms: block 0 is written 3-4
+    // ms; block 1 is not in at 4 ms: slot 4 comes round at 14 ms; blocks 1 and 2 are written
+    // 14-16 ms; reselect 0.3 + completion 0.05 = 16.35 ms.
+    let d = drive(&WRITE_THROUGH.replace("Bulk sector transfer time = 0.2", "Bulk sector transfer time = 2.0"));
+    assert_eq!(d.build().unwrap().service(&req(0, Op::Write, 3, 3), ArmPath::Direct, 0).completion_ns, 16_350_000);
+}
+
+#[test]
+fn the_extra_write_disconnect_ends_with_the_second_disconnect_overhead() {
+    // The extra-disconnect write of the test above (data in from 21.45 to 21.85 ms, written by
+    // 24 ms), with a 5 ms second disconnection after the data: 21.85 + 5 + 0.12 + 0.05.
+    let d = drive(&format!("{WRITE_THROUGH} Extra write disconnect = 1, Extradisc 2nd disconnect overhead = 5,"));
+    assert!(d.unsupported.iter().all(|u| !u.starts_with("Extradisc 2nd")), "{:?}", d.unsupported);
+    let mut dev = d.build().unwrap();
+    dev.service(&req(0, Op::Write, 5, 2), ArmPath::Direct, 0);
+    assert_eq!(dev.service(&req(1, Op::Write, 2, 2), ArmPath::Direct, 20 * MS).completion_ns, 27_020_000);
+}
+
+#[test]
+fn a_hit_on_an_idle_segment_restarts_read_ahead() {
+    // Level 3, 4 blocks of read-ahead: a read of 2..4 reads ahead to 8. A hit on 6..8 long
+    // after read-ahead stopped restarts it (to 8 + 4 = 12) with `Read-ahead on idle hit = 1`.
+    for (idle, expect) in [(1, true), (0, false)] {
+        let d = drive(&format!(
+            "Buffer continuous read = 3, Maximum read-ahead (blks) = 4, Fast write level = 0, Read-ahead on idle hit = {idle},"
+        ));
+        assert!(d.unsupported.iter().all(|u| !u.starts_with("Read-ahead on idle hit")), "{:?}", d.unsupported);
+        let mut dev = d.build().unwrap();
+        dev.service(&req(0, Op::Read, 2, 2), ArmPath::Direct, 0);
+        dev.service(&req(0, Op::Read, 2, 2), ArmPath::Direct, 0);
+        assert!(dev.service(&req(1, Op::Read, 6, 2), ArmPath::Direct, 100 * MS).cache_hit);
+        assert_eq!(dev.service(&req(2, Op::Read, 11, 1), ArmPath::Direct, 200 * MS).cache_hit, expect, "idle hit {idle}");
+    }
 }

@@ -180,8 +180,12 @@ fn read_water_mark_with_the_bus_held_delays_the_host_transfer() {
     let streaming = drive(0, "Number of spares = 0, slips = [],", base);
     let s = streaming.build().unwrap().service(&req(0, Op::Read, 0, 8), ArmPath::Direct, 0);
     assert_eq!(s.completion_ns, 16 * MS);
-    let held =
-        drive(0, "Number of spares = 0, slips = [],", &format!("{base} High (read) water mark = 0.75, Hold bus entire read xfer = 1,"));
+    // `Set watermark by reqsize = 1`: the water mark is 75% of the request (otherwise of the segment).
+    let held = drive(
+        0,
+        "Number of spares = 0, slips = [],",
+        &format!("{base} High (read) water mark = 0.75, Set watermark by reqsize = 1, Hold bus entire read xfer = 1,"),
+    );
     assert!(held.unsupported.iter().all(|u| !u.contains("water mark")), "{:?}", held.unsupported);
     let s = held.build().unwrap().service(&req(0, Op::Read, 0, 8), ArmPath::Direct, 0);
     assert_eq!(s.completion_ns, 22 * MS);

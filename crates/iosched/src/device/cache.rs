@@ -17,6 +17,9 @@ pub struct Stream {
     pub next_sector: u64,
     pub at_ns: u64,
     pub cap_sector: u64,
+    /// The head is already on `next_sector`'s track (read-ahead restarted there); otherwise it
+    /// has just read `next_sector - 1`, and a track boundary at `next_sector` costs its switch.
+    pub aligned: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -71,7 +74,7 @@ impl SegmentCache {
         self.segments[victim] = Segment { lo, hi, last_use: 0 };
         self.touch(victim);
         let cap = (hi + self.readahead_sectors).min(capacity_sectors);
-        self.stream = Some(Stream { segment: victim, next_sector: hi, at_ns, cap_sector: cap });
+        self.stream = Some(Stream { segment: victim, next_sector: hi, at_ns, cap_sector: cap, aligned: false });
     }
 
     /// Records that the stream reached `next_sector` at `at_ns`, and that the host consumed up to
@@ -79,6 +82,9 @@ impl SegmentCache {
     pub fn advance_stream(&mut self, next_sector: u64, at_ns: u64, consumed_to: Option<u64>, capacity_sectors: u64) {
         let (ra, seg_len) = (self.readahead_sectors, self.segment_sectors);
         if let Some(st) = self.stream.as_mut() {
+            if (next_sector, at_ns) != (st.next_sector, st.at_ns) {
+                st.aligned = false;
+            }
             st.next_sector = next_sector;
             st.at_ns = at_ns;
             let seg = &mut self.segments[st.segment];
@@ -87,6 +93,16 @@ impl SegmentCache {
                 st.cap_sector = st.cap_sector.max((c + ra).min(capacity_sectors));
             }
             seg.lo = seg.lo.max(next_sector.saturating_sub(seg_len));
+        }
+    }
+
+    /// Restarts the stream's read-ahead, stopped at `next_sector`, up to `cap`: the head reaches
+    /// the start of `next_sector` (on its track) at `at_ns`.
+    pub fn restart_stream(&mut self, at_ns: u64, cap: u64) {
+        if let Some(st) = self.stream.as_mut() {
+            st.at_ns = at_ns;
+            st.cap_sector = cap.max(st.next_sector);
+            st.aligned = true;
         }
     }
 

@@ -38,16 +38,41 @@ pub struct DiskExtensions {
     /// buffer (DiskSim's read water mark with the bus held for the whole transfer); 0: the bus
     /// streams right behind the media.
     pub read_bus_start_fraction: f64,
+    /// The water mark counts blocks of the request (DiskSim's `Set watermark by reqsize = 1`:
+    /// the fraction of the request, truncated, at least one block) rather than of the segment
+    /// (the fraction of the segment, rounded up); either way no more than the request.
+    pub water_mark_by_request: bool,
+    /// A media read disconnects from the host after its command overhead and reselects it once
+    /// the water mark is in the buffer (SCSI disconnect/reselect). `None`: no such costs.
+    pub read_reconnect: Option<ReadReconnect>,
     /// Read-ahead stops at the end of the track holding the block after the request, or of the
     /// next track when the segment already held data before that track (DiskSim's `Buffer
     /// continuous read = 4`, its "DEC prefetch scheme"), instead of `readahead` sectors past the
     /// request. A hit on the stream extends it the same way, from the hit's end.
     pub readahead_to_track_end: bool,
+    /// A write's positioning (seek, head switch, settling) takes at least this long, so a write
+    /// on the track the head is on waits that long before it looks for its sector (DiskSim's
+    /// `Minimum seek delay`). 0: no minimum.
+    pub min_write_seek_ns: Nanos,
+    /// A read served wholly from a segment whose read-ahead has stopped restarts read-ahead
+    /// from the segment's end (DiskSim's `Read-ahead on idle hit = 1`).
+    pub readahead_on_idle_hit: bool,
     /// SCSI disconnect/reselect on media writes: the host transfers a write's data into the
     /// buffer first (after the command overhead, while the arm moves); the media write starts
     /// once the data is in; the drive disconnects meanwhile and reselects the host to report
     /// completion. `None`: the bus streams alongside the media write and nothing is added.
     pub write_disconnect: Option<WriteDisconnect>,
+}
+
+/// DiskSim's read disconnect/reselect costs (ns): a media read disconnects after its command
+/// overhead (`Read disconnect afterread` / `afterwrite`); its host transfer starts once the
+/// drive has reselected the host (`First reselect overhead`) and prepared the data (`Data
+/// preparation overhead`, from [`CommandOverheads`]), no earlier than the disconnection is over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct ReadReconnect {
+    /// `[after a read, after a write]`.
+    pub disconnect: [Nanos; 2],
+    pub reselect: Nanos,
 }
 
 /// DiskSim's write disconnect/reselect costs (ns) and its extra disconnect.
@@ -60,13 +85,17 @@ pub struct WriteDisconnect {
     /// A write that follows a write and does not continue it disconnects once more before its
     /// data phase (`Extra write disconnect = 1`): its command overhead is `extra_command` +
     /// `extra_disconnect` (instead of the write-miss overhead), the drive waits
-    /// `extra_inter_disconnect`, reselects (`reselect_other`) and then takes the data; the
-    /// mechanism may start after `extra_command` + `extra_seek_delta`.
+    /// `extra_inter_disconnect`, reselects (`reselect_first`), prepares the data (`Data
+    /// preparation overhead`) and then takes it; the mechanism may start after `extra_command` +
+    /// `extra_seek_delta`; the final reselection is `reselect_other`.
     pub extra: bool,
     pub extra_command: Nanos,
     pub extra_disconnect: Nanos,
     pub extra_inter_disconnect: Nanos,
     pub extra_seek_delta: Nanos,
+    /// Disconnecting after the data phase of a write with the extra disconnect (`Extradisc 2nd
+    /// disconnect overhead`, in place of `Write disconnect overhead`).
+    pub extra_second_disconnect: Nanos,
 }
 
 /// Command overheads in ns; `[after a read, after a write]`.
@@ -383,6 +412,32 @@ impl RotationalDisk {
         }
     }
 
+    /// Writes `[lo, hi)` from `t` (the head at the start of `lo`, on its track, `first`), each
+    /// block only once the host has transferred it into the buffer (block `b` at `data_at + (b -
+    /// lo + 1) * per`): a block not yet in when its sector comes under the head waits for the
+    /// sector to come round again (DiskSim writes sector by sector and skips a sector whose
+    /// data is not in the buffer). Returns where it stopped and the pure transfer time.
+    fn paced_walk(&self, lo: u64, hi: u64, mut t: Nanos, first: TrackPos, data_at: Nanos, per: Nanos) -> (WalkEnd, Nanos) {
+        let (mut cur, mut xfer, mut aligned, mut pos) = (lo, 0, true, Some(first));
+        let mut end = WalkEnd { sector: lo, at_ns: t, head: Some(first.chs) };
+        while cur < hi {
+            let arrival = data_at + (cur - lo + 1) * per;
+            let (e, x) = self.walk(cur, t, cur + 1, Nanos::MAX, aligned, pos);
+            if e.at_ns - x >= arrival {
+                (end, t, aligned, pos) = (e, e.at_ns, false, None);
+                xfer += x;
+                cur += 1;
+            } else {
+                // Missed: the head (now on this block's track) waits for its sector to pass again
+                // after the data is in.
+                let p = self.geometry.locate(cur);
+                t = arrival + self.rotational_wait_ns(arrival, p.angle);
+                (aligned, pos) = (true, Some(p));
+            }
+        }
+        (end, xfer)
+    }
+
     /// Moving on to the next track of a sequential transfer: a head switch on the same
     /// cylinder, the cylinder switch to the adjacent one, a seek further (a gap between zones).
     fn track_switch_ns(&self, from_cylinder: u32, to_cylinder: u32) -> Nanos {
@@ -406,7 +461,7 @@ impl RotationalDisk {
                 return Some(front);
             }
         }
-        let front = self.walk(st.next_sector, st.at_ns, st.cap_sector, t, false, None).0;
+        let front = self.walk(st.next_sector, st.at_ns, st.cap_sector, t, st.aligned, None).0;
         self.last_front.set(Some((key, front)));
         Some(front)
     }
@@ -446,7 +501,7 @@ impl RotationalDisk {
         let (ready, moved) = if hi <= front.sector {
             (host_done, front)
         } else {
-            let reach = self.walk(st.next_sector, st.at_ns, hi, Nanos::MAX, false, None).0;
+            let reach = self.walk(st.next_sector, st.at_ns, hi, Nanos::MAX, st.aligned, None).0;
             (host_done.max(reach.at_ns + self.bus_ns(1)), reach)
         };
         let consumed = if stopped { None } else { Some(hi) };
@@ -456,18 +511,56 @@ impl RotationalDisk {
             let cap = self.track_end_readahead(req, seg_lo).max(st.cap_sector);
             self.cache.set_cap(cap);
         }
+        if stopped && hi <= front.sector && self.ext.readahead_on_idle_hit {
+            self.restart_readahead(req, now, front);
+        }
         self.cache.touch(st.segment);
         Some(Service::cache_hit(now, ready, bus_ns))
     }
 
+    /// A hit on a segment whose read-ahead has stopped restarts it (DiskSim's `Read-ahead on
+    /// idle hit`): after the command overhead (the read-miss one, as DiskSim delays all
+    /// mechanical work of a read by it) the head moves to the block after the segment's end
+    /// and reads ahead to where read-ahead after `req` stops.
+    fn restart_readahead(&mut self, req: &Request, now: Nanos, front: WalkEnd) {
+        let capacity = self.geometry.capacity_sectors;
+        let cap = if self.ext.readahead_to_track_end {
+            let seg_lo = self.cache.stream.map_or(req.start_sector, |st| self.cache.segment(st.segment).lo);
+            self.track_end_readahead(req, seg_lo)
+        } else {
+            (req.end_sector() + self.cache.readahead_sectors).min(capacity)
+        };
+        if cap <= front.sector {
+            return;
+        }
+        let start = now + self.miss_overhead(Op::Read);
+        let to = self.geometry.locate(front.sector);
+        let from = front.head.unwrap_or(self.head);
+        let on_track = start.max(self.mech_free_at) + self.arm_move_ns(from, to.chs);
+        self.cache.restart_stream(on_track + self.rotational_wait_ns(on_track, to.angle), cap);
+        self.head = to.chs;
+    }
+
     /// Seeks (through `path`'s waypoints), waits for rotation and transfers `req` from the media.
     fn media_access(&mut self, req: &Request, path: ArmPath, now: Nanos, overhead: Nanos, host: bool) -> Service {
-        self.media_access_after(req, path, now, overhead, host, 0)
+        self.media_access_after(req, path, now, overhead, host, 0, None)
     }
 
     /// [`Self::media_access`], with the media transfer starting no earlier than `data_ready`
-    /// (a write whose data is still coming over the bus).
-    fn media_access_after(&mut self, req: &Request, path: ArmPath, now: Nanos, overhead: Nanos, host: bool, data_ready: Nanos) -> Service {
+    /// (a write whose data is still coming over the bus) and, with `pace = Some((data_at,
+    /// per))`, writing each block only once it is in the buffer (block k of the request at
+    /// `data_at + (k + 1) * per`).
+    #[allow(clippy::too_many_arguments)]
+    fn media_access_after(
+        &mut self,
+        req: &Request,
+        path: ArmPath,
+        now: Nanos,
+        overhead: Nanos,
+        host: bool,
+        data_ready: Nanos,
+        pace: Option<(Nanos, Nanos)>,
+    ) -> Service {
         let target = self.geometry.locate(req.start_sector);
         // The mechanism may still be destaging buffered writes.
         let mut t = (now + overhead).max(self.mech_free_at);
@@ -486,10 +579,18 @@ impl RotationalDisk {
         if req.op == Op::Write && !(self.ext.write_settle_on_move_only && seek_ns == 0) {
             seek_ns += self.write_settle_ns;
         }
+        if req.op == Op::Write {
+            seek_ns = seek_ns.max(self.ext.min_write_seek_ns);
+        }
         t += seek_ns;
         let rotation_ns = self.rotational_wait_ns(t.max(data_ready), target.angle) + data_ready.saturating_sub(t);
         t += rotation_ns;
-        let (end, transfer_ns) = self.walk(req.start_sector, t, req.end_sector(), Nanos::MAX, true, Some(target));
+        let (end, transfer_ns) = match pace {
+            Some((data_at, per)) if data_at + per * req.size_sectors as Nanos > t => {
+                self.paced_walk(req.start_sector, req.end_sector(), t, target, data_at, per)
+            }
+            _ => self.walk(req.start_sector, t, req.end_sector(), Nanos::MAX, true, Some(target)),
+        };
         self.head = end.head.unwrap_or(target.chs);
         self.head_sector = end.sector;
         if req.op == Op::Read && self.cache.enabled() {
@@ -515,10 +616,19 @@ impl RotationalDisk {
                 let fraction = if req.op == Op::Read { self.ext.read_bus_start_fraction } else { 0.0 };
                 let bus_start = if fraction > 0.0 {
                     // When that much of the request has come off the media.
-                    let first = ((req.size_sectors as f64 * fraction).ceil() as u64).clamp(1, req.size_sectors as u64);
+                    let first = self.read_water_mark_blocks(req.size_sectors as u64, fraction);
                     self.walk(req.start_sector, on_track, req.start_sector + first, Nanos::MAX, true, Some(target)).0.at_ns
                 } else {
                     on_track
+                };
+                // A read that disconnected reselects the host (once its disconnection is over)
+                // and prepares the data before the transfer.
+                let bus_start = match (req.op, self.ext.read_reconnect) {
+                    (Op::Read, Some(rr)) => {
+                        let disconnected = now + overhead + rr.disconnect[!self.last_read as usize];
+                        bus_start.max(disconnected) + rr.reselect + o.map_or(0, |o| o.data_prep)
+                    }
+                    _ => bus_start,
                 };
                 (end.at_ns + per_sector).max(bus_start + per_sector * req.size_sectors as Nanos) + complete
             }
@@ -548,13 +658,14 @@ impl RotationalDisk {
         // When the data phase starts, when the mechanism may start, and the final reselection.
         let (data_at, mech_at, reselect) = if extra {
             (
-                now + per_request + wd.extra_command + wd.extra_disconnect + wd.extra_inter_disconnect + wd.reselect_other,
+                now + per_request + wd.extra_command + wd.extra_disconnect + wd.extra_inter_disconnect + wd.reselect_first + o.data_prep,
                 now + per_request + wd.extra_command + wd.extra_seek_delta,
                 wd.reselect_other,
             )
         } else {
             (now + per_request + o.write_miss[after] + o.data_prep, now + per_request + o.write_miss[after], wd.reselect_first)
         };
+        let disconnect = if extra { wd.extra_second_disconnect } else { o.write_disconnect };
         let bus = self.ext.bus_sector_ns.map_or_else(|| self.bus_ns(req.size_sectors), |b| b.1 * req.size_sectors as Nanos);
         let data_in = data_at + bus;
         let per = bus / req.size_sectors.max(1) as Nanos;
@@ -572,9 +683,20 @@ impl RotationalDisk {
         } else {
             1
         };
-        let media = self.media_access_after(req, path, mech_at, 0, false, data_at + first * per);
-        let completion_ns = media.completion_ns.max(data_in + per).max(data_in + o.write_disconnect) + reselect + o.write_complete;
+        let media = self.media_access_after(req, path, mech_at, 0, false, data_at + first * per, Some((data_at, per)));
+        let completion_ns = media.completion_ns.max(data_in + per).max(data_in + disconnect) + reselect + o.write_complete;
         Service { dispatch_ns: now, completion_ns, rotation_ns: completion_ns - mech_at - media.seek_ns - media.transfer_ns, ..media }
+    }
+
+    /// How many blocks of an `n`-block media read must be in the buffer before the host transfer
+    /// starts, for a water mark `fraction` (see [`DiskExtensions::water_mark_by_request`]).
+    fn read_water_mark_blocks(&self, n: u64, fraction: f64) -> u64 {
+        let blocks = if self.ext.water_mark_by_request {
+            ((n.min(self.cache.segment_sectors.max(1)) as f64 * fraction) as u64).max(1)
+        } else {
+            (self.cache.segment_sectors as f64 * fraction).ceil() as u64
+        };
+        blocks.clamp(1, n.max(1))
     }
 
     /// The command overhead of a request going to the media (a miss, or a write-through).
@@ -777,7 +899,7 @@ impl RotationalDisk {
         if lo < front.sector {
             return Some(0);
         }
-        let reach = self.walk(st.next_sector, st.at_ns, lo + 1, Nanos::MAX, false, None).0;
+        let reach = self.walk(st.next_sector, st.at_ns, lo + 1, Nanos::MAX, st.aligned, None).0;
         Some(reach.at_ns.saturating_sub(now + self.overhead_ns))
     }
 }

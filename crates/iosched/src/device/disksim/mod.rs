@@ -5,7 +5,7 @@
 pub mod parse;
 
 use super::geometry::{LayoutSpec, ZoneLayout, ZoneSpec};
-use super::rotational::{CommandOverheads, DiskExtensions, WriteDisconnect};
+use super::rotational::{CommandOverheads, DiskExtensions, ReadReconnect, WriteDisconnect};
 use super::seek::SeekCurve;
 use super::{Device, RotationalDisk, RotationalSpec};
 use crate::time::{ms_to_ns, Nanos};
@@ -364,21 +364,25 @@ impl Mapper {
                 "Use separate write segment" => d.separate_write = Some(p.clone()),
                 "High (read) water mark" => d.read_water_mark = Some(p.clone()),
                 "Low (write) water mark" => self.neutral(p, 0.0, "the write water mark (reconnection point) is not modelled")?,
-                "Set watermark by reqsize" => self.ignore(p, "only refines the watermarks"),
+                "Set watermark by reqsize" => d.ext.water_mark_by_request = uint(p)? != 0,
                 "Calc sector by sector" => self.ignore(p, "the model computes exact sector times"),
                 "Enable caching in buffer" => d.caching = uint(p)? != 0,
                 "Buffer continuous read" => d.continuous = Some(p.clone()),
                 "Minimum read-ahead (blks)" => self.neutral(p, 0.0, "a minimum read-ahead that blocks the next request not modelled")?,
                 "Maximum read-ahead (blks)" => d.readahead_blocks = uint(p)?,
                 "Read-ahead over requested" => self.neutral(p, 1.0, "read-ahead continues past the requested sectors")?,
-                "Read-ahead on idle hit" => self.neutral(p, 0.0, "read-ahead restarted by a hit not modelled")?,
+                "Read-ahead on idle hit" => d.ext.readahead_on_idle_hit = uint(p)? != 0,
                 "Read any free blocks" => self.neutral(p, 0.0, "reading sectors passing under the head before the target not modelled")?,
                 "Fast write level" => d.fast_write = Some(p.clone()),
                 "Immediate buffer read" | "Immediate buffer write" => {
                     self.neutral(p, 0.0, "immediate reconnection to transfer buffered data not modelled")?
                 }
                 "Combine seq writes" => self.ignore(p, "sequential writes combined in the buffer: the model destages each write in order"),
-                "Stop prefetch in sector" => self.neutral(p, 0.0, "read-ahead stops at sector boundaries (not mid-sector) in the model")?,
+                "Stop prefetch in sector" => self.neutral(
+                    p,
+                    1.0,
+                    "0 (a request waits for the sector being read ahead to end before the mechanism moves) not modelled: read-ahead is abandoned mid-sector (1), which differs only when the command overhead is shorter than a sector",
+                )?,
                 "Disconnect write if seek" => self.neutral(p, 0.0, "SCSI disconnection not modelled")?,
                 "Write hit stop prefetch" => self.neutral(p, 1.0, "a write stops read-ahead")?,
                 "Read directly to buffer" => self.neutral(p, 1.0, "media reads go through the buffer")?,
@@ -402,10 +406,10 @@ impl Mapper {
                 "Extradisc disconnect overhead" => d.wd.extra_disconnect = ms(p, sc)?,
                 "Extradisc inter-disconnect delay" => d.wd.extra_inter_disconnect = ms(p, sc)?,
                 "Extradisc seek delta" => d.wd.extra_seek_delta = ms(p, sc)?,
-                "Read disconnect afterread" | "Read disconnect afterwrite" | "Extradisc 2nd disconnect overhead" => {
-                    self.neutral(p, 0.0, "SCSI disconnect overheads of reads, and the second extra write disconnect, not modelled")?
-                }
-                "Minimum seek delay" => self.neutral(p, 0.0, "a minimum delay before the mechanism moves not modelled")?,
+                "Read disconnect afterread" => d.read_disconnect[0] = Some(p.clone()),
+                "Read disconnect afterwrite" => d.read_disconnect[1] = Some(p.clone()),
+                "Extradisc 2nd disconnect overhead" => d.wd.extra_second_disconnect = ms(p, sc)?,
+                "Minimum seek delay" => d.ext.min_write_seek_ns = ms(p, sc)?,
                 _ => self.unknown(p, "disksim_disk"),
             }
         }
@@ -471,10 +475,26 @@ impl Mapper {
                     });
                 }
                 d.ext.read_bus_start_fraction = fraction;
+                // The read disconnects after its command overhead and reselects the host when
+                // the water mark is in.
+                let mut rr = ReadReconnect { reselect: d.wd.reselect_first, ..ReadReconnect::default() };
+                for (i, p) in d.read_disconnect.iter().enumerate() {
+                    if let Some(p) = p {
+                        rr.disconnect[i] = ms_to_ns(nonneg(p)? * d.scale);
+                    }
+                }
+                d.ext.read_reconnect = Some(rr);
             }
             (w, h) => {
                 for p in [w, h].into_iter().flatten() {
                     self.neutral(p, 0.0, "the read water mark applies when the bus is held for the whole read")?;
+                }
+                for p in d.read_disconnect.iter().flatten() {
+                    self.neutral(
+                        p,
+                        0.0,
+                        "read disconnection is modelled only with the bus held for the whole read (one reconnection at the water mark)",
+                    )?;
                 }
             }
         }
@@ -582,6 +602,8 @@ struct Drive {
     fast_write: Option<Param>,
     read_water_mark: Option<Param>,
     hold_bus_read: Option<Param>,
+    /// `Read disconnect afterread`, `afterwrite`.
+    read_disconnect: [Option<Param>; 2],
     separate_write: Option<Param>,
     oh: CommandOverheads,
     wd: WriteDisconnect,
