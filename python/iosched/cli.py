@@ -305,15 +305,7 @@ def calibrate(
             "actual_ms": p["actual_ns"] / 1e6 if p["actual_ns"] is not None else None,
         })
     if out_csv is not None:
-        import csv
-
-        try:
-            with open(out_csv, "w", newline="") as f:
-                w = csv.DictWriter(f, fieldnames=list(rows[0]))
-                w.writeheader()
-                w.writerows(rows)
-        except OSError as e:
-            raise fail(f"{out_csv}: cannot write: {e.strerror or e}")
+        _write_rows_csv(out_csv, rows)
     if as_json:
         typer.echo(json.dumps(report))
         return
@@ -454,6 +446,19 @@ def bench(
     _consoles.out.print(table)
 
 
+def _write_rows_csv(path: Path, rows: list) -> None:
+    """One CSV row per dict (the first row's keys are the header)."""
+    import csv
+
+    try:
+        with open(path, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+    except OSError as e:
+        raise fail(f"{path}: cannot write: {e.strerror or e}")
+
+
 def _calibrate_real(path: Path, samples: int, seed: int, max_idle_ms: float, curve: Optional[Path],
                     out_csv: Optional[Path], as_json: bool) -> None:
     import subprocess
@@ -475,15 +480,7 @@ def _calibrate_real(path: Path, samples: int, seed: int, max_idle_ms: float, cur
     rows = [{"distance_sectors": p["distance"], "measured_immediate_ms": p["immediate_ns"] / 1e6,
              "measured_delayed_ms": p["delayed_ns"] / 1e6, "measured_mean_ms": p["mean_ns"] / 1e6} for p in cal["points"]]
     if out_csv is not None:
-        import csv
-
-        try:
-            with open(out_csv, "w", newline="") as f:
-                w = csv.DictWriter(f, fieldnames=list(rows[0]))
-                w.writeheader()
-                w.writerows(rows)
-        except OSError as e:
-            raise fail(f"{out_csv}: cannot write: {e.strerror or e}")
+        _write_rows_csv(out_csv, rows)
     if as_json:
         typer.echo(json.dumps(doc))
         return
