@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Reproduces the "More measurements" section of docs/real-mode.md.
-# Usage: experiments/real-mode/measure.sh [dd|cat|find|sim|fio|all]   (root or fusermount3 needed)
+# Usage: experiments/real-mode/measure.sh [dd|cat|find|sim|fio|fio4|all]   (root or fusermount3 needed)
 # Work files go to $WORK (default /tmp/iosched-rm); the mount is always unmounted on exit.
 set -u
 cd "$(dirname "$0")/../.."
@@ -103,6 +103,25 @@ run_fio() { # tag rw scheduler [policy]  (direct-io mount; 2 psync jobs of 64k r
   summ "$tag"
 }
 
+build_fio4_tree() { # f1..f4 of 128 MiB, adjacent
+  local b=$WORK/fio4-backing
+  [ -f "$b/f4" ] && return
+  mkdir -p "$b"
+  for i in 1 2 3 4; do head -c 128M /dev/urandom > "$b/f$i"; done
+}
+
+run_fio4() { # tag scheduler [policy]  (4 psync jobs of 64k sequential reads, one file each, 20 s)
+  local tag=$1; shift
+  build_fio4_tree
+  mount_it "$WORK/fio4-backing" "$tag" "$@" --direct-io || return 1
+  fio --ioengine=psync --rw=read --bs=64k --size=128M --runtime=20 --time_based \
+      --name=j1 --filename="$MNT/f1" --name=j2 --filename="$MNT/f2" --name=j3 --filename="$MNT/f3" \
+      --name=j4 --filename="$MNT/f4" --output-format=json --output="$OUT/$tag.fio.json"
+  iosched umount "$MNT"
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); bw=[j['read']['bw_bytes']/1e6 for j in d['jobs']]; print(' / '.join('%.2f' % b for b in bw), 'MB/s, sum %.2f' % sum(bw))" "$OUT/$tag.fio.json"
+  summ "$tag"
+}
+
 what=${1:-all}
 case $what in
   dd|all) run_dd dd-clook clook; run_dd dd-as anticipatory aged-sptf; run_dd dd-as-clook anticipatory clook
@@ -116,5 +135,7 @@ case $what in
             iosched umount "$MNT" ;;&
   sim|all) for f in cat-sim-128 cat-sim-256 find-sim-cache find-sim-dio fio-sim-sequential fio-sim-random; do
              iosched run experiments/real-mode/$f.toml; done ;;&
-  fio|all) for rw in read randread; do run_fio fio-$rw-clook $rw clook; run_fio fio-$rw-as $rw anticipatory aged-sptf; done ;;
+  fio|all) for rw in read randread; do run_fio fio-$rw-clook $rw clook; run_fio fio-$rw-as $rw anticipatory aged-sptf; done ;;&
+  fio4|all) run_fio4 fio4-clook clook; run_fio4 fio4-as anticipatory aged-sptf
+            iosched run experiments/real-mode/fio4-sim-sequential.toml ;;
 esac
