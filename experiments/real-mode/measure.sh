@@ -124,7 +124,7 @@ run_fio4() { # tag scheduler [policy]  (4 psync jobs of 64k sequential reads, on
 
 what=${1:-all}
 case $what in
-  dd|all) run_dd dd-clook clook; run_dd dd-as anticipatory aged-sptf; run_dd dd-as-clook anticipatory clook
+  dd|all) run_dd dd-clook clook; run_dd dd-aged-sptf aged-sptf; run_dd dd-as anticipatory aged-sptf; run_dd dd-as-clook anticipatory clook
           iosched run experiments/real-mode/dd-sim.toml ;;&
   cat|all) run_cat cat-clook clook; run_cat cat-as anticipatory aged-sptf ;;&
   find|all) run_find find-clook clook; run_find find-as anticipatory aged-sptf
