@@ -57,6 +57,11 @@ impl RealProbe {
     /// Opens `path` (a regular file or a block device) read-only with O_DIRECT; where the file
     /// system refuses O_DIRECT (tmpfs), it is opened without it and `direct` is false.
     pub fn open(path: &Path) -> Result<RealProbe, String> {
+        use std::os::unix::fs::FileTypeExt;
+        let kind = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?.file_type();
+        if !(kind.is_file() || kind.is_block_device()) {
+            return Err(format!("{}: not a regular file or a block device", path.display()));
+        }
         let open = |flags: i32| OpenOptions::new().read(true).custom_flags(flags).open(path);
         let (file, direct) = match open(libc::O_DIRECT) {
             Ok(f) => (f, true),
@@ -133,8 +138,10 @@ mod tests {
     }
 
     #[test]
-    fn a_missing_path_is_a_clear_error() {
+    fn a_missing_path_or_a_directory_is_a_clear_error() {
         let e = RealProbe::open(Path::new("/nonexistent/iosched-probe")).err().unwrap();
         assert!(e.starts_with("/nonexistent/iosched-probe: "), "{e}");
+        let e = RealProbe::open(&std::env::temp_dir()).err().unwrap();
+        assert!(e.ends_with(": not a regular file or a block device"), "{e}");
     }
 }
