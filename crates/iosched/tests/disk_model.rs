@@ -262,11 +262,13 @@ fn estimate_knows_the_buffer_and_read_ahead() {
 }
 
 #[test]
-fn a_read_the_buffer_holds_only_in_part_is_estimated_as_a_media_access() {
+fn a_partial_hit_reads_only_the_missing_blocks_and_is_estimated_as_that_media_access() {
     // Read [0, 8); read-ahead runs on for 1.1 ms (one sector: 1 ms each), then a far read
-    // freezes the segment holding [0, 9). A later read of [8, 10) is a miss (the drive does not
-    // serve a partial hit), so its estimate must be its media positioning, not 0: an estimate of
-    // 0 made an anticipation heuristic take a far request for a free one (docs/real-mode.md).
+    // freezes the segment holding [0, 9). A later read of [8, 10) is a partial hit (DiskSim's
+    // BUFFER_PARTIAL): sector 8 goes to the host at once, the media reads only sector 9. Its
+    // estimate is that media part's positioning, not 0 (an estimate of 0 made an anticipation
+    // heuristic take a far request for a free one, docs/real-mode.md), and it is what the
+    // completion reports.
     let mut d = RotationalDisk::new(RotationalSpec { cache_segments: 2, ..cached(64, 32) }).unwrap();
     let first = d.service(&req(0, Op::Read, 0, 8, 0.0), ArmPath::Direct, 0);
     let t = first.completion_ns + 1_100_000;
@@ -283,4 +285,15 @@ fn a_read_the_buffer_holds_only_in_part_is_estimated_as_a_media_access() {
     assert!(!s.cache_hit);
     assert!(est > 0);
     assert_eq!(est, s.seek_ns + s.rotation_ns);
+    // Only sector 9 comes off the media: 1 ms after positioning; no bus, no overheads.
+    assert_eq!(ms(s.transfer_ns), 1.0);
+    assert_eq!(s.completion_ns, now + est + NS_PER_MS);
+    // Sector 9 was sought from the far cylinder (75: sector 1500 at 20 a cylinder) to cylinder 0.
+    assert_eq!(s.seek_cylinders, 75);
+    // Read-ahead continues in the same segment: [8, 10) is now a whole hit, and so is sector 10
+    // once the stream has read it.
+    assert!(d.service(&req(4, Op::Read, 8, 2, 0.0), ArmPath::Direct, s.completion_ns).cache_hit);
+    let later = s.completion_ns + 5 * NS_PER_MS;
+    d.advance_to(later);
+    assert_eq!(d.positioning_time_ns(10, 1, Op::Read, later), 0);
 }

@@ -51,6 +51,18 @@ impl SegmentCache {
         self.segments.iter().position(|s| s.lo <= lo && hi <= s.hi && s.hi > s.lo).filter(|&i| Some(i) != streaming)
     }
 
+    /// The non-streaming segment holding the longest prefix `[lo, end)` of `[lo, hi)` without
+    /// holding all of it (a partial hit): its index and `end`.
+    pub fn find_static_prefix(&self, lo: u64, hi: u64) -> Option<(usize, u64)> {
+        let streaming = self.stream.map(|s| s.segment);
+        (0..self.segments.len())
+            .filter(|&i| Some(i) != streaming)
+            .map(|i| (i, self.segments[i]))
+            .filter(|(_, s)| s.lo <= lo && lo < s.hi && s.hi < hi)
+            .max_by_key(|(_, s)| s.hi)
+            .map(|(i, s)| (i, s.hi))
+    }
+
     pub fn touch(&mut self, i: usize) {
         self.clock += 1;
         self.segments[i].last_use = self.clock;
@@ -75,6 +87,19 @@ impl SegmentCache {
         self.touch(victim);
         let cap = (hi + self.readahead_sectors).min(capacity_sectors);
         self.stream = Some(Stream { segment: victim, next_sector: hi, at_ns, cap_sector: cap, aligned: false });
+    }
+
+    /// Makes segment `i` the read-ahead stream again after the media has read on from its end
+    /// to `hi` (the rest of a partial hit), the head at the start of `hi` at `at_ns`: the segment
+    /// keeps its last `segment_sectors` and read-ahead continues from `hi`.
+    pub fn resume_stream(&mut self, i: usize, hi: u64, at_ns: u64, capacity_sectors: u64) {
+        debug_assert!(self.stream.is_none());
+        let seg = &mut self.segments[i];
+        seg.hi = hi;
+        seg.lo = seg.lo.max(hi.saturating_sub(self.segment_sectors));
+        self.touch(i);
+        let cap = (hi + self.readahead_sectors).min(capacity_sectors);
+        self.stream = Some(Stream { segment: i, next_sector: hi, at_ns, cap_sector: cap, aligned: false });
     }
 
     /// Records that the stream reached `next_sector` at `at_ns`, and that the host consumed up to

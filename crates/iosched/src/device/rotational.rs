@@ -826,11 +826,18 @@ impl DeviceView for RotationalDisk {
     fn positioning_time_at_ns(&self, pos: &SectorPosition, sectors: u32, op: Op, now: Nanos) -> Nanos {
         // A read the buffer will serve (it holds the whole access, or read-ahead will bring it
         // in) needs no positioning beyond the wait for read-ahead: what the drive will actually
-        // do, and what completions then measure. A read the buffer holds only in part goes to
-        // the media like any other.
+        // do, and what completions then measure. A read the buffer holds only in part (a partial
+        // hit) positions for its first missing block, as its service does.
+        let hi = pos.sector + sectors.max(1) as u64;
         if op == Op::Read {
-            if let Some(wait) = self.buffered_wait_ns(pos.sector, pos.sector + sectors.max(1) as u64, now) {
+            if let Some(wait) = self.buffered_wait_ns(pos.sector, hi, now) {
                 return wait;
+            }
+            // A partial hit: the media reads only the missing blocks, from the segment's end.
+            if let Some((_, buffered_to)) = self.partial_hit_prefix(op, pos.sector, hi, now) {
+                let start = (now + self.miss_overhead(Op::Read)).max(self.mech_free_at);
+                let (seek, rotation) = self.positioning_from(self.head, &self.geometry.locate(buffered_to), start);
+                return seek + rotation;
             }
         }
         // The arm starts moving after the command overhead, which sets the rotational phase
@@ -852,6 +859,9 @@ impl RotationalDisk {
     fn serve(&mut self, req: &Request, path: ArmPath, now: Nanos) -> Service {
         if let Some(hit) = self.try_cache(req, now) {
             return hit;
+        }
+        if let Some((segment, buffered_to)) = self.partial_hit_prefix(req.op, req.start_sector, req.end_sector(), now) {
+            return self.partial_hit(req, segment, buffered_to, now);
         }
         if req.op == Op::Write && self.ext.write_back_segments > 0 {
             return self.buffered_write(req, now);
@@ -876,6 +886,74 @@ impl RotationalDisk {
 }
 
 impl RotationalDisk {
+    /// A read of `[lo, hi)` at `now` whose first part `[lo, end)`, and not all of it, is in a
+    /// segment that is not being filled by read-ahead (a segment frozen when the head left, or
+    /// one whose read-ahead stopped short of `hi`): a *partial hit*. Returns the segment and
+    /// `end`. Reads the stream is still bringing in are [`Self::try_cache`]'s.
+    fn partial_hit_prefix(&self, op: Op, lo: u64, hi: u64, now: Nanos) -> Option<(usize, u64)> {
+        if op != Op::Read || !self.cache.enabled() {
+            return None;
+        }
+        let mut best = self.cache.find_static_prefix(lo, hi);
+        if let (Some(st), Some(front)) = (self.cache.stream, self.stream_front(now)) {
+            let seg = self.cache.segment(st.segment);
+            let kept_from = seg.lo.max(front.sector.saturating_sub(self.cache.segment_sectors));
+            let stopped = front.sector >= st.cap_sector;
+            if stopped && kept_from <= lo && lo < front.sector && front.sector < hi && best.is_none_or(|(_, e)| e < front.sector) {
+                best = Some((st.segment, front.sector));
+            }
+        }
+        best
+    }
+
+    /// Serves a partial hit (see [`Self::partial_hit_prefix`]) the way DiskSim's controller does
+    /// (`disk_read_arrive`, `BUFFER_PARTIAL`, with `Immed transfer partial hit = 1`, and
+    /// `disk_check_hda_pending`): the host transfer of the buffered part starts at once, after
+    /// the read-hit overhead; the mechanism, after the read-miss overhead, reads only the missing
+    /// blocks from the segment's end, and read-ahead then continues in the same segment. The
+    /// last block goes over the bus after the media has read it. The media part's seek and
+    /// rotational wait are the request's positioning (what [`DeviceView::positioning_time_at_ns`]
+    /// estimates for it).
+    fn partial_hit(&mut self, req: &Request, segment: usize, buffered_to: u64, now: Nanos) -> Service {
+        self.leave_stream(now.max(self.mech_free_at));
+        let (overhead, complete) = match self.ext.overheads {
+            None => (self.overhead_ns, 0),
+            Some(o) => (self.overhead_ns + o.read_hit[!self.last_read as usize] + o.data_prep, o.read_complete),
+        };
+        let target = self.geometry.locate(buffered_to);
+        let mech_start = (now + self.miss_overhead(Op::Read)).max(self.mech_free_at);
+        let (seek_ns, rotation_ns) = self.positioning_from(self.head, &target, mech_start);
+        let seek_cylinders = self.head.cylinder.abs_diff(target.chs.cylinder);
+        let (end, transfer_ns) =
+            self.walk(buffered_to, mech_start + seek_ns + rotation_ns, req.end_sector(), Nanos::MAX, true, Some(target));
+        self.head = end.head.unwrap_or(target.chs);
+        self.head_sector = end.sector;
+        let capacity = self.geometry.capacity_sectors;
+        self.cache.resume_stream(segment, end.sector, end.at_ns, capacity);
+        if self.ext.readahead_to_track_end {
+            let seg_lo = self.cache.segment(segment).lo;
+            let cap = self.track_end_readahead(req, seg_lo);
+            self.cache.set_cap(cap);
+        }
+        let host_done = (now + overhead + self.bus_ns(req.size_sectors)).max(end.at_ns + self.bus_ns(1));
+        Service {
+            dispatch_ns: now,
+            completion_ns: host_done + complete,
+            seek_cylinders,
+            seek_ns,
+            rotation_ns,
+            transfer_ns,
+            cache_hit: false,
+        }
+    }
+
+    /// Arm movement (seek or head switch) from `from` to `to`'s track starting at `start`, and
+    /// the rotational wait then for `to`'s sector.
+    fn positioning_from(&self, from: Chs, to: &TrackPos, start: Nanos) -> (Nanos, Nanos) {
+        let moved = self.arm_move_ns(from, to.chs);
+        (moved, self.rotational_wait_ns(start + moved, to.angle))
+    }
+
     /// If a read of [lo, hi) at `now` would be served from the buffer (as `try_cache` decides),
     /// how long after the command overhead its first sector is available; None if it must go
     /// to the media.

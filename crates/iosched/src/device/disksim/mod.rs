@@ -386,7 +386,11 @@ impl Mapper {
                 "Disconnect write if seek" => self.neutral(p, 0.0, "SCSI disconnection not modelled")?,
                 "Write hit stop prefetch" => self.neutral(p, 1.0, "a write stops read-ahead")?,
                 "Read directly to buffer" => self.neutral(p, 1.0, "media reads go through the buffer")?,
-                "Immed transfer partial hit" => self.neutral(p, 1.0, "a partial hit transfers what is cached while the rest streams in")?,
+                "Immed transfer partial hit" => self.neutral(
+                    p,
+                    1.0,
+                    "a partial hit transfers the buffered part at once (read-hit overhead) while the media reads the missing blocks; 0 (wait for the water mark, read-miss overhead) not modelled",
+                )?,
                 "Read hit over. after read" => d.oh.read_hit[0] = ms(p, sc)?,
                 "Read hit over. after write" => d.oh.read_hit[1] = ms(p, sc)?,
                 "Read miss over. after read" => d.oh.read_miss[0] = ms(p, sc)?,
