@@ -36,6 +36,7 @@ def test_json_has_the_figures_and_the_breakdown(tmp_path):
     assert out["requests"] == 4
     assert out["measured_mean_ms"] == pytest.approx((5.0 + 0.6 + 9.0 + 12.0) / 4)
     assert out["simulated_mean_ms"] > 0 and out["demerit_ms"] > 0
+    assert out["demerit_disksim_method_ms"] > 0
     assert out["timing"] == "after-completion"
     by = {(c["by"], c["class"]): c["requests"] for c in out["classes"]}
     assert by[("buffer", "Hit")] == 2 and by[("buffer", "Miss")] == 1 and by[("buffer", "Doub")] == 1
@@ -48,6 +49,7 @@ def test_table_output(tmp_path):
     r = runner.invoke(app, ["validate", "ibm-deskstar-34gxp", str(_trace(tmp_path))])
     assert r.exit_code == 0, r.output
     assert "measured mean 6.650 ms" in r.stdout and "demerit" in r.stdout
+    assert "by DiskSim's rms method" in r.stdout
     assert "sequential" in r.stdout and "write" in r.stdout
 
 

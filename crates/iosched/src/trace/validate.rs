@@ -8,6 +8,17 @@
 //! 0.0002, ..., 1.0 (nearest rank). With 10,000 requests on each side this is exactly the RMS
 //! of the differences between the sorted samples. DiskSim's `rms` tool computes it from binned,
 //! interpolated CDFs, so its figures can differ from ours slightly for the same samples.
+//!
+//! **Demerit, DiskSim's method** ([`demerit_disksim_method_ns`]): the same figure computed the
+//! way DiskSim's published numbers were (`valid/runvalid`: `rms X.outv X.outv -1 -1 1`, which
+//! compares the simulated "IOdriver Physical access time distribution" with the measured
+//! "VALIDATE Trace access time distribution" of the same output file). Each sample is binned as
+//! DiskSim's statistics do (`statdefs`: 1,750 buckets, scale 1000, start 0, step 1, grow 1%:
+//! whole-microsecond buckets up to 100 µs, then each 1% wider than the one before, truncated),
+//! the cumulative fractions are printed to six decimals, and `rms` interpolates both printed
+//! CDFs linearly at 0.0001, 0.0002, ... (a running floating-point sum, while it is ≤ 1.0) and
+//! takes the RMS of the differences. With a queue of one request at the drive and no driver
+//! delays (`Constant access time = 0`), DiskSim's physical access time is the response time.
 
 use super::{BufferTag, Trace, TraceError, TraceFormat};
 use crate::device::disksim::{load_drive, DiskSimError};
@@ -86,6 +97,9 @@ pub struct ValidationResult {
     pub demerit_ms: f64,
     /// Demerit as a percentage of the measured mean.
     pub demerit_percent: f64,
+    /// The demerit computed as DiskSim's `rms` tool computes its published figures (binned,
+    /// interpolated CDFs; see the module documentation), for a like-for-like comparison.
+    pub demerit_disksim_method_ms: f64,
     pub classes: Vec<ClassRow>,
     /// Drive parameters the loader recognised but the model does not implement.
     pub unsupported: Vec<String>,
@@ -186,6 +200,7 @@ pub fn validate_on(drive: &mut Drive, trace: &Trace, timing: ReplayTiming) -> Re
         simulated_mean_ms: mean_ms(&simulated_ns),
         demerit_ms,
         demerit_percent: if measured_mean_ms > 0.0 { demerit_ms / measured_mean_ms * 100.0 } else { 0.0 },
+        demerit_disksim_method_ms: demerit_disksim_method_ns(&measured_ns, &simulated_ns) / 1e6,
         classes,
         unsupported: drive.unsupported.clone(),
         invariants,
@@ -232,6 +247,79 @@ pub fn demerit_ns(measured: &[Nanos], simulated: &[Nanos]) -> f64 {
         })
         .sum();
     (sum / DEMERIT_QUANTILES as f64).sqrt()
+}
+
+/// DiskSim's "Physical access time" / "Trace access time" distribution (`statdefs`): 1,750
+/// buckets, values scaled by 1000 (ms to whole µs, truncated), starting at 0, step 1, each
+/// further step grown by 1% of the bucket's start (truncated).
+const DISKSIM_BUCKETS: usize = 1750;
+
+fn disksim_bucket_starts() -> Vec<i64> {
+    let mut starts = Vec::with_capacity(DISKSIM_BUCKETS);
+    let mut v: i64 = 0;
+    for _ in 0..DISKSIM_BUCKETS {
+        starts.push(v);
+        v += 1 + (v.abs() as f64 / 100.0) as i64;
+    }
+    starts
+}
+
+/// The CDF DiskSim prints for `values_ms` and `rms` reads back: x (ms) and the cumulative
+/// fraction (to six decimals) at each bucket's upper edge, up to the first fraction ≥ 1.
+fn disksim_printed_cdf(values_ms: &[f64], starts: &[i64]) -> (Vec<f64>, Vec<f64>) {
+    let mut counts = vec![0u64; DISKSIM_BUCKETS];
+    for &v in values_ms {
+        // `stat_update`: intval = (int)(value * scale); a value lands in the bucket after the
+        // last start not above it (below 0: bucket 0).
+        let intval = (v * 1000.0) as i64;
+        let i = if intval < starts[0] { 0 } else { starts.partition_point(|&s| s <= intval).min(DISKSIM_BUCKETS - 1) };
+        counts[i] += 1;
+    }
+    let n = values_ms.len() as f64;
+    let (mut xs, mut ys) = (Vec::new(), Vec::new());
+    let mut dist = 0.0f64;
+    for (i, &c) in counts.iter().enumerate() {
+        dist += c as f64 / n;
+        // Printed with "%6.3f" and "%f", read back with "%lf".
+        let y: f64 = format!("{dist:.6}").parse().unwrap();
+        xs.push(starts[i] as f64 / 1000.0);
+        ys.push(y);
+        if y >= 1.0 {
+            break;
+        }
+    }
+    (xs, ys)
+}
+
+/// The demerit (in ns) as DiskSim's `rms` tool computes it (`compute_rms` in src/rms.c) from the
+/// distributions DiskSim prints: see the module documentation. 0 if either sample is empty.
+pub fn demerit_disksim_method_ns(measured: &[Nanos], simulated: &[Nanos]) -> f64 {
+    if measured.is_empty() || simulated.is_empty() {
+        return 0.0;
+    }
+    let starts = disksim_bucket_starts();
+    // The trace's response times are read as µs and divided by 1000; the simulated ones are ms.
+    let measured_ms: Vec<f64> = measured.iter().map(|&ns| ns as f64 / 1000.0 / 1000.0).collect();
+    let simulated_ms: Vec<f64> = simulated.iter().map(|&ns| ns as f64 / 1e6).collect();
+    let (x1, y1) = disksim_printed_cdf(&simulated_ms, &starts);
+    let (x2, y2) = disksim_printed_cdf(&measured_ms, &starts);
+    let at = |x: &[f64], y: &[f64], i: &mut usize, p: f64| -> f64 {
+        while *i + 1 < y.len() && y[*i] < p {
+            *i += 1;
+        }
+        let j = (*i).max(1);
+        let frac = (p - y[j - 1]) / (y[j] - y[j - 1]);
+        x[j - 1] + frac * (x[j] - x[j - 1])
+    };
+    let (mut i1, mut i2, mut count, mut squares) = (0usize, 0usize, 0u64, 0.0f64);
+    let mut p = 0.0001f64;
+    while p <= 1.0 {
+        let d = at(&x1, &y1, &mut i1, p) - at(&x2, &y2, &mut i2, p);
+        squares += d * d;
+        count += 1;
+        p += 0.0001;
+    }
+    (squares / count as f64).sqrt() * 1e6
 }
 
 /// Seek-distance class of a request, from where the previous request of the trace ended.
@@ -334,6 +422,33 @@ mod tests {
         let a = [1, 2, 3, 4].map(|x| x * 1_000_000);
         let b = [1, 2, 3, 8].map(|x| x * 1_000_000);
         assert!((demerit_ns(&a, &b) - 4e6 * 0.5).abs() < 1e-6);
+    }
+
+    #[test]
+    fn disksim_buckets_are_whole_microseconds_then_one_percent_wider() {
+        let s = disksim_bucket_starts();
+        assert_eq!(&s[..3], &[0, 1, 2]);
+        assert_eq!(&s[99..104], &[99, 100, 102, 104, 106]);
+        assert_eq!(s.len(), 1750);
+        assert!(s.windows(2).all(|w| w[0] < w[1]) && s[1749] < i32::MAX as i64);
+    }
+
+    #[test]
+    fn disksim_method_by_hand() {
+        // Two samples of 10 µs-wide values, all in the whole-µs buckets: measured 0.010 ms
+        // twice, simulated 0.020 ms twice. Each CDF goes from 0 to 1 across one bucket
+        // (0.010 -> 0.011 and 0.020 -> 0.021 ms), so every quantile differs by 0.010 ms.
+        let d = demerit_disksim_method_ns(&[10_000, 10_000], &[20_000, 20_000]);
+        assert!((d - 10_000.0).abs() < 1e-6, "{d}");
+        assert_eq!(demerit_disksim_method_ns(&[5_000, 7_000], &[5_000, 7_000]), 0.0);
+        // Values inside one bucket are indistinguishable: 10.0 and 10.9 µs share [10, 11).
+        assert_eq!(demerit_disksim_method_ns(&[10_000], &[10_900]), 0.0);
+        // With a spread, interpolation within the bucket: measured uniform over 0..=9 µs
+        // buckets, simulated 9 µs: the measured CDF rises linearly from 0 µs to 10 µs, the
+        // simulated within [9, 10): RMS of (9 + p - 10 p) over p in (0, 1] = sqrt(27) µs.
+        let m: Vec<Nanos> = (0..10).map(|u| u * 1000).collect();
+        let d = demerit_disksim_method_ns(&m, &[9_000; 10]);
+        assert!((d - 27f64.sqrt() * 1000.0).abs() < 1.0, "{d}");
     }
 
     #[test]
