@@ -8,14 +8,15 @@
 //! - [`gnuld`]: the GNU linker (headers of all object files, then a few sections of each).
 //! - [`tpcb`]: TPC-B-like clients (a random 4 KiB record per transaction; update or select).
 //!
-//! The kernel model mirrors `process.rs`'s read(): a read that continues where the previous read
-//! of the same open file ended (or restarts at offset 0 of a file read sequentially) is
-//! sequential; the read-ahead window is the sequential run so far, capped at `readahead`; pages
-//! of the window after the read that are neither cached nor on their way are read
-//! asynchronously. Unlike `process.rs`, a miss reads the whole file-system block around it
-//! (clipped to the end of the file: UFS reads whole blocks, and a small file's tail is its
-//! fragments), the cache is shared by all processes of the workload, and a page on its way for
-//! another process is waited for, not read twice.
+//! The kernel model follows FreeBSD 4.3 (the paper's kernel): read() uses the sequential
+//! heuristic of vfs_vnops.c and ffs_read / cluster_read's read-ahead (vfs_cluster.c), so the
+//! first read of a file and any read of its last block never read ahead (see
+//! `AppWorkload::read_blocks`); a page fault reads its page with up to 7 pages behind and 8
+//! ahead that are not resident, synchronously, and nothing asynchronously (vm_fault). A miss
+//! reads the whole file-system block around it, clipped to the end of the file (UFS reads whole
+//! blocks, and a small file's tail is its fragments); a read() or a copy out of a mapping that
+//! waits goes on where it stopped when its data arrive. The cache is shared by all processes
+//! of the workload, and a page on its way for another process is waited for, not read twice.
 
 pub mod andrew;
 pub mod apache;
@@ -29,7 +30,7 @@ use crate::request::{Op, Principal, Request, SECTOR_BYTES};
 use crate::sched::ProcessEvent;
 use crate::time::Nanos;
 use rand_pcg::Pcg64;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 /// Bytes in one page of the page cache.
 pub const PAGE_BYTES: u64 = PAGE_SECTORS * SECTOR_BYTES;
@@ -148,8 +149,10 @@ struct Proc {
     rng: Pcg64,
     /// Requests the current access waits for.
     waiting: u32,
-    /// Per open file: (offset where the previous read ended, sequential run in bytes).
+    /// Per open file: (offset where the previous read ended, FreeBSD's sequential count).
     seq: HashMap<u32, (u64, u64)>,
+    /// The current access continues after a wait (its sequential count, for a read()).
+    resume: Option<u64>,
     state: State,
     stats: AppStats,
 }
@@ -161,6 +164,8 @@ struct Kernel {
     inflight: HashMap<u64, u64>,
     /// Start sector of a read in flight -> processes waiting for it.
     waiters: HashMap<u64, Vec<usize>>,
+    /// First pages of blocks carrying a read-ahead mark (FreeBSD's B_RAM).
+    ram: HashSet<u64>,
 }
 
 const WRITE_TOKEN: u64 = 1 << 63;
@@ -198,6 +203,7 @@ impl AppWorkload {
                     rng: rng_stream(seed, stream_base + i as u64),
                     waiting: 0,
                     seq: HashMap::new(),
+                    resume: None,
                     state: State::NotStarted,
                     stats: AppStats::default(),
                 }
@@ -207,7 +213,13 @@ impl AppWorkload {
         AppWorkload {
             files,
             procs,
-            kernel: Kernel { model, cache: PageCache::new(model.cache_pages), inflight: HashMap::new(), waiters: HashMap::new() },
+            kernel: Kernel {
+                model,
+                cache: PageCache::new(model.cache_pages),
+                inflight: HashMap::new(),
+                waiters: HashMap::new(),
+                ram: HashSet::new(),
+            },
             by_pid,
             syncer: Principal { pid: n + 1, group: n + 1 },
             writes: Vec::new(),
@@ -304,88 +316,22 @@ impl AppWorkload {
         }
     }
 
-    /// One read() (`readahead`) or faulting access. True if the process now waits for the disk.
+    /// One read() (`read`) or page-fault access (`!read`). True if the process now waits for
+    /// the disk; the rest of the access then runs when the wait ends (a read() waits block by
+    /// block and a copy out of a mapping fault by fault, as in FreeBSD).
     #[allow(clippy::too_many_arguments)]
     fn access(&mut self, i: usize, file: u32, off: u64, len: u64, read: bool, now: Nanos, out: &mut Emit) -> bool {
         let f = self.files[file as usize];
-        let k = &mut self.kernel;
         let p = &mut self.procs[i];
-        p.stats.accesses += 1;
-        p.stats.bytes += len.min(f.bytes.saturating_sub(off));
-        let base = f.start_sector / PAGE_SECTORS;
-        let (p0, p1) = page_range(&f, off, len);
-        let mut sequential = false;
-        let mut seq_bytes = 0;
-        if read {
-            let e = p.seq.entry(file).or_insert((0, 0));
-            sequential = off == e.0 || (off == 0 && e.1 > 0);
-            e.1 = if sequential { e.1 + len } else { 0 };
-            e.0 = off + len;
-            seq_bytes = e.1;
+        let resumed = p.resume.take();
+        if resumed.is_none() {
+            p.stats.accesses += 1;
+            p.stats.bytes += len.min(f.bytes.saturating_sub(off));
         }
-        // The access's own pages: cached ones are used, ones on their way are waited for, the
-        // blocks holding missing ones are read synchronously.
-        let mut keys: Vec<u64> = Vec::new();
-        let mut missing_blocks: Vec<u64> = Vec::new();
-        for pg in p0..p1 {
-            if k.cache.touch(base + pg) {
-                continue;
-            }
-            if let Some(&key) = k.inflight.get(&(base + pg)) {
-                if !keys.contains(&key) {
-                    keys.push(key);
-                }
-                continue;
-            }
-            let b = pg / k.model.block_pages;
-            if missing_blocks.last() != Some(&b) {
-                missing_blocks.push(b);
-            }
-        }
-        let mut runs: Vec<(u64, u64)> = Vec::new();
-        for b in missing_blocks {
-            for pg in b * k.model.block_pages..((b + 1) * k.model.block_pages).min(f.pages()) {
-                let abs = base + pg;
-                if k.cache.contains(abs) || k.inflight.contains_key(&abs) {
-                    continue;
-                }
-                match runs.last_mut() {
-                    Some((s, n)) if *s + *n == abs => *n += 1,
-                    _ => runs.push((abs, 1)),
-                }
-            }
-        }
-        let max = k.model.max_transfer_sectors;
-        let parts: u64 = runs.iter().map(|&(_, n)| if max == 0 { 1 } else { (n * PAGE_SECTORS).div_ceil(max) }).sum();
         let before = out.arrivals.len();
-        for (abs, n) in runs {
-            submit(k, out, now, p.principal, abs, n, true, parts > 1, &mut keys);
-        }
-        // Read-ahead after a sequential read().
-        let window = seq_bytes.min(k.model.readahead_pages * PAGE_BYTES);
-        if sequential && window > 0 {
-            let end = (off + len).min(f.bytes);
-            let from = end.div_ceil(PAGE_BYTES);
-            let to = (end + window).min(f.bytes).div_ceil(PAGE_BYTES);
-            let mut run: Option<(u64, u64)> = None;
-            let mut ignore = Vec::new();
-            for pg in from..to.max(from) {
-                let abs = base + pg;
-                if k.cache.contains(abs) || k.inflight.contains_key(&abs) {
-                    if let Some((s, n)) = run.take() {
-                        submit(k, out, now, p.principal, s, n, false, false, &mut ignore);
-                    }
-                    continue;
-                }
-                run = Some(match run {
-                    Some((s, n)) => (s, n + 1),
-                    None => (abs, 1),
-                });
-            }
-            if let Some((s, n)) = run {
-                submit(k, out, now, p.principal, s, n, false, false, &mut ignore);
-            }
-        }
+        let waits =
+            if read { self.read_blocks(i, file, off, len, resumed, now, out) } else { self.fault_pages(i, file, off, len, now, out) };
+        let p = &mut self.procs[i];
         for (_, r) in &out.arrivals[before..] {
             if r.sync {
                 p.stats.sync_requests += 1;
@@ -393,15 +339,253 @@ impl AppWorkload {
                 p.stats.prefetch_requests += 1;
             }
         }
-        if keys.is_empty() {
+        if !waits && resumed.is_none() {
             p.stats.cache_hits += 1;
-            return false;
         }
-        p.waiting = keys.len() as u32;
-        for key in keys {
-            k.waiters.entry(key).or_default().push(i);
+        waits
+    }
+
+    /// read(): FreeBSD 4's sequential heuristic (vfs_vnops.c) and ffs_read / cluster_read
+    /// (vfs_cluster.c), block by block. The heuristic counts a read as sequential if it starts
+    /// where the previous read of the open file ended (a fresh open counts: its next offset is 0)
+    /// or at 0 after sequential reads, adding its length in BKVASIZE (16 KiB) units to
+    /// `seqcount` (at most 127); any other read drops the count to 1 if it was above 1, else to
+    /// 0, and is itself read without read-ahead. Per block of the read:
+    /// - the file's last block is read alone, without read-ahead (ffs_read's bread);
+    /// - a missing block is read synchronously, together with the following blocks the read
+    ///   still needs (a cluster of whole blocks inside the file, at most `readahead` long);
+    ///   then read-ahead may follow;
+    /// - a cached block gives read-ahead only if it carries a read-ahead mark (B_RAM) and the
+    ///   read is sequential; the mark is consumed and the read-ahead starts after the blocks
+    ///   already in core;
+    /// - read-ahead starts at block `next` only if `next < block + seqcount` and `next` is a
+    ///   whole block inside the file, and reads `max(seqcount, blocks of this read)` whole
+    ///   blocks (at most `readahead`), stopping at a block in core; it marks its first and last
+    ///   block, a synchronous cluster its second and last, a single synchronous block itself.
+    /// So the first read of a file never reads ahead and the second does: "filesystem prefetch
+    /// is conservative and does not occur until a threshold number of requests are found to be
+    /// sequential" (section 4.4).
+    #[allow(clippy::too_many_arguments)]
+    fn read_blocks(&mut self, i: usize, file: u32, off: u64, len: u64, resumed: Option<u64>, now: Nanos, out: &mut Emit) -> bool {
+        let f = self.files[file as usize];
+        let k = &mut self.kernel;
+        let p = &mut self.procs[i];
+        let seqcount = match resumed {
+            Some(s) => s,
+            None => {
+                let e = p.seq.entry(file).or_insert((0, 0));
+                let s = if (off == 0 && e.1 > 0) || off == e.0 {
+                    e.1 = (e.1 + len.div_ceil(BKVASIZE)).min(SEQ_MAX);
+                    e.1
+                } else {
+                    e.1 = if e.1 > 1 { 1 } else { 0 };
+                    0
+                };
+                e.0 = off + len;
+                s
+            }
+        };
+        let base = f.start_sector / PAGE_SECTORS;
+        let bs = k.model.block_pages;
+        let bsize = bs * PAGE_BYTES;
+        let pages = f.pages();
+        let nblocks = pages.div_ceil(bs);
+        // mnt_iosize_max / block size: the longest cluster, in blocks.
+        let racluster = (k.model.readahead_pages / bs).max(1);
+        let block = |b: u64| (base + b * bs, base + ((b + 1) * bs).min(pages));
+        let end = (off + len.max(1)).min(f.bytes.max(1));
+        let (p0, p1) = page_range(&f, off, len);
+        for b in p0 / bs..=(p1 - 1) / bs {
+            let (lo, hi) = block(b);
+            // Pages of this block the read needs: on their way (wait, then go on here) or missing.
+            let need = (lo.max(base + p0), hi.min(base + p1));
+            let mut missing = false;
+            let mut keys: Vec<u64> = Vec::new();
+            for pg in need.0..need.1 {
+                if k.cache.touch(pg) {
+                    continue;
+                }
+                match k.inflight.get(&pg) {
+                    Some(&key) => {
+                        if !keys.contains(&key) {
+                            keys.push(key)
+                        }
+                    }
+                    None => missing = true,
+                }
+            }
+            if !keys.is_empty() && !missing {
+                return wait_then_resume(
+                    k,
+                    p,
+                    i,
+                    keys,
+                    Step::Read { file, off: off.max((lo - base) * PAGE_BYTES), len: end.saturating_sub(off.max((lo - base) * PAGE_BYTES)) },
+                    seqcount,
+                );
+            }
+            // Bytes the read still wants from the start of this block, within the file.
+            let resid = end.saturating_sub(off.max((lo - base) * PAGE_BYTES));
+            let totread = resid.min(f.bytes.saturating_sub((lo - base) * PAGE_BYTES));
+            let last = (b + 1) * bsize >= f.bytes;
+            let mut next = None;
+            if missing {
+                let mut run = 1;
+                if !last && totread > bsize {
+                    run = totread.div_ceil(bsize).min(racluster);
+                    while run > 1 && (b + run) * bsize > f.bytes {
+                        run -= 1;
+                    }
+                    let mut j = 1;
+                    while j < run && !k.incore(block(b + j)) {
+                        j += 1;
+                    }
+                    run = j;
+                }
+                let (s, _) = block(b);
+                let (_, e) = block(b + run - 1);
+                submit_missing(k, out, now, p.principal, s, e, true, &mut keys);
+                if !last {
+                    if run == 1 {
+                        k.ram.insert(s);
+                    } else {
+                        k.ram.insert(block(b + 1).0);
+                        k.ram.insert(block(b + run - 1).0);
+                    }
+                    next = Some(b + run);
+                }
+            } else if !last && seqcount > 0 && k.ram.remove(&lo) {
+                let maxra = (2 * racluster + totread / bsize).min(MAXRA);
+                let mut j = 1;
+                while j < maxra && b + j < nblocks && k.incore(block(b + j)) {
+                    if j % racluster == racluster - 1 || j == maxra - 1 {
+                        k.ram.insert(block(b + j).0);
+                    }
+                    j += 1;
+                }
+                if j < maxra {
+                    next = Some(b + j);
+                }
+            }
+            if let Some(n) = next {
+                if seqcount > 0 && n < b + seqcount && (n + 1) * bsize <= f.bytes {
+                    let mut run = seqcount.max(resid.div_ceil(bsize)).min(racluster);
+                    while run > 1 && (n + run) * bsize > f.bytes {
+                        run -= 1;
+                    }
+                    if !k.incore(block(n)) {
+                        let mut j = 1;
+                        while j < run && !k.incore(block(n + j)) {
+                            j += 1;
+                        }
+                        k.ram.insert(block(n).0);
+                        k.ram.insert(block(n + j - 1).0);
+                        let mut ignore = Vec::new();
+                        submit_missing(k, out, now, p.principal, block(n).0, block(n + j - 1).1, false, &mut ignore);
+                    }
+                }
+            }
+            if !keys.is_empty() {
+                let from = (hi - base) * PAGE_BYTES;
+                return wait_then_resume(k, p, i, keys, Step::Read { file, off: from, len: end.saturating_sub(from) }, seqcount);
+            }
         }
-        true
+        false
+    }
+
+    /// A copy out of a mapping: FreeBSD 4's vm_fault at the first page that is not resident
+    /// reads it with up to VM_FAULT_READ_BEHIND (7) pages before it and VM_FAULT_READ_AHEAD (8)
+    /// after it, within the mapping, that are not resident either (vm_fault_additional_pages
+    /// stops at a resident page), in one synchronous request; nothing is read asynchronously.
+    /// A sequential copy thus faults every 9 pages. A page on its way is waited for.
+    #[allow(clippy::too_many_arguments)]
+    fn fault_pages(&mut self, i: usize, file: u32, off: u64, len: u64, now: Nanos, out: &mut Emit) -> bool {
+        let f = self.files[file as usize];
+        let k = &mut self.kernel;
+        let p = &mut self.procs[i];
+        let base = f.start_sector / PAGE_SECTORS;
+        let pages = f.pages();
+        let end = (off + len.max(1)).min(f.bytes.max(1));
+        let (p0, p1) = page_range(&f, off, len);
+        for pg in p0..p1 {
+            if k.cache.touch(base + pg) {
+                continue;
+            }
+            let mut keys = Vec::new();
+            match k.inflight.get(&(base + pg)) {
+                Some(&key) => keys.push(key),
+                None => {
+                    let resident = |k: &Kernel, q: u64| k.cache.contains(base + q) || k.inflight.contains_key(&(base + q));
+                    let mut lo = pg;
+                    while lo > 0 && pg - lo < FAULT_BEHIND && !resident(k, lo - 1) {
+                        lo -= 1;
+                    }
+                    let mut hi = pg + 1;
+                    while hi < pages && hi - pg - 1 < FAULT_AHEAD && !resident(k, hi) {
+                        hi += 1;
+                    }
+                    submit_missing(k, out, now, p.principal, base + lo, base + hi, true, &mut keys);
+                }
+            }
+            let from = pg * PAGE_BYTES;
+            return wait_then_resume(k, p, i, keys, Step::Fault { file, off: from, len: end.saturating_sub(from) }, 0);
+        }
+        false
+    }
+}
+
+/// FreeBSD 4's BKVASIZE: the sequential heuristic counts reads in these units.
+const BKVASIZE: u64 = 16 * 1024;
+/// FreeBSD 4's IO_SEQMAX: the largest sequential count.
+const SEQ_MAX: u64 = 127;
+/// FreeBSD 4's MAXRA: the furthest cluster_read scans for blocks in core.
+const MAXRA: u64 = 32;
+/// FreeBSD 4's VM_FAULT_READ_BEHIND and VM_FAULT_READ_AHEAD (pages).
+const FAULT_BEHIND: u64 = 7;
+const FAULT_AHEAD: u64 = 8;
+
+/// The process waits for `keys`, then runs `rest` of its access, if any (flagged as a
+/// continuation).
+fn wait_then_resume(k: &mut Kernel, p: &mut Proc, i: usize, keys: Vec<u64>, rest: Step, seqcount: u64) -> bool {
+    if let Step::Read { len, .. } | Step::Fault { len, .. } = rest {
+        if len > 0 {
+            p.steps.push_front(rest);
+            p.resume = Some(seqcount);
+        }
+    }
+    p.waiting = keys.len() as u32;
+    for key in keys {
+        k.waiters.entry(key).or_default().push(i);
+    }
+    true
+}
+
+/// Submits the pages of absolute range `[a, b)` that are neither cached nor on their way, as
+/// runs of contiguous pages (each split at the maximum transfer).
+#[allow(clippy::too_many_arguments)]
+fn submit_missing(k: &mut Kernel, out: &mut Emit, now: Nanos, principal: Principal, a: u64, b: u64, sync: bool, keys: &mut Vec<u64>) {
+    let mut runs: Vec<(u64, u64)> = Vec::new();
+    for pg in a..b {
+        if k.cache.contains(pg) || k.inflight.contains_key(&pg) {
+            continue;
+        }
+        match runs.last_mut() {
+            Some((s, n)) if *s + *n == pg => *n += 1,
+            _ => runs.push((pg, 1)),
+        }
+    }
+    let max = k.model.max_transfer_sectors;
+    let parts: u64 = runs.iter().map(|&(_, n)| if max == 0 { 1 } else { (n * PAGE_SECTORS).div_ceil(max) }).sum();
+    for (s, n) in runs {
+        submit(k, out, now, principal, s, n, sync, sync && parts > 1, keys);
+    }
+}
+
+impl Kernel {
+    /// Some page of absolute range `[a, b)` is cached or on its way (FreeBSD: the block's
+    /// buffer is in core).
+    fn incore(&self, (a, b): (u64, u64)) -> bool {
+        (a..b).any(|pg| self.cache.contains(pg) || self.inflight.contains_key(&pg))
     }
 }
 
@@ -561,4 +745,95 @@ pub fn stratified_uniforms(n: usize, rng: &mut Pcg64) -> Vec<f64> {
     let mut v: Vec<f64> = (0..n).map(|i| (i as f64 + rng.gen::<f64>()) / n as f64).collect();
     v.shuffle(rng);
     v
+}
+
+#[cfg(test)]
+mod tests {
+    //! The FreeBSD 4 kernel model against a disk that completes every request at once, in order.
+    use super::*;
+
+    /// (sync, first page in the file, pages) of every request, in issue order, for one process
+    /// running `steps` over `file` (placed at sector 0).
+    fn requests(file: File, steps: Vec<Step>) -> Vec<(bool, u64, u64)> {
+        let model = KernelModel { block_pages: 4, readahead_pages: 32, max_transfer_sectors: 256, cache_pages: 1 << 16 };
+        let def = ProcDef { name: "p".into(), group: None, weight: 1, start_ns: Some(0), next: None, program: Box::new(Script(steps)) };
+        let mut w = AppWorkload::new(vec![file], vec![def], model, 1 << 60, 1, 0);
+        let mut out = Emit::default();
+        w.start(&mut out);
+        let mut seen = Vec::new();
+        let mut id = 0;
+        for _ in 0..10_000 {
+            let timers = std::mem::take(&mut out.timers);
+            let arrivals = std::mem::take(&mut out.arrivals);
+            if timers.is_empty() && arrivals.is_empty() {
+                break;
+            }
+            for (_, r) in &arrivals {
+                seen.push((r.sync, r.start_sector / PAGE_SECTORS, r.size_sectors as u64 / PAGE_SECTORS));
+            }
+            for (_, r) in arrivals {
+                id += 1;
+                let req = Request {
+                    id,
+                    principal: r.principal,
+                    op: r.op,
+                    sync: r.sync,
+                    start_sector: r.start_sector,
+                    size_sectors: r.size_sectors,
+                    issue_ns: 0,
+                    flags: r.flags,
+                };
+                w.on_complete(&req, 0, &mut out);
+            }
+            for (t, token) in timers {
+                w.on_timer(token, t, &mut out);
+            }
+        }
+        seen
+    }
+
+    fn reads(bytes: u64, chunk: u64) -> Vec<Step> {
+        (0..bytes.div_ceil(chunk)).map(|c| Step::Read { file: 0, off: c * chunk, len: chunk.min(bytes - c * chunk) }).collect()
+    }
+
+    #[test]
+    fn read_ahead_waits_for_the_second_sequential_block_read() {
+        // 16 KiB blocks, block-sized reads (Apache's stdio): blocks 0 and 1 are read
+        // synchronously; the second read starts read-ahead of seqcount = 2 blocks.
+        let r = requests(File { start_sector: 0, bytes: 10 * 16384 }, reads(10 * 16384, 16384));
+        assert_eq!(&r[..3], &[(true, 0, 4), (true, 4, 4), (false, 8, 8)], "{r:?}");
+        assert_eq!(r.iter().filter(|x| x.0).count(), 2, "{r:?}");
+        // Every page is read exactly once.
+        assert_eq!(r.iter().map(|x| x.2).sum::<u64>(), 40);
+    }
+
+    #[test]
+    fn small_files_are_read_block_by_block_without_read_ahead() {
+        // A 40 KiB file: block 0, block 1 (read-ahead would need block 2 whole: it is the
+        // 8 KiB last block), then the last block alone (ffs_read's bread): three synchronous reads.
+        let r = requests(File { start_sector: 0, bytes: 40 * 1024 }, reads(40 * 1024, 16384));
+        assert_eq!(r, vec![(true, 0, 4), (true, 4, 4), (true, 8, 2)]);
+        // A file of one block: one read.
+        assert_eq!(requests(File { start_sector: 0, bytes: 5000 }, reads(5000, 16384)), vec![(true, 0, 2)]);
+    }
+
+    #[test]
+    fn a_non_sequential_read_gets_no_read_ahead() {
+        let steps = vec![Step::Read { file: 0, off: 5 * 16384, len: 16384 }, Step::Read { file: 0, off: 2 * 16384, len: 16384 }];
+        let r = requests(File { start_sector: 0, bytes: 10 * 16384 }, steps);
+        assert_eq!(r, vec![(true, 20, 4), (true, 8, 4)]);
+    }
+
+    #[test]
+    fn faults_read_behind_and_ahead_synchronously() {
+        // A sequential copy out of a mapping in 32 KiB writes: each fault reads its page and the
+        // 8 after it (the pages behind are resident): 9 pages per synchronous request.
+        let f = File { start_sector: 0, bytes: 40 * 4096 };
+        let steps = (0..5).map(|c| Step::Fault { file: 0, off: c * 32768, len: 32768 }).collect();
+        let r = requests(f, steps);
+        assert_eq!(r, vec![(true, 0, 9), (true, 9, 9), (true, 18, 9), (true, 27, 9), (true, 36, 4)]);
+        // A fault in the middle of a cold mapping also reads the 7 pages behind it.
+        let r = requests(f, vec![Step::Fault { file: 0, off: 20 * 4096, len: 1 }]);
+        assert_eq!(r, vec![(true, 13, 16)]);
+    }
 }
