@@ -1,7 +1,11 @@
 //! An Apache-like web server (Iyer & Druschel 2001, section 4.4): 48 server processes, each
-//! serving one request after another from a trace-like stream: the file is mmap()ed and faulted
-//! in (files below 4 MB, Apache 1.3's default) or read() in 8 KiB chunks (Apache's IOBUFSIZE),
-//! each chunk followed by its send to the client.
+//! serving one request after another from a trace-like stream. Apache 1.3's default handler
+//! either mmap()s the file (files below 4 MB) and writes it to the socket in MMAP_SEGMENT_SIZE
+//! (32 KiB) pieces (ap_send_mmap), the copy into the socket faulting the pages in, or reads it
+//! with stdio (ap_send_fd_length: fread() of IOBUFSIZE, 8 KiB), whose buffer is the file's
+//! st_blksize, so the kernel sees read()s of one 16 KiB file-system block each; each piece is
+//! followed by its send to the client. The kernel side (FreeBSD 4's read-ahead, none for
+//! faults) is the shared model of `super`.
 //!
 //! Request sizes: the paper gives the Berkeley CS trace's median (4768 B), mean (86 KB) and mean
 //! without the largest 5% (13 KB), and that 1000 requests target 745 distinct files. We build a
@@ -42,9 +46,11 @@ pub struct ApacheConfig {
     /// Mean of the smallest 95% of requests.
     pub body_mean_bytes: f64,
     pub mmap_limit_bytes: u64,
-    /// read(): bytes per read() (Apache 1.3's IOBUFSIZE, 8 KiB).
+    /// read(): bytes per read() system call: stdio's buffer, the file's st_blksize (the 16 KiB
+    /// file-system block), which Apache's 8 KiB fread()s (IOBUFSIZE) go through.
     pub read_bytes: u64,
-    /// mmap: bytes one fault brings in (FreeBSD 4 vm_fault: VM_FAULT_READ = 16 pages).
+    /// mmap: bytes per write() from the mapping (Apache 1.3's MMAP_SEGMENT_SIZE, 32 KiB); the
+    /// copy faults the pages in (the kernel model reads 9-16 pages per fault).
     pub fault_bytes: u64,
     /// Computation per request: accept, parse, stat/open, log (assumption).
     pub request_ns: Nanos,
@@ -68,8 +74,8 @@ impl Default for ApacheConfig {
             mean_bytes: 86.0 * 1024.0,
             body_mean_bytes: 13.0 * 1024.0,
             mmap_limit_bytes: 4 << 20,
-            read_bytes: 8 * 1024,
-            fault_bytes: 64 * 1024,
+            read_bytes: 16 * 1024,
+            fault_bytes: 32 * 1024,
             request_ns: 500_000,
             send_ns_per_kib: 10_000.0,
             fs_start_sector: 0,
