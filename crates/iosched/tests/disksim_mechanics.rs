@@ -174,12 +174,17 @@ fn unknown_parameters_are_reported_by_name() {
 #[test]
 fn read_water_mark_with_the_bus_held_delays_the_host_transfer() {
     // 8 sectors from sector 0 at 1 ms each (6000 rpm, 10 per track): the media finishes at 8 ms.
-    // The bus moves a sector in 2 ms. Streaming behind the media, the host is done at 0 + 16 ms;
-    // with the transfer held until 75% (6 sectors, at 6 ms) is buffered, at 6 + 16 = 22 ms.
+    // The bus moves a sector in 2 ms. Streaming behind the media, the host transfer starts once
+    // the first sector is in the buffer (at 1 ms: DiskSim reconnects for a read at the end of
+    // its first sector, not when the head reaches it) and is done at 1 + 16 = 17 ms; with the
+    // transfer held until 75% (6 sectors, at 6 ms) is buffered, at 6 + 16 = 22 ms.
     let base = "Fast write level = 0, Bulk sector transfer time = 2.0,";
     let streaming = drive(0, "Number of spares = 0, slips = [],", base);
     let s = streaming.build().unwrap().service(&req(0, Op::Read, 0, 8), ArmPath::Direct, 0);
-    assert_eq!(s.completion_ns, 16 * MS);
+    assert_eq!(s.completion_ns, 17 * MS);
+    // A 1-sector read: the sector comes off the media at 1 ms, then 2 ms on the bus.
+    let s = streaming.build().unwrap().service(&req(0, Op::Read, 0, 1), ArmPath::Direct, 0);
+    assert_eq!(s.completion_ns, 3 * MS);
     // `Set watermark by reqsize = 1`: the water mark is 75% of the request (otherwise of the segment).
     let held = drive(
         0,

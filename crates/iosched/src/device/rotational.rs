@@ -613,10 +613,11 @@ impl RotationalDisk {
                     Op::Write => (bus.map_or(0, |b| b.1), o.map_or(0, |o| o.write_complete)),
                 };
                 let on_track = start + seek_ns + rotation_ns;
-                let fraction = if req.op == Op::Read { self.ext.read_bus_start_fraction } else { 0.0 };
-                let bus_start = if fraction > 0.0 {
-                    // When that much of the request has come off the media.
-                    let first = self.read_water_mark_blocks(req.size_sectors as u64, fraction);
+                let bus_start = if req.op == Op::Read {
+                    // When the water mark has come off the media, and never before the first
+                    // block has: a block goes to the host only once it is in the buffer
+                    // (DiskSim reconnects for a read at the end of its first sector).
+                    let first = self.read_water_mark_blocks(req.size_sectors as u64, self.ext.read_bus_start_fraction);
                     self.walk(req.start_sector, on_track, req.start_sector + first, Nanos::MAX, true, Some(target)).0.at_ns
                 } else {
                     on_track
