@@ -199,3 +199,20 @@ fn read_water_mark_with_the_bus_held_delays_the_host_transfer() {
         drive(0, "Number of spares = 0, slips = [],", &format!("{base} High (read) water mark = 0.75, Hold bus entire read xfer = 0,"));
     assert!(loose.unsupported.iter().any(|u| u.contains("water mark")), "{:?}", loose.unsupported);
 }
+
+#[test]
+fn a_read_streams_to_the_host_with_the_bus_idle_across_a_track_switch() {
+    // LBAs 8..12 cross from head 0 to head 1 (see `head_switch_and_skew_in_a_sequential_read`):
+    // sectors 8 and 9 are in the buffer at 9 and 10 ms, 10 and 11 (after the head switch and the
+    // wait for slot 2) at 13 and 14 ms. The bus moves a sector in 1.5 ms, each only once it is
+    // in: 8 at 9-10.5, 9 at 10.5-12, then the bus idles until 10 is in: 13-14.5, 11 at 14.5-16.
+    // Done at 16 ms, not at 9 + 4 x 1.5 = 15 (a bus that never idles) nor 14 + 1.5 = 15.5 (the
+    // last sector's end plus one transfer).
+    let d = drive(0, "Number of spares = 0, slips = [],", "Fast write level = 0, Bulk sector transfer time = 1.5,");
+    let s = d.build().unwrap().service(&req(0, Op::Read, 8, 4), ArmPath::Direct, 0);
+    assert_eq!(s.completion_ns, 16 * MS);
+    // Within one track the bus, slower than the media, never idles: 2 sectors from 0, the
+    // first in at 1 ms, done at 1 + 2 x 1.5 = 4 ms.
+    let s = d.build().unwrap().service(&req(0, Op::Read, 0, 2), ArmPath::Direct, 0);
+    assert_eq!(s.completion_ns, 4 * MS);
+}

@@ -631,7 +631,12 @@ impl RotationalDisk {
                     }
                     _ => bus_start,
                 };
-                (end.at_ns + per_sector).max(bus_start + per_sector * req.size_sectors as Nanos) + complete
+                let host_done = if req.op == Op::Read && per_sector > 0 {
+                    self.streamed_read_done(req.start_sector, req.end_sector(), on_track, target, bus_start, per_sector)
+                } else {
+                    (end.at_ns + per_sector).max(bus_start + per_sector * req.size_sectors as Nanos)
+                };
+                host_done + complete
             }
         };
         Service {
@@ -687,6 +692,33 @@ impl RotationalDisk {
         let media = self.media_access_after(req, path, mech_at, 0, false, data_at + first * per, Some((data_at, per)));
         let completion_ns = media.completion_ns.max(data_in + per).max(data_in + disconnect) + reselect + o.write_complete;
         Service { dispatch_ns: now, completion_ns, rotation_ns: completion_ns - mech_at - media.seek_ns - media.transfer_ns, ..media }
+    }
+
+    /// When the host has all of a media read of `[lo, hi)` whose blocks go over the bus one at a
+    /// time, `per` each, from `bus_start` on, each block only once it is in the buffer (at the end
+    /// of its sector; the head reaches `lo`, on track `first`, at `on_track`): block k is on the
+    /// bus from max(end of block k - 1 on the bus, block k in). The bus idles while the media
+    /// switches tracks or seeks to the next cylinder and waits for rotation, and after such a gap
+    /// a bus slower than the media is the bottleneck again (DiskSim transfers the blocks that are
+    /// in the buffer whenever the bus is free, and reconnects when the next one comes in). With a
+    /// bus slower than the media the latest block to wait is the first of a track, with a faster
+    /// bus the last one, so one walk to each track's first block is enough.
+    fn streamed_read_done(&self, lo: u64, hi: u64, on_track: Nanos, first: TrackPos, bus_start: Nanos, per: Nanos) -> Nanos {
+        let mut done = bus_start + per * (hi - lo);
+        let (mut cur, mut t, mut pos) = (lo, on_track, Some(first));
+        while cur < hi {
+            let aligned = cur == lo;
+            let first_in = self.walk(cur, t, cur + 1, Nanos::MAX, aligned, pos).0;
+            done = done.max(first_in.at_ns + per * (hi - cur));
+            let track_end = pos.map_or_else(|| self.geometry.locate(cur).track_end_sector, |p| p.track_end_sector);
+            let end = self.walk(cur, t, hi.min(track_end), Nanos::MAX, aligned, pos).0;
+            done = done.max(end.at_ns + per);
+            if end.sector <= cur {
+                break;
+            }
+            (cur, t, pos) = (end.sector, end.at_ns, None);
+        }
+        done
     }
 
     /// How many blocks of an `n`-block media read must be in the buffer before the host transfer
@@ -936,7 +968,16 @@ impl RotationalDisk {
             let cap = self.track_end_readahead(req, seg_lo);
             self.cache.set_cap(cap);
         }
-        let host_done = (now + overhead + self.bus_ns(req.size_sectors)).max(end.at_ns + self.bus_ns(1));
+        // The buffered part goes over the bus at once; the drive then disconnects and reconnects
+        // for the missing part only once its first block (or the water mark) is in the buffer,
+        // as for any media read (DiskSim counts a block at the end of its sector).
+        let buffered_done = now + overhead + self.bus_ns((buffered_to - req.start_sector) as u32);
+        let missing = req.end_sector() - buffered_to;
+        let first = self.read_water_mark_blocks(missing, self.ext.read_bus_start_fraction);
+        let on_track = mech_start + seek_ns + rotation_ns;
+        let first_in = self.walk(buffered_to, on_track, buffered_to + first, Nanos::MAX, true, Some(target)).0.at_ns;
+        let host_done =
+            self.streamed_read_done(buffered_to, req.end_sector(), on_track, target, buffered_done.max(first_in), self.bus_ns(1));
         Service {
             dispatch_ns: now,
             completion_ns: host_done + complete,
