@@ -33,7 +33,7 @@ impl DeviceView for ToyDisk {
     fn seek_time_ns(&self, d: u32) -> Nanos {
         d as Nanos * NS_PER_MS
     }
-    fn positioning_time_ns(&self, sector: u64, sectors: u32, _op: Op, _now: Nanos) -> Nanos {
+    fn positioning_time_ns(&self, sector: u64, _sectors: u32, _op: Op, _now: Nanos) -> Nanos {
         self.seek_time_ns(self.head.get().abs_diff(self.cylinder_of(sector))) + (sector % 100) * NS_PER_MS / 10
     }
 }

@@ -1,63 +1,21 @@
 //! DiskSim buffer mechanisms on small hand-checked drives: how far read-ahead goes (`Buffer
 //! continuous read`), and the SCSI disconnect/reselect costs of writes.
 
-use iosched::device::disksim::parse::parse_str;
-use iosched::device::disksim::{map_document, DiskSimDrive};
+mod tiny_disksim;
+
+use iosched::device::disksim::DiskSimDrive;
 use iosched::device::ArmPath;
-use iosched::request::{Op, Principal, Request};
-use std::path::Path;
+use iosched::request::Op;
+use tiny_disksim::{req, tiny_drive, MS};
 
-/// 2 surfaces, 6000 rpm (10 ms a revolution), 10 sectors per track (1 ms each), no skew, a seek
-/// of 2 ms to the adjacent cylinder, head switch 0.3 ms; a 32-block segment.
+/// The tiny drive with one zone of 8 cylinders, 10 sectors per track (1 ms each), no skew; a
+/// 32-block segment.
 fn drive(disk_extra: &str) -> DiskSimDrive {
-    let text = format!(
-        r#"
-disksim_disk TINY {{
-  Model = dm_disk TINY.model {{
-    Number of data surfaces = 2,
-    Number of cylinders = 8,
-    Block count = 160,
-    Layout Model = dm_layout_g1 {{
-      LBN-to-PBN mapping scheme = 0,
-      Sparing scheme used = 0,
-      Rangesize for sparing = 1,
-      Zones = [
-        dm_layout_g1_zone {{ First cylinder number = 0, Last cylinder number = 7, Blocks per track = 10,
+    let zone = "        dm_layout_g1_zone { First cylinder number = 0, Last cylinder number = 7, Blocks per track = 10,
           Offset of first block = 0, Empty space at zone front = 0, Skew for track switch = 0,
-          Skew for cylinder switch = 0, Number of spares = 0, slips = [], defects = [] }}
-      ]
-    }},
-    Mechanical Model = dm_mech_g1 {{
-      Access time type = trackSwitchPlusRotation,
-      Seek type = hpl,
-      Single cylinder seek time = 2.0,
-      HPL seek equation values = [ 100, 1.0, 1.0, 0, 0, 0 ],
-      Add. write settling delay = 0.5,
-      Head switch time = 0.3,
-      Rotation speed (in rpms) = 6000,
-      Percent error in rpms = 0
-    }}
-  }},
-  Per-request overhead time = 0,
-  Time scale for overheads = 1,
-  Number of buffer segments = 2,
-  Maximum number of write segments = 1,
-  Segment size (in blks) = 32,
-  Enable caching in buffer = 1,
-  Allow read hits on write data = 0,
-  {disk_extra}
-}}
-"#
-    );
-    let doc = parse_str(&text, Path::new("tiny.parv")).unwrap_or_else(|e| panic!("{e}"));
-    map_document(&doc, Path::new("tiny.parv")).unwrap_or_else(|e| panic!("{e}"))
+          Skew for cylinder switch = 0, Number of spares = 0, slips = [], defects = [] }";
+    tiny_drive(8, 160, 0, zone, &format!("Segment size (in blks) = 32,\n  Allow read hits on write data = 0,\n  {disk_extra}"))
 }
-
-fn req(id: u64, op: Op, start: u64, size: u32) -> Request {
-    Request { id, principal: Principal::default(), op, sync: true, start_sector: start, size_sectors: size, issue_ns: 0, flags: 0 }
-}
-
-const MS: u64 = 1_000_000;
 
 /// After a read of `first` (start, size) at 0, is a read of one block at `probe` 100 ms later
 /// (read-ahead long finished) served from the buffer?

@@ -1,69 +1,38 @@
 //! DiskSim descriptions: parser errors, and the mechanics each mapped parameter controls, on
 //! small hand-checked drives.
 
+mod tiny_disksim;
+
 use iosched::device::disksim::parse::parse_str;
 use iosched::device::disksim::{load_drive, map_document, DiskSimDrive};
 use iosched::device::geometry::Chs;
 use iosched::device::ArmPath;
-use iosched::request::{Op, Principal, Request};
+use iosched::request::Op;
 use std::path::Path;
+use tiny_disksim::{req, tiny_drive, MS};
 
-/// A tiny drive: 2 surfaces, 6000 rpm (10 ms per revolution), 10 sectors per track (1 ms each).
+/// The tiny drive with two zones: cylinders 0-1 with 10 sectors per track (1 ms each, track skew
+/// 2, cylinder skew 3), cylinders 2-3 with 8 (offset 5, skews 1); a 16-block segment, no
+/// read-ahead.
 fn drive(sparing: u32, zone0_extra: &str, disk_extra: &str) -> DiskSimDrive {
-    let text = format!(
-        r#"
-disksim_disk TINY {{
-  Model = dm_disk TINY.model {{
-    Number of data surfaces = 2,
-    Number of cylinders = 4,
-    Block count = 100000,
-    Layout Model = dm_layout_g1 {{
-      LBN-to-PBN mapping scheme = 0,
-      Sparing scheme used = {sparing},
-      Rangesize for sparing = 1,
-      Zones = [
-        dm_layout_g1_zone {{ First cylinder number = 0, Last cylinder number = 1, Blocks per track = 10,
+    let zones = format!(
+        "        dm_layout_g1_zone {{ First cylinder number = 0, Last cylinder number = 1, Blocks per track = 10,
           Offset of first block = 0, Empty space at zone front = 0, Skew for track switch = 2,
           Skew for cylinder switch = 3, {zone0_extra} defects = [] }},
         dm_layout_g1_zone {{ First cylinder number = 2, Last cylinder number = 3, Blocks per track = 8,
           Offset of first block = 5, Empty space at zone front = 0, Skew for track switch = 1,
-          Skew for cylinder switch = 1, Number of spares = 0, slips = [], defects = [] }}
-      ]
-    }},
-    Mechanical Model = dm_mech_g1 {{
-      Access time type = trackSwitchPlusRotation,
-      Seek type = hpl,
-      Single cylinder seek time = 2.0,
-      HPL seek equation values = [ 100, 1.0, 1.0, 0, 0, 0 ],
-      Add. write settling delay = 0.5,
-      Head switch time = 0.3,
-      Rotation speed (in rpms) = 6000,
-      Percent error in rpms = 0
-    }}
-  }},
-  Per-request overhead time = 0,
-  Time scale for overheads = 1,
-  Bulk sector transfer time = 0.0,
-  Number of buffer segments = 2,
-  Maximum number of write segments = 1,
+          Skew for cylinder switch = 1, Number of spares = 0, slips = [], defects = [] }}"
+    );
+    let disk = format!(
+        "Bulk sector transfer time = 0.0,
   Segment size (in blks) = 16,
-  Enable caching in buffer = 1,
   Buffer continuous read = 0,
   Maximum read-ahead (blks) = 0,
   Allow read hits on write data = 1,
-  {disk_extra}
-}}
-"#
+  {disk_extra}"
     );
-    let doc = parse_str(&text, Path::new("tiny.parv")).unwrap_or_else(|e| panic!("{e}"));
-    map_document(&doc, Path::new("tiny.parv")).unwrap_or_else(|e| panic!("{e}"))
+    tiny_drive(4, 100000, sparing, &zones, &disk)
 }
-
-fn req(id: u64, op: Op, start: u64, size: u32) -> Request {
-    Request { id, principal: Principal::default(), op, sync: true, start_sector: start, size_sectors: size, issue_ns: 0, flags: 0 }
-}
-
-const MS: u64 = 1_000_000;
 
 #[test]
 fn sector_sparing_per_zone_slips_lbas_past_a_defect() {

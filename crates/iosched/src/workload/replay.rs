@@ -139,7 +139,7 @@ mod tests {
         fn seek_time_ns(&self, _: u32) -> Nanos {
             0
         }
-        fn positioning_time_ns(&self, _: u64, sectors: u32, _: Op, _: Nanos) -> Nanos {
+        fn positioning_time_ns(&self, _: u64, _: u32, _: Op, _: Nanos) -> Nanos {
             0
         }
     }
