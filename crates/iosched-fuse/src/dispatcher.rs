@@ -158,11 +158,11 @@ struct Dispatcher {
     pending: HashMap<u64, Reply>,
     next_id: u64,
     in_flight: u32,
-    /// Set by a completion until the next decision: the emulated disk's clock, i.e. the modelled
-    /// completion (or a later arrival). A decision taken at once after a completion is the
-    /// device's, made at that instant: the host's time to send the reply must not delay it
-    /// (the simulator dispatches at the completion instant too).
-    device_now_ns: Option<Nanos>,
+    /// Set by a completion until the next decision, which is then taken at the scheduler's
+    /// clock (the modelled completion, or a later arrival), not the host's: the host's time to
+    /// send the reply must not delay the device (the simulator dispatches at the completion
+    /// instant too).
+    decide_at_completion: bool,
     /// The scheduler's clock: the latest time given to it in any call (never set back).
     sched_clock_ns: Nanos,
     disconnected: bool,
@@ -291,7 +291,7 @@ impl Dispatcher {
         // The scheduler sees the completion at its modelled time (or at the latest arrival it
         // has been given, if that came later: its clock never goes back).
         let t = self.sched_time(deadline);
-        self.device_now_ns = Some(t);
+        self.decide_at_completion = true;
         self.in_flight = 0;
         self.record(&req, &svc);
         let cx = Context { now_ns: t, device: view_of(&self.timing), in_flight: 0 };
@@ -393,7 +393,7 @@ impl Dispatcher {
         loop {
             // Right after a completion the decision comes first (housekeeping would read the
             // host's clock, which is ahead of the device's).
-            if self.device_now_ns.is_none() {
+            if !self.decide_at_completion {
                 self.housekeeping();
             }
             if self.disconnected {
@@ -402,18 +402,15 @@ impl Dispatcher {
             // Every request that has arrived takes part in the decision.
             self.drain();
             if self.scheduler.queued() == 0 {
-                self.device_now_ns = None;
+                self.decide_at_completion = false;
                 self.wait_event(None);
                 continue;
             }
-            let t = match self.device_now_ns.take() {
-                // Right after a completion: the device decides at the completion instant, or at
-                // the latest arrival it knows of if that came later.
-                Some(_) => self.sched_clock_ns,
-                None => {
-                    let now = self.now();
-                    self.sched_time(now)
-                }
+            let t = if std::mem::take(&mut self.decide_at_completion) {
+                self.sched_clock_ns
+            } else {
+                let now = self.now();
+                self.sched_time(now)
             };
             if let Timing::Emulated(d) = &mut self.timing {
                 d.advance_to(t);
@@ -498,7 +495,7 @@ pub fn spawn(
                 pending: HashMap::new(),
                 next_id: 0,
                 in_flight: 0,
-                device_now_ns: None,
+                decide_at_completion: false,
                 sched_clock_ns: 0,
                 disconnected: false,
                 records: Vec::new(),
