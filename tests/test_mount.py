@@ -1,4 +1,4 @@
-"""Real mode through the Python CLI: `iosched mount` (which execs the iosched-fuse binary) with
+"""Real mode through the Python CLI: `iosched mount` (real mode run by the native extension) with
 two dd readers under --direct-io, checksums, SIGINT, and `iosched umount` of a --daemon mount.
 A fixture always unmounts (lazily, then aborting the FUSE connection). Skipped only where
 /dev/fuse is missing."""

@@ -1,5 +1,5 @@
 """Command line: `iosched run`, `iosched list`, `iosched reproduce`, `iosched validate`, `iosched bench`,
-`iosched mount` / `iosched umount` (real mode, through the `iosched-fuse` binary).
+`iosched mount` / `iosched umount` (real mode, run by the native extension: see _fuse.py).
 
 User mistakes (bad scenario, missing or unreadable file) print one line `error: ...` on stderr
 and exit with status 2.
@@ -466,8 +466,7 @@ def _calibrate_real(path: Path, samples: int, seed: int, max_idle_ms: float, cur
                     out_csv: Optional[Path], as_json: bool) -> None:
     import subprocess
 
-    binary = _fuse_binary()
-    args = [binary, "calibrate", str(path), "--samples", str(samples), "--seed", str(seed), "--max-idle-ms", str(max_idle_ms)]
+    args = [*_fuse_command(), "calibrate", str(path), "--samples", str(samples), "--seed", str(seed), "--max-idle-ms", str(max_idle_ms)]
     r = subprocess.run(args, capture_output=True, text=True)
     if r.returncode != 0:
         raise fail(r.stderr.strip().removeprefix("iosched calibrate: "))
@@ -503,40 +502,25 @@ def _calibrate_real(path: Path, samples: int, seed: int, max_idle_ms: float, cur
         out.print(f"calibration written to {curve}")
 
 
-def _fuse_binary() -> str:
-    """The real-mode binary `iosched-fuse`: $IOSCHED_FUSE_BIN, one shipped next to the package,
-    one on PATH, or, in a source checkout (of this package or the current directory), the one in
-    target/ (built with `cargo build --release -p iosched-fuse` if missing)."""
+def _fuse_command() -> list:
+    """Real mode's command line: the native extension run as `python -m iosched._fuse` (the same
+    code as the `iosched-fuse` entry point); $IOSCHED_FUSE_BIN names a separately built
+    `iosched-fuse` binary instead."""
     import os
-    import shutil
-    import subprocess
+
+    from ._fuse import self_command
 
     env = os.environ.get("IOSCHED_FUSE_BIN")
-    if env:
-        return env
-    here = Path(__file__).resolve().parent
-    shipped = here / "bin" / "iosched-fuse"
-    if shipped.is_file():
-        return str(shipped)
-    found = shutil.which("iosched-fuse")
-    if found:
-        return found
-    for start in (here, Path.cwd().resolve()):
-        for root in (start, *start.parents):
-            if (root / "crates" / "iosched-fuse" / "Cargo.toml").is_file():
-                for profile in ("release", "debug"):
-                    built = root / "target" / profile / "iosched-fuse"
-                    if built.is_file():
-                        return str(built)
-                typer.echo("iosched: building iosched-fuse (cargo build --release -p iosched-fuse) ...", err=True)
-                r = subprocess.run(["cargo", "build", "--release", "-p", "iosched-fuse"], cwd=root)
-                built = root / "target" / "release" / "iosched-fuse"
-                if r.returncode == 0 and built.is_file():
-                    return str(built)
-    raise fail(
-        "the real-mode binary iosched-fuse was not found: install it with "
-        "`cargo install --path crates/iosched-fuse` or set IOSCHED_FUSE_BIN"
-    )
+    return [env] if env else self_command()
+
+
+def _exec_fuse(args: list) -> None:
+    """Replaces this process with real mode's command (signals reach the mount directly, and its
+    exit status is ours)."""
+    import os
+
+    command = _fuse_command()
+    os.execv(command[0], [*command, *args])
 
 
 @app.command()
@@ -560,8 +544,6 @@ def mount(
     """Real mode: mount BACKING_DIR on MOUNTPOINT; reads and writes of real processes are scheduled
     by SCHEDULER and timed by the emulated disk. Runs until Ctrl-C / SIGTERM (or `iosched umount`),
     then prints a summary in the shape of `iosched run --json`. See docs/real-mode.md."""
-    import os
-
     args = ["mount", str(backing_dir), str(mountpoint), "--scheduler", scheduler, "--device", device, "--backend", backend]
     if policy:
         args += ["--policy", policy]
@@ -574,9 +556,7 @@ def mount(
     for flag, value in (("--summary", summary), ("--stats", stats), ("--stats-interval", stats_interval), ("--log", log), ("--requests-csv", requests_csv), ("--calibration", calibration)):
         if value is not None:
             args += [flag, str(value)]
-    binary = _fuse_binary()
-    # exec: signals reach the mount directly, and its exit status is ours.
-    os.execv(binary, [binary, *args])
+    _exec_fuse(args)
 
 
 @app.command()
@@ -585,10 +565,7 @@ def umount(
     timeout: float = typer.Option(10.0, "--timeout", help="Seconds to wait for the mount's process to write its summary and exit."),
 ) -> None:
     """Unmount a real-mode mount (lazily if busy) and wait for its process to finish."""
-    import os
-
-    binary = _fuse_binary()
-    os.execv(binary, [binary, "umount", str(mountpoint), "--timeout", str(timeout)])
+    _exec_fuse(["umount", str(mountpoint), "--timeout", str(timeout)])
 
 
 def main() -> None:

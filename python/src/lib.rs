@@ -144,6 +144,13 @@ fn validate_trace(py: Python<'_>, drive: &str, trace: &str, timing: &str, per_re
     Ok(v.to_string())
 }
 
+/// Real mode's command line (`iosched-fuse mount|umount|calibrate ...`, run in this process);
+/// `self_command` starts it again (the daemon re-executes itself). Returns the exit status.
+#[pyfunction]
+fn fuse_main(py: Python<'_>, args: Vec<String>, self_command: Vec<String>) -> u8 {
+    py.allow_threads(|| iosched_fuse::cli::run(&args, &self_command))
+}
+
 /// The built-in default scenario's TOML text.
 #[pyfunction]
 fn default_scenario() -> &'static str {
@@ -161,6 +168,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(calibrate_device, m)?)?;
     m.add("ValidateError", m.py().get_type::<ValidateError>())?;
     m.add_function(wrap_pyfunction!(validate_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(fuse_main, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
