@@ -7,10 +7,10 @@ use crate::device::disksim::load_drive;
 use crate::device::presets::{preset, PRESET_NAMES};
 use crate::device::rotational::DiskExtensions;
 use crate::device::{Device, DeviceView, RotationalDisk, RotationalSpec};
-use crate::metrics::{summarize, RequestRecord, RunSummary};
+use crate::metrics::{RecordSink, RequestRecord, RunSummary};
 use crate::request::{Op, Principal, SECTOR_BYTES};
 use crate::sched::registry;
-use crate::sim::simulate;
+use crate::sim::{simulate_with, RunControl, SimOptions, Stop};
 use crate::time::{us_to_ns, NS_PER_S};
 use crate::workload::apps::{self, AppWorkload, KernelModel};
 use crate::workload::closed_queue::ClosedQueue;
@@ -693,8 +693,17 @@ impl Scenario {
         }
     }
 
-    /// Runs every listed scheduler on this scenario. `seed` overrides `run.seed`.
+    /// Runs every listed scheduler on this scenario, keeping every record. `seed` overrides
+    /// `run.seed`.
     pub fn run(&self, seed: Option<u64>) -> Result<Vec<RunResult>, ScenarioError> {
+        self.run_with(RunOptions { seed, keep_records: true, ..RunOptions::default() })
+    }
+
+    /// Runs every listed scheduler with `options` (what to keep, where records go, who
+    /// watches). A cancelled run ends the scenario: the runs so far are returned, the last one
+    /// marked `stopped`.
+    pub fn run_with(&self, options: RunOptions<'_>) -> Result<Vec<RunResult>, ScenarioError> {
+        let RunOptions { seed, keep_records, mut sink, control } = options;
         let err = |message: String| ScenarioError { file: self.source.clone(), message };
         let seed = seed.unwrap_or(self.run.seed);
         let (spec, ext, _) = self.device_model().map_err(err)?;
@@ -709,7 +718,7 @@ impl Scenario {
             }
         };
         let mut out = Vec::with_capacity(choices.len());
-        for choice in choices {
+        for (index, choice) in choices.into_iter().enumerate() {
             let disk = RotationalDisk::with_extensions(spec.clone(), ext.clone()).map_err(err)?;
             let mut device: Box<dyn Device> = match &curve {
                 None => Box::new(disk),
@@ -717,18 +726,53 @@ impl Scenario {
             };
             let mut scheduler = registry::build(&choice.name, choice.policy.as_deref(), &choice.tunables).map_err(err)?;
             let mut workload = self.workload(device.as_view(), seed).map_err(err)?;
-            let sim = simulate(device.as_mut(), scheduler.as_mut(), workload.as_mut());
-            let mut summary = summarize(&sim.records, sim.end_ns, &workload.processes(), sim.invariants);
+            if let Some(s) = sink.as_deref_mut() {
+                s.begin_run(index, &choice.label);
+            }
+            let options = SimOptions { keep_records, sink: sink.as_deref_mut().map(|s| s as &mut dyn RecordSink), control };
+            let sim = simulate_with(device.as_mut(), scheduler.as_mut(), workload.as_mut(), options);
+            if let Some(Stop::NoProgress { at_ns, events }) = sim.stop {
+                return Err(err(format!(
+                    "scheduler `{}`: the simulation makes no progress: {events} events at t = {:.6} s without simulated time \
+                     advancing (a process whose reads the page cache serves in zero time with zero think time? give it \
+                     `think_us` or `copy_us_per_kib`)",
+                    choice.label,
+                    at_ns as f64 / 1e9
+                )));
+            }
+            let mut summary = sim.accumulator.finish(0, sim.end_ns, &workload.processes(), sim.invariants);
             summary.scheduler = choice.label.clone();
             summary.scheduler_name = choice.name.clone();
             summary.device = spec.name.clone();
             summary.workload = self.workload_label();
             summary.seed = seed;
             summary.scheduler_counters = sim.scheduler_counters.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+            if let Some(Stop::Cancelled { at_ns }) = sim.stop {
+                summary.stopped = Some(format!("cancelled at {:.3} s of simulated time", at_ns as f64 / 1e9));
+            }
+            if let Some(c) = control {
+                c.finish_run();
+            }
+            let cancelled = sim.stop.is_some();
             out.push(RunResult { summary, records: sim.records });
+            if cancelled {
+                break;
+            }
         }
         Ok(out)
     }
+}
+
+/// What `Scenario::run_with` keeps and who watches.
+#[derive(Default)]
+pub struct RunOptions<'a> {
+    /// Overrides `run.seed`.
+    pub seed: Option<u64>,
+    /// Keep every record in memory (`RunResult::records`).
+    pub keep_records: bool,
+    /// Every record of every run, as it completes.
+    pub sink: Option<&'a mut dyn RecordSink>,
+    pub control: Option<&'a RunControl>,
 }
 
 /// `[app]`: an application workload of Iyer & Druschel 2001 (sections 4.3-4.7). Fields other
