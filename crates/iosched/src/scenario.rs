@@ -19,7 +19,7 @@ use crate::workload::poisson::Poisson;
 use crate::workload::process::{Access, ProcessSpec, Processes, ReadModel, PAGE_SECTORS};
 use crate::workload::think::Think;
 use crate::workload::Workload;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// A user mistake in a scenario, with where it is.
@@ -30,7 +30,7 @@ pub struct ScenarioError {
     pub message: String,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     #[serde(default)]
@@ -56,7 +56,7 @@ pub struct Scenario {
     pub source: String,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct DeviceSection {
     /// A preset name (default `ibm-deskstar-34gxp`); exclusive with `disksim`.
@@ -94,7 +94,7 @@ fn default_preset() -> String {
     "ibm-deskstar-34gxp".into()
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadSection {
     /// "closed-queue" or "poisson".
@@ -135,7 +135,7 @@ fn d_one() -> f64 {
     1.0
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProcessSection {
     #[serde(default = "d_proc_name")]
@@ -228,23 +228,35 @@ fn d_think() -> String {
     "fixed".into()
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunSection {
-    #[serde(default = "d_duration")]
-    pub duration_s: f64,
+    /// Simulated time the run lasts. Processes and apps: default 10 s. Closed-queue and Poisson
+    /// workloads run their `requests` when it is not given, and stop issuing at it when it is.
+    #[serde(default)]
+    pub duration_s: Option<f64>,
     #[serde(default = "d_seed")]
     pub seed: u64,
 }
 
 impl Default for RunSection {
     fn default() -> Self {
-        RunSection { duration_s: d_duration(), seed: d_seed() }
+        RunSection { duration_s: None, seed: d_seed() }
     }
 }
 
-fn d_duration() -> f64 {
-    10.0
+/// `run.duration_s` of process and app workloads when not given.
+pub const DEFAULT_DURATION_S: f64 = 10.0;
+
+impl RunSection {
+    /// The run's length in simulated seconds (the default where none is given).
+    pub fn duration_s(&self) -> f64 {
+        self.duration_s.unwrap_or(DEFAULT_DURATION_S)
+    }
+
+    pub fn duration_ns(&self) -> u64 {
+        (self.duration_s() * NS_PER_S as f64) as u64
+    }
 }
 fn d_seed() -> u64 {
     1
@@ -409,7 +421,19 @@ impl Scenario {
                 });
                 Ok(SchedulerChoice { name: info.name.to_string(), policy, label, tunables })
             })
-            .collect()
+            .collect::<Result<Vec<_>, String>>()
+            .and_then(|choices| {
+                // Runs are told apart by label (tables, plots, sweeps): two alike would merge.
+                for (i, c) in choices.iter().enumerate() {
+                    if let Some(j) = choices[..i].iter().position(|d| d.label == c.label) {
+                        return Err(format!(
+                            "field `scheduler[{i}]`: label `{}` is already used by scheduler[{j}]; give one of them a distinct `label`",
+                            c.label
+                        ));
+                    }
+                }
+                Ok(choices)
+            })
     }
 
     fn validate(&self) -> Result<(), String> {
@@ -448,7 +472,7 @@ impl Scenario {
             }
             Ok(())
         };
-        within("run.duration_s", self.run.duration_s, 1e-6, 1e6)?;
+        within("run.duration_s", self.run.duration_s(), 1e-6, 1e6)?;
         match (&self.workload, self.process.is_empty(), &self.app) {
             (Some(_), false, _) => return Err("give either [workload] or [[process]] entries, not both".into()),
             (Some(_), _, Some(_)) => return Err("give either [workload] or [app], not both".into()),
@@ -460,7 +484,7 @@ impl Scenario {
         }
         if let Some(a) = &self.app {
             a.validate(capacity_bytes)?;
-            a.build(capacity_bytes / SECTOR_BYTES, self.run.seed, (self.run.duration_s * NS_PER_S as f64) as u64)?;
+            a.build(capacity_bytes / SECTOR_BYTES, self.run.seed, self.run.duration_ns())?;
         }
         if let Some(w) = &self.workload {
             if w.kind != "closed-queue" && w.kind != "poisson" {
@@ -570,10 +594,11 @@ impl Scenario {
             within(&format!("{at}.think_us"), p.think_us, 0.0, 3.6e9)?;
             count(&format!("{at}.weight"), p.weight as u64, 1, 1_000_000)?;
             within(&format!("{at}.start_us"), p.start_us, 0.0, 3.6e9)?;
-            if p.start_us >= self.run.duration_s * 1e6 {
+            if p.start_us >= self.run.duration_s() * 1e6 {
                 return Err(format!(
                     "field `{at}.start_us` = {}: the process would start after the run ends (run.duration_s = {})",
-                    p.start_us, self.run.duration_s
+                    p.start_us,
+                    self.run.duration_s()
                 ));
             }
             if let Some(n) = p.requests {
@@ -603,6 +628,14 @@ impl Scenario {
                 }
             }
         }
+        for (i, p) in self.process.iter().enumerate() {
+            if let Some(j) = self.process[..i].iter().position(|q| q.name == p.name) {
+                return Err(format!(
+                    "field `process[{i}].name`: `{}` is already the name of process[{j}]; per-process results are told apart by name",
+                    p.name
+                ));
+            }
+        }
         let total: u64 = self.process.iter().map(|p| p.count as u64).sum();
         if total > 0 {
             let region_mib = (capacity_bytes >> 20) as f64 / total as f64;
@@ -620,15 +653,17 @@ impl Scenario {
     fn workload(&self, device: &dyn DeviceView, seed: u64) -> Result<Box<dyn Workload>, String> {
         let capacity = device.capacity_sectors();
         if let Some(a) = &self.app {
-            return Ok(Box::new(a.build(capacity, seed, (self.run.duration_s * NS_PER_S as f64) as u64)?));
+            return Ok(Box::new(a.build(capacity, seed, self.run.duration_ns())?));
         }
         let kib_sectors = |kib: f64| (kib * 1024.0 / SECTOR_BYTES as f64).round() as u32;
         if let Some(w) = &self.workload {
             let region = ((capacity as f64 * w.region_start_fraction) as u64, (capacity as f64 * w.region_end_fraction) as u64);
             let size = kib_sectors(w.request_kib);
+            // Queue workloads stop issuing at run.duration_s only when it is given.
+            let stop_ns = self.run.duration_s.map(|_| self.run.duration_ns());
             return Ok(match w.kind.as_str() {
-                "closed-queue" => Box::new(ClosedQueue::new(w.queue_depth, w.requests, size, region, w.read_fraction, seed)),
-                _ => Box::new(Poisson::new(w.rate_iops, w.requests, size, region, w.read_fraction, seed)),
+                "closed-queue" => Box::new(ClosedQueue::new(w.queue_depth, w.requests, size, region, w.read_fraction, seed).stop_at(stop_ns)),
+                _ => Box::new(Poisson::new(w.rate_iops, w.requests, size, region, w.read_fraction, seed).stop_at(stop_ns)),
             });
         }
         let total: u64 = self.process.iter().map(|p| p.count as u64).sum();
@@ -681,7 +716,7 @@ impl Scenario {
                 });
             }
         }
-        let stop = (self.run.duration_s * NS_PER_S as f64) as u64;
+        let stop = self.run.duration_ns();
         Ok(Box::new(Processes::new(specs, stop, seed)))
     }
 
@@ -691,6 +726,35 @@ impl Scenario {
             (None, Some(a)) => a.kind.clone(),
             _ => "processes".into(),
         }
+    }
+
+    /// The scenario with every default filled in, as JSON: its sections as parsed (serde
+    /// defaults applied), the device's full parameters, and each scheduler with all its
+    /// tunables (defaults where not given). What a user keeps to know exactly what ran.
+    pub fn resolved(&self) -> Result<serde_json::Value, ScenarioError> {
+        let err = |message: String| ScenarioError { file: self.source.clone(), message };
+        let mut v = serde_json::to_value(self).map_err(|e| err(e.to_string()))?;
+        let (spec, _, capacity_sectors) = self.device_model().map_err(err)?;
+        let schedulers: Vec<serde_json::Value> = self
+            .schedulers()
+            .map_err(err)?
+            .into_iter()
+            .map(|c| {
+                let mut tunables = BTreeMap::new();
+                let infos = [Some(c.name.as_str()), c.policy.as_deref()];
+                for info in infos.into_iter().flatten().filter_map(registry::info) {
+                    for t in info.tunables {
+                        tunables.insert(t.name.to_string(), t.default);
+                    }
+                }
+                tunables.extend(c.tunables.clone());
+                serde_json::json!({"name": c.name, "label": c.label, "policy": c.policy, "tunables": tunables})
+            })
+            .collect();
+        v["scheduler"] = serde_json::Value::from(schedulers);
+        v["device"]["resolved"] = serde_json::json!({"spec": spec, "capacity_sectors": capacity_sectors});
+        v["source"] = serde_json::Value::from(self.source.clone());
+        Ok(v)
     }
 
     /// Runs every listed scheduler on this scenario, keeping every record. `seed` overrides
@@ -778,7 +842,7 @@ pub struct RunOptions<'a> {
 /// `[app]`: an application workload of Iyer & Druschel 2001 (sections 4.3-4.7). Fields other
 /// than the kernel's and the placement's belong to one kind; giving another kind's field is an
 /// error. Defaults and the reasons for them: docs/scenarios.md.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct AppSection {
     /// "andrew", "apache", "gnuld" or "tpcb".

@@ -3,7 +3,7 @@
 //! per process.
 
 use super::histogram::LatencyHistogram;
-use super::summary::{ProcessSummary, RunSummary, SeekStats};
+use super::summary::{ProcessSummary, RunSummary, SeekStats, ServiceParts};
 use super::RequestRecord;
 use crate::request::SECTOR_BYTES;
 use crate::sim::engine::InvariantReport;
@@ -29,6 +29,9 @@ pub struct RunAccumulator {
     bytes: u64,
     busy_ns: u128,
     transfer_ns: u128,
+    /// Over every request (cache hits count as zero), for `RunSummary::per_request_ms`.
+    seek_all_ns: u128,
+    rotation_ns: u128,
     media: u64,
     seek_cylinders: u64,
     seek_ns: u128,
@@ -48,6 +51,8 @@ impl RunAccumulator {
         self.bytes += bytes;
         self.busy_ns += service as u128;
         self.transfer_ns += r.transfer_ns as u128;
+        self.seek_all_ns += r.seek_ns as u128;
+        self.rotation_ns += r.rotation_ns as u128;
         if r.cache_hit {
             self.cache_hits += 1;
         } else {
@@ -136,6 +141,14 @@ impl RunAccumulator {
             response_ms: self.response.summary_ms(),
             service_ms: self.service.summary_ms(),
             response_cdf_ms: self.response.quantiles_ms(),
+            per_request_ms: {
+                let n = self.requests.max(1) as f64 * 1e6;
+                ServiceParts {
+                    seek: self.seek_all_ns as f64 / n,
+                    rotation: self.rotation_ns as f64 / n,
+                    transfer: self.transfer_ns as f64 / n,
+                }
+            },
             seek,
             cache_hit_fraction: self.cache_hits as f64 / self.requests.max(1) as f64,
             processes: procs,

@@ -13,7 +13,7 @@ use crate::time::Nanos;
 
 pub use accumulator::RunAccumulator;
 pub use histogram::LatencyHistogram;
-pub use summary::{summarize, LatencyMs, ProcessSummary, RunSummary, SeekStats};
+pub use summary::{summarize, LatencyMs, ProcessSummary, RunSummary, SeekStats, ServiceParts};
 
 /// One completed request: the row of the per-request table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

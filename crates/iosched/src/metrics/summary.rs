@@ -46,6 +46,14 @@ pub struct SeekStats {
     pub zero_fraction: f64,
 }
 
+/// Mean seek, rotation and transfer time per request (cache hits count as zero).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ServiceParts {
+    pub seek: f64,
+    pub rotation: f64,
+    pub transfer: f64,
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct ProcessSummary {
     pub pid: u32,
@@ -86,6 +94,8 @@ pub struct RunSummary {
     /// Time from dispatch to completion ("I/O time").
     pub service_ms: LatencyMs,
     pub seek: SeekStats,
+    /// Mean seek, rotation and transfer per request, in ms (over every request).
+    pub per_request_ms: ServiceParts,
     pub cache_hit_fraction: f64,
     pub processes: Vec<ProcessSummary>,
     pub invariants: InvariantReport,

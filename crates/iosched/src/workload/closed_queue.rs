@@ -15,6 +15,8 @@ pub struct ClosedQueue {
     pub region_lo: u64,
     pub region_hi: u64,
     pub read_fraction: f64,
+    /// No new request at or after this time (run.duration_s, when given).
+    pub stop_ns: Option<Nanos>,
     issued: u64,
     rng: Pcg64,
 }
@@ -28,13 +30,20 @@ impl ClosedQueue {
             region_lo: region.0,
             region_hi: region.1,
             read_fraction,
+            stop_ns: None,
             issued: 0,
             rng: rng_stream(seed, 0),
         }
     }
 
+    /// Issues nothing at or after `stop_ns` (None: only `total` limits the run).
+    pub fn stop_at(mut self, stop_ns: Option<Nanos>) -> Self {
+        self.stop_ns = stop_ns;
+        self
+    }
+
     fn issue(&mut self, now: Nanos, out: &mut Emit) {
-        if self.issued >= self.total {
+        if self.issued >= self.total || self.stop_ns.is_some_and(|stop| now >= stop) {
             return;
         }
         self.issued += 1;
