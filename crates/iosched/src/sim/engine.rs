@@ -44,7 +44,7 @@ pub enum Stop {
 
 /// Events allowed at one simulated instant before the run is declared stuck. Far above any real
 /// same-instant batch (Seltzer's largest queue is 5,000 arrivals at time 0).
-pub const MAX_EVENTS_AT_ONE_INSTANT: u64 = 10_000_000;
+pub const MAX_EVENTS_AT_ONE_INSTANT: u64 = 1_000_000;
 /// The engine updates `RunControl` and checks for cancellation every this many events.
 const CONTROL_EVERY_EVENTS: u64 = 4096;
 
