@@ -84,20 +84,26 @@ def run(
     handle = _native.RunHandle()
     outcome: dict = {}
 
+    finished = threading.Event()
+
     def work() -> None:
         try:
             outcome["runs"] = _native.run_scenario(scn.text, scn.source, seed, records, csv_path, handle)
         except BaseException as e:  # handed to the caller's thread
             outcome["error"] = e
+        finally:
+            finished.set()
 
+    # The simulation runs on a worker thread (it releases the GIL), so that this thread can
+    # report progress and turn Ctrl-C into a cancel; an Event, not Thread.join, is waited on
+    # because an interrupted join can leave the thread's state unreliable.
     worker = threading.Thread(target=work, name="iosched-run", daemon=True)
     worker.start()
     runs_total = len(scn.schedulers) or 1
     interrupted = False
-    while worker.is_alive():
+    while not finished.is_set():
         try:
-            worker.join(0.1)
-            if progress is not None and worker.is_alive():
+            if not finished.wait(0.1) and progress is not None:
                 progress(Progress(handle.runs_done, runs_total, handle.completed, handle.simulated_ns / 1e9))
         except KeyboardInterrupt:
             handle.cancel()

@@ -413,6 +413,9 @@ def sweep(
         points = sw.grid(base, params)
     except ScenarioError as e:
         raise fail(str(e))
+    metrics = sw.known_metrics()
+    if plot_metric != "none" and plot_metric not in metrics:
+        raise fail(f"--plot: unknown metric `{plot_metric}` (known: {', '.join(metrics)})")
     out_dir = out_dir or Path("results") / f"sweep-{base.name}"
     check_output_dir(out_dir, "--out")
     pool = make_pool(jobs, dask)
@@ -424,9 +427,6 @@ def sweep(
         raise fail(str(e))
     except RuntimeError as e:
         raise fail(str(e))
-    metrics = sw.metric_columns(runs.to_dict("records")[:1])
-    if plot_metric != "none" and plot_metric not in metrics:
-        raise fail(f"--plot: unknown metric `{plot_metric}` (known: {', '.join(metrics)})")
     written = sw.write_tables(runs, summary, out_dir)
     meta = {"iosched_version": __version__, "scenario": str(file), "set": sets, "seeds": seed_list,
             "points": len(points), "pool": pool.describe(), "resolved_base_scenario": resolved_scenario(base)}

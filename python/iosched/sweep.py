@@ -166,6 +166,17 @@ def metric_columns(rows: list) -> List[str]:
             and isinstance(v, (int, float)) and not isinstance(v, bool)]
 
 
+def known_metrics() -> List[str]:
+    """The metric columns a sweep's runs table has (the scalar fields of a run summary)."""
+    import json
+
+    from . import _native
+
+    empty = json.loads(_native.empty_summary())
+    flat = _flatten({k: v for k, v in empty.items() if k not in _NOT_SCALAR and k != "seed"})
+    return metric_columns([flat])
+
+
 def summarize(df, params: Sequence[Parameter]):
     """Long table: one row per (parameters, scheduler, metric) with n, mean, std, the 95%
     confidence interval's half-width and bounds (Student t across seeds)."""
@@ -193,13 +204,16 @@ def run_sweep(base: Scenario, params: Sequence[Parameter], seeds: Sequence[int],
     import pandas as pd
 
     points = grid(base, params)
-    tasks = [(scn.text, scn.source, seed) for _, scn in points for seed in seeds]
-    results = pool.map(tasks, progress)
+    # One task per scheduler (runs of a scenario are independent): finer tasks balance the pool.
+    parts = [(i, seed, part) for i, (_, scn) in enumerate(points) for seed in seeds for part in scn.split()]
+    results = pool.map([(part.text, part.source, seed) for _, seed, part in parts], progress)
+    by_run: dict = {}
+    for (i, seed, _), summaries in zip(parts, results):
+        by_run.setdefault((i, seed), []).extend(summaries)
     rows = []
-    it = iter(results)
     for i, (values, _) in enumerate(points):
         for seed in seeds:
-            for s in next(it):
+            for s in by_run[(i, seed)]:
                 row = {"point": i, **{f"param:{k}": v for k, v in values.items()}, "seed": seed}
                 row.update(_flatten({k: v for k, v in s.items() if k not in _NOT_SCALAR and k != "seed"}))
                 rows.append(row)

@@ -227,6 +227,12 @@ fn fuse_main(py: Python<'_>, args: Vec<String>, self_command: Vec<String>) -> u8
     py.allow_threads(|| iosched_fuse::cli::run(&args, &self_command))
 }
 
+/// An empty run summary as JSON (its fields, for checking metric names before a run).
+#[pyfunction]
+fn empty_summary() -> String {
+    serde_json::to_string(&iosched::metrics::RunSummary::default()).expect("summary serializes")
+}
+
 /// The built-in default scenario's TOML text.
 #[pyfunction]
 fn default_scenario() -> &'static str {
@@ -247,6 +253,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ValidateError", m.py().get_type::<ValidateError>())?;
     m.add_function(wrap_pyfunction!(validate_trace, m)?)?;
     m.add_function(wrap_pyfunction!(fuse_main, m)?)?;
+    m.add_function(wrap_pyfunction!(empty_summary, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("CDF_QUANTILES", iosched::metrics::histogram::CDF_QUANTILES.to_vec())?;
     m.add("PERCENTILE_RELATIVE_ERROR", iosched::metrics::histogram::PERCENTILE_RELATIVE_ERROR)?;
