@@ -219,7 +219,7 @@ impl Dispatcher {
                     start_sector: io.start_sector,
                     size_sectors: io.size_sectors,
                     issue_ns: arrived,
-                    flags: 0,
+                    flags: 0, prio: Default::default(),
                 };
                 self.scheduler.add(req, &cx);
                 self.pending.insert(id, io.reply);

@@ -59,7 +59,7 @@ pub fn random_block(rng: &mut Pcg64, lo: u64, hi: u64, size: u32, read_fraction:
     let blocks = ((hi - lo) / size as u64).max(1);
     let start_sector = lo + rng.gen_range(0..blocks) * size as u64;
     let op = if read_fraction >= 1.0 || (read_fraction > 0.0 && rng.gen::<f64>() < read_fraction) { Op::Read } else { Op::Write };
-    NewRequest { principal, op, sync: op == Op::Read, start_sector, size_sectors: size, flags: 0 }
+    NewRequest { principal, op, sync: op == Op::Read, start_sector, size_sectors: size, flags: 0, prio: Default::default() }
 }
 
 impl Workload for ClosedQueue {
