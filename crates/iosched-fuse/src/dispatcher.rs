@@ -323,7 +323,7 @@ impl Dispatcher {
 
     fn record(&mut self, req: &Request, svc: &Service) {
         let mut c = iosched::metrics::Collector::new(true, None);
-        c.record(req, svc);
+        c.record(req, svc, iosched::metrics::RecordTimes { insert_ns: req.issue_ns, dispatch_ns: svc.dispatch_ns, bios: 1 });
         self.records.extend(c.finish().1);
         *self.interval_bytes.entry(req.principal.pid).or_default() += req.bytes();
     }
@@ -571,7 +571,14 @@ pub fn summary_json(out: &Outcome, cfg: &Config, label: &str, workload: &str, ex
     let records: Vec<RequestRecord> = out
         .records
         .iter()
-        .map(|r| RequestRecord { issue_ns: r.issue_ns - t0, dispatch_ns: r.dispatch_ns - t0, complete_ns: r.complete_ns - t0, ..*r })
+        .map(|r| RequestRecord {
+            issue_ns: r.issue_ns - t0,
+            insert_ns: r.insert_ns - t0,
+            dispatch_ns: r.dispatch_ns - t0,
+            start_ns: r.start_ns - t0,
+            complete_ns: r.complete_ns - t0,
+            ..*r
+        })
         .collect();
     let end = records.iter().map(|r| r.complete_ns).max().unwrap_or(0);
     let mut s = summarize(&records, end, &out.processes, InvariantReport::default());

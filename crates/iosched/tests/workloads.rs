@@ -30,6 +30,10 @@ fn spec(pid: u32, pattern: Pattern, access: Access, think_us: u64) -> ProcessSpe
         weight: 1,
         access,
         max_transfer_sectors: 0,
+        iodepth: 1,
+        sync: true,
+        prio: Default::default(),
+        meta: false,
     }
 }
 
@@ -227,7 +231,7 @@ fn parse_err(process_fields: &str) -> String {
 #[test]
 fn new_fields_are_validated_with_field_and_value() {
     let cases = [
-        ("access = \"direct\"", "process[0].access"),
+        ("access = \"buffered\"", "process[0].access"),
         ("readahead_kib = 64", "process[0].readahead_kib` = 64 is only used with access = \"read\""),
         ("access = \"read\"\nreadahead_kib = 6", "process[0].readahead_kib` = 6 must be a multiple"),
         ("access = \"read\"\nreadahead_kib = -4", "process[0].readahead_kib` must be in"),
