@@ -9,7 +9,7 @@ from conftest import SELTZER_Q10
 
 REQUEST_COLUMNS = [
     "run", "scheduler", "req_id", "pid", "group", "op", "sync", "start_sector", "size_sectors",
-    "issue_ns", "dispatch_ns", "complete_ns", "seek_cylinders", "seek_ns", "rotation_ns",
+    "bios", "issue_ns", "insert_ns", "dispatch_ns", "start_ns", "complete_ns", "seek_cylinders", "seek_ns", "rotation_ns",
     "transfer_ns", "cache_hit",
 ]
 
