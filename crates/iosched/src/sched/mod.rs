@@ -12,6 +12,7 @@ pub mod fcfs;
 pub mod gstf;
 pub mod look;
 pub mod lottery;
+pub mod noop;
 pub mod queues;
 pub mod registry;
 pub mod scan;

@@ -26,11 +26,19 @@ pub const SCHEDULERS: &[SchedulerInfo] = &[
     },
     SchedulerInfo {
         name: "fcfs",
-        aliases: &["noop"],
+        aliases: &[],
         kind: "policy",
         summary: "first come, first served",
-        source: "Seltzer et al. 1990 section 4.1; Linux noop",
+        source: "Seltzer et al. 1990 section 4.1",
         tunables: fcfs::TUNABLES,
+    },
+    SchedulerInfo {
+        name: "noop",
+        aliases: &["none"],
+        kind: "scheduler",
+        summary: "Linux noop (blk-mq: none): one FIFO with the block layer's merges",
+        source: "Linux block/noop-iosched.c (2.6), blk-mq `none`",
+        tunables: noop::TUNABLES,
     },
     SchedulerInfo {
         name: "sstf",
@@ -161,8 +169,18 @@ pub fn build(name: &str, policy: Option<&str>, tunables: &BTreeMap<String, f64>)
             WRAPPERS.iter().map(|w| w.0).collect::<Vec<_>>().join(", "),
             info.name
         )),
+        None if info.kind == "scheduler" => build_scheduler(info, tunables),
         None => build_policy(info, tunables),
     }
+}
+
+/// Schedulers of the Linux block layer (kind "scheduler", wrapping nothing).
+fn build_scheduler(info: &SchedulerInfo, tunables: &BTreeMap<String, f64>) -> Result<Box<dyn Scheduler>, String> {
+    let _t = TunableValues::resolve(info.tunables, tunables)?;
+    Ok(match info.name {
+        "noop" => Box::new(noop::Noop::default()),
+        other => return Err(format!("`{other}` cannot be built on its own")),
+    })
 }
 
 fn build_policy(info: &SchedulerInfo, tunables: &BTreeMap<String, f64>) -> Result<Box<dyn Scheduler>, String> {
