@@ -378,6 +378,28 @@ def reproduce_iyer2001(
     _consoles.out.print(f"wrote {report} and figures in {out_dir}")
 
 
+@reproduce_app.command("block")
+def reproduce_block(
+    out_dir: Path = typer.Option(Path("results/block"), "--out", help="Output directory."),
+    quick: bool = typer.Option(False, "--quick", help="Fewer requests and shorter runs (a smoke test)."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help=_JOBS_HELP),
+    dask: Optional[str] = typer.Option(None, "--dask", help=_DASK_HELP),
+) -> None:
+    """The block layer: NCQ inside the drive, merging, request limits, deadline and kyber."""
+    from .experiments import block
+
+    check_output_dir(out_dir, "--out")
+    pool = make_pool(jobs, dask)
+    try:
+        with progress_bar() as bar:
+            report = block.reproduce(out_dir, quick=quick, progress=_count_progress(bar, f"block runs ({pool.describe()})"), pool=pool)
+    except ScenarioError as e:
+        raise fail(str(e))
+    except (OSError, RuntimeError) as e:
+        raise fail(f"{getattr(e, 'filename', None) or out_dir}: {getattr(e, 'strerror', None) or e}")
+    _consoles.out.print(f"wrote {report} and figures in {out_dir}")
+
+
 @app.command()
 def sweep(
     file: Path = typer.Argument(..., help="Base scenario TOML file."),

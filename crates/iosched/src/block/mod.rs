@@ -73,6 +73,9 @@ pub struct BlockLayer {
     /// Bios plugged at the current instant, in submission order.
     plugged: Vec<Request>,
     last_merge: Option<RequestId>,
+    /// Requests are numbered as they enter the scheduler (schedulers take ids for arrival order;
+    /// a bio that slept for a request arrives at the scheduler later than its id would say).
+    next_request_id: RequestId,
     pub counters: BlockCounters,
 }
 
@@ -87,6 +90,7 @@ impl BlockLayer {
             waits: WaitQueues::default(),
             plugged: Vec::new(),
             last_merge: None,
+            next_request_id: 0,
             counters: BlockCounters::default(),
         }
     }
@@ -180,16 +184,14 @@ impl BlockLayer {
 
     fn insert(&mut self, req: Request, unit: Vec<Request>, sched: &mut dyn Scheduler, cx: &Context) {
         self.counters.requests += 1;
+        let req = Request { id: self.next_request_id, ..req };
+        self.next_request_id += 1;
         if self.cfg.nomerges < 2 {
             self.index.insert(req);
             self.last_merge = Some(req.id);
         }
-        if unit.len() > 1 {
-            self.bios.insert(req.id, unit);
-        }
-        if self.pool.is_limited() || self.cfg.plug {
-            self.insert_ns.insert(req.id, cx.now_ns);
-        }
+        self.bios.insert(req.id, unit);
+        self.insert_ns.insert(req.id, cx.now_ns);
         sched.add(req, cx);
     }
 
@@ -234,7 +236,7 @@ impl BlockLayer {
 
     /// `rq` (queued) takes `unit`'s bios at its end (or its front) and becomes `grown`.
     fn grow(&mut self, rq: Request, grown: Request, unit: Vec<Request>, front: bool, sched: &mut dyn Scheduler, cx: &Context) {
-        let mut bios = self.bios.remove(&rq.id).unwrap_or_else(|| vec![rq_as_bio(&rq)]);
+        let mut bios = self.bios.remove(&rq.id).unwrap_or_default();
         if front {
             let mut u = unit;
             u.extend(bios);
@@ -254,8 +256,8 @@ impl BlockLayer {
             return;
         }
         let grown = Request { size_sectors: low.size_sectors + high.size_sectors, ..low };
-        let mut bios = self.bios.remove(&low.id).unwrap_or_else(|| vec![rq_as_bio(&low)]);
-        bios.extend(self.bios.remove(&high.id).unwrap_or_else(|| vec![rq_as_bio(&high)]));
+        let mut bios = self.bios.remove(&low.id).unwrap_or_default();
+        bios.extend(self.bios.remove(&high.id).unwrap_or_default());
         self.bios.insert(low.id, bios);
         self.index.remove(high.id);
         self.index.replace(grown);
@@ -285,44 +287,41 @@ impl BlockLayer {
     /// `req` completed: its bios (for the processes) go to `out`; its request frees, which
     /// may wake sleeping processes (whose bios then go on to the queue).
     pub fn complete(&mut self, req: &Request, out: &mut Vec<Request>, sched: &mut dyn Scheduler, cx: &Context) -> u32 {
-        let n = match self.bios.remove(&req.id) {
-            Some(b) => {
-                let n = b.len() as u32;
-                out.extend(b);
-                n
-            }
-            None => {
-                out.push(*req);
-                1
-            }
-        };
+        let bios = self.bios.remove(&req.id).unwrap_or_default();
+        let n = bios.len() as u32;
+        out.extend(bios);
         self.insert_ns.remove(&req.id);
         self.free_request(req, sched, cx);
         n
     }
 
-    /// Bios of a request as the scheduler holds it (for a request still queued).
-    pub fn bio_count(&self, req: &Request) -> u32 {
-        self.bios.get(&req.id).map_or(1, |b| b.len() as u32)
-    }
-
     fn free_request(&mut self, req: &Request, sched: &mut dyn Scheduler, cx: &Context) {
         let (dir, wake) = self.pool.free(req);
+        let mut woken = Vec::new();
         for _ in 0..wake {
-            let Some((pid, mut bios)) = self.waits.wake(dir) else {
+            let Some((pid, bios)) = self.waits.wake(dir) else {
                 break;
             };
             self.pool.woken(pid, cx.now_ns);
-            // The process goes on submitting where it stopped; if it has to sleep again it
-            // goes to the back of the wait queue.
-            while let Some(b) = bios.pop_front() {
-                if self.waits.is_waiting(pid) {
-                    self.waits.push_pending(b);
-                    continue;
-                }
-                match self.try_merge(vec![b], sched, cx) {
-                    None => {}
-                    Some(unit) => self.allocate_or_sleep(unit, sched, cx),
+            woken.push((pid, bios));
+        }
+        // Woken processes run side by side: each first retries the bio it slept with, in wake
+        // order; then each goes on submitting where it stopped (if it has to sleep again it
+        // goes to the back of the wait queue, its remaining bios behind it).
+        for round in 0..2 {
+            for (pid, bios) in woken.iter_mut() {
+                while let Some(b) = bios.pop_front() {
+                    if self.waits.is_waiting(*pid) {
+                        self.waits.push_pending(b);
+                        continue;
+                    }
+                    match self.try_merge(vec![b], sched, cx) {
+                        None => {}
+                        Some(unit) => self.allocate_or_sleep(unit, sched, cx),
+                    }
+                    if round == 0 {
+                        break;
+                    }
                 }
             }
         }
@@ -339,11 +338,6 @@ fn unit_request(unit: &[Request]) -> Request {
     let first = unit[0];
     let sectors: u64 = unit.iter().map(|b| b.size_sectors as u64).sum();
     Request { size_sectors: sectors.min(u32::MAX as u64) as u32, ..first }
-}
-
-/// A request of one bio is that bio.
-fn rq_as_bio(rq: &Request) -> Request {
-    *rq
 }
 
 #[cfg(test)]

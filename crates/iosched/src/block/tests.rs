@@ -97,7 +97,7 @@ fn back_front_and_bridging_merges() {
         assert_eq!(b.counters.back_merges, 2);
         assert_eq!(b.counters.front_merges, 1);
         assert_eq!(b.counters.request_merges, 1);
-        assert_eq!(s.merges.last().unwrap(), "requests 0 <- 3");
+        assert_eq!(s.merges.last().unwrap(), "requests 0 <- 1", "request 1 (bio 3) joined request 0");
         // Completing the one request hands back all five bios, each once.
         let mut out = Vec::new();
         let req = s.queue[0];

@@ -142,13 +142,14 @@ impl Engine<'_> {
         let done = Completion { request: req, dispatch_ns, positioning_ns: service.seek_ns + service.rotation_ns };
         self.scheduler.completed(&done, &cx);
         self.done_bios.clear();
+        let insert_ns = self.block.insert_ns(&req);
         let bios = if self.passthrough {
             self.done_bios.push(req);
             1
         } else {
             self.block.complete(&req, &mut self.done_bios, self.scheduler, &cx)
         };
-        let times = RecordTimes { insert_ns: self.block.insert_ns(&req), dispatch_ns, bios };
+        let times = RecordTimes { insert_ns, dispatch_ns, bios };
         self.collector.record(&req, &service, times);
         self.bios_completed += bios as u64;
         for i in 0..self.done_bios.len() {
