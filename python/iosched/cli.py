@@ -648,7 +648,7 @@ def bench(
     """Simulated requests per CPU-second: FCFS, C-LOOK and SPTF on an open random workload and
     on Seltzer's closed queue at Q = 1000; with --validate, the replay of a drive validation
     trace as `iosched validate` runs it (see docs/benchmarks.md)."""
-    from .bench import CASES, SCHEDULERS, run_bench, run_validate_bench
+    from .bench import CASES, run_bench, run_validate_bench
 
     if validate:
         if len(validate) != 2:
@@ -659,7 +659,7 @@ def bench(
             raise fail(str(e))
     else:
         with progress_bar() as bar:
-            task = bar.add_task("bench", total=len(CASES) * len(SCHEDULERS))
+            task = bar.add_task("bench", total=sum(len(c[3]) for c in CASES))
             results = run_bench(repeats=repeats, scale=scale, progress=lambda: bar.advance(task))
     if as_json:
         rows = [

@@ -207,7 +207,7 @@ impl Engine<'_> {
                     if !self.passthrough {
                         self.block.dispatched(&req);
                     }
-                    self.drive.accept(req, path, self.now);
+                    self.drive.accept(req, path, self.device.as_view(), self.now);
                 }
                 Decision::WaitUntil(t) => {
                     if self.scheduler.is_work_conserving() && self.drive.outstanding() == 0 {
