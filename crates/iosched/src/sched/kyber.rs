@@ -283,6 +283,7 @@ impl Kyber {
     }
 
     /// The timer's work (`kyber_timer_fn`) as of `now`.
+    #[allow(clippy::needless_range_loop)] // domains index several tables
     pub fn evaluate(&mut self, now: Nanos) -> Evaluation {
         self.evaluations += 1;
         let mut ev = Evaluation::default();
@@ -511,9 +512,30 @@ impl Scheduler for Kyber {
     fn counters(&self) -> Vec<(&'static str, u64)> {
         const NAMES: [[&str; 6]; NUM_DOMAINS] = [
             ["read_dispatched", "read_depth_final", "read_depth_min", "read_depth_increases", "read_depth_decreases", "read_max_in_flight"],
-            ["write_dispatched", "write_depth_final", "write_depth_min", "write_depth_increases", "write_depth_decreases", "write_max_in_flight"],
-            ["discard_dispatched", "discard_depth_final", "discard_depth_min", "discard_depth_increases", "discard_depth_decreases", "discard_max_in_flight"],
-            ["other_dispatched", "other_depth_final", "other_depth_min", "other_depth_increases", "other_depth_decreases", "other_max_in_flight"],
+            [
+                "write_dispatched",
+                "write_depth_final",
+                "write_depth_min",
+                "write_depth_increases",
+                "write_depth_decreases",
+                "write_max_in_flight",
+            ],
+            [
+                "discard_dispatched",
+                "discard_depth_final",
+                "discard_depth_min",
+                "discard_depth_increases",
+                "discard_depth_decreases",
+                "discard_max_in_flight",
+            ],
+            [
+                "other_dispatched",
+                "other_depth_final",
+                "other_depth_min",
+                "other_depth_increases",
+                "other_depth_decreases",
+                "other_max_in_flight",
+            ],
         ];
         let mut out = vec![
             ("evaluations", self.evaluations),
