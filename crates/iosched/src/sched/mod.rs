@@ -10,6 +10,7 @@ pub mod clook;
 pub mod cscan;
 pub mod fcfs;
 pub mod gstf;
+pub mod kyber;
 pub mod look;
 pub mod lottery;
 pub mod noop;

@@ -41,6 +41,14 @@ pub const SCHEDULERS: &[SchedulerInfo] = &[
         tunables: noop::TUNABLES,
     },
     SchedulerInfo {
+        name: "kyber",
+        aliases: &[],
+        kind: "scheduler",
+        summary: "Linux kyber: per-domain (read/write/discard/other) token depths scaled to meet latency targets, round-robin batches",
+        source: "Linux block/kyber-iosched.c (6.x)",
+        tunables: kyber::TUNABLES,
+    },
+    SchedulerInfo {
         name: "sstf",
         aliases: &["ssf"],
         kind: "policy",
@@ -176,9 +184,10 @@ pub fn build(name: &str, policy: Option<&str>, tunables: &BTreeMap<String, f64>)
 
 /// Schedulers of the Linux block layer (kind "scheduler", wrapping nothing).
 fn build_scheduler(info: &SchedulerInfo, tunables: &BTreeMap<String, f64>) -> Result<Box<dyn Scheduler>, String> {
-    let _t = TunableValues::resolve(info.tunables, tunables)?;
+    let t = TunableValues::resolve(info.tunables, tunables)?;
     Ok(match info.name {
         "noop" => Box::new(noop::Noop::default()),
+        "kyber" => Box::new(kyber::Kyber::new(&t)),
         other => return Err(format!("`{other}` cannot be built on its own")),
     })
 }
