@@ -299,7 +299,7 @@ def list_devices_cmd(
     out = _consoles.out
     t = Table(title="devices")
     for col in ["name", "rpm", "capacity GB", "cylinders", "seek single/avg/full ms",
-                "media MB/s outer/inner", "cache"]:
+                "media MB/s outer/inner", "cache", "queue depth"]:
         t.add_column(col, justify="left" if col == "name" else "right")
     devices = list_devices()
     for d in devices:
@@ -312,13 +312,14 @@ def list_devices_cmd(
             d["name"], str(d["rpm"]), _f(d["capacity_gb"], 1), f"{d['cylinders']:,}",
             f"{d['seek_single_ms']:.1f} / {d['seek_average_ms']:.1f} / {d['seek_full_ms']:.1f}",
             f"{d['media_rate_outer_mb_s']:.1f} / {d['media_rate_inner_mb_s']:.1f}",
-            cache,
+            cache, str(d["queue_depth_max"]),
         )
     out.print(t)
     for d in devices:
         out.print(f"[bold]{d['name']}[/bold]: {d['description']}")
         out.print(f"  source: {d['source']}")
         out.print(f"  estimated: {d['estimated']}")
+        out.print(f"  command queue: {d['queue_depth_max']} ({d['queue_source']})")
 
 
 _JOBS_HELP = "Local worker processes (default: one per CPU; 1 runs everything in this process)."
