@@ -398,3 +398,295 @@ pub const TUNABLES: &[Tunable] = &[
         help: "merge bios ending where a queued request starts",
     },
 ];
+
+/// Hand-built cases shared by the three deadline schedulers' tests.
+#[cfg(test)]
+pub(super) mod test_util {
+    use super::super::registry::build;
+    use super::super::{Completion, Context, Decision, Scheduler};
+    use crate::block::request_pool::TagModel;
+    use crate::block::{BlockConfig, BlockLayer};
+    use crate::request::{Op, Principal, Request};
+    use crate::testkit::ToyDisk;
+    use crate::time::{Nanos, NS_PER_MS};
+    use std::cell::Cell;
+    use std::collections::BTreeMap;
+
+    pub const MS: Nanos = NS_PER_MS;
+
+    pub fn rq(id: u64, op: Op, start: u64, size: u32) -> Request {
+        Request {
+            id,
+            principal: Principal { pid: 1, group: 1 },
+            op,
+            sync: op == Op::Read,
+            start_sector: start,
+            size_sectors: size,
+            issue_ns: 0,
+            flags: 0,
+            prio: Default::default(),
+        }
+    }
+
+    pub fn read(id: u64, start: u64) -> Request {
+        rq(id, Op::Read, start, 8)
+    }
+
+    pub fn write(id: u64, start: u64) -> Request {
+        rq(id, Op::Write, start, 8)
+    }
+
+    pub fn sched(name: &str, tunables: &[(&str, f64)]) -> Box<dyn Scheduler> {
+        let t: BTreeMap<String, f64> = tunables.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+        build(name, None, &t).unwrap()
+    }
+
+    /// A scheduler with a clock: adds and dispatches at `now`, completing each dispatched
+    /// request at once (so nothing stays in flight) unless told otherwise.
+    pub struct Bench {
+        pub s: Box<dyn Scheduler>,
+        pub disk: ToyDisk,
+        pub now: Nanos,
+    }
+
+    impl Bench {
+        pub fn new(name: &str, tunables: &[(&str, f64)]) -> Self {
+            Bench { s: sched(name, tunables), disk: ToyDisk { head: Cell::new(0) }, now: 0 }
+        }
+
+        pub fn add(&mut self, req: Request) {
+            let cx = Context { now_ns: self.now, device: &self.disk, in_flight: 0 };
+            self.s.add(req, &cx);
+        }
+
+        /// The next request, not completed (None: Empty).
+        pub fn dispatch(&mut self) -> Option<Request> {
+            let cx = Context { now_ns: self.now, device: &self.disk, in_flight: 0 };
+            match self.s.next(&cx) {
+                Decision::Dispatch(r, _) => Some(r),
+                Decision::Empty => None,
+                Decision::WaitUntil(_) => panic!("deadline schedulers never wait"),
+            }
+        }
+
+        pub fn complete(&mut self, r: Request) {
+            let cx = Context { now_ns: self.now, device: &self.disk, in_flight: 0 };
+            self.s.completed(&Completion { request: r, dispatch_ns: self.now, positioning_ns: 0 }, &cx);
+        }
+
+        /// Dispatches and completes one request: its id.
+        pub fn serve(&mut self) -> Option<u64> {
+            let r = self.dispatch()?;
+            self.complete(r);
+            Some(r.id)
+        }
+
+        /// Serves everything at the current time: ids in order.
+        pub fn drain(&mut self) -> Vec<u64> {
+            std::iter::from_fn(|| self.serve()).collect()
+        }
+    }
+
+    /// The block layer in front of a scheduler (no plugging, every merge, no request limit).
+    pub fn block() -> BlockLayer {
+        BlockLayer::new(BlockConfig { nr_requests: None, tags: TagModel::BlkMq, nomerges: 0, max_sectors: 1024, plug: false })
+    }
+
+    /// Through the block layer: a bio at `now`.
+    pub fn submit(b: &mut BlockLayer, bench: &mut Bench, bio: Request) {
+        let cx = Context { now_ns: bench.now, device: &bench.disk, in_flight: 0 };
+        b.submit(bio, bench.s.as_mut(), &cx);
+    }
+
+    /// Dispatches everything through the block layer at `now`: (id, start, size) in order.
+    pub fn drain_block(b: &mut BlockLayer, bench: &mut Bench) -> Vec<(u64, u64, u32)> {
+        let mut out = vec![];
+        while let Some(r) = bench.dispatch() {
+            b.dispatched(&r);
+            bench.complete(r);
+            out.push((r.id, r.start_sector, r.size_sectors));
+        }
+        out
+    }
+
+    /// The shared expiry case: S0 (sector 1000) and S1 (1008) at t = 0, S0 served at once;
+    /// at 1 ms a far read F (sector 100, below the head: the one-way sweep never comes back to
+    /// it while requests lie ahead) and S2.. S199 contiguous after S1. One request every
+    /// 10 ms. Returns F's dispatch time and the ids served before it.
+    pub fn far_read_dispatch_ms(name: &str) -> (Nanos, Vec<u64>) {
+        let mut b = Bench::new(name, &[]);
+        b.add(read(0, 1000));
+        b.add(read(1, 1008));
+        assert_eq!(b.serve(), Some(0));
+        b.now = MS;
+        b.add(read(1000, 100));
+        for i in 2..200 {
+            b.add(read(i, 1000 + 8 * i));
+        }
+        let mut before = vec![0];
+        for k in 1.. {
+            b.now = 10 * MS * k;
+            let id = b.serve().unwrap();
+            if id == 1000 {
+                return (b.now / MS, before);
+            }
+            before.push(id);
+        }
+        unreachable!()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_util::*;
+    use super::*;
+
+    #[test]
+    fn deadline_serves_a_far_read_once_its_deadline_has_passed_not_before() {
+        // F is inserted at 1 ms: deadline 501 ms. After the first batch (S0..S15) every
+        // decision starts a batch (2.6.11-2.6.24 do not reset `batching` when going on in sort
+        // order), so F goes at the first decision after 501 ms: 510 ms, after S0..S50.
+        let (at, before) = far_read_dispatch_ms("deadline");
+        assert_eq!(at, 510);
+        assert_eq!(before, (0..=50).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn deadline_expiry_is_strictly_after_the_deadline() {
+        // 2.6.18's check is time_after(jiffies, expires): at the deadline itself, not yet.
+        let mut b = Bench::new("deadline", &[("read_expire", 100.0)]);
+        b.add(read(0, 5000));
+        b.add(read(1, 5008));
+        assert_eq!(b.serve(), Some(0));
+        b.add(read(2, 10)); // deadline 100 ms
+        b.add(read(3, 5016));
+        b.now = 100 * MS;
+        // S1 is contiguous: the batch goes on without looking at the FIFO.
+        assert_eq!(b.serve(), Some(1));
+        // Next decision: 5016 is contiguous too, batching 2 < 16: still no look.
+        assert_eq!(b.serve(), Some(3));
+        // Nothing ahead: back to the lowest sector, the far read.
+        assert_eq!(b.serve(), Some(2));
+        // Same case, with F's deadline tested at a batch start.
+        let mut b = Bench::new("deadline", &[("read_expire", 100.0), ("fifo_batch", 1.0)]);
+        b.add(read(0, 5000));
+        b.add(read(1, 5008));
+        assert_eq!(b.serve(), Some(0));
+        b.add(read(2, 10));
+        b.add(read(3, 5016));
+        b.now = 100 * MS;
+        assert_eq!(b.serve(), Some(1), "at the deadline: not expired");
+        b.now = 100 * MS + 1;
+        assert_eq!(b.serve(), Some(2), "1 ns after: expired, served first");
+        assert_eq!(b.serve(), Some(3));
+    }
+
+    #[test]
+    fn deadline_batch_ends_at_a_non_contiguous_request() {
+        // Reads A=0, B=8 (contiguous), C=100, D=108; a write W waits; writes_starved = 1.
+        // A: reads chosen (starved 0 -> 1), lowest. B: contiguous, batching 1 < 16.
+        // C: not contiguous, batching += 16 ends the batch; starved 1 >= 1: W.
+        // Then reads again from the lowest: C, D.
+        let mut b = Bench::new("deadline", &[("writes_starved", 1.0)]);
+        for (id, s) in [(0, 0), (1, 8), (2, 100), (3, 108)] {
+            b.add(read(id, s));
+        }
+        b.add(write(9, 50_000));
+        assert_eq!(b.drain(), vec![0, 1, 9, 2, 3]);
+    }
+
+    #[test]
+    fn deadline_batch_ends_after_fifo_batch_contiguous_requests() {
+        // 20 contiguous reads and a waiting write, writes_starved = 1: 16 reads, the write,
+        // then the other 4 (from the lowest sector: the last request was a write).
+        let mut b = Bench::new("deadline", &[("writes_starved", 1.0)]);
+        for i in 0..20 {
+            b.add(read(i, 8 * i));
+        }
+        b.add(write(99, 50_000));
+        let mut want: Vec<u64> = (0..16).collect();
+        want.push(99);
+        want.extend(16..20);
+        assert_eq!(b.drain(), want);
+    }
+
+    #[test]
+    fn deadline_writes_run_after_writes_starved_read_batches() {
+        // Reads 100 sectors apart (each its own batch), two contiguous writes, writes_starved 2:
+        // R0 (starved 1), R100 (starved 2), then the write batch W1 W2, then the rest.
+        let mut b = Bench::new("deadline", &[]);
+        for (id, s) in [(0, 0), (1, 100), (2, 200), (3, 300), (4, 400)] {
+            b.add(read(id, s));
+        }
+        b.add(write(10, 50_000));
+        b.add(write(11, 50_008));
+        assert_eq!(b.drain(), vec![0, 1, 10, 11, 2, 3, 4]);
+        assert_eq!(b.s.counters(), vec![("starved", 0)]);
+    }
+
+    #[test]
+    fn deadline_front_merges_on_and_off() {
+        for (on, want) in [(1.0, vec![(0, 92, 16)]), (0.0, vec![(1, 92, 8), (0, 100, 8)])] {
+            let mut bench = Bench::new("deadline", &[("front_merges", on)]);
+            let mut blk = block();
+            submit(&mut blk, &mut bench, read(0, 100));
+            submit(&mut blk, &mut bench, read(1, 92)); // ends where request 0 starts
+            assert_eq!(blk.counters.front_merges, on as u64);
+            assert_eq!(drain_block(&mut blk, &mut bench), want, "front_merges = {on}");
+        }
+    }
+
+    #[test]
+    fn deadline_front_merge_resorts_but_keeps_fifo_place_and_deadline() {
+        // A at 2000 (t = 0, deadline 500 ms), B at 1950 (t = 300 ms; another reader of the
+        // same region). A bio [1900, 2000) front-merges into A: A now starts below B and, at
+        // 400 ms (nothing expired), goes first from the lowest sector.
+        let mut bench = Bench::new("deadline", &[]);
+        let mut blk = block();
+        submit(&mut blk, &mut bench, read(0, 2000));
+        bench.now = 300 * MS;
+        submit(&mut blk, &mut bench, read(1, 1950));
+        submit(&mut blk, &mut bench, rq(2, Op::Read, 1900, 100));
+        assert_eq!(blk.counters.front_merges, 1);
+        bench.now = 400 * MS;
+        assert_eq!(drain_block(&mut blk, &mut bench), vec![(0, 1900, 108), (1, 1950, 8)]);
+        // The FIFO place and deadline stay A's: at 600 ms A has expired (500 ms), a lower
+        // request C inserted at 150 ms (deadline 650 ms) has not, and A goes first.
+        let mut bench = Bench::new("deadline", &[]);
+        let mut blk = block();
+        submit(&mut blk, &mut bench, read(0, 3000));
+        bench.now = 150 * MS;
+        submit(&mut blk, &mut bench, read(1, 10));
+        bench.now = 200 * MS;
+        submit(&mut blk, &mut bench, rq(2, Op::Read, 2992, 8)); // front merge into A
+        bench.now = 600 * MS;
+        assert_eq!(drain_block(&mut blk, &mut bench), vec![(0, 2992, 16), (1, 10, 8)]);
+    }
+
+    #[test]
+    fn deadline_joined_requests_keep_the_earlier_deadline() {
+        // B [116, 124) at t = 0 (deadline 500), A [100, 108) at 100 ms (600), L at sector 10 at
+        // 40 ms (540). At 200 ms a bio [108, 116) joins A and B: A survives with B's deadline.
+        // At 520 ms A (500) has expired and goes before the lower L (540, not expired).
+        let mut bench = Bench::new("deadline", &[]);
+        let mut blk = block();
+        submit(&mut blk, &mut bench, read(0, 116));
+        bench.now = 40 * MS;
+        submit(&mut blk, &mut bench, read(1, 10));
+        bench.now = 100 * MS;
+        submit(&mut blk, &mut bench, read(2, 100));
+        bench.now = 200 * MS;
+        submit(&mut blk, &mut bench, read(3, 108));
+        assert_eq!(blk.counters.request_merges, 1);
+        assert_eq!(bench.s.queued(), 2);
+        bench.now = 520 * MS;
+        assert_eq!(drain_block(&mut blk, &mut bench), vec![(2, 100, 24), (1, 10, 8)]);
+    }
+
+    #[test]
+    fn integer_tunables_reject_fractions() {
+        let t: std::collections::BTreeMap<String, f64> = [("fifo_batch".to_string(), 16.5)].into();
+        let err = super::super::registry::build("deadline", None, &t).err().unwrap();
+        assert!(err.contains("whole number"), "{err}");
+    }
+}
