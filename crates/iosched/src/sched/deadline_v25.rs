@@ -287,3 +287,118 @@ pub const TUNABLES: &[Tunable] = &[
         help: "merge bios ending where a queued request starts",
     },
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::super::deadline::test_util::*;
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn v25(t: &[(&str, f64)]) -> DeadlineV25 {
+        let given: BTreeMap<String, f64> = t.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+        DeadlineV25::new(&TunableValues::resolve(TUNABLES, &given).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn v25_cost_is_seek_cost_or_stream_units() {
+        let mut s = v25(&[]);
+        s.last_sector = 1000;
+        assert_eq!(s.cost(&rq(0, Op::Read, 1000, 8)), 1, "4 KiB contiguous: one unit");
+        assert_eq!(s.cost(&rq(0, Op::Read, 1000, 512)), 1, "256 KiB: one unit");
+        assert_eq!(s.cost(&rq(0, Op::Read, 1000, 513)), 2, "256.5 KiB: two");
+        assert_eq!(s.cost(&rq(0, Op::Read, 1000, 2048)), 4, "1 MiB: four");
+        assert_eq!(s.cost(&rq(0, Op::Read, 1008, 8)), 16, "not contiguous: a seek");
+    }
+
+    #[test]
+    fn v25_batch_spends_fifo_batch_with_a_seek_counting_16() {
+        // Reads A [0, 8), B [8, 16), C [16, 1040) (512 KiB), D 5000, E 5008; a write W;
+        // writes_starved = 1. The head starts at sector 0, so A is contiguous.
+        // A 1 + B 1 + C 2 = 4, D (a seek) 16: 20 >= 16 ends the batch after D.
+        // Then the write batch (starved 1 >= 1): W, a seek, 16. Then E (a seek from W).
+        let mut b = Bench::new("deadline-2.5", &[("writes_starved", 1.0)]);
+        b.add(rq(0, Op::Read, 0, 8));
+        b.add(rq(1, Op::Read, 8, 8));
+        b.add(rq(2, Op::Read, 16, 1024));
+        b.add(rq(3, Op::Read, 5000, 8));
+        b.add(rq(4, Op::Read, 5008, 8));
+        b.add(write(9, 100_000));
+        assert_eq!(b.drain(), vec![0, 1, 2, 3, 9, 4]);
+        // The same requests under 2.6's rule: the batch ends at the first gap (before D).
+        let mut b = Bench::new("deadline", &[("writes_starved", 1.0)]);
+        b.add(rq(0, Op::Read, 0, 8));
+        b.add(rq(1, Op::Read, 8, 8));
+        b.add(rq(2, Op::Read, 16, 1024));
+        b.add(rq(3, Op::Read, 5000, 8));
+        b.add(rq(4, Op::Read, 5008, 8));
+        b.add(write(9, 100_000));
+        assert_eq!(b.drain(), vec![0, 1, 2, 9, 3, 4]);
+    }
+
+    #[test]
+    fn v25_sixteen_contiguous_requests_fill_a_batch() {
+        // 20 contiguous 4 KiB reads from sector 0 (one unit each) and a write, writes_starved 1:
+        // 16 reads, the write, the other 4.
+        let mut b = Bench::new("deadline-2.5", &[("writes_starved", 1.0)]);
+        for i in 0..20 {
+            b.add(read(i, 8 * i));
+        }
+        b.add(write(99, 50_000));
+        let mut want: Vec<u64> = (0..16).collect();
+        want.push(99);
+        want.extend(16..20);
+        assert_eq!(b.drain(), want);
+        // 1 MiB requests cost 4 each: 4 per batch.
+        let mut b = Bench::new("deadline-2.5", &[("writes_starved", 1.0)]);
+        for i in 0..6 {
+            b.add(rq(i, Op::Read, 2048 * i, 2048));
+        }
+        b.add(write(99, 50_000));
+        assert_eq!(b.drain(), vec![0, 1, 2, 3, 99, 4, 5]);
+    }
+
+    #[test]
+    fn v25_serves_a_far_read_once_its_deadline_has_passed_not_before() {
+        // S0 (a seek from sector 0) is a batch by itself; then batches of 16 contiguous reads
+        // start at 10, 170, 330 and 490 ms. F's deadline is 501 ms (strictly after: 2.6.11's
+        // test); the batch started at 490 ms runs to 640 ms, and F goes at 650 ms.
+        let (at, before) = far_read_dispatch_ms("deadline-2.5");
+        assert_eq!(at, 650);
+        assert_eq!(before, (0..=64).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn v25_writes_run_after_writes_starved_read_batches() {
+        // Reads 100 sectors apart from 5000: each a seek, a batch of one. Default
+        // writes_starved 2: R0 (starved 1), R1 (starved 2), then a write batch; it starts with
+        // a seek too, so it is W1 alone (W2, contiguous, would cost 1 but the budget is spent).
+        // Two more read batches, then W2.
+        let mut b = Bench::new("deadline-2.5", &[]);
+        for (id, s) in [(0, 5000), (1, 5100), (2, 5200), (3, 5300)] {
+            b.add(read(id, s));
+        }
+        b.add(write(10, 50_000));
+        b.add(write(11, 50_008));
+        assert_eq!(b.drain(), vec![0, 1, 10, 2, 3, 11]);
+        // From sector 0, the first read is contiguous with the initial head position (cost 1),
+        // so the first batch also takes the seek to R1: R0 R1 | R2 | W1 | R3 | W2.
+        let mut b = Bench::new("deadline-2.5", &[]);
+        for (id, s) in [(0, 0), (1, 100), (2, 200), (3, 300)] {
+            b.add(read(id, s));
+        }
+        b.add(write(10, 50_000));
+        b.add(write(11, 50_008));
+        assert_eq!(b.drain(), vec![0, 1, 2, 10, 3, 11]);
+    }
+
+    #[test]
+    fn v25_front_merges_on_and_off() {
+        for (on, want) in [(1.0, vec![(0, 92, 16)]), (0.0, vec![(1, 92, 8), (0, 100, 8)])] {
+            let mut bench = Bench::new("deadline-2.5", &[("front_merges", on)]);
+            let mut blk = block();
+            submit(&mut blk, &mut bench, read(0, 100));
+            submit(&mut blk, &mut bench, read(1, 92));
+            assert_eq!(drain_block(&mut blk, &mut bench), want, "front_merges = {on}");
+        }
+    }
+}
