@@ -350,3 +350,204 @@ pub const TUNABLES: &[Tunable] = &[
         help: "a BE or IDLE request older than this is served before higher classes",
     },
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::super::deadline::test_util::*;
+    use super::*;
+    use crate::block::request_pool::TagModel;
+    use crate::block::{BlockConfig, BlockLayer};
+    use crate::request::IoPrio;
+    use crate::time::NS_PER_S;
+
+    fn with_class(mut r: Request, class: PrioClass) -> Request {
+        r.prio = IoPrio { class, level: 4 };
+        r
+    }
+
+    #[test]
+    fn mq_serves_a_far_read_at_the_first_batch_start_after_its_deadline() {
+        // Batches of 16 in sector order start at 0, 160, 320 and 480 ms; F's deadline (501 ms)
+        // is noticed only when the batch begun at 480 ms has run out: F goes at 640 ms.
+        let (at, before) = far_read_dispatch_ms("mq-deadline");
+        assert_eq!(at, 640);
+        assert_eq!(before, (0..=63).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn mq_batches_fifo_batch_requests_without_a_contiguity_test() {
+        // Reads 100 sectors apart; after R0 is served a write arrives; writes_starved = 0.
+        // mq-deadline: R0..R15 (16, gaps and all), W, R16..R19 (from the last read position).
+        let mut b = Bench::new("mq-deadline", &[("writes_starved", 0.0)]);
+        for i in 0..20 {
+            b.add(read(i, 100 * i));
+        }
+        assert_eq!(b.serve(), Some(0));
+        b.add(write(99, 40_000));
+        let mut want: Vec<u64> = (1..16).collect();
+        want.push(99);
+        want.extend(16..20);
+        assert_eq!(b.drain(), want);
+        // 2.6.11-2.6.24's deadline ends the batch at the first gap: W goes second.
+        let mut b = Bench::new("deadline", &[("writes_starved", 0.0)]);
+        for i in 0..20 {
+            b.add(read(i, 100 * i));
+        }
+        assert_eq!(b.serve(), Some(0));
+        b.add(write(99, 40_000));
+        let mut want = vec![99];
+        want.extend(1..20);
+        assert_eq!(b.drain(), want);
+    }
+
+    #[test]
+    fn mq_first_dispatch_goes_on_with_writes() {
+        // Linux starts with last_dir = DD_WRITE and batching = 0: a queued write at or after
+        // sector 0 is served as the continuation of a write batch, before the read.
+        let mut b = Bench::new("mq-deadline", &[]);
+        b.add(read(0, 100));
+        b.add(write(1, 40_000));
+        assert_eq!(b.drain(), vec![1, 0]);
+    }
+
+    #[test]
+    fn mq_writes_run_after_writes_starved_read_batches() {
+        // 60 reads 100 sectors apart; a write arrives after R0. The first batch (R0..R15) was
+        // chosen before it came; the next two (R16..R31, R32..R47) starve it (starved 1, 2);
+        // then the write; then the reads go on from where they were.
+        let mut b = Bench::new("mq-deadline", &[]);
+        for i in 0..60 {
+            b.add(read(i, 100 * i));
+        }
+        assert_eq!(b.serve(), Some(0));
+        b.add(write(99, 40_000));
+        let mut want: Vec<u64> = (1..48).collect();
+        want.push(99);
+        want.extend(48..60);
+        assert_eq!(b.drain(), want);
+    }
+
+    #[test]
+    fn mq_classes_in_strict_order_and_a_lower_class_waits_for_the_higher_in_flight() {
+        let mut b = Bench::new("mq-deadline", &[]);
+        b.add(with_class(read(0, 100), PrioClass::Idle));
+        b.add(with_class(read(1, 200), PrioClass::BestEffort));
+        b.add(read(2, 250)); // class none: best effort
+        b.add(with_class(read(3, 300), PrioClass::RealTime));
+        b.add(with_class(read(4, 400), PrioClass::RealTime));
+        let r3 = b.dispatch().unwrap();
+        assert_eq!(r3.id, 3);
+        let r4 = b.dispatch().unwrap();
+        assert_eq!(r4.id, 4, "same class: its batch goes on");
+        // Both RT requests at the device: BE and IDLE wait (dd_queued counts them).
+        assert_eq!(b.dispatch(), None);
+        assert_eq!(b.s.queued(), 3);
+        b.complete(r3);
+        assert_eq!(b.dispatch(), None, "one RT request still in flight");
+        b.complete(r4);
+        assert_eq!(b.serve(), Some(1));
+        assert_eq!(b.serve(), Some(2));
+        assert_eq!(b.serve(), Some(0));
+        assert_eq!(b.dispatch(), None);
+    }
+
+    #[test]
+    fn mq_prio_aging_serves_a_waiting_lower_class_request() {
+        // A BE request at t = 0 and a stream of RT requests, one served per second (each
+        // completed before the next second, a new one queued after each dispatch). The BE
+        // request goes when it has waited prio_aging_expire: at 10 s by default (inserted at
+        // or before now - 10 s), after R0..R9; at 3 s with prio_aging_expire = 3000.
+        for (aging_ms, at_s) in [(None, 10u64), (Some(3000.0), 3)] {
+            let t: Vec<(&str, f64)> = aging_ms.map(|a| ("prio_aging_expire", a)).into_iter().collect();
+            let mut b = Bench::new("mq-deadline", &t);
+            b.add(read(1000, 100));
+            b.add(with_class(read(0, 1000), PrioClass::RealTime));
+            let mut served = vec![];
+            for k in 0..20u64 {
+                b.now = k * NS_PER_S;
+                let id = b.serve().unwrap();
+                served.push(id);
+                if id == 1000 {
+                    assert_eq!(k, at_s);
+                    break;
+                }
+                b.add(with_class(read(k + 1, 1000 + 8 * (k + 1)), PrioClass::RealTime));
+            }
+            assert_eq!(served, (0..at_s).chain([1000]).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn mq_limit_depth_caps_everything_but_reads() {
+        let sync_write = rq(0, Op::Write, 0, 8);
+        let mut async_read = read(1, 0);
+        async_read.sync = false;
+        let s = MqDeadline::new(&TunableValues::resolve(TUNABLES, &[("async_depth".to_string(), 3.0)].into()).unwrap()).unwrap();
+        assert_eq!(s.limit_depth(&read(0, 0), 8), 8);
+        assert_eq!(s.limit_depth(&async_read, 8), 8, "every read is sync to Linux (op_is_sync)");
+        assert_eq!(s.limit_depth(&write(0, 0), 8), 3);
+        assert_eq!(s.limit_depth(&sync_write, 8), 3, "sync writes are throttled too");
+        assert_eq!(s.limit_depth(&write(0, 0), 2), 2, "never above nr_requests");
+        let default = MqDeadline::new(&TunableValues::resolve(TUNABLES, &Default::default()).unwrap()).unwrap();
+        assert_eq!(default.limit_depth(&write(0, 0), 64), 64, "6.10+: async_depth = nr_requests");
+    }
+
+    #[test]
+    fn mq_async_depth_holds_async_writes_back_in_the_block_layer() {
+        // 8 tags, async_depth 3: of 5 asynchronous writes 3 get a request, the writer sleeps
+        // with the other 2; a synchronous read still gets one.
+        for (depth, inserted, held) in [(3.0, 4, 2), (0.0, 6, 0)] {
+            let mut bench = Bench::new("mq-deadline", &[("async_depth", depth)]);
+            let mut blk = BlockLayer::new(BlockConfig { nr_requests: Some(8), tags: TagModel::BlkMq, nomerges: 2, max_sectors: 1024, plug: false });
+            for i in 0..5 {
+                let mut w = write(i, 10_000 * (i + 1));
+                w.sync = false;
+                submit(&mut blk, &mut bench, w);
+            }
+            let mut r = read(10, 5);
+            r.principal.pid = 2;
+            submit(&mut blk, &mut bench, r);
+            assert_eq!((bench.s.queued(), blk.held_bios()), (inserted, held), "async_depth {depth}");
+        }
+    }
+
+    #[test]
+    fn mq_front_merges_on_and_off() {
+        for (on, want) in [(1.0, vec![(0, 92, 16)]), (0.0, vec![(1, 92, 8), (0, 100, 8)])] {
+            let mut bench = Bench::new("mq-deadline", &[("front_merges", on)]);
+            let mut blk = block();
+            submit(&mut blk, &mut bench, read(0, 100));
+            submit(&mut blk, &mut bench, read(1, 92));
+            assert_eq!(drain_block(&mut blk, &mut bench), want, "front_merges = {on}");
+        }
+    }
+
+    #[test]
+    fn mq_front_merge_keeps_the_deadline_and_joined_requests_take_the_earlier_one() {
+        // Front merge: A at 3000 (t = 0, deadline 500 ms), C at 10 (150 ms: 650 ms); at 200 ms
+        // a bio front-merges into A. At 600 ms A has expired and goes first, C has not.
+        let mut bench = Bench::new("mq-deadline", &[]);
+        let mut blk = block();
+        submit(&mut blk, &mut bench, read(0, 3000));
+        bench.now = 150 * MS;
+        submit(&mut blk, &mut bench, read(1, 10));
+        bench.now = 200 * MS;
+        submit(&mut blk, &mut bench, rq(2, Op::Read, 2992, 8));
+        bench.now = 600 * MS;
+        assert_eq!(drain_block(&mut blk, &mut bench), vec![(0, 2992, 16), (1, 10, 8)]);
+        // Joined: B [116, 124) at 0 (500 ms), L at 10 at 40 ms (540), A [100, 108) at 100 ms
+        // (600); a bio [108, 116) at 200 ms joins A and B. At 520 ms A carries B's 500 ms.
+        let t = TunableValues::resolve(TUNABLES, &Default::default()).unwrap();
+        let mut s = MqDeadline::new(&t).unwrap();
+        let disk = crate::testkit::ToyDisk { head: std::cell::Cell::new(0) };
+        let mut blk = block();
+        for (now_ms, bio) in [(0, read(0, 116)), (40, read(1, 10)), (100, read(2, 100)), (200, read(3, 108))] {
+            blk.submit(bio, &mut s, &Context { now_ns: now_ms * MS, device: &disk, in_flight: 0 });
+        }
+        assert_eq!(blk.counters.request_merges, 1);
+        assert_eq!(s.per_prio[BE].in_use, 2, "the absorbed request is no longer counted");
+        let cx = Context { now_ns: 520 * MS, device: &disk, in_flight: 0 };
+        let Decision::Dispatch(first, _) = s.next(&cx) else { panic!() };
+        assert_eq!((first.id, first.start_sector, first.size_sectors), (2, 100, 24));
+    }
+}
