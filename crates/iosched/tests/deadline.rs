@@ -1,0 +1,130 @@
+//! The deadline family end to end: a streaming direct-I/O writer (1 MiB sequential writes,
+//! 4 outstanding) against a synchronous random reader (4 KiB, no think time), through the block
+//! layer, on the IBM Deskstar 34GXP, for 60 simulated seconds.
+//!
+//! Measured (seed 1; reader response = issue to completion, ms; write service ~64 ms mean,
+//! ~75 ms max):
+//!
+//! | scheduler               | reader n | mean  | p99    | max    | writer MB/s |
+//! |-------------------------|---------:|------:|-------:|-------:|------------:|
+//! | noop                    |      221 | 272.6 |  279.1 |  279.7 |       15.39 |
+//! | deadline-2.5            |     1283 |  46.8 |   91.9 |   93.7 |       11.20 |
+//! | deadline                |      119 | 506.2 | 1026.8 | 1027.6 |       16.29 |
+//! | mq-deadline             |      230 | 261.8 | 1027.9 | 1029.7 |       16.04 |
+//! | deadline, fifo_batch 1  |     1283 |  46.8 |   91.9 |   93.7 |       11.20 |
+//! | mq-deadline, fifo_batch 1 |   1289 |  46.6 |   92.3 |   93.8 |       11.27 |
+//!
+//! Under noop a read waits behind the writer's 4 queued writes (about 4 x 64 ms). Under 2.6's
+//! deadline and mq-deadline the writer's requests are contiguous, so a write batch runs its
+//! full fifo_batch = 16 requests (about 16 x 64 ms = 1 s) before reads are looked at again:
+//! the read's 500 ms deadline is only checked when a batch starts, so the reader's worst case is
+//! one write batch, not read_expire + one write service, and it is worse than noop's. The 2.5
+//! rule charges a seek 16 units, so a write batch that starts with a seek is one write: the
+//! reader waits at most for the write in service (its max, 94 ms, is about one write service
+//! plus its own read), which fifo_batch = 1 reproduces in the other two.
+
+use iosched::request::Op;
+use iosched::scenario::{RunResult, Scenario};
+
+const SCENARIO: &str = r#"
+[device]
+preset = "ibm-deskstar-34gxp"
+[block]
+[[process]]
+name = "writer"
+op = "write"
+access = "direct"
+iodepth = 4
+request_kib = 1024
+pattern = "sequential"
+file_mib = 4096
+[[process]]
+name = "reader"
+pattern = "random"
+request_kib = 4
+file_mib = 1024
+[run]
+duration_s = 60
+[[scheduler]]
+name = "noop"
+[[scheduler]]
+name = "deadline-2.5"
+[[scheduler]]
+name = "deadline"
+[[scheduler]]
+name = "mq-deadline"
+[[scheduler]]
+name = "deadline"
+label = "deadline-b1"
+fifo_batch = 1
+[[scheduler]]
+name = "mq-deadline"
+label = "mq-deadline-b1"
+fifo_batch = 1
+"#;
+
+struct Measured {
+    /// The reader's response times, ms.
+    reader_n: u64,
+    reader_max: f64,
+    reader_p99: f64,
+    /// Service time (dispatch to completion) of the writer's requests, ms.
+    write_mean: f64,
+    write_max: f64,
+}
+
+fn measure(run: &RunResult) -> Measured {
+    let s = &run.summary;
+    let inv = s.invariants;
+    assert_eq!(
+        (inv.idled_with_work, inv.left_behind, inv.bad_completions, inv.bios_unaccounted),
+        (0, 0, 0, 0),
+        "{}: {inv:?}",
+        s.scheduler
+    );
+    let reader = s.processes.iter().find(|p| p.name == "reader").unwrap();
+    let writes: Vec<f64> =
+        run.records.iter().filter(|r| r.op == Op::Write).map(|r| (r.complete_ns - r.dispatch_ns) as f64 / 1e6).collect();
+    Measured {
+        reader_n: reader.requests,
+        reader_max: reader.response_ms.max,
+        reader_p99: reader.response_ms.p99,
+        write_mean: writes.iter().sum::<f64>() / writes.len() as f64,
+        write_max: writes.iter().cloned().fold(0.0, f64::max),
+    }
+}
+
+#[test]
+fn a_streaming_writer_against_a_random_reader_under_noop_and_the_deadlines() {
+    let runs = Scenario::parse(SCENARIO, "deadline-e2e.toml").unwrap().run(None).unwrap();
+    let m: Vec<Measured> = runs.iter().map(measure).collect();
+    for (run, m) in runs.iter().zip(&m) {
+        println!(
+            "{:16} reader n {:5} p99 {:7.1} max {:7.1} ms; write service mean {:5.1} max {:5.1} ms",
+            run.summary.scheduler, m.reader_n, m.reader_p99, m.reader_max, m.write_mean, m.write_max
+        );
+    }
+    let [noop, v25, dl, mq, dl1, mq1] = [&m[0], &m[1], &m[2], &m[3], &m[4], &m[5]];
+    // noop: a read waits for the (up to) 4 writes ahead of it in the FIFO, and its own read.
+    assert!(
+        noop.reader_max > 3.0 * noop.write_mean && noop.reader_max < 5.0 * noop.write_max,
+        "noop reader max {:.1} ms vs write service {:.1}",
+        noop.reader_max,
+        noop.write_mean
+    );
+    // 2.6 deadline and mq-deadline: one full write batch of 16 contiguous 1 MiB writes; past
+    // read_expire (the deadline is checked only when a batch starts), within 16 writes + a read.
+    for (name, x) in [("deadline", dl), ("mq-deadline", mq)] {
+        assert!(x.reader_max > 500.0, "{name}: reader max {:.1} ms", x.reader_max);
+        assert!(x.reader_max > 12.0 * x.write_mean && x.reader_max < 16.0 * x.write_max + 50.0, "{name}: reader max {:.1} ms", x.reader_max);
+        assert!(x.reader_max > 2.0 * noop.reader_max, "{name}: worse than noop here");
+    }
+    // 2.5's seek cost (and fifo_batch 1 in the others): the reader waits for at most the write
+    // in service and its own read: under read_expire + one write service, far below noop.
+    for (name, x) in [("deadline-2.5", v25), ("deadline-b1", dl1), ("mq-deadline-b1", mq1)] {
+        assert!(x.reader_max < 500.0 + x.write_max, "{name}: reader max {:.1} ms", x.reader_max);
+        assert!(x.reader_max < 2.0 * x.write_max, "{name}: reader max {:.1} ms", x.reader_max);
+        assert!(x.reader_max < noop.reader_max / 2.0, "{name}: reader max {:.1} ms", x.reader_max);
+        assert!(x.reader_n > 4 * noop.reader_n, "{name}: reader got {} requests", x.reader_n);
+    }
+}
