@@ -1,5 +1,5 @@
-//! deadline: Linux 2.6's deadline I/O scheduler (block/deadline-iosched.c as in 2.6.11-2.6.24;
-//! read here in its 2.6.18 form). Per direction, requests sit in a sector-sorted list and in a
+//! deadline: Linux 2.6's deadline I/O scheduler (drivers/block/ then block/deadline-iosched.c as
+//! in 2.6.11-2.6.23; read here in 2.6.11 and in a 2.6.18-era copy). Per direction, requests sit in a sector-sorted list and in a
 //! FIFO ordered by deadline (insert time + read_expire or write_expire). Requests go out in
 //! batches: a batch continues in sector order while it has dispatched fewer than `fifo_batch`
 //! requests and the next request starts where the previous one ended (a non-contiguous next
@@ -9,8 +9,10 @@
 //! request in sector order, else (at the end of the disk) at the lowest sector: a one-way
 //! elevator.
 //!
-//! Linux 2.6.25 (Aaron Carroll's batching patches) dropped the contiguity test and started every
-//! new batch at the FIFO head; that is the rule `mq-deadline` keeps (`mq_deadline.rs`). The 2.5
+//! Aaron Carroll's patches changed this in two steps: a 2.6.24 copy already starts every new
+//! batch at the FIFO head when there is no next request (and always resets the count), but keeps
+//! the contiguity test; 2.6.32 has no contiguity test either. That last rule is the one
+//! `mq-deadline` keeps (`mq_deadline.rs`). The 2.5
 //! original with its seek cost is `deadline_v25.rs`. The per-direction queues below
 //! (`DirQueue`) are shared by all three.
 
@@ -270,7 +272,7 @@ impl Deadline {
             (q.req.start_sector, q.req.id)
         } else if let Some(k) = self.next_rq[dir] {
             // Same direction as the last request, and a next one in sort order: go on from
-            // there (2.6.11-2.6.24 do not reset `batching` here).
+            // there (2.6.11-2.6.23 do not reset `batching` here).
             k
         } else {
             // The other direction last, or past the highest sector: back to the lowest
@@ -544,7 +546,7 @@ mod tests {
     #[test]
     fn deadline_serves_a_far_read_once_its_deadline_has_passed_not_before() {
         // F is inserted at 1 ms: deadline 501 ms. After the first batch (S0..S15) every
-        // decision starts a batch (2.6.11-2.6.24 do not reset `batching` when going on in sort
+        // decision starts a batch (2.6.11-2.6.23 do not reset `batching` when going on in sort
         // order), so F goes at the first decision after 501 ms: 510 ms, after S0..S50.
         let (at, before) = far_read_dispatch_ms("deadline");
         assert_eq!(at, 510);

@@ -1,10 +1,10 @@
 //! mq-deadline: today's Linux deadline scheduler (block/mq-deadline.c, 6.x). The core is 2.6's
-//! deadline after Linux 2.6.25: per direction a sector-sorted list and a FIFO by deadline; a
+//! deadline as it was by 2.6.32: per direction a sector-sorted list and a FIFO by deadline; a
 //! batch goes on in sector order while it has dispatched fewer than `fifo_batch` requests (no
 //! contiguity test); between batches reads are preferred unless writes have been passed over
 //! `writes_starved` times; in the chosen direction a batch starts at the FIFO head if its
 //! deadline has come or there is no request at or after the last dispatched position, else at
-//! that next request. Since 5.14 there is one such set of queues per I/O priority class (RT, BE,
+//! that next request. In 6.x there is one such set of queues per I/O priority class (RT, BE,
 //! IDLE; "none" counts as BE), served in strict order: a class is served only when no request of
 //! a higher class is queued or at the device. `prio_aging_expire` bounds that: when requests of
 //! two or more classes are pending, a BE or IDLE request inserted more than prio_aging_expire
@@ -36,8 +36,9 @@ pub const WRITES_STARVED: u64 = 2;
 pub const FIFO_BATCH: u64 = 16;
 /// `dd->front_merges = 1` (dd_init_sched).
 pub const FRONT_MERGES: bool = true;
-/// `async_depth` 0 here means Linux's default: nr_requests since 6.10 (dd_depth_updated after
-/// commit 39823b47bbd4, "Fix the tag reservation code"); 5.14-6.9 used max(1, 3/4 of it).
+/// `async_depth` 0 here means Linux's default: nr_requests since commit 39823b47bbd4
+/// ("block/mq-deadline: Fix the tag reservation code", May 2024, 6.10 as far as we can tell);
+/// before it dd_depth_updated set max(1, 3 * nr_requests / 4).
 pub const ASYNC_DEPTH: u64 = 0;
 
 /// Priority levels (Linux enum dd_prio).
@@ -388,7 +389,7 @@ mod tests {
         want.push(99);
         want.extend(16..20);
         assert_eq!(b.drain(), want);
-        // 2.6.11-2.6.24's deadline ends the batch at the first gap: W goes second.
+        // 2.6.11-2.6.23's deadline ends the batch at the first gap: W goes second.
         let mut b = Bench::new("deadline", &[("writes_starved", 0.0)]);
         for i in 0..20 {
             b.add(read(i, 100 * i));

@@ -53,7 +53,7 @@ pub const SCHEDULERS: &[SchedulerInfo] = &[
         aliases: &["deadline-2.6"],
         kind: "scheduler",
         summary: "Linux 2.6 deadline: sorted lists + deadline FIFOs per direction; batches of fifo_batch contiguous requests, reads preferred",
-        source: "Linux block/deadline-iosched.c, 2.6.11-2.6.24 (read in 2.6.11 and 2.6.18)",
+        source: "Linux (drivers/)block/deadline-iosched.c, 2.6.11-2.6.23 (read in 2.6.11 and a 2.6.18-era copy)",
         tunables: deadline::TUNABLES,
     },
     SchedulerInfo {
