@@ -76,15 +76,9 @@ struct Measured {
 fn measure(run: &RunResult) -> Measured {
     let s = &run.summary;
     let inv = s.invariants;
-    assert_eq!(
-        (inv.idled_with_work, inv.left_behind, inv.bad_completions, inv.bios_unaccounted),
-        (0, 0, 0, 0),
-        "{}: {inv:?}",
-        s.scheduler
-    );
+    assert_eq!((inv.idled_with_work, inv.left_behind, inv.bad_completions, inv.bios_unaccounted), (0, 0, 0, 0), "{}: {inv:?}", s.scheduler);
     let reader = s.processes.iter().find(|p| p.name == "reader").unwrap();
-    let writes: Vec<f64> =
-        run.records.iter().filter(|r| r.op == Op::Write).map(|r| (r.complete_ns - r.dispatch_ns) as f64 / 1e6).collect();
+    let writes: Vec<f64> = run.records.iter().filter(|r| r.op == Op::Write).map(|r| (r.complete_ns - r.dispatch_ns) as f64 / 1e6).collect();
     Measured {
         reader_n: reader.requests,
         reader_max: reader.response_ms.max,
@@ -116,7 +110,11 @@ fn a_streaming_writer_against_a_random_reader_under_noop_and_the_deadlines() {
     // read_expire (the deadline is checked only when a batch starts), within 16 writes + a read.
     for (name, x) in [("deadline", dl), ("mq-deadline", mq)] {
         assert!(x.reader_max > 500.0, "{name}: reader max {:.1} ms", x.reader_max);
-        assert!(x.reader_max > 12.0 * x.write_mean && x.reader_max < 16.0 * x.write_max + 50.0, "{name}: reader max {:.1} ms", x.reader_max);
+        assert!(
+            x.reader_max > 12.0 * x.write_mean && x.reader_max < 16.0 * x.write_max + 50.0,
+            "{name}: reader max {:.1} ms",
+            x.reader_max
+        );
         assert!(x.reader_max > 2.0 * noop.reader_max, "{name}: worse than noop here");
     }
     // 2.5's seek cost (and fifo_batch 1 in the others): the reader waits for at most the write
