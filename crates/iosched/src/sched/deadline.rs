@@ -181,6 +181,13 @@ pub(super) fn whole(t: &TunableValues, name: &str) -> Result<u64, String> {
     Ok(v as u64)
 }
 
+/// Linux's `starved++ >= writes_starved`: compares the count before bumping it.
+pub(super) fn starved_past(starved: &mut u64, writes_starved: u64) -> bool {
+    let before = *starved;
+    *starved += 1;
+    before >= writes_starved
+}
+
 impl Deadline {
     pub fn new(t: &TunableValues) -> Result<Self, String> {
         Ok(Deadline {
@@ -249,10 +256,7 @@ impl Deadline {
         // Not running a batch: choose a direction.
         let dir = if reads {
             // Linux: `writes && (starved++ >= writes_starved)`: counted only while writes wait.
-            let forced = writes && {
-                self.starved += 1;
-                self.starved - 1 >= self.writes_starved
-            };
+            let forced = writes && starved_past(&mut self.starved, self.writes_starved);
             if forced {
                 self.starved = 0;
                 WRITE

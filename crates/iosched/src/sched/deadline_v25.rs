@@ -13,7 +13,7 @@
 //! description in shared/reference/linux-bsd-schedulers.md section 2 (see
 //! docs/schedulers/deadline-2.5.md for what that leaves open).
 
-use super::deadline::{dir_of, whole, DirQueue, Queued, INT_MAX, READ, WRITE};
+use super::deadline::{dir_of, starved_past, whole, DirQueue, Queued, INT_MAX, READ, WRITE};
 use super::tunables::{Tunable, TunableValues};
 use super::{Context, Decision, Scheduler};
 use crate::device::ArmPath;
@@ -130,10 +130,7 @@ impl DeadlineV25 {
             }
         }
         let dir = if reads {
-            let forced = writes && {
-                self.starved += 1;
-                self.starved - 1 >= self.writes_starved
-            };
+            let forced = writes && starved_past(&mut self.starved, self.writes_starved);
             if forced {
                 self.starved = 0;
                 WRITE

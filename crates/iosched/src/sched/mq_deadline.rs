@@ -14,7 +14,7 @@
 //! Linux's elevator alias for mq-deadline is "deadline"; here `deadline` is the 2.6 scheduler,
 //! so mq-deadline has no alias.
 
-use super::deadline::{dir_of, whole, DirQueue, Queued, INT_MAX, READ, WRITE};
+use super::deadline::{dir_of, starved_past, whole, DirQueue, Queued, INT_MAX, READ, WRITE};
 use super::tunables::{Tunable, TunableValues};
 use super::{Completion, Context, Decision, Scheduler};
 use crate::device::ArmPath;
@@ -136,10 +136,7 @@ impl MqDeadline {
             let pp = &self.per_prio[prio];
             let (reads, writes) = (!pp.dirs[READ].is_empty(), !pp.dirs[WRITE].is_empty());
             dir = if reads {
-                let forced = writes && {
-                    self.starved += 1;
-                    self.starved - 1 >= self.writes_starved
-                };
+                let forced = writes && starved_past(&mut self.starved, self.writes_starved);
                 if forced {
                     self.starved = 0;
                     WRITE
