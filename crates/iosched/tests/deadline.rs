@@ -126,3 +126,77 @@ fn a_streaming_writer_against_a_random_reader_under_noop_and_the_deadlines() {
         assert!(x.reader_n > 4 * noop.reader_n, "{name}: reader got {} requests", x.reader_n);
     }
 }
+
+/// Two synchronous random readers, one real-time and one idle (`ionice -c 3`), no think time.
+/// Under mq-deadline the RT reader always has a request queued or at the disk, so the idle one
+/// is served only by priority aging: each of its reads waits prio_aging_expire (10 s, or 2 s
+/// when set), then goes at the next dispatch. deadline (2.6) has no classes: both alike.
+#[test]
+fn mq_deadline_idle_class_waits_for_prio_aging_behind_a_realtime_reader() {
+    let base = r#"
+[device]
+preset = "ibm-deskstar-34gxp"
+[block]
+[[process]]
+name = "rt"
+pattern = "random"
+request_kib = 4
+prio_class = "rt"
+[[process]]
+name = "idle"
+pattern = "random"
+request_kib = 4
+prio_class = "idle"
+[run]
+duration_s = 60
+[[scheduler]]
+name = "mq-deadline"
+[[scheduler]]
+name = "mq-deadline"
+label = "aging-2s"
+prio_aging_expire = 2000
+[[scheduler]]
+name = "deadline"
+"#;
+    let runs = Scenario::parse(base, "prio.toml").unwrap().run(None).unwrap();
+    let idle = |i: usize| {
+        let s = &runs[i].summary;
+        let inv = s.invariants;
+        assert_eq!((inv.idled_with_work, inv.left_behind, inv.bad_completions, inv.bios_unaccounted), (0, 0, 0, 0), "{}", s.scheduler);
+        let p = s.processes.iter().find(|p| p.name == "idle").unwrap().clone();
+        let r = s.processes.iter().find(|p| p.name == "rt").unwrap().clone();
+        println!(
+            "{:12} idle: n {:4} mean {:8.1} max {:8.1} ms | rt: n {:5} max {:6.1} ms",
+            s.scheduler, p.requests, p.response_ms.mean, p.response_ms.max, r.requests, r.response_ms.max
+        );
+        (p, r)
+    };
+    // Measured (seed 1): mq-deadline: idle n 6, mean 10002.5 ms, max 10023.6 ms (rt n 7598,
+    // max 31.8 ms); prio_aging_expire 2000: idle n 30, mean 2000.6, max 2026.7 (rt max 38.2);
+    // deadline: idle n 1954, max 40.3 ms, rt n 1955, max 39.2 ms. An aged read waits at least
+    // prio_aging_expire since its insertion, so the idle mean cannot fall below it.
+    for (i, aging_ms) in [(0, 10_000.0), (1, 2_000.0)] {
+        let (p, r) = idle(i);
+        assert!(
+            p.response_ms.mean >= aging_ms && p.response_ms.max < aging_ms + 100.0,
+            "aging {aging_ms}: idle mean {}",
+            p.response_ms.mean
+        );
+        let expected = 60_000.0 / aging_ms;
+        assert!(
+            (p.requests as f64) >= expected - 1.5 && (p.requests as f64) <= expected + 1.0,
+            "aging {aging_ms}: idle reads {}",
+            p.requests
+        );
+        assert!(r.response_ms.max < 100.0, "the rt reader waits at most for one idle read: {}", r.response_ms.max);
+    }
+    let (p, r) = idle(2);
+    assert!(p.response_ms.max < 100.0 && (p.requests as f64) > 0.5 * r.requests as f64, "deadline has no classes");
+}
+
+#[test]
+fn deadline_tunables_must_be_whole_numbers_in_a_scenario() {
+    let text = "[device]\npreset = \"ibm-deskstar-34gxp\"\n[[process]]\n[[scheduler]]\nname = \"mq-deadline\"\nfifo_batch = 16.5\n";
+    let err = Scenario::parse(text, "t.toml").err().unwrap().to_string();
+    assert!(err.contains("scheduler[0]") && err.contains("fifo_batch") && err.contains("whole number"), "{err}");
+}
