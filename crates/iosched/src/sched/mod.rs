@@ -8,11 +8,14 @@
 pub mod aged_sptf;
 pub mod clook;
 pub mod cscan;
+pub mod deadline;
+pub mod deadline_v25;
 pub mod fcfs;
 pub mod gstf;
 pub mod kyber;
 pub mod look;
 pub mod lottery;
+pub mod mq_deadline;
 pub mod noop;
 pub mod queues;
 pub mod registry;

@@ -49,6 +49,30 @@ pub const SCHEDULERS: &[SchedulerInfo] = &[
         tunables: kyber::TUNABLES,
     },
     SchedulerInfo {
+        name: "deadline-2.5",
+        aliases: &[],
+        kind: "scheduler",
+        summary: "Linux 2.5 deadline: sorted lists + deadline FIFOs per direction; batches measured in cost (a seek = seek_cost, contiguous = per stream_unit)",
+        source: "Axboe, LKML \"Re: 2.5.46-mm2\" (Nov 2002), as summarized in shared/reference; Seelam et al. 2005 section 2.1",
+        tunables: deadline_v25::TUNABLES,
+    },
+    SchedulerInfo {
+        name: "deadline",
+        aliases: &["deadline-2.6"],
+        kind: "scheduler",
+        summary: "Linux 2.6 deadline: sorted lists + deadline FIFOs per direction; batches of fifo_batch contiguous requests, reads preferred",
+        source: "Linux (drivers/)block/deadline-iosched.c, 2.6.11-2.6.23 (read in 2.6.11 and a 2.6.18-era copy)",
+        tunables: deadline::TUNABLES,
+    },
+    SchedulerInfo {
+        name: "mq-deadline",
+        aliases: &[],
+        kind: "scheduler",
+        summary: "Linux mq-deadline (6.x): deadline batching with RT/BE/IDLE classes in strict order, prio_aging_expire, async_depth",
+        source: "Linux block/mq-deadline.c (6.x mainline, read in CachyOS/linux; 5.x in torvalds/linux)",
+        tunables: mq_deadline::TUNABLES,
+    },
+    SchedulerInfo {
         name: "sstf",
         aliases: &["ssf"],
         kind: "policy",
@@ -188,6 +212,9 @@ fn build_scheduler(info: &SchedulerInfo, tunables: &BTreeMap<String, f64>) -> Re
     Ok(match info.name {
         "noop" => Box::new(noop::Noop::default()),
         "kyber" => Box::new(kyber::Kyber::new(&t)),
+        "deadline-2.5" => Box::new(deadline_v25::DeadlineV25::new(&t)?),
+        "deadline" => Box::new(deadline::Deadline::new(&t)?),
+        "mq-deadline" => Box::new(mq_deadline::MqDeadline::new(&t)?),
         other => return Err(format!("`{other}` cannot be built on its own")),
     })
 }
