@@ -59,6 +59,8 @@ pub struct BlockCounters {
     pub plug_merges: u64,
     /// Bios whose process had to sleep for a request (or queued behind such a bio).
     pub waited_bios: u64,
+    /// Bios larger than `max_sectors`, split into parts (Linux: bio_split / blk_queue_split).
+    pub split_bios: u64,
 }
 
 pub struct BlockLayer {
@@ -73,6 +75,11 @@ pub struct BlockLayer {
     /// Bios plugged at the current instant, in submission order.
     plugged: Vec<Request>,
     last_merge: Option<RequestId>,
+    /// Parts of split bios: part id -> the bio it belongs to; and per split bio, itself and
+    /// how many of its parts have yet to complete.
+    part_of: HashMap<RequestId, RequestId>,
+    split_parents: HashMap<RequestId, (Request, u32)>,
+    next_part_id: RequestId,
     /// Requests are numbered as they enter the scheduler (schedulers take ids for arrival order;
     /// a bio that slept for a request arrives at the scheduler later than its id would say).
     next_request_id: RequestId,
@@ -90,6 +97,9 @@ impl BlockLayer {
             waits: WaitQueues::default(),
             plugged: Vec::new(),
             last_merge: None,
+            part_of: HashMap::new(),
+            split_parents: HashMap::new(),
+            next_part_id: PART_ID_BASE,
             next_request_id: 0,
             counters: BlockCounters::default(),
         }
@@ -99,9 +109,28 @@ impl BlockLayer {
         &self.cfg
     }
 
-    /// A bio arrives from a process.
+    /// A bio arrives from a process. One larger than `max_sectors` is split into parts of at
+    /// most that size, each a bio of its own; the process gets it back when all have completed.
     pub fn submit(&mut self, bio: Request, sched: &mut dyn Scheduler, cx: &Context) {
         self.counters.bios += 1;
+        if bio.size_sectors > self.cfg.max_sectors && bio.op != Op::Flush {
+            self.counters.split_bios += 1;
+            let max = self.cfg.max_sectors;
+            let parts = bio.size_sectors.div_ceil(max);
+            self.split_parents.insert(bio.id, (bio, parts));
+            for k in 0..parts {
+                let size = max.min(bio.size_sectors - k * max);
+                let part = Request { id: self.next_part_id, start_sector: bio.start_sector + (k * max) as u64, size_sectors: size, ..bio };
+                self.next_part_id += 1;
+                self.part_of.insert(part.id, bio.id);
+                self.enter(part, sched, cx);
+            }
+            return;
+        }
+        self.enter(bio, sched, cx);
+    }
+
+    fn enter(&mut self, bio: Request, sched: &mut dyn Scheduler, cx: &Context) {
         if self.cfg.plug && bio.op != Op::Flush {
             self.plugged.push(bio);
             return;
@@ -163,9 +192,17 @@ impl BlockLayer {
         self.allocate_or_sleep(unit, sched, cx);
     }
 
+    /// The scheduler's cap for requests like `req` (u32::MAX without a request limit).
+    fn depth_limit(&self, req: &Request, sched: &dyn Scheduler) -> u32 {
+        match self.cfg.nr_requests {
+            Some(nr) => sched.limit_depth(req, nr),
+            None => u32::MAX,
+        }
+    }
+
     fn allocate_or_sleep(&mut self, unit: Vec<Request>, sched: &mut dyn Scheduler, cx: &Context) {
         let req = unit_request(&unit);
-        let limit = if self.pool.is_limited() { sched.limit_depth(&req, self.cfg.nr_requests.unwrap_or(u32::MAX)) } else { u32::MAX };
+        let limit = self.depth_limit(&req, sched);
         if self.pool.try_alloc(&req, cx.now_ns, limit) {
             self.insert(req, unit, sched, cx);
         } else {
@@ -284,19 +321,38 @@ impl BlockLayer {
         self.insert_ns.get(&req.id).copied().unwrap_or(req.issue_ns)
     }
 
-    /// `req` completed: its bios (for the processes) go to `out`; its request frees, which
-    /// may wake sleeping processes (whose bios then go on to the queue).
+    /// `req` completed: its bios go back to their processes through `out` (a split bio once
+    /// all its parts have completed); its request frees, which may wake sleeping processes
+    /// (whose bios then go on to the queue). Returns how many bios (or parts) it carried.
     pub fn complete(&mut self, req: &Request, out: &mut Vec<Request>, sched: &mut dyn Scheduler, cx: &Context) -> u32 {
         let bios = self.bios.remove(&req.id).unwrap_or_default();
         let n = bios.len() as u32;
-        out.extend(bios);
+        for bio in bios {
+            match self.part_of.remove(&bio.id) {
+                None => out.push(bio),
+                Some(parent) => {
+                    let left = self.split_parents.get_mut(&parent).map(|e| {
+                        e.1 -= 1;
+                        e.1
+                    });
+                    if left == Some(0) {
+                        if let Some((whole, _)) = self.split_parents.remove(&parent) {
+                            out.push(whole);
+                        }
+                    }
+                }
+            }
+        }
         self.insert_ns.remove(&req.id);
         self.free_request(req, sched, cx);
         n
     }
 
     fn free_request(&mut self, req: &Request, sched: &mut dyn Scheduler, cx: &Context) {
-        let (dir, wake) = self.pool.free(req);
+        // A scheduler's cap depends only on the request's kind, so it is the same now as when
+        // the request was allocated.
+        let limited = self.cfg.nr_requests.is_some_and(|nr| self.depth_limit(req, sched) < nr);
+        let (dir, wake) = self.pool.free(req, limited);
         let mut woken = Vec::new();
         for _ in 0..wake {
             let Some((pid, bios)) = self.waits.wake(dir) else {
@@ -332,6 +388,9 @@ impl BlockLayer {
         self.plugged.len() + self.waits.bios()
     }
 }
+
+/// Ids of the parts of split bios (far above any id the engine gives).
+const PART_ID_BASE: RequestId = 1 << 62;
 
 /// The request a run of contiguous bios makes: the first bio's identity, their whole span.
 fn unit_request(unit: &[Request]) -> Request {

@@ -41,8 +41,9 @@ pub struct RequestPool {
     model: TagModel,
     /// In use: per direction (legacy: [read, write]); blk-mq uses [0] for all.
     count: [u32; 2],
-    /// Asynchronous requests in use (for `limit_depth`).
-    async_count: u32,
+    /// Requests in use that the scheduler's `limit_depth` caps (mq-deadline: all but reads;
+    /// kyber: asynchronous ones).
+    limited_count: u32,
     full: [bool; 2],
     /// Per batching process: requests left and when it last waited.
     batchers: HashMap<u32, (u32, Nanos)>,
@@ -52,7 +53,7 @@ pub struct RequestPool {
 
 impl RequestPool {
     pub fn new(limit: Option<u32>, model: TagModel) -> Self {
-        RequestPool { limit, model, count: [0; 2], async_count: 0, full: [false; 2], batchers: HashMap::new(), freed_since_wake: 0 }
+        RequestPool { limit, model, count: [0; 2], limited_count: 0, full: [false; 2], batchers: HashMap::new(), freed_since_wake: 0 }
     }
 
     pub fn is_limited(&self) -> bool {
@@ -81,15 +82,16 @@ impl RequestPool {
         self.batchers.insert(pid, (BATCH_REQUESTS, now));
     }
 
-    /// Allocates a request for `req`, or says the process must wait. `depth_limit` caps
-    /// asynchronous requests (the scheduler's `limit_depth`).
+    /// Allocates a request for `req`, or says the process must wait. `depth_limit` is the
+    /// scheduler's `limit_depth` for it: below the pool's size, the request belongs to the class
+    /// the scheduler caps, and at most that many of the class may be in use.
     pub fn try_alloc(&mut self, req: &Request, now: Nanos, depth_limit: u32) -> bool {
         let Some(nr) = self.limit else {
             return true;
         };
         let d = self.dir(req);
-        // A scheduler's cap on asynchronous requests (only when below the pool's size).
-        if !req.sync && depth_limit < nr && self.async_count >= depth_limit {
+        let limited = depth_limit < nr;
+        if limited && self.limited_count >= depth_limit {
             return false;
         }
         match self.model {
@@ -119,19 +121,19 @@ impl RequestPool {
             }
         }
         self.count[d] += 1;
-        self.async_count += !req.sync as u32;
+        self.limited_count += limited as u32;
         true
     }
 
-    /// A request was freed (completed, or merged into another). Returns how many waiters to
-    /// wake, and in which direction.
-    pub fn free(&mut self, req: &Request) -> (usize, u32) {
+    /// A request was freed (completed, or merged into another); `limited`: it was allocated
+    /// in the scheduler's capped class. Returns how many waiters to wake, and in which direction.
+    pub fn free(&mut self, req: &Request, limited: bool) -> (usize, u32) {
         let Some(nr) = self.limit else {
             return (0, 0);
         };
         let d = self.dir(req);
         self.count[d] -= 1;
-        self.async_count -= !req.sync as u32;
+        self.limited_count -= limited as u32;
         match self.model {
             TagModel::Legacy => {
                 if self.count[d] + 1 <= nr {
@@ -234,9 +236,9 @@ mod tests {
         assert!(!p.try_alloc(&w(1, 6), 0, u32::MAX), "hard limit 1.5 x nr_requests");
         assert!(!p.try_alloc(&w(2, 7), 0, u32::MAX), "another process waits while the queue is full");
         // Freeing down to 3 in use clears `full` and wakes one waiter.
-        assert_eq!(p.free(&w(1, 0)), (1, 0));
-        assert_eq!(p.free(&w(1, 1)), (1, 0));
-        assert_eq!(p.free(&w(1, 2)), (1, 1));
+        assert_eq!(p.free(&w(1, 0), false), (1, 0));
+        assert_eq!(p.free(&w(1, 1), false), (1, 0));
+        assert_eq!(p.free(&w(1, 2), false), (1, 1));
         p.woken(2, 1_000);
         assert!(p.try_alloc(&w(2, 7), 1_000, u32::MAX));
     }
@@ -255,7 +257,7 @@ mod tests {
     }
 
     #[test]
-    fn blk_mq_wakes_in_batches_and_caps_async() {
+    fn blk_mq_wakes_in_batches_and_caps_the_limited_class() {
         let mut p = RequestPool::new(Some(16), TagModel::BlkMq);
         for i in 0..16 {
             assert!(p.try_alloc(&w(1, i), 0, 12) == (i < 12), "async depth 12: request {i}");
@@ -264,12 +266,15 @@ mod tests {
         sync_read.op = Op::Read;
         sync_read.sync = true;
         for _ in 0..4 {
-            assert!(p.try_alloc(&sync_read, 0, 12), "sync requests use the rest");
+            assert!(p.try_alloc(&sync_read, 0, 16), "unlimited requests use the rest");
         }
-        assert!(!p.try_alloc(&sync_read, 0, 12), "16 tags in use");
+        assert!(!p.try_alloc(&sync_read, 0, 16), "16 tags in use");
         // wake_batch = 16 / 8 = 2: every second free wakes two waiters.
-        assert_eq!(p.free(&w(1, 0)), (0, 0));
-        assert_eq!(p.free(&w(1, 1)), (0, 2));
+        assert_eq!(p.free(&w(1, 0), true), (0, 0));
+        assert_eq!(p.free(&w(1, 1), true), (0, 2));
+        // Two of the limited class freed: two more may be allocated.
+        assert!(p.try_alloc(&w(1, 20), 0, 12) && p.try_alloc(&w(1, 21), 0, 12));
+        assert!(!p.try_alloc(&w(1, 22), 0, 12));
     }
 
     #[test]

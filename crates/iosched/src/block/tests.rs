@@ -213,3 +213,23 @@ fn a_process_sleeps_for_a_request_and_is_woken_in_order() {
         assert_eq!(b.held_bios(), 1);
     });
 }
+
+#[test]
+fn a_bio_larger_than_max_sectors_is_split_and_completes_once_all_parts_have() {
+    with_cx(|cx| {
+        let mut b = BlockLayer::new(BlockConfig { max_sectors: 1024, ..cfg(0, false, None) });
+        let mut s = Fifo::default();
+        b.submit(bio(7, 1, 0, 2048 + 100), &mut s, cx); // 1 MiB + 50 KiB: parts of 1024, 1024, 100
+        assert_eq!(s.queue.iter().map(|r| (r.start_sector, r.size_sectors)).collect::<Vec<_>>(), vec![(0, 1024), (1024, 1024), (2048, 100)]);
+        assert_eq!(b.counters.split_bios, 1);
+        let mut out = Vec::new();
+        for k in 0..3 {
+            let Decision::Dispatch(r, _) = s.next(cx) else { panic!() };
+            b.dispatched(&r);
+            assert_eq!(b.complete(&r, &mut out, &mut s, cx), 1, "each request carries one part");
+            assert_eq!(out.len(), if k < 2 { 0 } else { 1 }, "the bio comes back only with its last part");
+        }
+        assert_eq!((out[0].id, out[0].size_sectors), (7, 2148), "the process gets its own bio back");
+        assert!(b.part_of.is_empty() && b.split_parents.is_empty());
+    });
+}

@@ -151,7 +151,7 @@ impl Engine<'_> {
         };
         let times = RecordTimes { insert_ns, dispatch_ns, bios };
         self.collector.record(&req, &service, times);
-        self.bios_completed += bios as u64;
+        self.bios_completed += self.done_bios.len() as u64;
         for i in 0..self.done_bios.len() {
             let bio = self.done_bios[i];
             self.workload.on_complete(&bio, self.now, &mut self.emit);
