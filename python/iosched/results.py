@@ -77,7 +77,7 @@ class Results:
         for i, s in enumerate(self.summaries):
             for p in s["processes"]:
                 row = {"run": i, "scheduler": s["scheduler"]}
-                row.update(_flatten(p))
+                row.update(_flatten({k: v for k, v in p.items() if k != "response_cdf_ms"}))
                 rows.append(row)
         return pd.DataFrame(rows)
 

@@ -134,6 +134,7 @@ impl RunAccumulator {
                     bytes: p.bytes,
                     throughput_mb_s: p.bytes as f64 / 1e6 / elapsed_s,
                     response_ms: p.response.summary_ms(),
+                    response_cdf_ms: p.response.quantiles_ms(),
                     request_wait_ms: p.request_wait.summary_ms(),
                     disk_time_s: p.disk_ns as f64 / 1e9,
                     last_completion_s: ns_to_s(p.last_completion_ns.saturating_sub(start_ns)),

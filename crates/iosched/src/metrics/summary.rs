@@ -62,6 +62,8 @@ pub struct ProcessSummary {
     pub bytes: u64,
     pub throughput_mb_s: f64,
     pub response_ms: LatencyMs,
+    /// Its response-time distribution at `histogram::CDF_QUANTILES` (ms).
+    pub response_cdf_ms: Vec<f64>,
     /// Time its bios waited for a request structure (the block layer's request limit).
     pub request_wait_ms: LatencyMs,
     /// Disk time its requests took (mechanism start to completion): the unit of proportional shares.
