@@ -216,6 +216,8 @@ pub struct ProcessSection {
     pub prio_class: Option<String>,
     /// I/O priority level 0 (highest) to 7 (default 4; ionice -n).
     pub prio_level: Option<u8>,
+    /// The weight of this entry's group (cgroup io.weight, 1-1000); needs `group`.
+    pub group_weight: Option<u32>,
     /// Requests are file-system metadata (Request::META).
     #[serde(default)]
     pub meta: bool,
@@ -601,6 +603,14 @@ impl Scenario {
                     return Err(format!("field `{at}.prio_level` must be in [0, 7], got {l}"));
                 }
             }
+            if let Some(w) = p.group_weight {
+                if p.group.is_none() {
+                    return Err(format!("field `{at}.group_weight` = {w} needs `{at}.group` (the cgroup it weighs)"));
+                }
+                if !(1..=1000).contains(&w) {
+                    return Err(format!("field `{at}.group_weight` must be in [1, 1000] (cgroup io.weight), got {w}"));
+                }
+            }
             let page_kib = (PAGE_SECTORS * SECTOR_BYTES) as f64 / 1024.0;
             let pages = |field: &str, kib: f64| {
                 if kib % page_kib != 0.0 {
@@ -777,6 +787,7 @@ impl Scenario {
                         level: p.prio_level.unwrap_or(IoPrio::default().level),
                     },
                     meta: p.meta,
+                    group_weight: p.group_weight,
                 });
             }
         }

@@ -185,7 +185,7 @@ fn a_process_sleeps_for_a_request_and_is_woken_in_order() {
     with_cx(|cx| {
         let mut b = BlockLayer::new(cfg(2, false, Some(2)));
         let mut s = Fifo::default();
-        let mut w = |id, pid, start| {
+        let w = |id, pid, start| {
             let mut r = bio(id, pid, start, 8);
             r.op = Op::Write;
             r.sync = false;

@@ -68,6 +68,9 @@ pub struct Completion {
 pub enum ProcessEvent {
     /// A process appeared; `weight` is its share for proportional-share schedulers.
     Started { principal: Principal, weight: u32 },
+    /// A group (cgroup) has this weight (blkio/io.weight: 1-1000, default 100); emitted before
+    /// its first process starts.
+    GroupWeight { group: u32, weight: u32 },
     /// A process will issue no more requests.
     Exited(Principal),
 }

@@ -83,6 +83,8 @@ pub struct ProcessSpec {
     pub prio: IoPrio,
     /// Requests carry `Request::META` (file-system metadata).
     pub meta: bool,
+    /// The weight of its group (cgroup), announced when it starts.
+    pub group_weight: Option<u32>,
 }
 
 /// The kernel's state for one process's file under read().
@@ -179,6 +181,9 @@ impl Processes {
         let stop = self.stop_issuing_ns;
         let p = &mut self.procs[i];
         if p.issued == 0 && lane == 0 {
+            if let Some(weight) = p.spec.group_weight {
+                out.process_event(ProcessEvent::GroupWeight { group: p.spec.principal.group, weight });
+            }
             out.process_event(ProcessEvent::Started { principal: p.spec.principal, weight: p.spec.weight });
         }
         if now >= stop || p.spec.max_requests.is_some_and(|m| p.issued >= m) {
