@@ -326,6 +326,25 @@ _JOBS_HELP = "Local worker processes (default: one per CPU; 1 runs everything in
 _DASK_HELP = "Run on the Dask cluster at this scheduler address (tcp://HOST:PORT), or `local` for a LocalCluster here."
 
 
+def _reproduce(paper: str, out_dir: Path, jobs: Optional[int], dask: Optional[str], **options) -> None:
+    """Runs `experiments.<paper>.reproduce` in a pool with a progress bar; bad input and
+    unwritable output become one-line errors."""
+    import importlib
+
+    module = importlib.import_module(f".experiments.{paper}", __package__)
+    check_output_dir(out_dir, "--out")
+    pool = make_pool(jobs, dask)
+    try:
+        with progress_bar() as bar:
+            report = module.reproduce(out_dir, progress=_count_progress(bar, f"{paper} runs ({pool.describe()})"), pool=pool,
+                                      **options)
+    except ScenarioError as e:
+        raise fail(str(e))
+    except (OSError, RuntimeError) as e:
+        raise fail(f"{getattr(e, 'filename', None) or out_dir}: {getattr(e, 'strerror', None) or e}")
+    _consoles.out.print(f"wrote {report} and figures in {out_dir}")
+
+
 @reproduce_app.command("seltzer1990")
 def reproduce_seltzer1990(
     out_dir: Path = typer.Option(Path("results/seltzer1990"), "--out", help="Output directory."),
@@ -340,19 +359,7 @@ def reproduce_seltzer1990(
     dask: Optional[str] = typer.Option(None, "--dask", help=_DASK_HELP),
 ) -> None:
     """Seltzer, Chen & Ousterhout 1990, 'Disk Scheduling Revisited': figures 2-8."""
-    from .experiments import seltzer1990
-
-    check_output_dir(out_dir, "--out")
-    pool = make_pool(jobs, dask)
-    try:
-        with progress_bar() as bar:
-            report = seltzer1990.reproduce(out_dir, quick=quick, catalogue_dir=catalogue,
-                                           progress=_count_progress(bar, f"seltzer1990 runs ({pool.describe()})"), pool=pool)
-    except ScenarioError as e:
-        raise fail(str(e))
-    except (OSError, RuntimeError) as e:
-        raise fail(f"{getattr(e, 'filename', None) or out_dir}: {getattr(e, 'strerror', None) or e}")
-    _consoles.out.print(f"wrote {report} and figures in {out_dir}")
+    _reproduce("seltzer1990", out_dir, jobs, dask, quick=quick, catalogue_dir=catalogue)
 
 
 @reproduce_app.command("iyer2001")
@@ -364,19 +371,7 @@ def reproduce_iyer2001(
 ) -> None:
     """Iyer & Druschel 2001, 'Anticipatory scheduling': microbenchmarks (figures 4-7, 13, timer)
     and the applications (sections 4.3-4.7)."""
-    from .experiments import iyer2001
-
-    check_output_dir(out_dir, "--out")
-    pool = make_pool(jobs, dask)
-    try:
-        with progress_bar() as bar:
-            report = iyer2001.reproduce(out_dir, quick=quick,
-                                        progress=_count_progress(bar, f"iyer2001 runs ({pool.describe()})"), pool=pool)
-    except ScenarioError as e:
-        raise fail(str(e))
-    except (OSError, RuntimeError) as e:
-        raise fail(f"{getattr(e, 'filename', None) or out_dir}: {getattr(e, 'strerror', None) or e}")
-    _consoles.out.print(f"wrote {report} and figures in {out_dir}")
+    _reproduce("iyer2001", out_dir, jobs, dask, quick=quick)
 
 
 @reproduce_app.command("block")
@@ -387,18 +382,7 @@ def reproduce_block(
     dask: Optional[str] = typer.Option(None, "--dask", help=_DASK_HELP),
 ) -> None:
     """The block layer: NCQ inside the drive, merging, request limits, deadline and kyber."""
-    from .experiments import block
-
-    check_output_dir(out_dir, "--out")
-    pool = make_pool(jobs, dask)
-    try:
-        with progress_bar() as bar:
-            report = block.reproduce(out_dir, quick=quick, progress=_count_progress(bar, f"block runs ({pool.describe()})"), pool=pool)
-    except ScenarioError as e:
-        raise fail(str(e))
-    except (OSError, RuntimeError) as e:
-        raise fail(f"{getattr(e, 'filename', None) or out_dir}: {getattr(e, 'strerror', None) or e}")
-    _consoles.out.print(f"wrote {report} and figures in {out_dir}")
+    _reproduce("block", out_dir, jobs, dask, quick=quick)
 
 
 @app.command()
