@@ -13,8 +13,11 @@
 //! batch at the FIFO head when there is no next request (and always resets the count), but keeps
 //! the contiguity test; 2.6.32 has no contiguity test either. That last rule is the one
 //! `mq-deadline` keeps (`mq_deadline.rs`). The 2.5
-//! original with its seek cost is `deadline_v25.rs`. The per-direction queues below
-//! (`DirQueue`) are shared by all three.
+//! original with its seek cost is `deadline_v25.rs`. What the three share lives here: the
+//! per-direction queues (`DirQueue`), the common tunables and the state that goes with them
+//! (`DeadlineCore`: flush list, FIFO sequence, starvation count, choice of direction). 2.6 and
+//! 2.5 also share the one-way sweep with its hooks (`Sweep`, `sweep_hooks!`) and differ only in
+//! how a batch is measured.
 
 use super::tunables::{Tunable, TunableValues};
 use super::{Context, Decision, Scheduler};
@@ -23,7 +26,7 @@ use crate::request::{Op, Request, RequestId};
 use crate::time::{Nanos, NS_PER_MS};
 use std::collections::{BTreeSet, HashMap, VecDeque};
 
-// ---- Defaults (2.6.18 block/deadline-iosched.c, top of the file) ----
+// ---- Defaults (2.6.18 block/deadline-iosched.c, top of the file; 2.5 and mq-deadline alike) ----
 
 /// `read_expire = HZ / 2`: a read's deadline, ms after its insertion.
 pub const READ_EXPIRE_MS: u64 = 500;
@@ -31,7 +34,7 @@ pub const READ_EXPIRE_MS: u64 = 500;
 pub const WRITE_EXPIRE_MS: u64 = 5_000;
 /// `writes_starved = 2`: read batches chosen while writes wait before a write batch is forced.
 pub const WRITES_STARVED: u64 = 2;
-/// `fifo_batch = 16`: requests in one batch.
+/// `fifo_batch = 16`: requests in one batch (deadline-2.5: cost units).
 pub const FIFO_BATCH: u64 = 16;
 /// `front_merges = 1`: look for bios that end where a queued request starts.
 pub const FRONT_MERGES: bool = true;
@@ -146,27 +149,54 @@ pub(super) fn dir_of(req: &Request) -> usize {
     }
 }
 
-/// Linux 2.6.18's `struct deadline_data`.
-pub struct Deadline {
+/// What Linux 2.6.18's `struct deadline_data`, 2.5's and mq-deadline's have alike: everything
+/// but the sorted queues and the batch state. (mq-deadline keeps one set of queues per priority
+/// class, the other two one set, in `Sweep`.)
+pub(super) struct DeadlineCore {
     // run time data
-    dirs: [DirQueue; 2],
-    /// Flushes, dispatched ahead of the sorted queues in arrival order.
-    flushes: VecDeque<Request>,
-    /// Next request in sort order after the last one dispatched (only in that one's
-    /// direction; Linux: next_drq[2]), by its (sector, id) key.
-    next_rq: [Option<(u64, RequestId)>; 2],
-    /// Requests in the current batch (plus fifo_batch for each non-contiguous step).
-    batching: u64,
-    /// End of the last dispatched request (Linux: last_sector, "head position").
-    last_sector: u64,
+    /// Flushes, dispatched ahead of the sorted queues in arrival order (mq-deadline:
+    /// dd->dispatch).
+    pub flushes: VecDeque<Request>,
     /// Times reads were chosen while writes waited.
-    starved: u64,
+    pub starved: u64,
+    /// Insertion count: the FIFO tie-break of requests with the same deadline.
     seq: u64,
     // settings that change how the i/o scheduler behaves
-    fifo_expire_ns: [Nanos; 2],
-    fifo_batch: u64,
-    writes_starved: u64,
-    front_merges: bool,
+    pub fifo_expire_ns: [Nanos; 2],
+    pub fifo_batch: u64,
+    pub writes_starved: u64,
+    pub front_merges: bool,
+}
+
+/// deadline's and deadline-2.5's queues: per direction a sort list and a FIFO, the next request
+/// in sort order after the last one dispatched, and the head position (a one-way elevator).
+#[derive(Default)]
+pub(super) struct Sweep {
+    pub dirs: [DirQueue; 2],
+    /// Next request in sort order after the last one dispatched (only in that one's
+    /// direction; Linux: next_drq[2]), by its (sector, id) key.
+    pub next_rq: [Option<(u64, RequestId)>; 2],
+    /// End of the last dispatched request (Linux: last_sector, "head position").
+    pub last_sector: u64,
+}
+
+/// Where a new batch starts (`Sweep::batch_start`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Start {
+    /// At the FIFO head, whose deadline has passed.
+    Expired,
+    /// At the next request in sort order, in the direction served last.
+    Next,
+    /// At the lowest sector.
+    Lowest,
+}
+
+/// Linux 2.6.18's `struct deadline_data`.
+pub struct Deadline {
+    core: DeadlineCore,
+    sweep: Sweep,
+    /// Requests in the current batch (plus fifo_batch for each non-contiguous step).
+    batching: u64,
 }
 
 // ---- Helpers ----
@@ -182,20 +212,26 @@ pub(super) fn whole(t: &TunableValues, name: &str) -> Result<u64, String> {
 }
 
 /// Linux's `starved++ >= writes_starved`: compares the count before bumping it.
-pub(super) fn starved_past(starved: &mut u64, writes_starved: u64) -> bool {
+fn starved_past(starved: &mut u64, writes_starved: u64) -> bool {
     let before = *starved;
     *starved += 1;
     before >= writes_starved
 }
 
-impl Deadline {
+/// A `next` hook's answer: dispatch straight (`ArmPath::Direct`), or nothing queued.
+pub(super) fn decision(req: Option<Request>) -> Decision {
+    match req {
+        Some(req) => Decision::Dispatch(req, ArmPath::Direct),
+        None => Decision::Empty,
+    }
+}
+
+impl DeadlineCore {
+    /// The common tunables (read_expire, write_expire, fifo_batch, writes_starved,
+    /// front_merges), as `COMMON_TUNABLES` declares them.
     pub fn new(t: &TunableValues) -> Result<Self, String> {
-        Ok(Deadline {
-            dirs: Default::default(),
+        Ok(DeadlineCore {
             flushes: VecDeque::new(),
-            next_rq: [None; 2],
-            batching: 0,
-            last_sector: 0,
             starved: 0,
             seq: 0,
             fifo_expire_ns: [whole(t, "read_expire")? * NS_PER_MS, whole(t, "write_expire")? * NS_PER_MS],
@@ -205,9 +241,53 @@ impl Deadline {
         })
     }
 
+    /// Linux deadline_add_request (dd_insert_request): into the sort list of `dirs`, and at the
+    /// FIFO's tail with deadline = now + expire; a flush goes on the flush list instead.
+    pub fn insert(&mut self, dirs: &mut [DirQueue; 2], req: Request, now: Nanos) {
+        if req.op == Op::Flush {
+            self.flushes.push_back(req);
+            return;
+        }
+        let dir = dir_of(&req);
+        self.seq += 1;
+        dirs[dir].insert(Queued { req, deadline_ns: now + self.fifo_expire_ns[dir], seq: self.seq });
+    }
+
+    /// Requests held: the flushes and those in every set of queues.
+    pub fn queued<'a>(&self, sets: impl IntoIterator<Item = &'a [DirQueue; 2]>) -> usize {
+        self.flushes.len() + sets.into_iter().map(|d| d[READ].len() + d[WRITE].len()).sum::<usize>()
+    }
+
+    /// Not running a batch: choose a direction. Reads, unless writes wait and have been
+    /// passed over `writes_starved` times; None if both directions are empty.
+    pub fn choose_dir(&mut self, dirs: &[DirQueue; 2]) -> Option<usize> {
+        let (reads, writes) = (!dirs[READ].is_empty(), !dirs[WRITE].is_empty());
+        if reads {
+            // Linux: `writes && (starved++ >= writes_starved)`: counted only while writes wait.
+            let forced = writes && starved_past(&mut self.starved, self.writes_starved);
+            if forced {
+                self.starved = 0;
+                Some(WRITE)
+            } else {
+                Some(READ)
+            }
+        } else if writes {
+            self.starved = 0;
+            Some(WRITE)
+        } else {
+            None
+        }
+    }
+
+    pub fn counters(&self) -> Vec<(&'static str, u64)> {
+        vec![("starved", self.starved)]
+    }
+}
+
+impl Sweep {
     /// Takes a request out of its direction's queues (Linux deadline_remove_request): if it was
     /// the next request in sort order, its successor becomes the next one.
-    fn unlink(&mut self, dir: usize, id: RequestId) -> Option<Queued> {
+    pub fn unlink(&mut self, dir: usize, id: RequestId) -> Option<Queued> {
         let q = *self.dirs[dir].get(id)?;
         let key = (q.req.start_sector, id);
         if self.next_rq[dir] == Some(key) {
@@ -216,124 +296,10 @@ impl Deadline {
         self.dirs[dir].take(id)
     }
 
-    /// Moves a request to the device (Linux deadline_move_request): only its direction keeps
-    /// a next request, its successor; the head position becomes its end.
-    fn move_request(&mut self, dir: usize, key: (u64, RequestId)) -> Request {
-        self.next_rq = [None; 2];
-        self.next_rq[dir] = self.dirs[dir].after(key);
-        let q = self.dirs[dir].take(key.1).expect("a queued request");
-        self.last_sector = q.req.end_sector();
-        self.batching += 1;
-        q.req
-    }
-
-    /// Whether the FIFO head of `dir` has passed its deadline (2.6.18: time_after, strictly).
-    fn fifo_expired(&self, dir: usize, now: Nanos) -> bool {
-        self.dirs[dir].fifo_head().is_some_and(|q| now > q.deadline_ns)
-    }
-
-    /// Linux deadline_dispatch_requests.
-    fn dispatch(&mut self, now: Nanos) -> Option<Request> {
-        if let Some(f) = self.flushes.pop_front() {
-            return Some(f);
-        }
-        let reads = !self.dirs[READ].is_empty();
-        let writes = !self.dirs[WRITE].is_empty();
-        // Batches are reads XOR writes: at most one direction has a next request.
-        let (cand_dir, cand) = match self.next_rq {
-            [_, Some(k)] => (WRITE, Some(k)),
-            [r, None] => (READ, r),
-        };
-        if let Some(key) = cand {
-            if self.last_sector != key.0 {
-                // End the batch on a non-sequential request.
-                self.batching = self.batching.saturating_add(self.fifo_batch);
-            }
-            if self.batching < self.fifo_batch {
-                return Some(self.move_request(cand_dir, key));
-            }
-        }
-        // Not running a batch: choose a direction.
-        let dir = if reads {
-            // Linux: `writes && (starved++ >= writes_starved)`: counted only while writes wait.
-            let forced = writes && starved_past(&mut self.starved, self.writes_starved);
-            if forced {
-                self.starved = 0;
-                WRITE
-            } else {
-                READ
-            }
-        } else if writes {
-            self.starved = 0;
-            WRITE
-        } else {
-            return None;
-        };
-        let key = if self.fifo_expired(dir, now) {
-            // An expired request exists: satisfy it.
-            self.batching = 0;
-            let q = self.dirs[dir].fifo_head().expect("non-empty");
-            (q.req.start_sector, q.req.id)
-        } else if let Some(k) = self.next_rq[dir] {
-            // Same direction as the last request, and a next one in sort order: go on from
-            // there (2.6.11-2.6.23 do not reset `batching` here).
-            k
-        } else {
-            // The other direction last, or past the highest sector: back to the lowest
-            // (one-way elevator), a new batch.
-            self.batching = 0;
-            self.dirs[dir].lowest().expect("non-empty")
-        };
-        Some(self.move_request(dir, key))
-    }
-}
-
-// ---- Hooks ----
-
-impl Scheduler for Deadline {
-    fn name(&self) -> &str {
-        "deadline"
-    }
-
-    /// Linux deadline_add_request: into the sort list, and at the FIFO's tail with
-    /// deadline = now + expire.
-    fn add(&mut self, req: Request, cx: &Context) {
-        if req.op == Op::Flush {
-            self.flushes.push_back(req);
-            return;
-        }
-        let dir = dir_of(&req);
-        self.seq += 1;
-        self.dirs[dir].insert(Queued { req, deadline_ns: cx.now_ns + self.fifo_expire_ns[dir], seq: self.seq });
-    }
-
-    fn next(&mut self, cx: &Context) -> Decision {
-        match self.dispatch(cx.now_ns) {
-            Some(req) => Decision::Dispatch(req, ArmPath::Direct),
-            None => Decision::Empty,
-        }
-    }
-
-    fn queued(&self) -> usize {
-        self.dirs[READ].len() + self.dirs[WRITE].len() + self.flushes.len()
-    }
-
-    fn remove(&mut self, req: &Request, _cx: &Context) -> bool {
-        self.unlink(dir_of(req), req.id).is_some()
-    }
-
-    fn allow_merge(&self, _rq: &Request, _bio: &Request) -> bool {
-        true
-    }
-
-    fn front_merges(&self) -> bool {
-        self.front_merges
-    }
-
     /// Linux deadline_merged_request: a front merge re-sorts the request (taking it out of the
     /// sort list first, which moves the next-request pointer on if it pointed there); its FIFO
     /// place and deadline stay.
-    fn merged(&mut self, old: &Request, grown: Request, _cx: &Context) {
+    pub fn merged(&mut self, old: &Request, grown: Request) {
         let dir = dir_of(old);
         if old.start_sector != grown.start_sector {
             let key = (old.start_sector, old.id);
@@ -346,8 +312,8 @@ impl Scheduler for Deadline {
 
     /// Linux deadline_merged_requests: the survivor takes the absorbed request's deadline and
     /// FIFO place if that came first; the absorbed request leaves.
-    fn requests_merged(&mut self, into: &Request, grown: Request, absorbed: &Request, cx: &Context) {
-        self.merged(into, grown, cx);
+    pub fn requests_merged(&mut self, into: &Request, grown: Request, absorbed: &Request) {
+        self.merged(into, grown);
         let dir = dir_of(absorbed);
         if let Some(gone) = self.dirs[dir].get(absorbed.id).copied() {
             self.dirs[dir].inherit_fifo_place(into.id, &gone);
@@ -355,55 +321,173 @@ impl Scheduler for Deadline {
         self.unlink(dir, absorbed.id);
     }
 
-    fn counters(&self) -> Vec<(&'static str, u64)> {
-        vec![("starved", self.starved)]
+    /// Moves a request to the device (Linux deadline_move_request): only its direction keeps
+    /// a next request, its successor; the head position becomes its end.
+    pub fn move_request(&mut self, dir: usize, key: (u64, RequestId)) -> Request {
+        self.next_rq = [None; 2];
+        self.next_rq[dir] = self.dirs[dir].after(key);
+        let q = self.dirs[dir].take(key.1).expect("a queued request");
+        self.last_sector = q.req.end_sector();
+        q.req
     }
+
+    /// Whether the FIFO head of `dir` has passed its deadline (2.6.18: time_after, strictly).
+    fn fifo_expired(&self, dir: usize, now: Nanos) -> bool {
+        self.dirs[dir].fifo_head().is_some_and(|q| now > q.deadline_ns)
+    }
+
+    /// The request that would carry the current batch on: the next one in sort order. Batches
+    /// are reads XOR writes: at most one direction has a next request.
+    pub fn batch_next(&self) -> Option<(usize, (u64, RequestId))> {
+        match self.next_rq {
+            [_, Some(k)] => Some((WRITE, k)),
+            [r, None] => r.map(|k| (READ, k)),
+        }
+    }
+
+    /// Not running a batch (Linux deadline_dispatch_requests, "dispatch_find_request"): choose
+    /// a direction, then the request the batch starts at, and say which rule chose it.
+    pub fn batch_start(&mut self, core: &mut DeadlineCore, now: Nanos) -> Option<(usize, (u64, RequestId), Start)> {
+        let dir = core.choose_dir(&self.dirs)?;
+        Some(if self.fifo_expired(dir, now) {
+            // An expired request exists: satisfy it.
+            let q = self.dirs[dir].fifo_head().expect("non-empty");
+            (dir, (q.req.start_sector, q.req.id), Start::Expired)
+        } else if let Some(k) = self.next_rq[dir] {
+            // Same direction as the last request, and a next one in sort order: go on from
+            // there.
+            (dir, k, Start::Next)
+        } else {
+            // The other direction last, or past the highest sector: back to the lowest
+            // (one-way elevator).
+            (dir, self.dirs[dir].lowest().expect("non-empty"), Start::Lowest)
+        })
+    }
+}
+
+impl Deadline {
+    pub fn new(t: &TunableValues) -> Result<Self, String> {
+        Ok(Deadline { core: DeadlineCore::new(t)?, sweep: Sweep::default(), batching: 0 })
+    }
+
+    fn move_request(&mut self, dir: usize, key: (u64, RequestId)) -> Request {
+        self.batching += 1;
+        self.sweep.move_request(dir, key)
+    }
+
+    /// Linux deadline_dispatch_requests.
+    fn dispatch(&mut self, now: Nanos) -> Option<Request> {
+        if let Some(f) = self.core.flushes.pop_front() {
+            return Some(f);
+        }
+        if let Some((dir, key)) = self.sweep.batch_next() {
+            if self.sweep.last_sector != key.0 {
+                // End the batch on a non-sequential request.
+                self.batching = self.batching.saturating_add(self.core.fifo_batch);
+            }
+            if self.batching < self.core.fifo_batch {
+                return Some(self.move_request(dir, key));
+            }
+        }
+        // Not running a batch: choose a direction and where to start.
+        let (dir, key, start) = self.sweep.batch_start(&mut self.core, now)?;
+        if start != Start::Next {
+            // A new batch (2.6.11-2.6.23 do not reset `batching` when going on in sort order).
+            self.batching = 0;
+        }
+        Some(self.move_request(dir, key))
+    }
+}
+
+// ---- Hooks ----
+
+/// The Scheduler hooks deadline and deadline-2.5 share, inside their `impl Scheduler` (each has
+/// `core: DeadlineCore`, `sweep: Sweep` and `fn dispatch(&mut self, now) -> Option<Request>`).
+macro_rules! sweep_hooks {
+    () => {
+        /// Linux deadline_add_request: into the sort list, and at the FIFO's tail with
+        /// deadline = now + expire.
+        fn add(&mut self, req: Request, cx: &Context) {
+            self.core.insert(&mut self.sweep.dirs, req, cx.now_ns);
+        }
+
+        fn next(&mut self, cx: &Context) -> Decision {
+            decision(self.dispatch(cx.now_ns))
+        }
+
+        fn queued(&self) -> usize {
+            self.core.queued([&self.sweep.dirs])
+        }
+
+        fn remove(&mut self, req: &Request, _cx: &Context) -> bool {
+            self.sweep.unlink(dir_of(req), req.id).is_some()
+        }
+
+        fn allow_merge(&self, _rq: &Request, _bio: &Request) -> bool {
+            true
+        }
+
+        fn front_merges(&self) -> bool {
+            self.core.front_merges
+        }
+
+        /// A front merge re-sorts the request; its FIFO place and deadline stay.
+        fn merged(&mut self, old: &Request, grown: Request, _cx: &Context) {
+            self.sweep.merged(old, grown);
+        }
+
+        /// The survivor keeps the earlier deadline (and that FIFO place); the absorbed one
+        /// leaves.
+        fn requests_merged(&mut self, into: &Request, grown: Request, absorbed: &Request, _cx: &Context) {
+            self.sweep.requests_merged(into, grown, absorbed);
+        }
+
+        fn counters(&self) -> Vec<(&'static str, u64)> {
+            self.core.counters()
+        }
+    };
+}
+pub(super) use sweep_hooks;
+
+impl Scheduler for Deadline {
+    fn name(&self) -> &str {
+        "deadline"
+    }
+
+    sweep_hooks!();
 }
 
 // ---- Tunables (Linux's sysfs names; 2.6.18 STORE_FUNCTION bounds) ----
 
-pub const TUNABLES: &[Tunable] = &[
-    Tunable {
-        name: "read_expire",
-        default: READ_EXPIRE_MS as f64,
-        unit: "ms",
-        min: 0.0,
-        max: INT_MAX,
-        help: "a read's deadline after its insertion (checked when a batch starts)",
-    },
-    Tunable {
-        name: "write_expire",
-        default: WRITE_EXPIRE_MS as f64,
-        unit: "ms",
-        min: 0.0,
-        max: INT_MAX,
-        help: "a write's deadline after its insertion",
-    },
-    Tunable {
-        name: "writes_starved",
-        default: WRITES_STARVED as f64,
-        unit: "count",
-        min: 0.0,
-        max: INT_MAX,
-        help: "times reads may be chosen over waiting writes before a write batch",
-    },
-    Tunable {
-        name: "fifo_batch",
-        default: FIFO_BATCH as f64,
-        unit: "requests",
-        min: 0.0,
-        max: INT_MAX,
-        help: "requests per batch; a non-contiguous next request ends the batch",
-    },
-    Tunable {
+/// A tunable Linux stores as an int, with sysfs bounds 0 to INT_MAX.
+pub(super) const fn int_tunable(name: &'static str, default: u64, unit: &'static str, help: &'static str) -> Tunable {
+    Tunable { name, default: default as f64, unit, min: 0.0, max: INT_MAX, help }
+}
+
+/// The tunables all three deadline schedulers declare alike (name, default, unit, bounds);
+/// each lists them in its `TUNABLES`, some with its own help text or unit (`..` syntax).
+pub(super) mod common {
+    use super::*;
+
+    pub const READ_EXPIRE: Tunable =
+        int_tunable("read_expire", READ_EXPIRE_MS, "ms", "a read's deadline after its insertion (checked when a batch starts)");
+    pub const WRITE_EXPIRE: Tunable = int_tunable("write_expire", WRITE_EXPIRE_MS, "ms", "a write's deadline after its insertion");
+    pub const WRITES_STARVED: Tunable =
+        int_tunable("writes_starved", super::WRITES_STARVED, "count", "times reads may be chosen over waiting writes before a write batch");
+    pub const FIFO_BATCH: Tunable =
+        int_tunable("fifo_batch", super::FIFO_BATCH, "requests", "requests per batch; a non-contiguous next request ends the batch");
+    pub const FRONT_MERGES: Tunable = Tunable {
         name: "front_merges",
-        default: FRONT_MERGES as u8 as f64,
+        default: super::FRONT_MERGES as u8 as f64,
         unit: "bool",
         min: 0.0,
         max: 1.0,
         help: "merge bios ending where a queued request starts",
-    },
-];
+    };
+}
+
+pub const TUNABLES: &[Tunable] =
+    &[common::READ_EXPIRE, common::WRITE_EXPIRE, common::WRITES_STARVED, common::FIFO_BATCH, common::FRONT_MERGES];
 
 /// Hand-built cases shared by the three deadline schedulers' tests.
 #[cfg(test)]
@@ -515,6 +599,48 @@ pub(super) mod test_util {
         out
     }
 
+    /// Front merges on (1.0) or off (0.0): request 0 at sector 100, then a bio ending where it
+    /// starts. Returns the block layer's front-merge count and what was dispatched.
+    pub fn front_merge_on_off(name: &str, on: f64) -> (u64, Vec<(u64, u64, u32)>) {
+        let mut bench = Bench::new(name, &[("front_merges", on)]);
+        let mut blk = block();
+        submit(&mut blk, &mut bench, read(0, 100));
+        submit(&mut blk, &mut bench, read(1, 92)); // ends where request 0 starts
+        (blk.counters.front_merges, drain_block(&mut blk, &mut bench))
+    }
+
+    /// A front-merged request keeps its FIFO place and deadline: A at 3000 (t = 0, deadline
+    /// 500 ms), C at 10 (150 ms: 650 ms); at 200 ms a bio front-merges into A. Dispatched at
+    /// 600 ms, when A has expired and C has not.
+    pub fn front_merge_then_expiry(name: &str) -> Vec<(u64, u64, u32)> {
+        let mut bench = Bench::new(name, &[]);
+        let mut blk = block();
+        submit(&mut blk, &mut bench, read(0, 3000));
+        bench.now = 150 * MS;
+        submit(&mut blk, &mut bench, read(1, 10));
+        bench.now = 200 * MS;
+        submit(&mut blk, &mut bench, rq(2, Op::Read, 2992, 8)); // front merge into A
+        bench.now = 600 * MS;
+        drain_block(&mut blk, &mut bench)
+    }
+
+    /// The joined-requests case, bios with their submission times (ms): B [116, 124) at 0
+    /// (deadline 500), L at sector 10 at 40 ms (540), A [100, 108) at 100 ms (600); at 200 ms
+    /// a bio [108, 116) joins A and B.
+    pub fn joining_bios() -> [(Nanos, Request); 4] {
+        [(0, read(0, 116)), (40, read(1, 10)), (100, read(2, 100)), (200, read(3, 108))]
+    }
+
+    /// 20 contiguous 4 KiB reads from sector 0 and a write, writes_starved = 1: ids in order.
+    pub fn contiguous_reads_and_a_write(name: &str) -> Vec<u64> {
+        let mut b = Bench::new(name, &[("writes_starved", 1.0)]);
+        for i in 0..20 {
+            b.add(read(i, 8 * i));
+        }
+        b.add(write(99, 50_000));
+        b.drain()
+    }
+
     /// The shared expiry case: S0 (sector 1000) and S1 (1008) at t = 0, S0 served at once;
     /// at 1 ms a far read F (sector 100, below the head: the one-way sweep never comes back to
     /// it while requests lie ahead) and S2.. S199 contiguous after S1. One request every
@@ -605,15 +731,10 @@ mod tests {
     fn deadline_batch_ends_after_fifo_batch_contiguous_requests() {
         // 20 contiguous reads and a waiting write, writes_starved = 1: 16 reads, the write,
         // then the other 4 (from the lowest sector: the last request was a write).
-        let mut b = Bench::new("deadline", &[("writes_starved", 1.0)]);
-        for i in 0..20 {
-            b.add(read(i, 8 * i));
-        }
-        b.add(write(99, 50_000));
         let mut want: Vec<u64> = (0..16).collect();
         want.push(99);
         want.extend(16..20);
-        assert_eq!(b.drain(), want);
+        assert_eq!(contiguous_reads_and_a_write("deadline"), want);
     }
 
     #[test]
@@ -633,12 +754,9 @@ mod tests {
     #[test]
     fn deadline_front_merges_on_and_off() {
         for (on, want) in [(1.0, vec![(0, 92, 16)]), (0.0, vec![(1, 92, 8), (0, 100, 8)])] {
-            let mut bench = Bench::new("deadline", &[("front_merges", on)]);
-            let mut blk = block();
-            submit(&mut blk, &mut bench, read(0, 100));
-            submit(&mut blk, &mut bench, read(1, 92)); // ends where request 0 starts
-            assert_eq!(blk.counters.front_merges, on as u64);
-            assert_eq!(drain_block(&mut blk, &mut bench), want, "front_merges = {on}");
+            let (front_merges, dispatched) = front_merge_on_off("deadline", on);
+            assert_eq!(front_merges, on as u64);
+            assert_eq!(dispatched, want, "front_merges = {on}");
         }
     }
 
@@ -658,15 +776,7 @@ mod tests {
         assert_eq!(drain_block(&mut blk, &mut bench), vec![(0, 1900, 108), (1, 1950, 8)]);
         // The FIFO place and deadline stay A's: at 600 ms A has expired (500 ms), a lower
         // request C inserted at 150 ms (deadline 650 ms) has not, and A goes first.
-        let mut bench = Bench::new("deadline", &[]);
-        let mut blk = block();
-        submit(&mut blk, &mut bench, read(0, 3000));
-        bench.now = 150 * MS;
-        submit(&mut blk, &mut bench, read(1, 10));
-        bench.now = 200 * MS;
-        submit(&mut blk, &mut bench, rq(2, Op::Read, 2992, 8)); // front merge into A
-        bench.now = 600 * MS;
-        assert_eq!(drain_block(&mut blk, &mut bench), vec![(0, 2992, 16), (1, 10, 8)]);
+        assert_eq!(front_merge_then_expiry("deadline"), vec![(0, 2992, 16), (1, 10, 8)]);
     }
 
     #[test]
@@ -676,13 +786,10 @@ mod tests {
         // At 520 ms A (500) has expired and goes before the lower L (540, not expired).
         let mut bench = Bench::new("deadline", &[]);
         let mut blk = block();
-        submit(&mut blk, &mut bench, read(0, 116));
-        bench.now = 40 * MS;
-        submit(&mut blk, &mut bench, read(1, 10));
-        bench.now = 100 * MS;
-        submit(&mut blk, &mut bench, read(2, 100));
-        bench.now = 200 * MS;
-        submit(&mut blk, &mut bench, read(3, 108));
+        for (now_ms, bio) in joining_bios() {
+            bench.now = now_ms * MS;
+            submit(&mut blk, &mut bench, bio);
+        }
         assert_eq!(blk.counters.request_merges, 1);
         assert_eq!(bench.s.queued(), 2);
         bench.now = 520 * MS;

@@ -14,28 +14,19 @@
 //! Linux's elevator alias for mq-deadline is "deadline"; here `deadline` is the 2.6 scheduler,
 //! so mq-deadline has no alias.
 
-use super::deadline::{dir_of, starved_past, whole, DirQueue, Queued, INT_MAX, READ, WRITE};
+use super::deadline::{common, decision, dir_of, int_tunable, whole, DeadlineCore, DirQueue, Queued, WRITE};
 use super::tunables::{Tunable, TunableValues};
 use super::{Completion, Context, Decision, Scheduler};
-use crate::device::ArmPath;
 use crate::request::{Op, PrioClass, Request};
 use crate::time::{Nanos, NS_PER_MS};
-use std::collections::VecDeque;
 
 // ---- Defaults (block/mq-deadline.c, top of the file) ----
 
-/// `read_expire = HZ / 2`, ms.
-pub const READ_EXPIRE_MS: u64 = 500;
-/// `write_expire = 5 * HZ`, ms.
-pub const WRITE_EXPIRE_MS: u64 = 5_000;
+// read_expire = HZ / 2, write_expire = 5 * HZ, writes_starved = 2, fifo_batch = 16 (requests)
+// and dd->front_merges = 1 (dd_init_sched): 2.6's values, in deadline.rs.
+
 /// `prio_aging_expire = 10 * HZ`, ms: after this, a lower-priority request is served first.
 pub const PRIO_AGING_EXPIRE_MS: u64 = 10_000;
-/// `writes_starved = 2`.
-pub const WRITES_STARVED: u64 = 2;
-/// `fifo_batch = 16`, requests.
-pub const FIFO_BATCH: u64 = 16;
-/// `dd->front_merges = 1` (dd_init_sched).
-pub const FRONT_MERGES: bool = true;
 /// `async_depth` 0 here means Linux's default: nr_requests since commit 39823b47bbd4
 /// ("block/mq-deadline: Fix the tag reservation code", May 2024, 6.10 as far as we can tell);
 /// before it dd_depth_updated set max(1, 3 * nr_requests / 4).
@@ -60,20 +51,15 @@ struct PerPrio {
 }
 
 pub struct MqDeadline {
+    /// The flush list (Linux inserts flushes at the head, on dd->dispatch; served first), the
+    /// FIFO sequence, `starved` and the tunables mq-deadline shares with 2.6.
+    core: DeadlineCore,
     // run time data
-    /// Flushes (Linux inserts them at the head, on dd->dispatch), served first.
-    dispatch: VecDeque<Request>,
     per_prio: [PerPrio; PRIO_COUNT],
     /// Direction of the last dispatched request (Linux starts with DD_WRITE).
     last_dir: usize,
     batching: u64,
-    starved: u64,
-    seq: u64,
     // settings
-    fifo_expire_ns: [Nanos; 2],
-    fifo_batch: u64,
-    writes_starved: u64,
-    front_merges: bool,
     async_depth: u32,
     prio_aging_expire_ns: Nanos,
 }
@@ -92,16 +78,10 @@ fn prio_of(req: &Request) -> usize {
 impl MqDeadline {
     pub fn new(t: &TunableValues) -> Result<Self, String> {
         Ok(MqDeadline {
-            dispatch: VecDeque::new(),
+            core: DeadlineCore::new(t)?,
             per_prio: Default::default(),
             last_dir: WRITE,
             batching: 0,
-            starved: 0,
-            seq: 0,
-            fifo_expire_ns: [whole(t, "read_expire")? * NS_PER_MS, whole(t, "write_expire")? * NS_PER_MS],
-            fifo_batch: whole(t, "fifo_batch")?,
-            writes_starved: whole(t, "writes_starved")?,
-            front_merges: t.get("front_merges") != 0.0,
             async_depth: whole(t, "async_depth")?.min(u32::MAX as u64) as u32,
             prio_aging_expire_ns: whole(t, "prio_aging_expire")? * NS_PER_MS,
         })
@@ -130,25 +110,10 @@ impl MqDeadline {
     /// when the request is then refused.
     fn dispatch_prio(&mut self, prio: usize, now: Nanos, latest_start: i128) -> Option<Request> {
         let mut dir = self.last_dir;
-        let mut key = self.next_request(prio, dir).filter(|_| self.batching < self.fifo_batch);
+        let mut key = self.next_request(prio, dir).filter(|_| self.batching < self.core.fifo_batch);
         if key.is_none() {
             // Not running a batch: choose a direction.
-            let pp = &self.per_prio[prio];
-            let (reads, writes) = (!pp.dirs[READ].is_empty(), !pp.dirs[WRITE].is_empty());
-            dir = if reads {
-                let forced = writes && starved_past(&mut self.starved, self.writes_starved);
-                if forced {
-                    self.starved = 0;
-                    WRITE
-                } else {
-                    READ
-                }
-            } else if writes {
-                self.starved = 0;
-                WRITE
-            } else {
-                return None;
-            };
+            dir = self.core.choose_dir(&self.per_prio[prio].dirs)?;
             let next = self.next_request(prio, dir);
             key = if self.fifo_expired(prio, dir, now) || next.is_none() {
                 self.per_prio[prio].dirs[dir].fifo_head().map(|q| (q.req.start_sector, q.req.id))
@@ -162,7 +127,7 @@ impl MqDeadline {
         let (_, id) = key?;
         let q = *self.per_prio[prio].dirs[dir].get(id).expect("queued");
         // The request's insertion time: its deadline less its direction's expiry.
-        let start = q.deadline_ns as i128 - self.fifo_expire_ns[dir] as i128;
+        let start = q.deadline_ns as i128 - self.core.fifo_expire_ns[dir] as i128;
         if start > latest_start {
             return None;
         }
@@ -175,7 +140,7 @@ impl MqDeadline {
 
     /// Linux dd_dispatch_request.
     fn dispatch(&mut self, now: Nanos) -> Option<Request> {
-        if let Some(rq) = self.dispatch.pop_front() {
+        if let Some(rq) = self.core.flushes.pop_front() {
             let prio = prio_of(&rq);
             self.per_prio[prio].latest_pos[dir_of(&rq)] = rq.start_sector;
             return Some(rq);
@@ -221,20 +186,11 @@ impl Scheduler for MqDeadline {
     fn add(&mut self, req: Request, cx: &Context) {
         let prio = prio_of(&req);
         self.per_prio[prio].in_use += 1;
-        if req.op == Op::Flush {
-            self.dispatch.push_back(req);
-            return;
-        }
-        let dir = dir_of(&req);
-        self.seq += 1;
-        self.per_prio[prio].dirs[dir].insert(Queued { req, deadline_ns: cx.now_ns + self.fifo_expire_ns[dir], seq: self.seq });
+        self.core.insert(&mut self.per_prio[prio].dirs, req, cx.now_ns);
     }
 
     fn next(&mut self, cx: &Context) -> Decision {
-        match self.dispatch(cx.now_ns) {
-            Some(req) => Decision::Dispatch(req, ArmPath::Direct),
-            None => Decision::Empty,
-        }
+        decision(self.dispatch(cx.now_ns))
     }
 
     /// Linux dd_finish_request: the class has one request fewer.
@@ -244,7 +200,7 @@ impl Scheduler for MqDeadline {
     }
 
     fn queued(&self) -> usize {
-        self.dispatch.len() + self.per_prio.iter().map(|p| p.dirs[READ].len() + p.dirs[WRITE].len()).sum::<usize>()
+        self.core.queued(self.per_prio.iter().map(|p| &p.dirs))
     }
 
     fn remove(&mut self, req: &Request, _cx: &Context) -> bool {
@@ -256,7 +212,7 @@ impl Scheduler for MqDeadline {
     }
 
     fn front_merges(&self) -> bool {
-        self.front_merges
+        self.core.front_merges
     }
 
     /// Linux dd_request_merged: a front merge re-sorts the request; FIFO place and deadline stay.
@@ -284,69 +240,25 @@ impl Scheduler for MqDeadline {
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        vec![("starved", self.starved)]
+        self.core.counters()
     }
 }
 
 // ---- Tunables (Linux's sysfs names and STORE_INT/STORE_JIFFIES bounds) ----
 
 pub const TUNABLES: &[Tunable] = &[
-    Tunable {
-        name: "read_expire",
-        default: READ_EXPIRE_MS as f64,
-        unit: "ms",
-        min: 0.0,
-        max: INT_MAX,
-        help: "a read's deadline after its insertion",
-    },
-    Tunable {
-        name: "write_expire",
-        default: WRITE_EXPIRE_MS as f64,
-        unit: "ms",
-        min: 0.0,
-        max: INT_MAX,
-        help: "a write's deadline after its insertion",
-    },
-    Tunable {
-        name: "writes_starved",
-        default: WRITES_STARVED as f64,
-        unit: "count",
-        min: 0.0,
-        max: INT_MAX,
-        help: "times reads may be chosen over waiting writes before a write batch",
-    },
-    Tunable {
-        name: "front_merges",
-        default: FRONT_MERGES as u8 as f64,
-        unit: "bool",
-        min: 0.0,
-        max: 1.0,
-        help: "merge bios ending where a queued request starts",
-    },
-    Tunable {
-        name: "async_depth",
-        default: ASYNC_DEPTH as f64,
-        unit: "requests",
-        min: 0.0,
-        max: INT_MAX,
-        help: "requests other than reads that may be allocated at once (0: nr_requests, Linux 6.10+)",
-    },
-    Tunable {
-        name: "fifo_batch",
-        default: FIFO_BATCH as f64,
-        unit: "requests",
-        min: 0.0,
-        max: INT_MAX,
-        help: "requests per batch, in sector order",
-    },
-    Tunable {
-        name: "prio_aging_expire",
-        default: PRIO_AGING_EXPIRE_MS as f64,
-        unit: "ms",
-        min: 0.0,
-        max: INT_MAX,
-        help: "a BE or IDLE request older than this is served before higher classes",
-    },
+    Tunable { help: "a read's deadline after its insertion", ..common::READ_EXPIRE },
+    common::WRITE_EXPIRE,
+    common::WRITES_STARVED,
+    common::FRONT_MERGES,
+    int_tunable(
+        "async_depth",
+        ASYNC_DEPTH,
+        "requests",
+        "requests other than reads that may be allocated at once (0: nr_requests, Linux 6.10+)",
+    ),
+    Tunable { help: "requests per batch, in sector order", ..common::FIFO_BATCH },
+    int_tunable("prio_aging_expire", PRIO_AGING_EXPIRE_MS, "ms", "a BE or IDLE request older than this is served before higher classes"),
 ];
 
 #[cfg(test)]
@@ -376,26 +288,23 @@ mod tests {
     fn mq_batches_fifo_batch_requests_without_a_contiguity_test() {
         // Reads 100 sectors apart; after R0 is served a write arrives; writes_starved = 0.
         // mq-deadline: R0..R15 (16, gaps and all), W, R16..R19 (from the last read position).
-        let mut b = Bench::new("mq-deadline", &[("writes_starved", 0.0)]);
-        for i in 0..20 {
-            b.add(read(i, 100 * i));
-        }
-        assert_eq!(b.serve(), Some(0));
-        b.add(write(99, 40_000));
+        let drain = |name| {
+            let mut b = Bench::new(name, &[("writes_starved", 0.0)]);
+            for i in 0..20 {
+                b.add(read(i, 100 * i));
+            }
+            assert_eq!(b.serve(), Some(0));
+            b.add(write(99, 40_000));
+            b.drain()
+        };
         let mut want: Vec<u64> = (1..16).collect();
         want.push(99);
         want.extend(16..20);
-        assert_eq!(b.drain(), want);
+        assert_eq!(drain("mq-deadline"), want);
         // 2.6.11-2.6.23's deadline ends the batch at the first gap: W goes second.
-        let mut b = Bench::new("deadline", &[("writes_starved", 0.0)]);
-        for i in 0..20 {
-            b.add(read(i, 100 * i));
-        }
-        assert_eq!(b.serve(), Some(0));
-        b.add(write(99, 40_000));
         let mut want = vec![99];
         want.extend(1..20);
-        assert_eq!(b.drain(), want);
+        assert_eq!(drain("deadline"), want);
     }
 
     #[test]
@@ -513,11 +422,7 @@ mod tests {
     #[test]
     fn mq_front_merges_on_and_off() {
         for (on, want) in [(1.0, vec![(0, 92, 16)]), (0.0, vec![(1, 92, 8), (0, 100, 8)])] {
-            let mut bench = Bench::new("mq-deadline", &[("front_merges", on)]);
-            let mut blk = block();
-            submit(&mut blk, &mut bench, read(0, 100));
-            submit(&mut blk, &mut bench, read(1, 92));
-            assert_eq!(drain_block(&mut blk, &mut bench), want, "front_merges = {on}");
+            assert_eq!(front_merge_on_off("mq-deadline", on).1, want, "front_merges = {on}");
         }
     }
 
@@ -525,22 +430,14 @@ mod tests {
     fn mq_front_merge_keeps_the_deadline_and_joined_requests_take_the_earlier_one() {
         // Front merge: A at 3000 (t = 0, deadline 500 ms), C at 10 (150 ms: 650 ms); at 200 ms
         // a bio front-merges into A. At 600 ms A has expired and goes first, C has not.
-        let mut bench = Bench::new("mq-deadline", &[]);
-        let mut blk = block();
-        submit(&mut blk, &mut bench, read(0, 3000));
-        bench.now = 150 * MS;
-        submit(&mut blk, &mut bench, read(1, 10));
-        bench.now = 200 * MS;
-        submit(&mut blk, &mut bench, rq(2, Op::Read, 2992, 8));
-        bench.now = 600 * MS;
-        assert_eq!(drain_block(&mut blk, &mut bench), vec![(0, 2992, 16), (1, 10, 8)]);
+        assert_eq!(front_merge_then_expiry("mq-deadline"), vec![(0, 2992, 16), (1, 10, 8)]);
         // Joined: B [116, 124) at 0 (500 ms), L at 10 at 40 ms (540), A [100, 108) at 100 ms
         // (600); a bio [108, 116) at 200 ms joins A and B. At 520 ms A carries B's 500 ms.
         let t = TunableValues::resolve(TUNABLES, &Default::default()).unwrap();
         let mut s = MqDeadline::new(&t).unwrap();
         let disk = crate::testkit::ToyDisk { head: std::cell::Cell::new(0) };
         let mut blk = block();
-        for (now_ms, bio) in [(0, read(0, 116)), (40, read(1, 10)), (100, read(2, 100)), (200, read(3, 108))] {
+        for (now_ms, bio) in joining_bios() {
             blk.submit(bio, &mut s, &Context { now_ns: now_ms * MS, device: &disk, in_flight: 0 });
         }
         assert_eq!(blk.counters.request_merges, 1);
