@@ -860,6 +860,10 @@ impl Scenario {
         let drive = self.drive_queue().map_err(err)?;
         let mut out = Vec::with_capacity(choices.len());
         for (index, choice) in choices.into_iter().enumerate() {
+            // Ctrl-C between runs: the next scheduler's run does not start.
+            if control.is_some_and(|c| c.is_cancelled()) && !out.is_empty() {
+                break;
+            }
             let disk = RotationalDisk::with_extensions(spec.clone(), ext.clone()).map_err(err)?;
             let mut device: Box<dyn Device> = match &curve {
                 None => Box::new(disk),

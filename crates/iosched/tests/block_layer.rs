@@ -158,3 +158,49 @@ fn bad_queue_and_block_settings_name_the_field_and_value() {
     let e = err("[[process]]\naccess = \"read\"\niodepth = 4\n");
     assert!(e.contains("field `process[0].iodepth` = 4"), "{e}");
 }
+
+#[test]
+fn anticipation_keeps_waiting_when_its_requests_merge() {
+    // A merge is not an arrival: before the fix every merge counted the process as having one
+    // more request outstanding, forever, and anticipation stopped waiting for it.
+    let text = |plug: bool| {
+        format!(
+            r#"
+[device]
+preset = "ibm-deskstar-34gxp"
+[block]
+nr_requests = 0
+plug = {plug}
+[[process]]
+name = "seq"
+request_kib = 64
+max_transfer_kib = 32
+think_us = 300
+[[process]]
+name = "rand"
+pattern = "random"
+request_kib = 4
+[run]
+duration_s = 5
+[[scheduler]]
+name = "anticipatory"
+"#
+        )
+    };
+    for plug in [true, false] {
+        let s = &run(&text(plug))[0].summary;
+        let waits = s.scheduler_counters["waits"];
+        let seq = s.processes.iter().find(|p| p.name == "seq").unwrap();
+        assert!(waits > 500, "plug {plug}: {waits} waits");
+        assert!(seq.throughput_mb_s > 5.0, "plug {plug}: sequential reader {} MB/s", seq.throughput_mb_s);
+        assert_eq!(s.invariants, Default::default());
+    }
+}
+
+#[test]
+fn kyber_with_one_request_lets_asynchronous_writes_in() {
+    let text = "[device]\npreset = \"wd-ultrastar-hc310\"\n[block]\nnr_requests = 1\n[[process]]\nname = \"w\"\nop = \"write\"\naccess = \"direct\"\nsync = false\nrequests = 50\n[[scheduler]]\nname = \"kyber\"\n";
+    let s = &run(text)[0].summary;
+    assert_eq!(s.requests, 50);
+    assert_eq!(s.invariants, Default::default());
+}

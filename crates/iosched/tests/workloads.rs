@@ -320,3 +320,45 @@ fn a_process_announces_its_group_weight_and_carries_its_io_attributes() {
     assert_eq!(nr.prio, IoPrio { class: PrioClass::Idle, level: 2 });
     assert!(nr.flags & iosched::request::Request::META != 0 && !nr.sync);
 }
+
+#[test]
+fn a_chain_stopped_by_the_runs_end_starts_no_successor() {
+    // The run ends (50 ms) while the chain's first process is still reading: the next ones must
+    // not start (and exit) while the queue drains. A scheduler that records process events sees.
+    use iosched::device::ArmPath;
+    use iosched::sched::{Context, Decision, ProcessEvent, Scheduler};
+    #[derive(Default)]
+    struct Recorder {
+        queue: std::collections::VecDeque<Request>,
+        started: Vec<u32>,
+    }
+    impl Scheduler for Recorder {
+        fn name(&self) -> &str {
+            "recorder"
+        }
+        fn add(&mut self, req: Request, _cx: &Context) {
+            self.queue.push_back(req);
+        }
+        fn next(&mut self, _cx: &Context) -> Decision {
+            self.queue.pop_front().map_or(Decision::Empty, |r| Decision::Dispatch(r, ArmPath::Direct))
+        }
+        fn queued(&self) -> usize {
+            self.queue.len()
+        }
+        fn process_event(&mut self, ev: ProcessEvent, _cx: &Context) {
+            if let ProcessEvent::Started { principal, .. } = ev {
+                self.started.push(principal.pid);
+            }
+        }
+    }
+    let mut specs: Vec<ProcessSpec> = (1..=3).map(|pid| spec(pid, Pattern::Sequential, Access::Mmap, 100)).collect();
+    for (k, s) in specs.iter_mut().enumerate() {
+        s.max_requests = Some(1000);
+        s.after = k.checked_sub(1);
+    }
+    let mut w = Processes::new(specs, 50_000_000, 1);
+    let mut disk = RotationalDisk::new(preset("ibm-deskstar-34gxp").unwrap()).unwrap();
+    let mut rec = Recorder::default();
+    simulate(&mut disk, &mut rec, &mut w);
+    assert_eq!(rec.started, vec![1], "only the first process of the chain started");
+}

@@ -196,6 +196,19 @@ impl<P: Policy, H: Heuristic<P>> Scheduler for Anticipatory<P, H> {
         self.policy.supports_merging()
     }
 
+    /// A merge is not an arrival: the policy's copy is replaced, the statistics are untouched.
+    fn merged(&mut self, old: &Request, grown: Request, cx: &Context) {
+        self.policy.replace(old, grown, cx);
+    }
+
+    /// The absorbed request will not complete on its own: it no longer counts as outstanding.
+    fn requests_merged(&mut self, into: &Request, grown: Request, absorbed: &Request, cx: &Context) {
+        if self.policy.remove(absorbed, cx) {
+            self.stats.on_merged_away(absorbed);
+        }
+        self.policy.replace(into, grown, cx);
+    }
+
     fn is_work_conserving(&self) -> bool {
         false
     }

@@ -151,6 +151,16 @@ impl StatsTable {
         }
     }
 
+    /// A queued request was merged into another and will not complete on its own.
+    pub fn on_merged_away(&mut self, req: &Request) {
+        if let Some(s) = self.by_pid.get_mut(&req.principal.pid) {
+            s.outstanding = s.outstanding.saturating_sub(1);
+            if let Some(i) = s.continuation_parts.iter().position(|&id| id == req.id) {
+                s.continuation_parts.swap_remove(i);
+            }
+        }
+    }
+
     pub fn forget(&mut self, pid: u32) {
         self.by_pid.remove(&pid);
     }

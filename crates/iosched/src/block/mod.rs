@@ -131,9 +131,13 @@ impl BlockLayer {
     }
 
     fn enter(&mut self, bio: Request, sched: &mut dyn Scheduler, cx: &Context) {
-        if self.cfg.plug && bio.op != Op::Flush {
-            self.plugged.push(bio);
-            return;
+        if self.cfg.plug {
+            if bio.op != Op::Flush {
+                self.plugged.push(bio);
+                return;
+            }
+            // A flush comes after what was submitted before it: the plug goes first.
+            self.unplug(sched, cx);
         }
         self.submit_unit(vec![bio], sched, cx);
     }
@@ -223,7 +227,7 @@ impl BlockLayer {
         self.counters.requests += 1;
         let req = Request { id: self.next_request_id, ..req };
         self.next_request_id += 1;
-        if self.cfg.nomerges < 2 {
+        if self.cfg.nomerges < 2 && req.op != Op::Flush {
             self.index.insert(req);
             self.last_merge = Some(req.id);
         }
@@ -289,7 +293,7 @@ impl BlockLayer {
 
     /// Two queued requests, `low` then `high`, contiguous: `high` joins `low`, if they may.
     fn join(&mut self, low: Request, high: Request, sched: &mut dyn Scheduler, cx: &Context) {
-        if low.id == high.id || !compatible(&low, &high, self.cfg.max_sectors) || !sched.allow_merge(&low, &high) {
+        if low.id == high.id || !compatible(&low, &high, self.cfg.max_sectors) || !sched.allow_request_merge(&low, &high) {
             return;
         }
         let grown = Request { size_sectors: low.size_sectors + high.size_sectors, ..low };

@@ -233,3 +233,31 @@ fn a_bio_larger_than_max_sectors_is_split_and_completes_once_all_parts_have() {
         assert!(b.part_of.is_empty() && b.split_parents.is_empty());
     });
 }
+
+#[test]
+fn fcfs_keeps_a_merged_request_in_its_place() {
+    use crate::sched::fcfs::Fcfs;
+    with_cx(|cx| {
+        let mut b = BlockLayer::new(cfg(0, false, None));
+        let mut s = Fcfs::default();
+        b.submit(bio(0, 1, 100, 8), &mut s, cx);
+        b.submit(bio(1, 2, 5000, 8), &mut s, cx);
+        b.submit(bio(2, 1, 108, 8), &mut s, cx); // back merge into the first request
+        let Decision::Dispatch(first, _) = Scheduler::next(&mut s, cx) else { panic!() };
+        assert_eq!((first.start_sector, first.size_sectors), (100, 16), "the merged request is still first");
+    });
+}
+
+#[test]
+fn a_bio_whose_id_equals_a_queued_requests_id_still_merges_under_kyber() {
+    use crate::sched::kyber::Kyber;
+    with_cx(|cx| {
+        let mut b = BlockLayer::new(cfg(0, false, None));
+        let mut s = Kyber::default();
+        b.submit(bio(10, 1, 100, 8), &mut s, cx); // request 0
+        b.submit(bio(11, 2, 5000, 8), &mut s, cx); // request 1
+        b.submit(bio(1, 1, 108, 8), &mut s, cx); // bio id 1 = request 1's id; contiguous with request 0
+        assert_eq!(b.counters.back_merges, 1);
+        assert_eq!(s.queued(), 2);
+    });
+}

@@ -113,7 +113,10 @@ impl DriveQueue {
         // done, the flush itself.
         let limit = self.barrier.unwrap_or(u64::MAX);
         let eligible = |q: &Queued| q.seq < limit;
-        let pick = if self.barrier.is_some() && !self.waiting.iter().any(eligible) {
+        let pick = if self.waiting.len() == 1 {
+            // One command: the firmware has no choice (a lone flush included).
+            Some(0)
+        } else if self.barrier.is_some() && !self.waiting.iter().any(eligible) {
             self.waiting.iter().position(|q| Some(q.seq) == self.barrier)
         } else {
             match self.cfg.order {

@@ -20,7 +20,7 @@ pub struct ProcessAccumulator {
     pub response: LatencyHistogram,
     /// Waiting for a request structure (its process asleep in the block layer).
     pub request_wait: LatencyHistogram,
-    /// Disk time (dispatch to completion) of its requests.
+    /// Disk time (mechanism start to completion) of its requests.
     pub disk_ns: u128,
     pub last_completion_ns: Nanos,
 }

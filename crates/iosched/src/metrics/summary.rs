@@ -103,7 +103,8 @@ pub struct RunSummary {
     pub request_wait_ms: LatencyMs,
     /// From entering the scheduler to dispatch: the scheduler's part.
     pub scheduler_ms: LatencyMs,
-    /// Bios completed (more than `requests` when bios merged).
+    /// Bios the completed requests carried (more than `requests` when bios merged; the parts
+    /// of a bio split at max_sectors count one each; `block.bios` counts bios as submitted).
     pub bios: u64,
     /// The block layer's counts (merges, waits), when the scenario has a block layer.
     pub block: Option<crate::block::BlockCounters>,

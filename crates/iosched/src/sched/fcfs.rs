@@ -49,4 +49,11 @@ impl Policy for Fcfs {
     fn supports_merging(&self) -> bool {
         true
     }
+
+    /// A merged request keeps its place in the FIFO.
+    fn replace(&mut self, old: &Request, grown: Request, _cx: &Context) {
+        if let Some(r) = self.queue.iter_mut().find(|r| r.id == old.id) {
+            *r = grown;
+        }
+    }
 }

@@ -468,7 +468,11 @@ impl Scheduler for Kyber {
     /// (`kyber_bio_merge` -> `blk_bio_list_merge`). Two queued requests are never joined: kyber
     /// has no request-merge hook, so Linux never merges requests under it.
     fn allow_merge(&self, rq: &Request, bio: &Request) -> bool {
-        !self.slots.contains_key(&bio.id) && domain_of(rq) == domain_of(bio) && self.mergeable(rq)
+        domain_of(rq) == domain_of(bio) && self.mergeable(rq)
+    }
+
+    fn allow_request_merge(&self, _low: &Request, _high: &Request) -> bool {
+        false
     }
 
     /// The request keeps its place; it grew.
@@ -500,7 +504,8 @@ impl Scheduler for Kyber {
         if req.sync {
             nr_requests
         } else {
-            (nr_requests as u64 * ASYNC_PERCENT as u64 / 100) as u32
+            // Never 0: Linux's shallow depth is per bitmap word and at least 1.
+            ((nr_requests as u64 * ASYNC_PERCENT as u64 / 100) as u32).max(1)
         }
     }
 

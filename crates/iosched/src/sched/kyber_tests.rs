@@ -327,8 +327,8 @@ fn merges_only_into_pending_requests_among_the_last_eight() {
     assert!(k.allow_merge(&rq(2, Op::Write, 2000), &bio(2008)));
     assert!(!k.allow_merge(&rq(1, Op::Write, 1000), &bio(1008)));
     assert!(!k.allow_merge(&rq(0, Op::Write, 0), &bio(8)));
-    // Two queued requests are never joined.
-    assert!(!k.allow_merge(&rq(8, Op::Write, 8000), &rq(9, Op::Write, 8008)));
+    // Two queued requests are never joined (the block layer asks `allow_request_merge`).
+    assert!(!k.allow_request_merge(&rq(8, Op::Write, 8000), &rq(9, Op::Write, 8008)));
     // Request 5 grows in place (a back merge).
     k.merged(&rq(5, Op::Write, 5000), Request { size_sectors: 16, ..rq(5, Op::Write, 5000) }, &cx);
     // The first dispatch moves WRITE's pending requests to its ready list: no more merges.

@@ -98,6 +98,11 @@ pub trait Scheduler {
     fn allow_merge(&self, _rq: &Request, _bio: &Request) -> bool {
         false
     }
+    /// May the queued request `high` join the queued request `low` just below it (a bio closed
+    /// the gap)? Linux: the elevator's request-merge check. Default: as `allow_merge`.
+    fn allow_request_merge(&self, low: &Request, high: &Request) -> bool {
+        self.allow_merge(low, high)
+    }
     /// Whether to look for front merges (a bio ending where a queued request starts);
     /// deadline's `front_merges`.
     fn front_merges(&self) -> bool {
@@ -156,6 +161,14 @@ pub trait Policy {
     fn supports_merging(&self) -> bool {
         false
     }
+    /// A queued request grew by a merge (same id): put `grown` where `old` was. Default:
+    /// remove and add (right for position-ordered policies: a front merge moves the start);
+    /// arrival-ordered policies keep the place.
+    fn replace(&mut self, old: &Request, grown: Request, cx: &Context) {
+        if self.remove(old, cx) {
+            self.add(grown, cx);
+        }
+    }
 }
 
 /// Every policy is a scheduler: dispatch the candidate whenever asked.
@@ -197,6 +210,10 @@ impl<P: Policy> Scheduler for P {
     /// A policy that can remove requests merges.
     fn allow_merge(&self, _rq: &Request, _bio: &Request) -> bool {
         self.supports_merging()
+    }
+
+    fn merged(&mut self, old: &Request, grown: Request, cx: &Context) {
+        Policy::replace(self, old, grown, cx)
     }
 }
 

@@ -233,9 +233,11 @@ impl Engine<'_> {
 
     /// The drive's firmware picks the next command it holds, if the mechanism is free.
     fn start_mechanism(&mut self) {
-        if self.serving.is_some() {
+        if self.serving.is_some() || self.drive.outstanding() == 0 {
             return;
         }
+        // The firmware chooses from where the head is now.
+        self.device.advance_to(self.now);
         let Some(q) = self.drive.start_next(self.device.as_view(), self.now) else {
             return;
         };
@@ -243,7 +245,6 @@ impl Engine<'_> {
             // The presets' caches write through: nothing to write back.
             Service { dispatch_ns: self.now, completion_ns: self.now, ..Service::default() }
         } else {
-            self.device.advance_to(self.now);
             self.device.service(&q.req, q.path, self.now)
         };
         debug_assert!(service.completion_ns >= self.now);

@@ -187,8 +187,10 @@ impl Processes {
             out.process_event(ProcessEvent::Started { principal: p.spec.principal, weight: p.spec.weight });
         }
         if now >= stop || p.spec.max_requests.is_some_and(|m| p.issued >= m) {
-            // Nothing this lane waits for is outstanding now (prefetches may be).
-            self.lane_done(i, now, out);
+            // Nothing this lane waits for is outstanding now (prefetches may be). A process
+            // stopped by the run's end starts no successor in its chain.
+            let by_limit = now < stop;
+            self.lane_done(i, now, by_limit, out);
             return;
         }
         let s = &p.spec;
@@ -231,15 +233,19 @@ impl Processes {
         }
     }
 
-    /// A lane of process `i` issues nothing more; when all have, the process exits.
-    fn lane_done(&mut self, i: usize, now: Nanos, out: &mut Emit) {
+    /// A lane of process `i` issues nothing more; when all have, the process exits, and if it
+    /// ended by reaching its request limit (`by_limit`, not the run's end) the next process of
+    /// its chain starts its gap.
+    fn lane_done(&mut self, i: usize, now: Nanos, by_limit: bool, out: &mut Emit) {
         let p = &mut self.procs[i];
         p.lanes_done += 1;
         if p.lanes_done < p.lanes.len() as u32 {
             return;
         }
         out.process_event(ProcessEvent::Exited(p.spec.principal));
-        // The next process of a chain starts its gap after this exit.
+        if !by_limit {
+            return;
+        }
         for (j, q) in self.procs.iter().enumerate() {
             if q.spec.after == Some(i) {
                 out.timer(now.saturating_add(q.spec.start_ns), token(j, 0));
@@ -251,7 +257,7 @@ impl Processes {
     fn satisfied(&mut self, i: usize, lane: usize, now: Nanos, out: &mut Emit) {
         let p = &mut self.procs[i];
         if p.spec.max_requests.is_some_and(|m| p.issued >= m) {
-            self.lane_done(i, now, out);
+            self.lane_done(i, now, true, out);
             return;
         }
         let think = p.spec.think.sample(p.issued - 1, &mut p.rng);
