@@ -10,6 +10,7 @@ use fuser::{MountOption, SessionACL};
 use iosched::device::DeviceView;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -189,13 +190,13 @@ pub fn run(opts: MountOptions) -> Result<serde_json::Value, String> {
         }
     };
     let capacity = dispatcher::view_capacity(&timing);
-    let layout = Layout::from_tree(&backing, capacity);
+    let layout = Layout::from_tree_by(&backing, capacity, |_, m| Some((m.dev(), m.ino())));
     let principals = Arc::new(Mutex::new(Principals::default()));
     let (tx, rx) = mpsc::channel::<Msg>();
     let origin = Instant::now();
     let dispatcher = dispatcher::spawn(opts.cfg.clone(), rx, origin, principals.clone(), timing)?;
     let addressed = Arc::new(AddressCounts::default());
-    let fs = RealFs::new(backing.clone(), layout, principals, tx, opts.direct_io, opts.cfg.backend, addressed.clone());
+    let fs = RealFs::new(backing.clone(), layout, principals, tx, opts.direct_io, opts.cfg.backend, addressed.clone())?;
     let mut config = fuser::Config::default();
     config.mount_options = vec![
         MountOption::FSName(format!("iosched:{}", backing.display())),
