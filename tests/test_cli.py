@@ -3,6 +3,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+import iosched
 from iosched.cli import app
 
 from conftest import REPO
@@ -26,7 +27,12 @@ def test_run_json_is_one_object():
     r = runner.invoke(app, ["run", "--json", "--seed", "3"])
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
-    assert set(doc) == {"scenario", "runs"}
+    assert set(doc) == {"iosched_version", "scenario", "resolved_scenario", "runs"}
+    assert doc["iosched_version"] == iosched.__version__
+    # Every default filled in: the scheduler's tunables and the device's parameters.
+    sched = {s["label"]: s for s in doc["resolved_scenario"]["scheduler"]}
+    assert sched["anticipatory(aged-sptf)"]["tunables"]["timer_granularity_us"] == 500
+    assert doc["resolved_scenario"]["device"]["resolved"]["spec"]["rpm"] > 0
     assert doc["scenario"] == "two-readers"
     assert len(doc["runs"]) == 3
     for run in doc["runs"]:

@@ -3,12 +3,35 @@
     >>> import iosched
     >>> res = iosched.run(iosched.Scenario.default())
     >>> res.runs[["scheduler", "throughput_mb_s", "response_ms_p99"]]
+
+Names are imported on first use, so `import iosched` (and `iosched --version`) stays quick:
+pandas is loaded only when a table is asked for, matplotlib only when a plot is drawn.
 """
 
-from ._native import ScenarioError
-from .api import list_devices, list_schedulers, run
-from .results import Results
-from .scenario import Scenario
-
-__all__ = ["Scenario", "ScenarioError", "Results", "run", "list_schedulers", "list_devices"]
 __version__ = "0.1.0"
+__all__ = ["Scenario", "ScenarioError", "Results", "run", "list_schedulers", "list_devices", "Pool", "__version__"]
+
+_LAZY = {
+    "Scenario": ("scenario", "Scenario"),
+    "ScenarioError": ("scenario", "ScenarioError"),
+    "Results": ("results", "Results"),
+    "run": ("api", "run"),
+    "list_schedulers": ("api", "list_schedulers"),
+    "list_devices": ("api", "list_devices"),
+    "Pool": ("pool", "Pool"),
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        module, attr = _LAZY[name]
+        value = getattr(importlib.import_module(f".{module}", __name__), attr)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'iosched' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_LAZY))

@@ -3,35 +3,127 @@
 from __future__ import annotations
 
 import json
-from typing import Callable, Optional
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Optional, Union
 
 from . import _native
 from .results import Results
-from .scenario import Scenario
+from .scenario import Scenario, ScenarioError
+
+ScenarioLike = Union[Scenario, str, Path, Mapping[str, Any]]
+
+
+def as_scenario(scenario: ScenarioLike, argument: str = "scenario") -> Scenario:
+    """A Scenario from a Scenario, a path to a scenario file, a dict, or TOML text.
+
+    A str is TOML text when it holds a newline or an `=`; otherwise it is a path. Anything
+    else is a TypeError that names `argument` and what it got."""
+    if isinstance(scenario, Scenario):
+        return scenario
+    if isinstance(scenario, Path):
+        return Scenario.from_file(scenario)
+    if isinstance(scenario, str):
+        if "\n" in scenario or "=" in scenario:
+            return Scenario.from_text(scenario)
+        return Scenario.from_file(scenario)
+    if isinstance(scenario, Mapping):
+        return Scenario.from_dict(scenario)
+    raise TypeError(
+        f"{argument}: expected a Scenario, a path to a scenario file, a dict or TOML text, "
+        f"got {type(scenario).__name__} {scenario!r:.80}"
+    )
+
+
+def check_seed(seed: Any, argument: str = "seed") -> Optional[int]:
+    """`seed` as an int in [0, 2**64) (numpy integers accepted), or None."""
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not hasattr(seed, "__index__"):
+        raise TypeError(f"{argument}: expected an integer in [0, 2**64), got {type(seed).__name__} {seed!r:.80}")
+    value = seed.__index__()
+    if not 0 <= value < 2**64:
+        raise ValueError(f"{argument}: must be in [0, 2**64), got {value}")
+    return value
+
+
+@dataclass(frozen=True)
+class Progress:
+    """What a running scenario has done: runs (schedulers) finished of `runs_total`, and in the
+    current run the requests completed and the simulated time reached."""
+
+    runs_done: int
+    runs_total: int
+    completed: int
+    simulated_s: float
 
 
 def run(
-    scenario: Scenario,
+    scenario: ScenarioLike,
     seed: Optional[int] = None,
     records: bool = True,
-    progress: Optional[Callable[[int, int], None]] = None,
+    progress: Optional[Callable[[Progress], None]] = None,
+    requests_csv: "Optional[str | Path]" = None,
 ) -> Results:
-    """Run every scheduler of `scenario`; `seed` overrides the scenario's run.seed.
+    """Run every scheduler of `scenario` (a Scenario, a path, a dict or TOML text); `seed`
+    overrides the scenario's run.seed.
 
-    With `records=False` only summaries are kept (``Results.requests`` is None).
-    `progress(done, total)` is called after each scheduler's run when given.
+    Summaries are computed as the run goes, in constant memory. With `records=True` every
+    request's record is also kept in memory (``Results.requests``); `requests_csv` streams them
+    to a CSV file instead, for runs of any length. `progress(Progress)` is called about ten
+    times a second. Ctrl-C (KeyboardInterrupt) stops the simulation within a few thousand
+    events: the results so far are returned, the interrupted run's summary says `stopped`, and
+    ``Results.interrupted`` is True.
     """
-    parts = scenario.split() if progress is not None else [scenario]
+    scn = as_scenario(scenario)
+    seed = check_seed(seed)
+    if not isinstance(records, bool):
+        raise TypeError(f"records: expected True or False, got {type(records).__name__} {records!r:.80}")
+    csv_path = None if requests_csv is None else str(Path(requests_csv))
+    handle = _native.RunHandle()
+    outcome: dict = {}
+
+    finished = threading.Event()
+
+    def work() -> None:
+        try:
+            outcome["runs"] = _native.run_scenario(scn.text, scn.source, seed, records, csv_path, handle)
+        except BaseException as e:  # handed to the caller's thread
+            outcome["error"] = e
+        finally:
+            finished.set()
+
+    # The simulation runs on a worker thread (it releases the GIL), so that this thread can
+    # report progress and turn Ctrl-C into a cancel; an Event, not Thread.join, is waited on
+    # because an interrupted join can leave the thread's state unreliable.
+    worker = threading.Thread(target=work, name="iosched-run", daemon=True)
+    worker.start()
+    runs_total = len(scn.schedulers) or 1
+    interrupted = False
+    while not finished.is_set():
+        try:
+            if not finished.wait(0.1) and progress is not None:
+                progress(Progress(handle.runs_done, runs_total, handle.completed, handle.simulated_ns / 1e9))
+        except KeyboardInterrupt:
+            handle.cancel()
+            interrupted = True
+    if "error" in outcome:
+        raise outcome["error"]
     summaries, columns = [], []
+    for summary_json, cols in outcome["runs"]:
+        summaries.append(json.loads(summary_json))
+        columns.append(cols)
     if progress is not None:
-        progress(0, len(parts))
-    for i, part in enumerate(parts):
-        for summary_json, cols in _native.run_scenario(part.text, part.source, seed, records):
-            summaries.append(json.loads(summary_json))
-            columns.append(cols)
-        if progress is not None:
-            progress(i + 1, len(parts))
-    return Results(scenario.name, summaries, columns)
+        progress(Progress(len(summaries), runs_total, 0, 0.0))
+    return Results(scn.name, summaries, columns, interrupted=interrupted, requests_csv=csv_path)
+
+
+def resolved(scenario: ScenarioLike) -> dict:
+    """The scenario with every default filled in: its sections, the device's parameters, each
+    scheduler with all its tunables."""
+    scn = as_scenario(scenario)
+    return json.loads(_native.resolved_scenario(scn.text, scn.source))
 
 
 def list_schedulers() -> list:
@@ -44,3 +136,6 @@ def list_devices() -> list:
     """Device presets: dicts with name, description, rpm, capacity_gb, cylinders, seek_*_ms,
     media_rate_*_mb_s, cache_*, source and estimated (which figures are guesses)."""
     return json.loads(_native.list_devices())
+
+
+__all__ = ["run", "resolved", "as_scenario", "check_seed", "Progress", "list_schedulers", "list_devices", "ScenarioError"]

@@ -14,10 +14,12 @@ from typing import List, Optional
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn,
+                           TimeRemainingColumn)
 from rich.table import Table
 
-from .api import list_devices, list_schedulers, run as run_scenario
+from . import __version__
+from .api import list_devices, list_schedulers, resolved as resolved_scenario, run as run_scenario
 from .scenario import Scenario, ScenarioError
 
 app = typer.Typer(
@@ -31,6 +33,24 @@ list_app = typer.Typer(help="List schedulers or device presets.", no_args_is_hel
 reproduce_app = typer.Typer(help="Reproduce a paper's experiments.", no_args_is_help=True)
 app.add_typer(list_app, name="list")
 app.add_typer(reproduce_app, name="reproduce")
+
+# --quiet turns every progress bar off (they are shown only on a terminal anyway).
+_settings = {"quiet": False}
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"iosched {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
+) -> None:
+    """Disk I/O scheduling toolkit: run scenarios, sweep parameters, reproduce papers, mount."""
+    _settings["quiet"] = quiet
 
 
 
@@ -58,18 +78,57 @@ def fail(message: str) -> "typer.Exit":
     return typer.Exit(2)
 
 
-def progress_bar() -> Progress:
-    """A progress bar on stderr, shown only on a terminal (never mixed into piped output)."""
+def progress_bar(*columns) -> Progress:
+    """A progress bar on stderr, shown only on a terminal (never mixed into piped output) and
+    not with --quiet. Default columns: description, bar, done/total, elapsed, ETA."""
     err = _consoles.err
     return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
+        *(columns or (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      TextColumn("ETA"), TimeRemainingColumn())),
         console=err,
         transient=True,
-        disable=not err.is_terminal,
+        disable=_settings["quiet"] or not err.is_terminal,
     )
+
+
+def _count_progress(bar: Progress, description: str):
+    """A `progress(done, total)` callback driving one task of `bar`."""
+    task = bar.add_task(description, total=None)
+    return lambda done, total: bar.update(task, completed=done, total=total)
+
+
+def check_output_file(path: Path, what: str) -> None:
+    """Fails now, before any work, if `path` cannot be written (missing directory, a
+    directory, no permission), so that nothing computed is lost at the end."""
+    import os
+
+    if path.is_dir():
+        raise fail(f"{what} {path}: is a directory")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise fail(f"{what} {path}: directory {parent} does not exist")
+    if (path.exists() and not os.access(path, os.W_OK)) or not os.access(parent, os.W_OK | os.X_OK):
+        raise fail(f"{what} {path}: not writable")
+
+
+def check_output_dir(path: Path, what: str) -> None:
+    """Creates `path` (and parents) and checks it can be written into, before any work."""
+    import os
+
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise fail(f"{what} {path}: cannot create: {e.strerror or e}")
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise fail(f"{what} {path}: not writable")
+
+
+def make_pool(jobs: Optional[int], dask: Optional[str]):
+    from .pool import Pool
+
+    if jobs is not None and jobs < 1:
+        raise fail(f"--jobs: must be at least 1, got {jobs}")
+    return Pool(jobs=jobs, dask=dask)
 
 
 def _f(x: float, digits: int = 1) -> str:
@@ -104,6 +163,19 @@ def processes_table(summaries: list) -> Table:
     return t
 
 
+def _targets(resolved: dict) -> "tuple[Optional[int], Optional[float]]":
+    """What ends one run of a scenario: (requests, simulated seconds), either may be None."""
+    run = resolved.get("run") or {}
+    duration = run.get("duration_s")
+    work = resolved.get("workload")
+    if work:
+        return int(work["requests"]), duration
+    procs = resolved.get("process") or []
+    if procs and all(p.get("requests") for p in procs):
+        return sum(int(p["requests"]) * int(p.get("count", 1)) for p in procs), duration or 10.0
+    return None, duration or 10.0
+
+
 @app.command()
 def run(
     file: Optional[Path] = typer.Argument(
@@ -111,43 +183,84 @@ def run(
     ),
     seed: Optional[int] = typer.Option(None, "--seed", min=0, max=2**64 - 1, help="Override run.seed."),
     as_json: bool = typer.Option(
-        False, "--json", help='Print one JSON object {"scenario", "runs": [summary, ...]}.'
+        False, "--json",
+        help='Print one JSON object {"iosched_version", "scenario", "resolved_scenario", "runs": [summary, ...]}.',
     ),
     requests_csv: Optional[Path] = typer.Option(
-        None, "--requests-csv", help="Write one row per request to this CSV file."
+        None, "--requests-csv", help="Stream one row per request to this CSV file as the run goes (any run length)."
+    ),
+    plot: Optional[Path] = typer.Option(
+        None, "--plot", help="Write response_cdf.png and throughput.png (one curve / bar per scheduler) to this directory."
     ),
 ) -> None:
-    """Run every scheduler of a scenario and print a summary."""
+    """Run every scheduler of a scenario and print a summary. Ctrl-C stops the run and prints
+    what it has (exit status 130)."""
     try:
         scenario = Scenario.from_file(file) if file is not None else Scenario.default()
-        with progress_bar() as bar:
-            task = bar.add_task(scenario.name, total=None)
-            results = run_scenario(
-                scenario,
-                seed=seed,
-                records=requests_csv is not None,
-                progress=lambda done, total: bar.update(task, completed=done, total=total),
-            )
+        resolved = resolved_scenario(scenario)
     except ScenarioError as e:
         raise fail(str(e))
     if requests_csv is not None:
-        try:
-            results.requests.to_csv(requests_csv, index=False)
-        except OSError as e:
-            raise fail(f"{requests_csv}: cannot write: {e.strerror or e}")
+        check_output_file(requests_csv, "--requests-csv")
+    if plot is not None:
+        check_output_dir(plot, "--plot")
+    runs_total = max(1, len(resolved.get("scheduler") or []))
+    target_requests, target_s = _targets(resolved)
+    columns = (TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
+               TextColumn("{task.fields[status]}"), TextColumn("ETA"), TimeRemainingColumn())
+    try:
+        with progress_bar(*columns) as bar:
+            task = bar.add_task(scenario.name, total=float(runs_total), status="")
+            started = {"t": None, "requests": 0}
+
+            def on_progress(p) -> None:
+                import time
+
+                frac = 0.0
+                if target_requests:
+                    frac = max(frac, p.completed / target_requests)
+                if target_s:
+                    frac = max(frac, p.simulated_s / target_s)
+                now = time.perf_counter()
+                if started["t"] is None:
+                    started["t"] = now
+                rate = p.completed / max(now - started["t"], 1e-9)
+                bar.update(task, completed=p.runs_done + min(frac, 1.0),
+                           status=f"run {min(p.runs_done + 1, p.runs_total)}/{p.runs_total}: {p.completed:,} requests, "
+                                  f"{p.simulated_s:,.1f} s simulated, {rate:,.0f} requests/s")
+
+            results = run_scenario(scenario, seed=seed, records=False, progress=on_progress,
+                                   requests_csv=requests_csv)
+    except ScenarioError as e:
+        raise fail(str(e))
+    except OSError as e:
+        raise fail(str(e))
+    if results.interrupted:
+        typer.echo("interrupted: the results so far follow (the last run stopped early)", err=True)
     if as_json:
-        typer.echo(json.dumps({"scenario": scenario.name, "runs": results.summaries}))
-        return
-    out = _consoles.out
-    out.print(f"[bold]{escape(scenario.name)}[/bold] ({escape(str(scenario.source))})")
-    out.print(runs_table(results.summaries))
-    n_proc = max((len(s["processes"]) for s in results.summaries), default=0)
-    if n_proc <= 16:
-        out.print(processes_table(results.summaries))
+        typer.echo(json.dumps({"iosched_version": __version__, "scenario": scenario.name,
+                               "resolved_scenario": resolved, "runs": results.summaries}))
     else:
-        out.print(f"({n_proc} processes per run; per-process table omitted)")
-    if requests_csv is not None:
-        out.print(f"requests written to {requests_csv}")
+        out = _consoles.out
+        out.print(f"[bold]{escape(scenario.name)}[/bold] ({escape(str(scenario.source))})")
+        out.print(runs_table(results.summaries))
+        n_proc = max((len(s["processes"]) for s in results.summaries), default=0)
+        if n_proc <= 16:
+            out.print(processes_table(results.summaries))
+        else:
+            out.print(f"({n_proc} processes per run; per-process table omitted)")
+        for s in results.summaries:
+            if s.get("stopped"):
+                out.print(f"{escape(s['scheduler'])}: {escape(s['stopped'])}")
+        if requests_csv is not None:
+            out.print(f"requests written to {requests_csv}")
+    if plot is not None:
+        from .plots import run_plots
+
+        paths = run_plots(results.summaries, plot, scenario.name)
+        typer.echo("plots: " + ", ".join(str(p) for p in paths), err=True)
+    if results.interrupted:
+        raise typer.Exit(130)
 
 
 def _tunable(t: dict) -> str:
@@ -156,8 +269,13 @@ def _tunable(t: dict) -> str:
 
 
 @list_app.command("schedulers")
-def list_schedulers_cmd() -> None:
+def list_schedulers_cmd(
+    as_json: bool = typer.Option(False, "--json", help="Print the list as JSON (name, aliases, kind, summary, source, tunables)."),
+) -> None:
     """Schedulers with their aliases and tunables (default, unit, range)."""
+    if as_json:
+        typer.echo(json.dumps(list_schedulers()))
+        return
     out = _consoles.out
     t = Table(title="schedulers", show_lines=True)
     for col in ["name", "aliases", "kind", "summary", "tunables (default, unit, range)"]:
@@ -171,8 +289,13 @@ def list_schedulers_cmd() -> None:
 
 
 @list_app.command("devices")
-def list_devices_cmd() -> None:
+def list_devices_cmd(
+    as_json: bool = typer.Option(False, "--json", help="Print the presets as JSON (derived figures, source, estimates)."),
+) -> None:
     """Device presets with their derived figures; `estimated` says which are guesses."""
+    if as_json:
+        typer.echo(json.dumps(list_devices()))
+        return
     out = _consoles.out
     t = Table(title="devices")
     for col in ["name", "rpm", "capacity GB", "cylinders", "seek single/avg/full ms",
@@ -198,6 +321,10 @@ def list_devices_cmd() -> None:
         out.print(f"  estimated: {d['estimated']}")
 
 
+_JOBS_HELP = "Local worker processes (default: one per CPU; 1 runs everything in this process)."
+_DASK_HELP = "Run on the Dask cluster at this scheduler address (tcp://HOST:PORT), or `local` for a LocalCluster here."
+
+
 @reproduce_app.command("seltzer1990")
 def reproduce_seltzer1990(
     out_dir: Path = typer.Option(Path("results/seltzer1990"), "--out", help="Output directory."),
@@ -206,46 +333,121 @@ def reproduce_seltzer1990(
     ),
     catalogue: Optional[Path] = typer.Option(
         None, "--catalogue",
-        help="Catalogue directory (default: experiments/seltzer1990 of this checkout).",
+        help="Catalogue directory (default: the one installed with the package).",
     ),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help=_JOBS_HELP),
+    dask: Optional[str] = typer.Option(None, "--dask", help=_DASK_HELP),
 ) -> None:
     """Seltzer, Chen & Ousterhout 1990, 'Disk Scheduling Revisited': figures 2-8."""
     from .experiments import seltzer1990
 
+    check_output_dir(out_dir, "--out")
+    pool = make_pool(jobs, dask)
     try:
         with progress_bar() as bar:
-            task = bar.add_task("seltzer1990", total=None)
-            report = seltzer1990.reproduce(
-                out_dir,
-                quick=quick,
-                catalogue_dir=catalogue,
-                progress=lambda done, total: bar.update(task, completed=done, total=total),
-            )
+            report = seltzer1990.reproduce(out_dir, quick=quick, catalogue_dir=catalogue,
+                                           progress=_count_progress(bar, f"seltzer1990 runs ({pool.describe()})"), pool=pool)
     except ScenarioError as e:
         raise fail(str(e))
-    except OSError as e:
-        raise fail(f"{getattr(e, 'filename', None) or out_dir}: {e.strerror or e}")
+    except (OSError, RuntimeError) as e:
+        raise fail(f"{getattr(e, 'filename', None) or out_dir}: {getattr(e, 'strerror', None) or e}")
     _consoles.out.print(f"wrote {report} and figures in {out_dir}")
 
 
 @reproduce_app.command("iyer2001")
 def reproduce_iyer2001(
     out_dir: Path = typer.Option(Path("results/iyer2001"), "--out", help="Output directory."),
-    quick: bool = typer.Option(False, "--quick", help="Fewer think-time points."),
+    quick: bool = typer.Option(False, "--quick", help="Fewer think-time points, no applications."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help=_JOBS_HELP),
+    dask: Optional[str] = typer.Option(None, "--dask", help=_DASK_HELP),
 ) -> None:
-    """Iyer & Druschel 2001, 'Anticipatory scheduling': microbenchmarks (figures 4-7, 13, timer)."""
+    """Iyer & Druschel 2001, 'Anticipatory scheduling': microbenchmarks (figures 4-7, 13, timer)
+    and the applications (sections 4.3-4.7)."""
     from .experiments import iyer2001
 
+    check_output_dir(out_dir, "--out")
+    pool = make_pool(jobs, dask)
     try:
         with progress_bar() as bar:
-            task = bar.add_task("iyer2001", total=None)
             report = iyer2001.reproduce(out_dir, quick=quick,
-                                        progress=lambda done, total: bar.update(task, completed=done, total=total))
+                                        progress=_count_progress(bar, f"iyer2001 runs ({pool.describe()})"), pool=pool)
     except ScenarioError as e:
         raise fail(str(e))
-    except OSError as e:
-        raise fail(f"{getattr(e, 'filename', None) or out_dir}: {e.strerror or e}")
+    except (OSError, RuntimeError) as e:
+        raise fail(f"{getattr(e, 'filename', None) or out_dir}: {getattr(e, 'strerror', None) or e}")
     _consoles.out.print(f"wrote {report} and figures in {out_dir}")
+
+
+@app.command()
+def sweep(
+    file: Path = typer.Argument(..., help="Base scenario TOML file."),
+    sets: List[str] = typer.Option(
+        [], "--set", help="PATH=V1,V2,...: a field of the scenario and its values (repeatable; the grid is every combination), "
+        "e.g. workload.queue_depth=1,10,100 or process[0].think_us=0,2000."
+    ),
+    seeds: int = typer.Option(1, "--seeds", min=1, max=10_000, help="Seeds per point: run.seed, run.seed + 1, ..."),
+    out_dir: Optional[Path] = typer.Option(None, "--out", help="Output directory (default results/sweep-NAME)."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help=_JOBS_HELP),
+    dask: Optional[str] = typer.Option(None, "--dask", help=_DASK_HELP),
+    plot_metric: str = typer.Option("throughput_mb_s", "--plot", help="Metric to plot against the first swept parameter "
+                                    "(a column of runs.csv, e.g. response_ms_p99); `none` for no plot."),
+) -> None:
+    """Run a scenario over a grid of parameter values x seeds (local process pool or Dask).
+
+    Writes runs.csv/.parquet (one row per point x seed x scheduler), summary.csv/.parquet (per
+    point, scheduler and metric: n, mean, std and the 95% confidence interval across seeds),
+    sweep.json (what ran) and a plot. The tables are identical whatever the pool."""
+    from . import sweep as sw
+    from .api import check_seed
+
+    try:
+        base = Scenario.from_file(file)
+        params = [sw.parse_set(x) for x in sets]
+        paths = [p.path for p in params]
+        if len(set(paths)) != len(paths):
+            raise ScenarioError(f"--set: a field is swept twice: {', '.join(paths)}")
+        base_seed = check_seed(int(base.to_dict().get("run", {}).get("seed", 1)))
+        if base_seed + seeds > 2**64:
+            raise ScenarioError(f"--seeds {seeds}: run.seed + seeds would pass 2**64")
+        seed_list = [base_seed + i for i in range(seeds)]
+        points = sw.grid(base, params)
+    except ScenarioError as e:
+        raise fail(str(e))
+    metrics = sw.known_metrics()
+    if plot_metric != "none" and plot_metric not in metrics:
+        raise fail(f"--plot: unknown metric `{plot_metric}` (known: {', '.join(metrics)})")
+    out_dir = out_dir or Path("results") / f"sweep-{base.name}"
+    check_output_dir(out_dir, "--out")
+    pool = make_pool(jobs, dask)
+    try:
+        with progress_bar() as bar:
+            runs, summary = sw.run_sweep(base, params, seed_list, pool,
+                                         _count_progress(bar, f"sweep: {len(points)} points x {seeds} seeds ({pool.describe()})"))
+    except ScenarioError as e:
+        raise fail(str(e))
+    except RuntimeError as e:
+        raise fail(str(e))
+    written = sw.write_tables(runs, summary, out_dir)
+    meta = {"iosched_version": __version__, "scenario": str(file), "set": sets, "seeds": seed_list,
+            "points": len(points), "pool": pool.describe(), "resolved_base_scenario": resolved_scenario(base)}
+    (out_dir / "sweep.json").write_text(json.dumps(meta, indent=1) + "\n")
+    written.append(out_dir / "sweep.json")
+    if plot_metric != "none" and params:
+        from .plots import sweep_plot
+
+        written.append(sweep_plot(summary, params, plot_metric, out_dir / f"{plot_metric}.png"))
+    out = _consoles.out
+    t = Table(title=f"{base.name}: {plot_metric if plot_metric != 'none' else 'throughput_mb_s'} (mean and 95% CI over {seeds} seeds)")
+    shown = plot_metric if plot_metric != "none" else "throughput_mb_s"
+    keys = [f"param:{p.path}" for p in params]
+    for col in [p.path for p in params] + ["scheduler", "mean", "95% CI"]:
+        t.add_column(col, justify="left" if col == "scheduler" else "right")
+    for r in summary[summary["metric"] == shown].itertuples(index=False):
+        row = dict(zip(summary.columns, r))
+        ci = "-" if row["n"] < 2 else f"[{row['ci95_low']:.4g}, {row['ci95_high']:.4g}]"
+        t.add_row(*[str(row[k]) for k in keys], escape(str(row["scheduler"])), f"{row['mean']:.4g}", ci)
+    out.print(t)
+    out.print("wrote " + ", ".join(str(p) for p in written))
 
 
 @app.command()
@@ -370,6 +572,10 @@ def validate(
 
     if timing not in ("after-completion", "arrival"):
         raise fail(f"--timing: unknown timing `{timing}` (known: after-completion, arrival)")
+    if not drive.exists():
+        presets = [d["name"] for d in list_devices()]
+        if str(drive) not in presets:
+            raise fail(f"{drive}: no such file, and not a device preset (known presets: {', '.join(presets)})")
     try:
         result = json.loads(_native.validate_trace(str(drive), str(trace), timing))
     except ValueError as e:

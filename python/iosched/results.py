@@ -1,11 +1,12 @@
-"""Results of running a scenario: summaries as dicts and tidy pandas DataFrames."""
+"""Results of running a scenario: summaries as dicts and tidy pandas DataFrames (pandas and
+numpy are imported only when a table is asked for)."""
 
 from __future__ import annotations
 
 from typing import Optional
 
-import numpy as np
-import pandas as pd
+# Summary fields that are not one number per run (left out of the `runs` table).
+_NOT_SCALAR = ("processes", "response_cdf_ms", "scheduler_counters")
 
 
 def _flatten(d: dict, prefix: str = "") -> dict:
@@ -26,37 +27,50 @@ class Results:
     ----------
     summaries : list[dict]
         The native summaries, in scheduler order (scheduler, device, throughput_mb_s, iops,
-        utilization_busy, utilization_transfer, response_ms{...}, service_ms{...}, seek{...},
-        processes[...], invariants{...}).
+        utilization_busy, utilization_transfer, response_ms{...}, service_ms{...},
+        response_cdf_ms (the response-time distribution at `CDF_QUANTILES`), seek{...},
+        processes[...], invariants{...}, scheduler_counters{...}, stopped). Percentiles are
+        within 0.05% of the exact nearest-rank values; means and maxima are exact.
     runs : DataFrame
         One row per run; nested fields flattened with "_" (response_ms_p99, seek_mean_ms, ...).
     processes : DataFrame
         One row per (run, process): run, scheduler, pid, name, requests, bytes,
         throughput_mb_s, response_ms_{mean,p50,p95,p99,max}.
     requests : DataFrame or None
-        One row per request (None when run with records=False): run, scheduler (categorical),
+        One row per request (None unless run with records=True): run, scheduler (categorical),
         req_id, pid, group, op (categorical read/write), sync, start_sector, size_sectors,
         issue_ns, dispatch_ns, complete_ns, seek_cylinders, seek_ns, rotation_ns, transfer_ns,
         cache_hit. Units are in the column names.
+    requests_csv : str or None
+        Where the records were streamed, when run with requests_csv.
+    interrupted : bool
+        The run was stopped by Ctrl-C; the last summary covers it up to that point.
     """
 
-    def __init__(self, scenario_name: str, summaries: list, columns: list):
+    def __init__(self, scenario_name: str, summaries: list, columns: list, interrupted: bool = False,
+                 requests_csv: Optional[str] = None):
         self.scenario_name = scenario_name
         self.summaries = summaries
         self._columns = columns
-        self._requests: Optional[pd.DataFrame] = None
+        self._requests = None
+        self.interrupted = interrupted
+        self.requests_csv = requests_csv
 
     @property
-    def runs(self) -> pd.DataFrame:
+    def runs(self):
+        import pandas as pd
+
         rows = []
         for i, s in enumerate(self.summaries):
             row = {"run": i}
-            row.update(_flatten({k: v for k, v in s.items() if k != "processes"}))
+            row.update(_flatten({k: v for k, v in s.items() if k not in _NOT_SCALAR}))
             rows.append(row)
         return pd.DataFrame(rows)
 
     @property
-    def processes(self) -> pd.DataFrame:
+    def processes(self):
+        import pandas as pd
+
         rows = []
         for i, s in enumerate(self.summaries):
             for p in s["processes"]:
@@ -66,14 +80,31 @@ class Results:
         return pd.DataFrame(rows)
 
     @property
-    def requests(self) -> Optional[pd.DataFrame]:
-        if any(c is None for c in self._columns):
+    def requests(self):
+        if not self._columns or any(c is None for c in self._columns):
             return None
         if self._requests is None:
             self._requests = self._build_requests()
         return self._requests
 
-    def _build_requests(self) -> pd.DataFrame:
+    def response_cdf(self):
+        """One row per (run, quantile): run, scheduler, quantile, response_ms: the response-time
+        distribution of every run (from its histogram; no per-request records needed)."""
+        import pandas as pd
+
+        from . import _native
+
+        rows = []
+        for i, s in enumerate(self.summaries):
+            values = s.get("response_cdf_ms") or []
+            for q, v in zip(_native.CDF_QUANTILES, values):
+                rows.append({"run": i, "scheduler": s["scheduler"], "quantile": q, "response_ms": v})
+        return pd.DataFrame(rows)
+
+    def _build_requests(self):
+        import numpy as np
+        import pandas as pd
+
         labels = [s["scheduler"] for s in self.summaries]
         categories = list(dict.fromkeys(labels))
         parts = []
@@ -102,3 +133,4 @@ class Results:
     def __repr__(self) -> str:
         labels = ", ".join(s["scheduler"] for s in self.summaries)
         return f"Results({self.scenario_name!r}: {labels})"
+

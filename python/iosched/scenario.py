@@ -23,6 +23,39 @@ else:  # pragma: no cover
 ScenarioError = _native.ScenarioError
 
 
+def _check_encodable(text: str, source: str) -> None:
+    """Text that cannot be UTF-8 (a lone surrogate, from a bad decode) is a scenario error."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        bad = text[e.start]
+        line = text.count("\n", 0, e.start) + 1
+        raise ScenarioError(f"{source}: not valid text: lone surrogate U+{ord(bad):04X} at line {line}") from None
+
+
+def _plain(value: Any, path: str, source: str = "<dict>") -> Any:
+    """`value` with numpy scalars and arrays turned into Python ones and tuples into lists, so
+    that it can be written as TOML; anything else unwritable is named by its path."""
+    if isinstance(value, Mapping):
+        out = {}
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise ScenarioError(f"{source}: key {k!r} at `{path or '.'}`: keys must be strings")
+            out[k] = _plain(v, f"{path}.{k}" if path else k, source)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [_plain(v, f"{path}[{i}]", source) for i, v in enumerate(value)]
+    if isinstance(value, (str, bool, int, float)):
+        return value
+    module = type(value).__module__
+    if module == "numpy" or module.startswith("numpy."):
+        if hasattr(value, "tolist"):  # scalars and arrays alike
+            return _plain(value.tolist(), path, source)
+    if value is None:
+        raise ScenarioError(f"{source}: field `{path}` is None: leave a field out to take its default")
+    raise ScenarioError(f"{source}: field `{path}`: {type(value).__name__} {value!r:.60} cannot be written as TOML")
+
+
 class Scenario:
     """A validated scenario: TOML `text` plus `source` (the name used in error messages).
 
@@ -31,6 +64,13 @@ class Scenario:
     """
 
     def __init__(self, text: str, source: str = "<string>"):
+        if not isinstance(text, str):
+            raise TypeError(f"text: expected TOML text (str), got {type(text).__name__}")
+        if not isinstance(source, str):
+            raise TypeError(f"source: expected a name (str), got {type(source).__name__}")
+        _check_encodable(source, "<source>")
+        _check_encodable(text, source)
+        text = text.removeprefix("\ufeff")  # a byte-order mark is not part of the TOML
         _native.check_scenario(text, source)
         self.text = text
         self.source = source
@@ -49,6 +89,8 @@ class Scenario:
         Raises ScenarioError for a missing, unreadable or non-UTF-8 file as well as for bad
         content; every message starts with the path.
         """
+        if not isinstance(path, (str, Path)):
+            raise TypeError(f"path: expected a str or Path, got {type(path).__name__} {path!r:.80}")
         p = Path(path)
         try:
             data = p.read_bytes()
@@ -73,9 +115,12 @@ class Scenario:
         Tables are dicts, arrays of tables (``[[scheduler]]``, ``[[process]]``) are lists of
         dicts. The dict is serialized to TOML and validated like a file.
         """
+        if not isinstance(d, Mapping):
+            raise TypeError(f"d: expected a dict of scenario sections, got {type(d).__name__} {d!r:.80}")
+        plain = _plain(d, "", source)
         try:
-            text = tomli_w.dumps(dict(d))
-        except TypeError as e:
+            text = tomli_w.dumps(plain)
+        except (TypeError, ValueError) as e:
             raise ScenarioError(f"{source}: cannot be written as TOML: {e}") from None
         return cls(text, source)
 
@@ -88,7 +133,15 @@ class Scenario:
 
     def to_dict(self) -> dict:
         """The scenario as nested dicts (only the fields written in the text)."""
-        return tomllib.loads(self.text)
+        try:
+            return tomllib.loads(self.text)
+        except tomllib.TOMLDecodeError as e:  # the native parser accepted it; say so plainly
+            raise ScenarioError(f"{self.source}: {e}") from None
+
+    @property
+    def schedulers(self) -> list:
+        """The `[[scheduler]]` tables as written (empty: fcfs alone)."""
+        return list(self.to_dict().get("scheduler") or [])
 
     @property
     def name(self) -> str:

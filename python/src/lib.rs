@@ -4,15 +4,18 @@
 use iosched::device::calibration::{calibration_report, CalibrationOptions};
 use iosched::device::describe::describe;
 use iosched::device::presets::{preset, PRESET_NAMES};
-use iosched::metrics::RequestRecord;
+use iosched::metrics::csv::CsvRecordWriter;
+use iosched::metrics::{RecordSink, RequestRecord};
 use iosched::request::Op;
-use iosched::scenario::{Scenario, DEFAULT_SCENARIO};
+use iosched::scenario::{RunOptions, Scenario, DEFAULT_SCENARIO};
+use iosched::sim::RunControl;
 use iosched::sched::registry::SCHEDULERS;
 use iosched::trace::validate::{validate_on, Drive, ValidateError as CoreValidateError};
 use iosched::trace::Trace;
 use iosched::workload::replay::ReplayTiming;
 use pyo3::create_exception;
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyOSError, PyValueError};
+use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
@@ -67,19 +70,83 @@ fn check_scenario(text: &str, source: &str) -> PyResult<()> {
     Scenario::parse(text, source).map(|_| ()).map_err(|e| ScenarioError::new_err(e.to_string()))
 }
 
+/// A running scenario as seen from Python: progress counters and a cancel switch, shared with
+/// the simulation (which may run on another thread).
+#[pyclass(frozen)]
+struct RunHandle {
+    control: Arc<RunControl>,
+}
+
+#[pymethods]
+impl RunHandle {
+    #[new]
+    fn new() -> Self {
+        RunHandle { control: Arc::new(RunControl::default()) }
+    }
+
+    /// Stops the run at its next check (within a few thousand events); results so far are kept.
+    fn cancel(&self) {
+        self.control.cancel();
+    }
+
+    /// Requests completed in the current run (one run per scheduler).
+    #[getter]
+    fn completed(&self) -> u64 {
+        self.control.completed()
+    }
+
+    /// Simulated time reached in the current run, in ns.
+    #[getter]
+    fn simulated_ns(&self) -> u64 {
+        self.control.simulated_ns()
+    }
+
+    /// Runs (schedulers) finished.
+    #[getter]
+    fn runs_done(&self) -> u64 {
+        self.control.runs_done()
+    }
+}
+
 /// Runs every scheduler of a scenario. Returns a list of (summary JSON, columns or None);
-/// columns map name -> (numpy dtype, bytes).
+/// columns map name -> (numpy dtype, bytes), present with `records`. `requests_csv`: a path to
+/// stream every record to as it completes (opened before the run starts). `handle`: progress
+/// and cancellation.
 #[pyfunction]
-#[pyo3(signature = (text, source, seed=None, records=true))]
+#[pyo3(signature = (text, source, seed=None, records=true, requests_csv=None, handle=None))]
 fn run_scenario<'py>(
     py: Python<'py>,
     text: &str,
     source: &str,
     seed: Option<u64>,
     records: bool,
+    requests_csv: Option<std::path::PathBuf>,
+    handle: Option<&RunHandle>,
 ) -> PyResult<Vec<(String, Option<Bound<'py, PyDict>>)>> {
     let scn = Scenario::parse(text, source).map_err(|e| ScenarioError::new_err(e.to_string()))?;
-    let runs = py.allow_threads(|| scn.run(seed)).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    let mut csv = match &requests_csv {
+        Some(path) => {
+            let file = std::fs::File::create(path)
+                .map_err(|e| PyOSError::new_err(format!("{}: cannot write: {e}", path.display())))?;
+            Some(CsvRecordWriter::new(std::io::BufWriter::with_capacity(1 << 20, file)))
+        }
+        None => None,
+    };
+    let control = handle.map(|h| h.control.clone());
+    let runs = py
+        .allow_threads(|| {
+            let options = RunOptions {
+                seed,
+                keep_records: records,
+                sink: csv.as_mut().map(|w| w as &mut dyn RecordSink),
+                control: control.as_deref(),
+            };
+            scn.run_with(options)
+        })
+        .map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    if let (Some(w), Some(path)) = (csv, &requests_csv) {
+        w.finish().map_err(|e| PyOSError::new_err(format!("{}: cannot write: {e}", path.display())))?;
+    }
     runs.into_iter()
         .map(|r| {
             let summary = serde_json::to_string(&r.summary).expect("summary serializes");
@@ -87,6 +154,15 @@ fn run_scenario<'py>(
             Ok((summary, cols))
         })
         .collect()
+}
+
+/// The scenario with every default filled in (JSON): sections, the device's parameters, each
+/// scheduler's tunables.
+#[pyfunction]
+fn resolved_scenario(text: &str, source: &str) -> PyResult<String> {
+    let scn = Scenario::parse(text, source).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    let v = scn.resolved().map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    Ok(v.to_string())
 }
 
 /// JSON list of schedulers with their tunables.
@@ -151,6 +227,12 @@ fn fuse_main(py: Python<'_>, args: Vec<String>, self_command: Vec<String>) -> u8
     py.allow_threads(|| iosched_fuse::cli::run(&args, &self_command))
 }
 
+/// An empty run summary as JSON (its fields, for checking metric names before a run).
+#[pyfunction]
+fn empty_summary() -> String {
+    serde_json::to_string(&iosched::metrics::RunSummary::default()).expect("summary serializes")
+}
+
 /// The built-in default scenario's TOML text.
 #[pyfunction]
 fn default_scenario() -> &'static str {
@@ -162,6 +244,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add_function(wrap_pyfunction!(check_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(resolved_scenario, m)?)?;
+    m.add_class::<RunHandle>()?;
     m.add_function(wrap_pyfunction!(list_schedulers, m)?)?;
     m.add_function(wrap_pyfunction!(list_devices, m)?)?;
     m.add_function(wrap_pyfunction!(default_scenario, m)?)?;
@@ -169,6 +253,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ValidateError", m.py().get_type::<ValidateError>())?;
     m.add_function(wrap_pyfunction!(validate_trace, m)?)?;
     m.add_function(wrap_pyfunction!(fuse_main, m)?)?;
+    m.add_function(wrap_pyfunction!(empty_summary, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("CDF_QUANTILES", iosched::metrics::histogram::CDF_QUANTILES.to_vec())?;
+    m.add("PERCENTILE_RELATIVE_ERROR", iosched::metrics::histogram::PERCENTILE_RELATIVE_ERROR)?;
     Ok(())
 }

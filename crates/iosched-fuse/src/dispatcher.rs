@@ -219,7 +219,7 @@ impl Dispatcher {
                     start_sector: io.start_sector,
                     size_sectors: io.size_sectors,
                     issue_ns: arrived,
-                    flags: 0,
+                    flags: 0, prio: Default::default(),
                 };
                 self.scheduler.add(req, &cx);
                 self.pending.insert(id, io.reply);
@@ -322,9 +322,9 @@ impl Dispatcher {
     }
 
     fn record(&mut self, req: &Request, svc: &Service) {
-        let mut c = iosched::metrics::Collector::default();
+        let mut c = iosched::metrics::Collector::new(true, None);
         c.record(req, svc);
-        self.records.extend(c.into_records());
+        self.records.extend(c.finish().1);
         *self.interval_bytes.entry(req.principal.pid).or_default() += req.bytes();
     }
 

@@ -19,6 +19,9 @@ pub struct Principal {
 pub enum Op {
     Read,
     Write,
+    /// Write back the drive's cache (no data; `size_sectors` 0). The drive serves it once every
+    /// command accepted before it has completed.
+    Flush,
 }
 
 impl Op {
@@ -26,7 +29,74 @@ impl Op {
         match self {
             Op::Read => "read",
             Op::Write => "write",
+            Op::Flush => "flush",
         }
+    }
+
+    pub fn parse(s: &str) -> Option<Op> {
+        match s {
+            "read" => Some(Op::Read),
+            "write" => Some(Op::Write),
+            "flush" => Some(Op::Flush),
+            _ => None,
+        }
+    }
+}
+
+/// I/O priority class, as Linux's ioprio (include/uapi/linux/ioprio.h): real-time before
+/// best-effort before idle. `None` is "no class set": best-effort at a level derived from the
+/// process's nice value in Linux; level 4 here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub enum PrioClass {
+    #[default]
+    None,
+    RealTime,
+    BestEffort,
+    Idle,
+}
+
+impl PrioClass {
+    pub const NAMES: [&'static str; 4] = ["none", "rt", "be", "idle"];
+
+    pub fn parse(s: &str) -> Option<PrioClass> {
+        match s {
+            "none" => Some(PrioClass::None),
+            "rt" | "realtime" | "real-time" => Some(PrioClass::RealTime),
+            "be" | "best-effort" => Some(PrioClass::BestEffort),
+            "idle" => Some(PrioClass::Idle),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PrioClass::None => "none",
+            PrioClass::RealTime => "rt",
+            PrioClass::BestEffort => "be",
+            PrioClass::Idle => "idle",
+        }
+    }
+
+    /// The class a scheduler serves this request in (`None` counts as best-effort).
+    pub fn effective(self) -> PrioClass {
+        if self == PrioClass::None {
+            PrioClass::BestEffort
+        } else {
+            self
+        }
+    }
+}
+
+/// A request's I/O priority: class and level 0 (highest) to 7 (lowest).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct IoPrio {
+    pub class: PrioClass,
+    pub level: u8,
+}
+
+impl Default for IoPrio {
+    fn default() -> Self {
+        IoPrio { class: PrioClass::None, level: 4 }
     }
 }
 
@@ -41,8 +111,10 @@ pub struct Request {
     pub size_sectors: u32,
     /// When the request reached the scheduler.
     pub issue_ns: Nanos,
-    /// Bit set of `Request::SPLIT`, ... (0 = a plain request).
+    /// Bit set of `Request::SPLIT`, `Request::META` ... (0 = a plain request).
     pub flags: u8,
+    /// I/O priority (class and level).
+    pub prio: IoPrio,
 }
 
 impl Request {
@@ -50,9 +122,15 @@ impl Request {
     /// parts of that read are issued at the same instant and the process waits for all of them,
     /// so a scheduler may treat them as one request (Iyer & Druschel 2001, section 4.2.4).
     pub const SPLIT: u8 = 1;
+    /// File-system metadata (inode, directory, indirect blocks): CFQ and BFQ may favour it.
+    pub const META: u8 = 2;
 
     pub fn is_split(&self) -> bool {
         self.flags & Request::SPLIT != 0
+    }
+
+    pub fn is_meta(&self) -> bool {
+        self.flags & Request::META != 0
     }
 
     /// First sector after the request.

@@ -7,10 +7,10 @@ use crate::device::disksim::load_drive;
 use crate::device::presets::{preset, PRESET_NAMES};
 use crate::device::rotational::DiskExtensions;
 use crate::device::{Device, DeviceView, RotationalDisk, RotationalSpec};
-use crate::metrics::{summarize, RequestRecord, RunSummary};
+use crate::metrics::{RecordSink, RequestRecord, RunSummary};
 use crate::request::{Op, Principal, SECTOR_BYTES};
 use crate::sched::registry;
-use crate::sim::simulate;
+use crate::sim::{simulate_with, RunControl, SimOptions, Stop};
 use crate::time::{us_to_ns, NS_PER_S};
 use crate::workload::apps::{self, AppWorkload, KernelModel};
 use crate::workload::closed_queue::ClosedQueue;
@@ -19,7 +19,7 @@ use crate::workload::poisson::Poisson;
 use crate::workload::process::{Access, ProcessSpec, Processes, ReadModel, PAGE_SECTORS};
 use crate::workload::think::Think;
 use crate::workload::Workload;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// A user mistake in a scenario, with where it is.
@@ -30,7 +30,7 @@ pub struct ScenarioError {
     pub message: String,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     #[serde(default)]
@@ -56,7 +56,7 @@ pub struct Scenario {
     pub source: String,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct DeviceSection {
     /// A preset name (default `ibm-deskstar-34gxp`); exclusive with `disksim`.
@@ -94,7 +94,7 @@ fn default_preset() -> String {
     "ibm-deskstar-34gxp".into()
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadSection {
     /// "closed-queue" or "poisson".
@@ -135,7 +135,7 @@ fn d_one() -> f64 {
     1.0
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProcessSection {
     #[serde(default = "d_proc_name")]
@@ -228,23 +228,35 @@ fn d_think() -> String {
     "fixed".into()
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunSection {
-    #[serde(default = "d_duration")]
-    pub duration_s: f64,
+    /// Simulated time the run lasts. Processes and apps: default 10 s. Closed-queue and Poisson
+    /// workloads run their `requests` when it is not given, and stop issuing at it when it is.
+    #[serde(default)]
+    pub duration_s: Option<f64>,
     #[serde(default = "d_seed")]
     pub seed: u64,
 }
 
 impl Default for RunSection {
     fn default() -> Self {
-        RunSection { duration_s: d_duration(), seed: d_seed() }
+        RunSection { duration_s: None, seed: d_seed() }
     }
 }
 
-fn d_duration() -> f64 {
-    10.0
+/// `run.duration_s` of process and app workloads when not given.
+pub const DEFAULT_DURATION_S: f64 = 10.0;
+
+impl RunSection {
+    /// The run's length in simulated seconds (the default where none is given).
+    pub fn duration_s(&self) -> f64 {
+        self.duration_s.unwrap_or(DEFAULT_DURATION_S)
+    }
+
+    pub fn duration_ns(&self) -> u64 {
+        (self.duration_s() * NS_PER_S as f64) as u64
+    }
 }
 fn d_seed() -> u64 {
     1
@@ -409,7 +421,19 @@ impl Scenario {
                 });
                 Ok(SchedulerChoice { name: info.name.to_string(), policy, label, tunables })
             })
-            .collect()
+            .collect::<Result<Vec<_>, String>>()
+            .and_then(|choices| {
+                // Runs are told apart by label (tables, plots, sweeps): two alike would merge.
+                for (i, c) in choices.iter().enumerate() {
+                    if let Some(j) = choices[..i].iter().position(|d| d.label == c.label) {
+                        return Err(format!(
+                            "field `scheduler[{i}]`: label `{}` is already used by scheduler[{j}]; give one of them a distinct `label`",
+                            c.label
+                        ));
+                    }
+                }
+                Ok(choices)
+            })
     }
 
     fn validate(&self) -> Result<(), String> {
@@ -448,7 +472,7 @@ impl Scenario {
             }
             Ok(())
         };
-        within("run.duration_s", self.run.duration_s, 1e-6, 1e6)?;
+        within("run.duration_s", self.run.duration_s(), 1e-6, 1e6)?;
         match (&self.workload, self.process.is_empty(), &self.app) {
             (Some(_), false, _) => return Err("give either [workload] or [[process]] entries, not both".into()),
             (Some(_), _, Some(_)) => return Err("give either [workload] or [app], not both".into()),
@@ -460,7 +484,7 @@ impl Scenario {
         }
         if let Some(a) = &self.app {
             a.validate(capacity_bytes)?;
-            a.build(capacity_bytes / SECTOR_BYTES, self.run.seed, (self.run.duration_s * NS_PER_S as f64) as u64)?;
+            a.build(capacity_bytes / SECTOR_BYTES, self.run.seed, self.run.duration_ns())?;
         }
         if let Some(w) = &self.workload {
             if w.kind != "closed-queue" && w.kind != "poisson" {
@@ -570,10 +594,11 @@ impl Scenario {
             within(&format!("{at}.think_us"), p.think_us, 0.0, 3.6e9)?;
             count(&format!("{at}.weight"), p.weight as u64, 1, 1_000_000)?;
             within(&format!("{at}.start_us"), p.start_us, 0.0, 3.6e9)?;
-            if p.start_us >= self.run.duration_s * 1e6 {
+            if p.start_us >= self.run.duration_s() * 1e6 {
                 return Err(format!(
                     "field `{at}.start_us` = {}: the process would start after the run ends (run.duration_s = {})",
-                    p.start_us, self.run.duration_s
+                    p.start_us,
+                    self.run.duration_s()
                 ));
             }
             if let Some(n) = p.requests {
@@ -603,6 +628,14 @@ impl Scenario {
                 }
             }
         }
+        for (i, p) in self.process.iter().enumerate() {
+            if let Some(j) = self.process[..i].iter().position(|q| q.name == p.name) {
+                return Err(format!(
+                    "field `process[{i}].name`: `{}` is already the name of process[{j}]; per-process results are told apart by name",
+                    p.name
+                ));
+            }
+        }
         let total: u64 = self.process.iter().map(|p| p.count as u64).sum();
         if total > 0 {
             let region_mib = (capacity_bytes >> 20) as f64 / total as f64;
@@ -620,15 +653,17 @@ impl Scenario {
     fn workload(&self, device: &dyn DeviceView, seed: u64) -> Result<Box<dyn Workload>, String> {
         let capacity = device.capacity_sectors();
         if let Some(a) = &self.app {
-            return Ok(Box::new(a.build(capacity, seed, (self.run.duration_s * NS_PER_S as f64) as u64)?));
+            return Ok(Box::new(a.build(capacity, seed, self.run.duration_ns())?));
         }
         let kib_sectors = |kib: f64| (kib * 1024.0 / SECTOR_BYTES as f64).round() as u32;
         if let Some(w) = &self.workload {
             let region = ((capacity as f64 * w.region_start_fraction) as u64, (capacity as f64 * w.region_end_fraction) as u64);
             let size = kib_sectors(w.request_kib);
+            // Queue workloads stop issuing at run.duration_s only when it is given.
+            let stop_ns = self.run.duration_s.map(|_| self.run.duration_ns());
             return Ok(match w.kind.as_str() {
-                "closed-queue" => Box::new(ClosedQueue::new(w.queue_depth, w.requests, size, region, w.read_fraction, seed)),
-                _ => Box::new(Poisson::new(w.rate_iops, w.requests, size, region, w.read_fraction, seed)),
+                "closed-queue" => Box::new(ClosedQueue::new(w.queue_depth, w.requests, size, region, w.read_fraction, seed).stop_at(stop_ns)),
+                _ => Box::new(Poisson::new(w.rate_iops, w.requests, size, region, w.read_fraction, seed).stop_at(stop_ns)),
             });
         }
         let total: u64 = self.process.iter().map(|p| p.count as u64).sum();
@@ -681,7 +716,7 @@ impl Scenario {
                 });
             }
         }
-        let stop = (self.run.duration_s * NS_PER_S as f64) as u64;
+        let stop = self.run.duration_ns();
         Ok(Box::new(Processes::new(specs, stop, seed)))
     }
 
@@ -693,8 +728,46 @@ impl Scenario {
         }
     }
 
-    /// Runs every listed scheduler on this scenario. `seed` overrides `run.seed`.
+    /// The scenario with every default filled in, as JSON: its sections as parsed (serde
+    /// defaults applied), the device's full parameters, and each scheduler with all its
+    /// tunables (defaults where not given). What a user keeps to know exactly what ran.
+    pub fn resolved(&self) -> Result<serde_json::Value, ScenarioError> {
+        let err = |message: String| ScenarioError { file: self.source.clone(), message };
+        let mut v = serde_json::to_value(self).map_err(|e| err(e.to_string()))?;
+        let (spec, _, capacity_sectors) = self.device_model().map_err(err)?;
+        let schedulers: Vec<serde_json::Value> = self
+            .schedulers()
+            .map_err(err)?
+            .into_iter()
+            .map(|c| {
+                let mut tunables = BTreeMap::new();
+                let infos = [Some(c.name.as_str()), c.policy.as_deref()];
+                for info in infos.into_iter().flatten().filter_map(registry::info) {
+                    for t in info.tunables {
+                        tunables.insert(t.name.to_string(), t.default);
+                    }
+                }
+                tunables.extend(c.tunables.clone());
+                serde_json::json!({"name": c.name, "label": c.label, "policy": c.policy, "tunables": tunables})
+            })
+            .collect();
+        v["scheduler"] = serde_json::Value::from(schedulers);
+        v["device"]["resolved"] = serde_json::json!({"spec": spec, "capacity_sectors": capacity_sectors});
+        v["source"] = serde_json::Value::from(self.source.clone());
+        Ok(v)
+    }
+
+    /// Runs every listed scheduler on this scenario, keeping every record. `seed` overrides
+    /// `run.seed`.
     pub fn run(&self, seed: Option<u64>) -> Result<Vec<RunResult>, ScenarioError> {
+        self.run_with(RunOptions { seed, keep_records: true, ..RunOptions::default() })
+    }
+
+    /// Runs every listed scheduler with `options` (what to keep, where records go, who
+    /// watches). A cancelled run ends the scenario: the runs so far are returned, the last one
+    /// marked `stopped`.
+    pub fn run_with(&self, options: RunOptions<'_>) -> Result<Vec<RunResult>, ScenarioError> {
+        let RunOptions { seed, keep_records, mut sink, control } = options;
         let err = |message: String| ScenarioError { file: self.source.clone(), message };
         let seed = seed.unwrap_or(self.run.seed);
         let (spec, ext, _) = self.device_model().map_err(err)?;
@@ -709,7 +782,7 @@ impl Scenario {
             }
         };
         let mut out = Vec::with_capacity(choices.len());
-        for choice in choices {
+        for (index, choice) in choices.into_iter().enumerate() {
             let disk = RotationalDisk::with_extensions(spec.clone(), ext.clone()).map_err(err)?;
             let mut device: Box<dyn Device> = match &curve {
                 None => Box::new(disk),
@@ -717,24 +790,59 @@ impl Scenario {
             };
             let mut scheduler = registry::build(&choice.name, choice.policy.as_deref(), &choice.tunables).map_err(err)?;
             let mut workload = self.workload(device.as_view(), seed).map_err(err)?;
-            let sim = simulate(device.as_mut(), scheduler.as_mut(), workload.as_mut());
-            let mut summary = summarize(&sim.records, sim.end_ns, &workload.processes(), sim.invariants);
+            if let Some(s) = sink.as_deref_mut() {
+                s.begin_run(index, &choice.label);
+            }
+            let options = SimOptions { keep_records, sink: sink.as_deref_mut().map(|s| s as &mut dyn RecordSink), control };
+            let sim = simulate_with(device.as_mut(), scheduler.as_mut(), workload.as_mut(), options);
+            if let Some(Stop::NoProgress { at_ns, events }) = sim.stop {
+                return Err(err(format!(
+                    "scheduler `{}`: the simulation makes no progress: {events} events at t = {:.6} s without simulated time \
+                     advancing (a process whose reads the page cache serves in zero time with zero think time? give it \
+                     `think_us` or `copy_us_per_kib`)",
+                    choice.label,
+                    at_ns as f64 / 1e9
+                )));
+            }
+            let mut summary = sim.accumulator.finish(0, sim.end_ns, &workload.processes(), sim.invariants);
             summary.scheduler = choice.label.clone();
             summary.scheduler_name = choice.name.clone();
             summary.device = spec.name.clone();
             summary.workload = self.workload_label();
             summary.seed = seed;
             summary.scheduler_counters = sim.scheduler_counters.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+            if let Some(Stop::Cancelled { at_ns }) = sim.stop {
+                summary.stopped = Some(format!("cancelled at {:.3} s of simulated time", at_ns as f64 / 1e9));
+            }
+            if let Some(c) = control {
+                c.finish_run();
+            }
+            let cancelled = sim.stop.is_some();
             out.push(RunResult { summary, records: sim.records });
+            if cancelled {
+                break;
+            }
         }
         Ok(out)
     }
 }
 
+/// What `Scenario::run_with` keeps and who watches.
+#[derive(Default)]
+pub struct RunOptions<'a> {
+    /// Overrides `run.seed`.
+    pub seed: Option<u64>,
+    /// Keep every record in memory (`RunResult::records`).
+    pub keep_records: bool,
+    /// Every record of every run, as it completes.
+    pub sink: Option<&'a mut dyn RecordSink>,
+    pub control: Option<&'a RunControl>,
+}
+
 /// `[app]`: an application workload of Iyer & Druschel 2001 (sections 4.3-4.7). Fields other
 /// than the kernel's and the placement's belong to one kind; giving another kind's field is an
 /// error. Defaults and the reasons for them: docs/scenarios.md.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct AppSection {
     /// "andrew", "apache", "gnuld" or "tpcb".

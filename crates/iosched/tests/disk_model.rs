@@ -39,6 +39,7 @@ fn req(id: u64, op: Op, start: u64, size: u32, at_ms: f64) -> Request {
         size_sectors: size,
         issue_ns: (at_ms * 1e6) as u64,
         flags: 0,
+        prio: Default::default(),
     }
 }
 

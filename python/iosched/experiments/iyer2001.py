@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import json
 import time
+from collections import defaultdict
 from pathlib import Path
 from typing import Callable, Optional
 
 import pandas as pd
 
-from .. import _native
+from ..pool import Pool
+from ..scenario import Scenario, ScenarioError
 from .sweep import markdown_table
 
 try:
@@ -74,19 +76,39 @@ def reader(name: str, pattern: str = "sequential", think_us: float = 0.0, think:
 
 
 class Runner:
-    """Runs generated scenarios once each and keeps their text for the record."""
+    """Runs generated scenarios once each and keeps their text for the record.
 
-    def __init__(self, out: Path):
+    Two passes over the same figure functions: while `planning`, `run` only collects the
+    scenarios (and answers with zeros, which the figure functions just copy into rows); then
+    `execute` runs them all in the pool; the second pass reads the results."""
+
+    def __init__(self, out: Path, pool: Optional[Pool] = None):
         self.out = out
         (out / "scenarios").mkdir(parents=True, exist_ok=True)
-        self.count = 0
+        self.pool = pool or Pool()
+        self.planning = True
+        self.planned: dict = {}
+        self.results: dict = {}
+
+    @property
+    def count(self) -> int:
+        return len(self.results)
 
     def run(self, key: str, scn: dict) -> dict:
-        text = tomli_w.dumps(scn)
-        (self.out / "scenarios" / f"{key}.toml").write_text(text)
-        [(summary, _)] = _native.run_scenario(text, f"scenarios/{key}.toml", None, False)
-        self.count += 1
-        return json.loads(summary)
+        if self.planning:
+            self.planned[key] = tomli_w.dumps(scn)
+            return defaultdict(float)
+        return self.results[key]
+
+    def execute(self, progress=None) -> None:
+        """Runs every planned scenario; writes each to scenarios/KEY.toml."""
+        keys = list(self.planned)
+        for k in keys:
+            (self.out / "scenarios" / f"{k}.toml").write_text(self.planned[k])
+        tasks = [(self.planned[k], f"scenarios/{k}.toml", None) for k in keys]
+        for k, [summary] in zip(keys, self.pool.map(tasks, progress)):
+            self.results[k] = summary
+        self.planning = False
 
 
 def _pct(a: float, b: float) -> str:
@@ -161,27 +183,36 @@ def adversary(r: Runner) -> pd.DataFrame:
 
 # -- applications (sections 4.3-4.7): the scenario files in experiments/iyer2001/ -------------
 
-def find_experiments() -> Optional[Path]:
-    here = Path(__file__).resolve()
-    for c in [here.parents[3] / "experiments" / "iyer2001", Path.cwd() / "experiments" / "iyer2001"]:
-        if (c / "andrew.toml").is_file():
-            return c
-    return None
+def find_experiments() -> Path:
+    """The application scenarios installed with the package (experiments/iyer2001 in a
+    checkout); an error, not a silent omission, when they are missing."""
+    from ..catalogues import catalogue_dir
+
+    c = catalogue_dir("iyer2001")
+    if not (c / "andrew.toml").is_file():
+        raise ScenarioError(f"{c / 'andrew.toml'}: no such file: the package's iyer2001 catalogue is incomplete (reinstall iosched)")
+    return c
 
 
-def _run_file(path: Path) -> dict:
-    """Runs every scheduler of a scenario file; returns {label: summary}."""
-    runs = _native.run_scenario(path.read_text(), str(path), None, False)
-    return {(s := json.loads(j))["scheduler"]: s for j, _ in runs}
+def _run_files(paths: list, pool: Pool, progress=None) -> dict:
+    """Runs every scheduler of each scenario file, one task per scheduler; returns
+    {file stem: {label: summary}}."""
+    parts = [(p, part) for p in paths for part in Scenario.from_file(p).split()]
+    results = pool.map([(part.text, str(p), None) for p, part in parts], progress)
+    out: dict = {}
+    for (p, _), summaries in zip(parts, results):
+        for s in summaries:
+            out.setdefault(p.stem, {})[s["scheduler"]] = s
+    return out
 
 
 def _clients(summary: dict) -> list:
     return [p for p in summary["processes"] if p["name"] != "syncer"]
 
 
-def applications(directory: Path) -> tuple:
+def applications(directory: Path, pool: Optional[Pool] = None, progress=None) -> tuple:
     """Runs the application scenarios; returns (markdown, rows)."""
-    run = {f.stem: _run_file(f) for f in sorted(directory.glob("*.toml"))}
+    run = _run_files(sorted(directory.glob("*.toml")), pool or Pool(), progress)
     rows, md = [], ["## Applications (sections 4.3-4.7)\n",
                     "Scenario files in `experiments/iyer2001/` (their models and assumptions: docs/scenarios.md, `[app]`). "
                     "AS = the anticipatory scheduler around the same policy.\n"]
@@ -294,38 +325,32 @@ def _plot_sweep(df: pd.DataFrame, x: str, title: str, path: Path, xlabel: str) -
     plt.close(fig)
 
 
-def reproduce(out_dir: "str | Path", quick: bool = False, progress: Optional[Callable[[int, int], None]] = None) -> Path:
+def reproduce(out_dir: "str | Path", quick: bool = False, progress: Optional[Callable[[int, int], None]] = None,
+              pool: Optional[Pool] = None) -> Path:
+    """Runs every experiment (in `pool`: default, one process per CPU) and writes report.md,
+    runs.csv, the plots and every point's scenario into `out_dir`; returns the report's path."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    r = Runner(out)
+    pool = pool or Pool()
+    r = Runner(out, pool)
     t0 = time.perf_counter()
     thinks = [0, 2, 4, 8, 12] if quick else [0, 1, 2, 3, 4, 6, 8, 10, 12, 15, 20]
-    steps = 7
-    done = 0
+    apps_dir = None if quick else find_experiments()
 
-    def step():
-        nonlocal done
-        done += 1
-        if progress:
-            progress(done, steps)
+    def figures():
+        return (fig4(r), fig4(r, CHEETAH, "fig13"), think_sweep(r, "fig5", thinks), think_sweep(r, "fig6", thinks),
+                think_sweep(r, "random", thinks), adversary(r), timer_granularity(r), estimators(r))
 
-    f4 = fig4(r)
-    step()
-    f13 = fig4(r, CHEETAH, "fig13")
-    step()
-    f5 = think_sweep(r, "fig5", thinks)
-    step()
-    f6 = think_sweep(r, "fig6", thinks)
-    step()
-    fr = think_sweep(r, "random", thinks)
-    step()
-    f7 = adversary(r)
-    step()
-    ft = timer_granularity(r)
-    step()
-    fe = estimators(r)
-    apps_dir = find_experiments()
-    apps_md = applications(apps_dir)[0] if apps_dir is not None and not quick else None
+    figures()  # plan
+    app_files = sorted(apps_dir.glob("*.toml")) if apps_dir is not None else []
+    app_tasks = sum(len(Scenario.from_file(f).split()) for f in app_files)
+    total = len(r.planned) + app_tasks
+    r.execute(progress=(lambda done, _: progress(done, total)) if progress else None)
+    f4, f13, f5, f6, fr, f7, ft, fe = figures()
+    apps_md = None
+    if apps_dir is not None:
+        offset = len(r.planned)
+        apps_md = applications(apps_dir, pool, (lambda done, _: progress(offset + done, total)) if progress else None)[0]
     wall = time.perf_counter() - t0
 
     sections = [
@@ -420,8 +445,8 @@ def reproduce(out_dir: "str | Path", quick: bool = False, progress: Optional[Cal
                     + "\n\n(`iosched calibrate --device ibm-deskstar-34gxp` measures the curve and its accuracy.)\n")
     if apps_md is not None:
         sections.append(apps_md)
-    elif not quick:
-        sections.append("## Applications (sections 4.3-4.7)\n\nNot run: experiments/iyer2001/ not found.\n")
+    else:
+        sections.append("## Applications (sections 4.3-4.7)\n\nNot run with --quick.\n")
     report = out / "report.md"
     report.write_text("\n".join(sections))
     pd.concat([f4.assign(figure="fig4"), f13.assign(figure="fig13"), f5.assign(figure="fig5"), f6.assign(figure="fig6"),

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..scenario import Scenario, ScenarioError
+from ..pool import Pool
 from .sweep import Point, SweepRunner, markdown_table
 
 if sys.version_info >= (3, 11):
@@ -31,13 +32,10 @@ NAME = "seltzer1990"
 # -- catalogue ------------------------------------------------------------------------------
 
 def find_catalogue(catalogue_dir: Optional[Path] = None) -> Path:
-    """The catalogue directory: the given one, else experiments/seltzer1990 in this checkout
-    (next to python/iosched), else in the current directory."""
-    if catalogue_dir is not None:
-        candidates = [Path(catalogue_dir)]
-    else:
-        here = Path(__file__).resolve()
-        candidates = [here.parents[3] / "experiments" / NAME, Path.cwd() / "experiments" / NAME]
+    """The catalogue directory: the given one, else the one installed with the package."""
+    from ..catalogues import catalogue_dir as installed
+
+    candidates = [Path(catalogue_dir) if catalogue_dir is not None else installed(NAME)]
     for c in candidates:
         if (c / "catalogue.toml").is_file():
             return c
@@ -578,11 +576,6 @@ def write_report(cat: dict, df: pd.DataFrame, out: Path, quick: bool, qs: list,
             ours, verdict = _claims(fid, claim, d, cat, qs)
             lines.append(f"| {claim['text']} | {ours} | {verdict} |")
         lines.append("")
-    slow = df.drop_duplicates(["label", "queue_depth", "requests"]).nlargest(5, "wall_s")
-    lines += ["## Slowest runs", "",
-              markdown_table(["label", "Q", "requests", "wall s"],
-                             [[r.label, r.queue_depth, r.requests, f"{r.wall_s:.2f}"]
-                              for r in slow.itertuples()]), ""]
     path = out / "report.md"
     path.write_text("\n".join(lines), encoding="utf-8")
     return path
@@ -595,8 +588,10 @@ def reproduce(
     quick: bool = False,
     catalogue_dir: Optional[Path] = None,
     progress: Optional[Callable[[int, int], None]] = None,
+    pool: Optional[Pool] = None,
 ) -> Path:
-    """Run all sweeps, write PNGs, runs.csv and report.md into `out_dir`; return report path."""
+    """Run all sweeps (in `pool`: default, one process per CPU), write PNGs, runs.csv and
+    report.md into `out_dir`; return report path."""
     directory = find_catalogue(catalogue_dir)
     cat = load_catalogue(directory)
     try:
@@ -606,7 +601,7 @@ def reproduce(
         # The catalogue is input: a missing table or a wrong type is the user's to fix.
         raise ScenarioError(f"{directory / 'catalogue.toml'}: missing or malformed entry ({type(e).__name__}: {e})") from None
     t0 = time.perf_counter()
-    runner = SweepRunner(seed=cat.get("seed"))
+    runner = SweepRunner(seed=cat.get("seed"), pool=pool or Pool())
     df = runner.run(points, progress)
     wall = time.perf_counter() - t0
     df.attrs["distinct_runs"] = runner.runs_done

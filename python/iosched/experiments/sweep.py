@@ -7,15 +7,12 @@ are run once and shared between figures.
 
 from __future__ import annotations
 
-import json
-import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-import numpy as np
 import pandas as pd
 
-from .. import _native
+from ..pool import Pool
 from ..scenario import Scenario
 
 
@@ -48,15 +45,12 @@ def point_scenario(base: Scenario, p: Point) -> Scenario:
     return Scenario.from_dict(d, f"{base.source} ({p.label}, Q={p.queue_depth})")
 
 
-def _ms(a: np.ndarray) -> float:
-    return float(a.mean()) / 1e6 if len(a) else float("nan")
-
-
 @dataclass
 class SweepRunner:
-    """Runs points (deduplicated by scenario text) and returns one row per point."""
+    """Runs points (deduplicated by scenario text) in `pool` and returns one row per point."""
 
     seed: Optional[int] = None
+    pool: Pool = field(default_factory=lambda: Pool(jobs=1))
     _cache: dict = field(default_factory=dict)
 
     def run(
@@ -65,14 +59,11 @@ class SweepRunner:
         progress: Optional[Callable[[int, int], None]] = None,
     ) -> pd.DataFrame:
         jobs = [(point_scenario(base, p), p) for base, p in points]
-        todo = list(dict.fromkeys(s.text for s, _ in jobs if s.text not in self._cache))
         by_text = {s.text: s for s, _ in jobs}
-        if progress:
-            progress(0, len(todo))
-        for i, text in enumerate(todo):
-            self._cache[text] = self._run_one(by_text[text])
-            if progress:
-                progress(i + 1, len(todo))
+        todo = [t for t in by_text if t not in self._cache]
+        results = self.pool.map([(t, by_text[t].source, self.seed) for t in todo], progress)
+        for text, [summary] in zip(todo, results):
+            self._cache[text] = _row(summary)
         rows = []
         for s, p in jobs:
             row = {"figure": p.figure, "label": p.label, "queue_depth": p.queue_depth,
@@ -87,33 +78,27 @@ class SweepRunner:
         """How many distinct scenarios have been run."""
         return len(self._cache)
 
-    def _run_one(self, scenario: Scenario) -> dict:
-        t0 = time.perf_counter()
-        [(summary_json, cols)] = _native.run_scenario(
-            scenario.text, scenario.source, self.seed, True
-        )
-        wall = time.perf_counter() - t0
-        s = json.loads(summary_json)
-        arr = {k: np.frombuffer(buf, dtype=dt) for k, (dt, buf) in cols.items()}
-        seek, rot, xfer = _ms(arr["seek_ns"]), _ms(arr["rotation_ns"]), _ms(arr["transfer_ns"])
-        return {
-            "scheduler_name": s["scheduler_name"],
-            "utilization_transfer": s["utilization_transfer"],
-            "utilization_busy": s["utilization_busy"],
-            "throughput_mb_s": s["throughput_mb_s"],
-            "iops": s["iops"],
-            "service_ms_mean": s["service_ms"]["mean"],
-            "response_ms_mean": s["response_ms"]["mean"],
-            "response_ms_p99": s["response_ms"]["p99"],
-            "response_ms_max": s["response_ms"]["max"],
-            "seek_mean_cylinders": s["seek"]["mean_cylinders"],
-            "seek_ms_mean": seek,
-            "rotation_ms_mean": rot,
-            "transfer_ms_mean": xfer,
-            "positioning_ms_mean": seek + rot,
-            "completed": s["requests"],
-            "wall_s": wall,
-        }
+
+def _row(s: dict) -> dict:
+    """The figures' columns of one run's summary."""
+    parts = s["per_request_ms"]
+    return {
+        "scheduler_name": s["scheduler_name"],
+        "utilization_transfer": s["utilization_transfer"],
+        "utilization_busy": s["utilization_busy"],
+        "throughput_mb_s": s["throughput_mb_s"],
+        "iops": s["iops"],
+        "service_ms_mean": s["service_ms"]["mean"],
+        "response_ms_mean": s["response_ms"]["mean"],
+        "response_ms_p99": s["response_ms"]["p99"],
+        "response_ms_max": s["response_ms"]["max"],
+        "seek_mean_cylinders": s["seek"]["mean_cylinders"],
+        "seek_ms_mean": parts["seek"],
+        "rotation_ms_mean": parts["rotation"],
+        "transfer_ms_mean": parts["transfer"],
+        "positioning_ms_mean": parts["seek"] + parts["rotation"],
+        "completed": s["requests"],
+    }
 
 
 def markdown_table(header: list, rows: list) -> str:

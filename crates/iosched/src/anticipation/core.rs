@@ -186,6 +186,16 @@ impl<P: Policy, H: Heuristic<P>> Scheduler for Anticipatory<P, H> {
         self.policy.len()
     }
 
+    /// A merge takes a queued request out of the policy; the anticipation state is unaffected
+    /// (the merged request's process still has a request queued).
+    fn remove(&mut self, req: &Request, cx: &Context) -> bool {
+        self.policy.remove(req, cx)
+    }
+
+    fn allow_merge(&self, _rq: &Request, _bio: &Request) -> bool {
+        self.policy.supports_merging()
+    }
+
     fn is_work_conserving(&self) -> bool {
         false
     }

@@ -218,7 +218,7 @@ mod tests {
             start_sector: sector,
             size_sectors: 256,
             issue_ns: now,
-            flags: Request::SPLIT,
+            flags: Request::SPLIT, prio: Default::default(),
         };
         let mut t = StatsTable::default();
         // A first read, completed at 1 ms; then a 1 MiB read split in 4 parts at 10 ms.

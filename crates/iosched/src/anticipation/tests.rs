@@ -33,6 +33,7 @@ fn read(id: u64, pid: u32, sector: u64, now: Nanos) -> Request {
         size_sectors: 8,
         issue_ns: now,
         flags: 0,
+        prio: Default::default(),
     }
 }
 

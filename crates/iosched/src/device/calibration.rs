@@ -123,7 +123,7 @@ impl Probe for SimProbe<'_> {
             start_sector: sector,
             size_sectors: sectors,
             issue_ns: self.now,
-            flags: 0,
+            flags: 0, prio: Default::default(),
         };
         self.next_id += 1;
         self.device.advance_to(self.now);

@@ -610,7 +610,8 @@ impl RotationalDisk {
             (bus, o) => {
                 let (per_sector, complete) = match req.op {
                     Op::Read => (bus.map_or(0, |b| b.0), o.map_or(0, |o| o.read_complete)),
-                    Op::Write => (bus.map_or(0, |b| b.1), o.map_or(0, |o| o.write_complete)),
+                    // A flush never reaches the mechanism (the drive queue serves it); as a write.
+                    Op::Write | Op::Flush => (bus.map_or(0, |b| b.1), o.map_or(0, |o| o.write_complete)),
                 };
                 let on_track = start + seek_ns + rotation_ns;
                 let bus_start = if req.op == Op::Read {
@@ -741,7 +742,7 @@ impl RotationalDisk {
                 self.overhead_ns
                     + match op {
                         Op::Read => o.read_miss[after],
-                        Op::Write => o.write_miss[after] + o.data_prep,
+                        Op::Write | Op::Flush => o.write_miss[after] + o.data_prep,
                     }
             }
         }

@@ -1,12 +1,19 @@
-//! Per-request records and the summaries computed from them.
+//! Per-request records and the summaries computed from them. A run's summary is accumulated as
+//! requests complete (accumulator.rs), in constant memory; per-request records are kept only when
+//! asked for, in memory or streamed to a sink (a CSV file, say) as they complete.
 
+pub mod accumulator;
+pub mod csv;
+pub mod histogram;
 pub mod summary;
 
 use crate::device::Service;
 use crate::request::{Op, Request};
 use crate::time::Nanos;
 
-pub use summary::{summarize, LatencyMs, ProcessSummary, RunSummary, SeekStats};
+pub use accumulator::RunAccumulator;
+pub use histogram::LatencyHistogram;
+pub use summary::{summarize, LatencyMs, ProcessSummary, RunSummary, SeekStats, ServiceParts};
 
 /// One completed request: the row of the per-request table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,14 +45,29 @@ impl RequestRecord {
     }
 }
 
-#[derive(Default)]
-pub struct Collector {
-    records: Vec<RequestRecord>,
+/// Where per-request records go as they complete (a file writer, a channel, ...).
+pub trait RecordSink {
+    /// A new run begins (one per scheduler of a scenario): `index` in scenario order, `label`.
+    fn begin_run(&mut self, _index: usize, _label: &str) {}
+    fn record(&mut self, r: &RequestRecord);
 }
 
-impl Collector {
+/// What a run keeps of each completion: always the summary's accumulator; the records
+/// themselves only when asked (`keep_records`), and each one to `sink` when given.
+#[derive(Default)]
+pub struct Collector<'a> {
+    pub accumulator: RunAccumulator,
+    records: Option<Vec<RequestRecord>>,
+    sink: Option<&'a mut dyn RecordSink>,
+}
+
+impl<'a> Collector<'a> {
+    pub fn new(keep_records: bool, sink: Option<&'a mut dyn RecordSink>) -> Self {
+        Collector { accumulator: RunAccumulator::default(), records: keep_records.then(Vec::new), sink }
+    }
+
     pub fn record(&mut self, req: &Request, s: &Service) {
-        self.records.push(RequestRecord {
+        let r = RequestRecord {
             id: req.id,
             pid: req.principal.pid,
             group: req.principal.group,
@@ -61,10 +83,18 @@ impl Collector {
             rotation_ns: s.rotation_ns,
             transfer_ns: s.transfer_ns,
             cache_hit: s.cache_hit,
-        });
+        };
+        self.accumulator.record(&r);
+        if let Some(v) = &mut self.records {
+            v.push(r);
+        }
+        if let Some(sink) = &mut self.sink {
+            sink.record(&r);
+        }
     }
 
-    pub fn into_records(self) -> Vec<RequestRecord> {
-        self.records
+    /// The accumulator and the kept records (empty unless `keep_records`).
+    pub fn finish(self) -> (RunAccumulator, Vec<RequestRecord>) {
+        (self.accumulator, self.records.unwrap_or_default())
     }
 }

@@ -1,9 +1,8 @@
 //! Run summaries: throughput, both utilizations, response-time percentiles, seeks, per process.
 
 use super::RequestRecord;
-use crate::request::SECTOR_BYTES;
 use crate::sim::engine::InvariantReport;
-use crate::time::{ns_to_ms, ns_to_s, Nanos};
+use crate::time::{ns_to_ms, Nanos};
 use crate::workload::ProcessInfo;
 use serde::Serialize;
 
@@ -47,6 +46,14 @@ pub struct SeekStats {
     pub zero_fraction: f64,
 }
 
+/// Mean seek, rotation and transfer time per request (cache hits count as zero).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ServiceParts {
+    pub seek: f64,
+    pub rotation: f64,
+    pub transfer: f64,
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct ProcessSummary {
     pub pid: u32,
@@ -79,90 +86,31 @@ pub struct RunSummary {
     pub utilization_busy: f64,
     /// Fraction of time the disk was transferring data (Seltzer's sense).
     pub utilization_transfer: f64,
+    /// Percentiles within 0.05% of the exact nearest-rank values (metrics/histogram.rs); mean
+    /// and max exact.
     pub response_ms: LatencyMs,
+    /// The response-time distribution in ms at `histogram::CDF_QUANTILES` (for CDF plots).
+    pub response_cdf_ms: Vec<f64>,
     /// Time from dispatch to completion ("I/O time").
     pub service_ms: LatencyMs,
     pub seek: SeekStats,
+    /// Mean seek, rotation and transfer per request, in ms (over every request).
+    pub per_request_ms: ServiceParts,
     pub cache_hit_fraction: f64,
     pub processes: Vec<ProcessSummary>,
     pub invariants: InvariantReport,
     /// The scheduler's own event counts (anticipation: waits, waits_rewarded, waits_timed_out).
     pub scheduler_counters: std::collections::BTreeMap<String, u64>,
+    /// Why the run ended before its workload (cancelled by the user), if it did.
+    pub stopped: Option<String>,
 }
 
-/// Summarizes a run. `elapsed_ns` is the run's length (the last completion).
+/// Summarizes a run from its records (`elapsed_ns`: the run's length, its last completion).
+/// Runs accumulate the same summary as they go (`RunAccumulator`); this is for records at hand.
 pub fn summarize(records: &[RequestRecord], elapsed_ns: Nanos, processes: &[ProcessInfo], invariants: InvariantReport) -> RunSummary {
-    let n = records.len();
-    let elapsed_s = ns_to_s(elapsed_ns).max(1e-12);
-    // Processes are looked up by pid through a dense table (pids are small integers).
-    let max_pid = processes.iter().map(|p| p.pid as usize).max().unwrap_or(0);
-    let mut slot_of_pid = vec![usize::MAX; max_pid + 1];
-    for (i, p) in processes.iter().enumerate() {
-        slot_of_pid[p.pid as usize] = i;
-    }
-    // Per process: bytes, response times, disk time, last completion.
-    let mut per_process: Vec<(u64, Vec<Nanos>, u128, Nanos)> = vec![(0, Vec::new(), 0, 0); processes.len()];
-    let (mut bytes, mut busy, mut transfer) = (0u64, 0u128, 0u128);
-    let (mut media, mut seek_cyl, mut seek_ns, mut zero_seeks, mut hits) = (0u64, 0u64, 0u128, 0u64, 0u64);
-    let mut response = Vec::with_capacity(n);
-    let mut service = Vec::with_capacity(n);
-    for r in records {
-        let b = r.size_sectors as u64 * SECTOR_BYTES;
-        bytes += b;
-        busy += r.service_ns() as u128;
-        transfer += r.transfer_ns as u128;
-        response.push(r.response_ns());
-        service.push(r.service_ns());
-        if r.cache_hit {
-            hits += 1;
-        } else {
-            media += 1;
-            seek_cyl += r.seek_cylinders as u64;
-            seek_ns += r.seek_ns as u128;
-            zero_seeks += (r.seek_cylinders == 0) as u64;
-        }
-        if let Some(&i) = slot_of_pid.get(r.pid as usize) {
-            if i != usize::MAX {
-                let p = &mut per_process[i];
-                p.0 += b;
-                p.1.push(r.response_ns());
-                p.2 += r.service_ns() as u128;
-                p.3 = p.3.max(r.complete_ns);
-            }
-        }
-    }
-    let m = media.max(1) as f64;
-    let seek = SeekStats { mean_cylinders: seek_cyl as f64 / m, mean_ms: seek_ns as f64 / 1e6 / m, zero_fraction: zero_seeks as f64 / m };
-    let procs = processes
-        .iter()
-        .zip(per_process)
-        .map(|(p, (b, mut resp, disk_ns, last_ns))| ProcessSummary {
-            pid: p.pid,
-            name: p.name.clone(),
-            requests: resp.len() as u64,
-            bytes: b,
-            throughput_mb_s: b as f64 / 1e6 / elapsed_s,
-            response_ms: LatencyMs::from_ns(&mut resp),
-            disk_time_s: disk_ns as f64 / 1e9,
-            last_completion_s: ns_to_s(last_ns),
-        })
-        .collect();
-    RunSummary {
-        requests: n as u64,
-        bytes,
-        elapsed_s,
-        throughput_mb_s: bytes as f64 / 1e6 / elapsed_s,
-        iops: n as f64 / elapsed_s,
-        utilization_busy: busy as f64 / elapsed_ns.max(1) as f64,
-        utilization_transfer: transfer as f64 / elapsed_ns.max(1) as f64,
-        response_ms: LatencyMs::from_ns(&mut response),
-        service_ms: LatencyMs::from_ns(&mut service),
-        seek,
-        cache_hit_fraction: hits as f64 / n.max(1) as f64,
-        processes: procs,
-        invariants,
-        ..RunSummary::default()
-    }
+    let mut acc = super::RunAccumulator::default();
+    records.iter().for_each(|r| acc.record(r));
+    acc.finish(0, elapsed_ns, processes, invariants)
 }
 
 #[cfg(test)]

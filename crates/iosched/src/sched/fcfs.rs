@@ -38,4 +38,15 @@ impl Policy for Fcfs {
     fn len(&self) -> usize {
         self.queue.len()
     }
+
+    fn remove(&mut self, req: &Request, _cx: &Context) -> bool {
+        match self.queue.iter().position(|r| r.id == req.id) {
+            Some(i) => self.queue.remove(i).is_some(),
+            None => false,
+        }
+    }
+
+    fn supports_merging(&self) -> bool {
+        true
+    }
 }

@@ -66,6 +66,14 @@ impl Elevator {
     pub fn len(&self) -> usize {
         self.queue.len()
     }
+
+    /// Removes a queued request without moving the sweep (a merge took it).
+    pub fn remove(&mut self, req: &Request) -> bool {
+        if self.pending.is_some_and(|(id, _, _)| id == req.id) {
+            self.pending = None;
+        }
+        self.queue.remove(req).is_some()
+    }
 }
 
 pub struct Look(pub Elevator);
@@ -95,5 +103,13 @@ impl Policy for Look {
 
     fn len(&self) -> usize {
         self.0.len()
+    }
+
+    fn remove(&mut self, req: &Request, _cx: &Context) -> bool {
+        self.0.remove(req)
+    }
+
+    fn supports_merging(&self) -> bool {
+        true
     }
 }

@@ -67,7 +67,10 @@ pub enum ProcessEvent {
     Exited(Principal),
 }
 
-/// The full decision maker (like a Linux elevator's ops).
+/// The full decision maker (like a Linux elevator's ops). Mandatory: `add` (insert), `next`
+/// (dispatch), `queued`. The block layer's merge hooks have defaults that work for any
+/// scheduler that can `remove` a queued request (Linux: allow_merge, request_merged,
+/// requests_merged; limit_depth for request allocation).
 pub trait Scheduler {
     fn name(&self) -> &str;
     fn add(&mut self, req: Request, cx: &Context);
@@ -76,6 +79,40 @@ pub trait Scheduler {
     fn process_event(&mut self, _ev: ProcessEvent, _cx: &Context) {}
     /// Requests held by the scheduler (not yet dispatched).
     fn queued(&self) -> usize;
+    /// Takes a queued request out without serving it (it is being merged into another).
+    /// Returns false if it is not queued here. A scheduler that cannot remove requests
+    /// returns false and says no to every merge (`allow_merge`).
+    fn remove(&mut self, _req: &Request, _cx: &Context) -> bool {
+        false
+    }
+    /// May `bio` join the queued request `rq` (the block layer has checked contiguity, op,
+    /// sync, priority and size)? Linux: elevator allow_merge / bio_merge_ok.
+    fn allow_merge(&self, _rq: &Request, _bio: &Request) -> bool {
+        false
+    }
+    /// Whether to look for front merges (a bio ending where a queued request starts);
+    /// deadline's `front_merges`.
+    fn front_merges(&self) -> bool {
+        true
+    }
+    /// A queued request grew by a merge: `old` as held, `grown` what it became (same id;
+    /// back merge: its end moved; front merge: its start moved). Default: remove and re-add.
+    fn merged(&mut self, old: &Request, grown: Request, cx: &Context) {
+        if self.remove(old, cx) {
+            self.add(grown, cx);
+        }
+    }
+    /// The queued request `absorbed` joined the queued request `into`, which became `grown`:
+    /// `absorbed` leaves the queue (Linux: requests_merged). Default: remove both, add `grown`.
+    fn requests_merged(&mut self, into: &Request, grown: Request, absorbed: &Request, cx: &Context) {
+        self.remove(absorbed, cx);
+        self.merged(into, grown, cx);
+    }
+    /// How many requests like `req` may be allocated at once out of `nr_requests`
+    /// (mq-deadline's async_depth limits asynchronous ones). Default: all.
+    fn limit_depth(&self, _req: &Request, nr_requests: u32) -> u32 {
+        nr_requests
+    }
     /// A work-conserving scheduler never answers `WaitUntil` while it holds requests.
     fn is_work_conserving(&self) -> bool {
         true
@@ -101,6 +138,16 @@ pub trait Policy {
     fn completed(&mut self, _done: &Completion, _cx: &Context) {}
     /// A process started (with its weight) or exited; proportional-share policies keep per-process state.
     fn process_event(&mut self, _ev: ProcessEvent, _cx: &Context) {}
+    /// Takes a queued request out without serving it (merged into another): unlike `take`, the
+    /// sweep position and other dispatch state stay as they are. Returns false if it was not
+    /// queued, or if this policy cannot remove requests (then it never merges).
+    fn remove(&mut self, _req: &Request, _cx: &Context) -> bool {
+        false
+    }
+    /// Whether `remove` is implemented (then the block layer may merge into queued requests).
+    fn supports_merging(&self) -> bool {
+        false
+    }
 }
 
 /// Every policy is a scheduler: dispatch the candidate whenever asked.
@@ -133,6 +180,15 @@ impl<P: Policy> Scheduler for P {
 
     fn queued(&self) -> usize {
         self.len()
+    }
+
+    fn remove(&mut self, req: &Request, cx: &Context) -> bool {
+        Policy::remove(self, req, cx)
+    }
+
+    /// A policy that can remove requests merges.
+    fn allow_merge(&self, _rq: &Request, _bio: &Request) -> bool {
+        self.supports_merging()
     }
 }
 

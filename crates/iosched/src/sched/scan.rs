@@ -38,4 +38,12 @@ impl Policy for Scan {
     fn len(&self) -> usize {
         self.0.len()
     }
+
+    fn remove(&mut self, req: &Request, _cx: &Context) -> bool {
+        self.0.remove(req)
+    }
+
+    fn supports_merging(&self) -> bool {
+        true
+    }
 }

@@ -45,4 +45,12 @@ impl Policy for Sstf {
     fn len(&self) -> usize {
         self.queue.len()
     }
+
+    fn remove(&mut self, req: &Request, cx: &Context) -> bool {
+        self.queue.remove(req, cx.device).is_some()
+    }
+
+    fn supports_merging(&self) -> bool {
+        true
+    }
 }

@@ -20,6 +20,7 @@ fn req(id: u64, sector: u64, issue_ns: Nanos) -> Request {
         size_sectors: 8,
         issue_ns,
         flags: 0,
+        prio: Default::default(),
     }
 }
 

@@ -91,4 +91,13 @@ impl Policy for Wstf {
     fn len(&self) -> usize {
         self.queue.len()
     }
+
+    fn remove(&mut self, req: &Request, cx: &Context) -> bool {
+        self.by_age.remove(&(req.issue_ns, req.id));
+        self.queue.remove(req, cx.device).is_some()
+    }
+
+    fn supports_merging(&self) -> bool {
+        true
+    }
 }

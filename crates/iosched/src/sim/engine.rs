@@ -4,9 +4,10 @@
 //! (Seltzer's queue of Q requests at time 0 is one queue, not Q separate arrivals). The loop
 //! checks the scheduling invariants as it goes.
 
+use super::control::RunControl;
 use super::event_queue::EventQueue;
 use crate::device::{Device, Service};
-use crate::metrics::{Collector, RequestRecord};
+use crate::metrics::{Collector, RecordSink, RequestRecord, RunAccumulator};
 use crate::request::{Request, RequestId};
 use crate::sched::{Completion, Context, Decision, Scheduler};
 use crate::time::Nanos;
@@ -31,13 +32,44 @@ pub struct InvariantReport {
     pub bad_completions: u64,
 }
 
+/// Why a run ended before its workload did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// `RunControl::cancel` (Ctrl-C): the results cover the run up to `at_ns`.
+    Cancelled { at_ns: Nanos },
+    /// `events` events happened at one simulated instant, `at_ns`: a workload looping in zero
+    /// simulated time (which would never end).
+    NoProgress { at_ns: Nanos, events: u64 },
+}
+
+/// Events allowed at one simulated instant before the run is declared stuck. Far above any real
+/// same-instant batch (Seltzer's largest queue is 5,000 arrivals at time 0).
+pub const MAX_EVENTS_AT_ONE_INSTANT: u64 = 1_000_000;
+/// The engine updates `RunControl` and checks for cancellation every this many events.
+const CONTROL_EVERY_EVENTS: u64 = 4096;
+
+/// What a run keeps and who watches it.
+#[derive(Default)]
+pub struct SimOptions<'a> {
+    /// Keep every request's record in memory (`SimOutput::records`).
+    pub keep_records: bool,
+    /// Also hand every record to this sink as it completes.
+    pub sink: Option<&'a mut dyn RecordSink>,
+    pub control: Option<&'a RunControl>,
+}
+
 pub struct SimOutput {
+    /// The summary's running totals and histograms (always kept).
+    pub accumulator: RunAccumulator,
+    /// Every request's record, only with `SimOptions::keep_records` (else empty).
     pub records: Vec<RequestRecord>,
     pub invariants: InvariantReport,
     /// The last completion: the run's length (trailing think times and timers do not count).
     pub end_ns: Nanos,
     /// The scheduler's own counters at the end (see `Scheduler::counters`).
     pub scheduler_counters: Vec<(&'static str, u64)>,
+    /// Set when the run stopped early.
+    pub stop: Option<Stop>,
 }
 
 struct Engine<'a> {
@@ -48,7 +80,7 @@ struct Engine<'a> {
     emit: Emit,
     /// Arrivals being delivered (a second buffer, reused).
     batch: Vec<(Nanos, NewRequest)>,
-    collector: Collector,
+    collector: Collector<'a>,
     invariants: InvariantReport,
     next_id: RequestId,
     in_flight: Option<(Request, Service)>,
@@ -149,8 +181,19 @@ impl Engine<'_> {
     }
 }
 
-/// Runs the workload to completion on `device` under `scheduler`.
+/// Runs the workload to completion on `device` under `scheduler`, keeping every record.
 pub fn simulate(device: &mut dyn Device, scheduler: &mut dyn Scheduler, workload: &mut dyn Workload) -> SimOutput {
+    simulate_with(device, scheduler, workload, SimOptions { keep_records: true, ..SimOptions::default() })
+}
+
+/// Runs the workload to completion (or until cancelled, or stuck at one instant) with `options`.
+pub fn simulate_with<'a>(
+    device: &'a mut dyn Device,
+    scheduler: &'a mut dyn Scheduler,
+    workload: &'a mut dyn Workload,
+    options: SimOptions<'a>,
+) -> SimOutput {
+    let control = options.control;
     let mut e = Engine {
         device,
         scheduler,
@@ -158,7 +201,7 @@ pub fn simulate(device: &mut dyn Device, scheduler: &mut dyn Scheduler, workload
         events: EventQueue::default(),
         emit: Emit::default(),
         batch: Vec::new(),
-        collector: Collector::default(),
+        collector: Collector::new(options.keep_records, options.sink),
         invariants: InvariantReport::default(),
         next_id: 0,
         in_flight: None,
@@ -169,8 +212,24 @@ pub fn simulate(device: &mut dyn Device, scheduler: &mut dyn Scheduler, workload
     e.workload.start(&mut e.emit);
     e.flush_emit();
     e.decide();
+    let (mut events, mut events_at_instant, mut stop) = (0u64, 0u64, None);
     while let Some((t, ev)) = e.events.pop() {
         debug_assert!(t >= e.now, "time went backwards");
+        events += 1;
+        events_at_instant = if t == e.now { events_at_instant + 1 } else { 0 };
+        if events_at_instant >= MAX_EVENTS_AT_ONE_INSTANT {
+            stop = Some(Stop::NoProgress { at_ns: t, events: events_at_instant });
+            break;
+        }
+        if events % CONTROL_EVERY_EVENTS == 0 {
+            if let Some(c) = control {
+                c.report(e.collector.accumulator.requests(), t);
+                if c.is_cancelled() {
+                    stop = Some(Stop::Cancelled { at_ns: e.now });
+                    break;
+                }
+            }
+        }
         e.now = t;
         match ev {
             Event::Arrival(nr) => e.arrive(nr),
@@ -188,7 +247,11 @@ pub fn simulate(device: &mut dyn Device, scheduler: &mut dyn Scheduler, workload
         }
         e.decide();
     }
-    e.invariants.left_behind = e.scheduler.queued() as u64 + e.in_flight.is_some() as u64;
+    // A run stopped early leaves work behind by design: that is not a broken invariant.
+    if stop.is_none() {
+        e.invariants.left_behind = e.scheduler.queued() as u64 + e.in_flight.is_some() as u64;
+    }
     let scheduler_counters = e.scheduler.counters();
-    SimOutput { records: e.collector.into_records(), invariants: e.invariants, end_ns: e.last_completion_ns, scheduler_counters }
+    let (accumulator, records) = e.collector.finish();
+    SimOutput { accumulator, records, invariants: e.invariants, end_ns: e.last_completion_ns, scheduler_counters, stop }
 }

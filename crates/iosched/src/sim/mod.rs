@@ -1,6 +1,8 @@
 //! The discrete-event simulator: one device, one scheduler, one workload.
 
+pub mod control;
 pub mod engine;
 pub mod event_queue;
 
-pub use engine::{simulate, SimOutput};
+pub use control::RunControl;
+pub use engine::{simulate, simulate_with, SimOptions, SimOutput, Stop};

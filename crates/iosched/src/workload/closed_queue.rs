@@ -15,6 +15,8 @@ pub struct ClosedQueue {
     pub region_lo: u64,
     pub region_hi: u64,
     pub read_fraction: f64,
+    /// No new request at or after this time (run.duration_s, when given).
+    pub stop_ns: Option<Nanos>,
     issued: u64,
     rng: Pcg64,
 }
@@ -28,13 +30,20 @@ impl ClosedQueue {
             region_lo: region.0,
             region_hi: region.1,
             read_fraction,
+            stop_ns: None,
             issued: 0,
             rng: rng_stream(seed, 0),
         }
     }
 
+    /// Issues nothing at or after `stop_ns` (None: only `total` limits the run).
+    pub fn stop_at(mut self, stop_ns: Option<Nanos>) -> Self {
+        self.stop_ns = stop_ns;
+        self
+    }
+
     fn issue(&mut self, now: Nanos, out: &mut Emit) {
-        if self.issued >= self.total {
+        if self.issued >= self.total || self.stop_ns.is_some_and(|stop| now >= stop) {
             return;
         }
         self.issued += 1;
@@ -50,7 +59,7 @@ pub fn random_block(rng: &mut Pcg64, lo: u64, hi: u64, size: u32, read_fraction:
     let blocks = ((hi - lo) / size as u64).max(1);
     let start_sector = lo + rng.gen_range(0..blocks) * size as u64;
     let op = if read_fraction >= 1.0 || (read_fraction > 0.0 && rng.gen::<f64>() < read_fraction) { Op::Read } else { Op::Write };
-    NewRequest { principal, op, sync: op == Op::Read, start_sector, size_sectors: size, flags: 0 }
+    NewRequest { principal, op, sync: op == Op::Read, start_sector, size_sectors: size, flags: 0, prio: Default::default() }
 }
 
 impl Workload for ClosedQueue {

@@ -10,7 +10,7 @@ pub mod process;
 pub mod replay;
 pub mod think;
 
-use crate::request::{Op, Principal, Request};
+use crate::request::{IoPrio, Op, Principal, Request};
 use crate::sched::ProcessEvent;
 use crate::time::Nanos;
 use rand_pcg::Pcg64;
@@ -23,8 +23,9 @@ pub struct NewRequest {
     pub sync: bool,
     pub start_sector: u64,
     pub size_sectors: u32,
-    /// `Request::SPLIT`, ...
+    /// `Request::SPLIT`, `Request::META`, ...
     pub flags: u8,
+    pub prio: IoPrio,
 }
 
 impl NewRequest {
@@ -38,6 +39,7 @@ impl NewRequest {
             size_sectors: self.size_sectors,
             issue_ns: now,
             flags: self.flags,
+            prio: self.prio,
         }
     }
 }

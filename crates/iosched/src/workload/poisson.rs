@@ -13,13 +13,30 @@ pub struct Poisson {
     pub size_sectors: u32,
     pub region: (u64, u64),
     pub read_fraction: f64,
+    /// No arrival at or after this time (run.duration_s, when given).
+    pub stop_ns: Option<Nanos>,
     issued: u64,
     rng: Pcg64,
 }
 
 impl Poisson {
     pub fn new(rate_iops: f64, total: u64, size_sectors: u32, region: (u64, u64), read_fraction: f64, seed: u64) -> Self {
-        Poisson { mean_interarrival_ns: 1e9 / rate_iops, total, size_sectors, region, read_fraction, issued: 0, rng: rng_stream(seed, 0) }
+        Poisson {
+            mean_interarrival_ns: 1e9 / rate_iops,
+            total,
+            size_sectors,
+            region,
+            read_fraction,
+            stop_ns: None,
+            issued: 0,
+            rng: rng_stream(seed, 0),
+        }
+    }
+
+    /// Issues nothing at or after `stop_ns` (None: only `total` limits the run).
+    pub fn stop_at(mut self, stop_ns: Option<Nanos>) -> Self {
+        self.stop_ns = stop_ns;
+        self
     }
 
     fn gap_ns(&mut self) -> Nanos {
@@ -34,8 +51,11 @@ impl Poisson {
         if self.issued >= self.total {
             return;
         }
-        self.issued += 1;
         let at = now.saturating_add(self.gap_ns());
+        if self.stop_ns.is_some_and(|stop| at >= stop) {
+            return;
+        }
+        self.issued += 1;
         out.submit(
             at,
             random_block(&mut self.rng, self.region.0, self.region.1, self.size_sectors, self.read_fraction, Principal::default()),

@@ -340,7 +340,7 @@ fn submit_parts(out: &mut Emit, now: Nanos, s: &ProcessSpec, off: u64, len: u64,
                 sync,
                 start_sector,
                 size_sectors: size as u32,
-                flags: if flag { Request::SPLIT } else { 0 },
+                flags: if flag { Request::SPLIT } else { 0 }, prio: Default::default(),
             },
         );
         at += size;

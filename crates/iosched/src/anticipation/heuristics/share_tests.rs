@@ -26,6 +26,7 @@ fn read(id: u64, pid: u32, sector: u64) -> Request {
         size_sectors: 8,
         issue_ns: 0,
         flags: 0,
+        prio: Default::default(),
     }
 }
 

@@ -1,0 +1,159 @@
+//! The run summary computed as requests complete, in memory that does not grow with the run's
+//! length: sums and counts, latency histograms (see histogram.rs), and one small accumulator
+//! per process.
+
+use super::histogram::LatencyHistogram;
+use super::summary::{ProcessSummary, RunSummary, SeekStats, ServiceParts};
+use super::RequestRecord;
+use crate::request::SECTOR_BYTES;
+use crate::sim::engine::InvariantReport;
+use crate::time::{ns_to_s, Nanos};
+use crate::workload::ProcessInfo;
+use std::collections::HashMap;
+
+/// Pids below this are looked up in a dense table; others (real processes) in a hash map.
+const DENSE_PIDS: u32 = 1 << 16;
+
+#[derive(Clone, Debug, Default)]
+pub struct ProcessAccumulator {
+    pub bytes: u64,
+    pub response: LatencyHistogram,
+    /// Disk time (dispatch to completion) of its requests.
+    pub disk_ns: u128,
+    pub last_completion_ns: Nanos,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct RunAccumulator {
+    requests: u64,
+    bytes: u64,
+    busy_ns: u128,
+    transfer_ns: u128,
+    /// Over every request (cache hits count as zero), for `RunSummary::per_request_ms`.
+    seek_all_ns: u128,
+    rotation_ns: u128,
+    media: u64,
+    seek_cylinders: u64,
+    seek_ns: u128,
+    zero_seeks: u64,
+    cache_hits: u64,
+    response: LatencyHistogram,
+    service: LatencyHistogram,
+    dense: Vec<Option<Box<ProcessAccumulator>>>,
+    sparse: HashMap<u32, ProcessAccumulator>,
+}
+
+impl RunAccumulator {
+    pub fn record(&mut self, r: &RequestRecord) {
+        let bytes = r.size_sectors as u64 * SECTOR_BYTES;
+        let (response, service) = (r.response_ns(), r.service_ns());
+        self.requests += 1;
+        self.bytes += bytes;
+        self.busy_ns += service as u128;
+        self.transfer_ns += r.transfer_ns as u128;
+        self.seek_all_ns += r.seek_ns as u128;
+        self.rotation_ns += r.rotation_ns as u128;
+        if r.cache_hit {
+            self.cache_hits += 1;
+        } else {
+            self.media += 1;
+            self.seek_cylinders += r.seek_cylinders as u64;
+            self.seek_ns += r.seek_ns as u128;
+            self.zero_seeks += (r.seek_cylinders == 0) as u64;
+        }
+        self.response.record(response);
+        self.service.record(service);
+        let p = self.process_mut(r.pid);
+        p.bytes += bytes;
+        p.response.record(response);
+        p.disk_ns += service as u128;
+        p.last_completion_ns = p.last_completion_ns.max(r.complete_ns);
+    }
+
+    fn process_mut(&mut self, pid: u32) -> &mut ProcessAccumulator {
+        if pid < DENSE_PIDS {
+            let i = pid as usize;
+            if self.dense.len() <= i {
+                self.dense.resize_with(i + 1, || None);
+            }
+            self.dense[i].get_or_insert_with(Default::default)
+        } else {
+            self.sparse.entry(pid).or_default()
+        }
+    }
+
+    pub fn process(&self, pid: u32) -> Option<&ProcessAccumulator> {
+        if pid < DENSE_PIDS {
+            self.dense.get(pid as usize).and_then(|p| p.as_deref())
+        } else {
+            self.sparse.get(&pid)
+        }
+    }
+
+    pub fn requests(&self) -> u64 {
+        self.requests
+    }
+
+    pub fn response(&self) -> &LatencyHistogram {
+        &self.response
+    }
+
+    pub fn service(&self) -> &LatencyHistogram {
+        &self.service
+    }
+
+    /// The summary of a run that started at `start_ns` and ended at `end_ns` (its last
+    /// completion); rates are over that span, processes' last completions counted from the start.
+    pub fn finish(&self, start_ns: Nanos, end_ns: Nanos, processes: &[ProcessInfo], invariants: InvariantReport) -> RunSummary {
+        let elapsed_ns = end_ns.saturating_sub(start_ns);
+        let elapsed_s = ns_to_s(elapsed_ns).max(1e-12);
+        let media = self.media.max(1) as f64;
+        let seek = SeekStats {
+            mean_cylinders: self.seek_cylinders as f64 / media,
+            mean_ms: self.seek_ns as f64 / 1e6 / media,
+            zero_fraction: self.zero_seeks as f64 / media,
+        };
+        let empty = ProcessAccumulator::default();
+        let procs = processes
+            .iter()
+            .map(|info| {
+                let p = self.process(info.pid).unwrap_or(&empty);
+                ProcessSummary {
+                    pid: info.pid,
+                    name: info.name.clone(),
+                    requests: p.response.count(),
+                    bytes: p.bytes,
+                    throughput_mb_s: p.bytes as f64 / 1e6 / elapsed_s,
+                    response_ms: p.response.summary_ms(),
+                    disk_time_s: p.disk_ns as f64 / 1e9,
+                    last_completion_s: ns_to_s(p.last_completion_ns.saturating_sub(start_ns)),
+                }
+            })
+            .collect();
+        RunSummary {
+            requests: self.requests,
+            bytes: self.bytes,
+            elapsed_s,
+            throughput_mb_s: self.bytes as f64 / 1e6 / elapsed_s,
+            iops: self.requests as f64 / elapsed_s,
+            utilization_busy: self.busy_ns as f64 / elapsed_ns.max(1) as f64,
+            utilization_transfer: self.transfer_ns as f64 / elapsed_ns.max(1) as f64,
+            response_ms: self.response.summary_ms(),
+            service_ms: self.service.summary_ms(),
+            response_cdf_ms: self.response.quantiles_ms(),
+            per_request_ms: {
+                let n = self.requests.max(1) as f64 * 1e6;
+                ServiceParts {
+                    seek: self.seek_all_ns as f64 / n,
+                    rotation: self.rotation_ns as f64 / n,
+                    transfer: self.transfer_ns as f64 / n,
+                }
+            },
+            seek,
+            cache_hit_fraction: self.cache_hits as f64 / self.requests.max(1) as f64,
+            processes: procs,
+            invariants,
+            ..RunSummary::default()
+        }
+    }
+}
