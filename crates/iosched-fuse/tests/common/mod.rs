@@ -53,9 +53,11 @@ impl Fixture {
             .stderr(Stdio::piped())
             .spawn()
             .expect("start iosched-fuse");
+        let pid = child.id() as i32;
         self.child = Some(child);
         let start = Instant::now();
-        while !self.is_mounted() {
+        // Its pidfile (written before it mounts) tells this mount from one left at the same place.
+        while !(self.daemon_pid() == Some(pid) && self.is_mounted()) {
             if let Some(st) = self.child.as_mut().unwrap().try_wait().unwrap() {
                 let out = self.child.take().unwrap().wait_with_output().unwrap();
                 panic!("iosched-fuse exited ({st}) before mounting: {}", String::from_utf8_lossy(&out.stderr));
