@@ -235,6 +235,8 @@ struct Dispatcher {
     think: LatencyHistogram,
     thinking: HashMap<u32, Thinking>,
     csv: Option<CsvOut>,
+    /// The file system's tables (their sizes go into the statistics lines).
+    tables: Option<crate::fs::Tables>,
     names: BTreeMap<u32, String>,
     groups: HashMap<u32, u32>,
     principals: Arc<Mutex<Principals>>,
@@ -476,6 +478,7 @@ impl Dispatcher {
             "throughput_mb_s": total as f64 / 1e6 / secs,
             "processes": procs,
             "scheduler_counters": self.scheduler.counters().into_iter().collect::<BTreeMap<_, _>>(),
+            "tables": self.tables.as_ref().map(|t| t.sizes()),
         });
         let mut text = format!(
             "iosched-fuse: t={:.1}s queued={} completed={} {:.2} MB/s",
@@ -592,6 +595,7 @@ pub fn spawn(
     principals: Arc<Mutex<Principals>>,
     timing: Timing,
     csv: Option<CsvOut>,
+    tables: Option<crate::fs::Tables>,
 ) -> Result<std::thread::JoinHandle<Outcome>, String> {
     check(&cfg)?;
     std::thread::Builder::new()
@@ -618,6 +622,7 @@ pub fn spawn(
                 think: LatencyHistogram::default(),
                 thinking: HashMap::new(),
                 csv,
+                tables,
                 names: BTreeMap::new(),
                 groups: HashMap::new(),
                 principals,

@@ -190,10 +190,10 @@ struct Handle {
 
 pub struct RealFs {
     root: PathBuf,
-    inodes: Mutex<Inodes>,
-    handles: Mutex<HashMap<u64, Handle>>,
+    inodes: Arc<Mutex<Inodes>>,
+    handles: Arc<Mutex<HashMap<u64, Handle>>>,
     next_fh: AtomicU64,
-    layout: Mutex<Layout<Key>>,
+    layout: Arc<Mutex<Layout<Key>>>,
     principals: Arc<Mutex<Principals>>,
     tx: Mutex<Sender<Msg>>,
     direct_io: bool,
@@ -201,6 +201,25 @@ pub struct RealFs {
     addressed: Arc<AddressCounts>,
     /// Whether the kernel let shared mmap coexist with FOPEN_DIRECT_IO (FUSE_DIRECT_IO_ALLOW_MMAP).
     pub direct_io_mmap: Arc<AtomicBool>,
+}
+
+/// The tables whose size must not grow with the mount's age: inodes (what the kernel holds),
+/// open handles, and the layout's files.
+#[derive(Clone)]
+pub struct Tables {
+    inodes: Arc<Mutex<Inodes>>,
+    handles: Arc<Mutex<HashMap<u64, Handle>>>,
+    layout: Arc<Mutex<Layout<Key>>>,
+}
+
+impl Tables {
+    pub fn sizes(&self) -> serde_json::Value {
+        let (inodes, names) = {
+            let i = self.inodes.lock().unwrap();
+            (i.nodes.len(), i.nodes.values().map(|n| n.names.len()).sum::<usize>())
+        };
+        serde_json::json!({"inodes": inodes, "names": names, "handles": self.handles.lock().unwrap().len(), "laid_out_files": self.layout.lock().unwrap().len()})
+    }
 }
 
 /// Real backend: requests addressed by FIEMAP, and by the emulated layout (FIEMAP had no
@@ -304,10 +323,10 @@ impl RealFs {
         let m = std::fs::metadata(&root).map_err(|e| format!("backing directory {}: {e}", root.display()))?;
         Ok(RealFs {
             root,
-            inodes: Mutex::new(Inodes::new(key_of(&m))),
-            handles: Mutex::new(HashMap::new()),
+            inodes: Arc::new(Mutex::new(Inodes::new(key_of(&m)))),
+            handles: Arc::new(Mutex::new(HashMap::new())),
             next_fh: AtomicU64::new(1),
-            layout: Mutex::new(layout),
+            layout: Arc::new(Mutex::new(layout)),
             principals,
             tx: Mutex::new(tx),
             direct_io,
@@ -465,9 +484,9 @@ impl RealFs {
         let _ = tx.send(Msg::Io(Io { principal, op, sync, start_sector, size_sectors, reply, arrived }));
     }
 
-    /// How many inodes, handles and laid-out files the mount holds (for tests of its memory).
-    pub fn table_sizes(&self) -> (usize, usize, usize) {
-        (self.inodes.lock().unwrap().nodes.len(), self.handles.lock().unwrap().len(), self.layout.lock().unwrap().len())
+    /// The file system's tables, for their sizes in live statistics and the summary.
+    pub fn tables(&self) -> Tables {
+        Tables { inodes: self.inodes.clone(), handles: self.handles.clone(), layout: self.layout.clone() }
     }
 }
 

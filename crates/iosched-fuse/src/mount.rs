@@ -322,10 +322,11 @@ pub fn run(opts: MountOptions) -> Result<Ended, String> {
     let (tx, rx) = mpsc::channel::<Msg>();
     let origin = Instant::now();
     let csv = outputs.requests_csv.map(CsvOut::new);
-    let dispatcher = dispatcher::spawn(opts.cfg.clone(), rx, origin, principals.clone(), timing, csv)?;
     let stop_dispatcher = tx.clone();
     let addressed = Arc::new(AddressCounts::default());
-    let fs = RealFs::new(backing.clone(), layout, principals, tx, opts.direct_io, opts.cfg.backend, addressed.clone())?;
+    let fs = RealFs::new(backing.clone(), layout, principals.clone(), tx, opts.direct_io, opts.cfg.backend, addressed.clone())?;
+    let tables = fs.tables();
+    let dispatcher = dispatcher::spawn(opts.cfg.clone(), rx, origin, principals, timing, csv, Some(tables.clone()))?;
     let direct_io_mmap = fs.direct_io_mmap.clone();
     let mut config = fuser::Config::default();
     config.mount_options = vec![
@@ -444,6 +445,7 @@ pub fn run(opts: MountOptions) -> Result<Ended, String> {
         "backend": opts.cfg.backend.name(),
         "mounted_s": origin.elapsed().as_secs_f64(),
         "aborted": aborted,
+        "tables": tables.sizes(),
     });
     if opts.cfg.backend == Backend::Real {
         use std::sync::atomic::Ordering::Relaxed;
