@@ -162,7 +162,30 @@ def test_real_backend_reads_writes_and_fsync_at_dispatch(dirs, tmp_path):
     n = run["addresses"]["fiemap"] + run["addresses"]["layout"]
     assert n == run["requests"] > 0
     rows = requests_csv.read_text().splitlines()
-    assert rows[0].startswith("id,pid,group,op,") and len(rows) == 1 + run["requests"]
+    assert rows[0].startswith("req_id,pid,group,op,") and len(rows) == 1 + run["requests"]
+
+
+def test_bad_outputs_stats_interval_and_nonempty_mountpoint_refused(dirs, tmp_path):
+    """Issue 10: output paths that cannot be written, a too short --stats-interval and a
+    non-empty mountpoint are refused at mount time with one line naming the option and value."""
+    backing, mnt, _ = dirs
+    missing = tmp_path / "missing" / "out.json"
+    cases = [
+        (["--summary", str(missing)], f"--summary {missing}"),
+        (["--requests-csv", str(missing)], f"--requests-csv {missing}"),
+        (["--stats", str(missing)], f"--stats {missing}"),
+        (["--stats-interval", "0.000001"], "--stats-interval 0.000001"),
+    ]
+    for extra, want in cases:
+        for daemon in ([], ["--daemon"]):
+            r = subprocess.run(CLI + ["mount", str(backing), str(mnt), *extra, *daemon], capture_output=True, text=True, timeout=30)
+            assert r.returncode == 2, (extra, r.stderr)
+            assert want in r.stderr and len(r.stderr.strip().splitlines()) == 1, (extra, r.stderr)
+            assert mount_entry(mnt) is None
+    (mnt / "precious").write_text("would be hidden")
+    r = subprocess.run(CLI + ["mount", str(backing), str(mnt)], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "is not empty" in r.stderr, r.stderr
+    assert mount_entry(mnt) is None
 
 
 def test_unknown_backend_one_message(dirs):

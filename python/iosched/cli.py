@@ -743,7 +743,7 @@ def mount(
     daemon: bool = typer.Option(False, "--daemon", help="Run in the background; stop with `iosched umount`."),
     summary: Optional[Path] = typer.Option(None, "--summary", help="Also write the final JSON summary to this file."),
     stats: Optional[Path] = typer.Option(None, "--stats", help="Append live statistics (JSON lines) to this file."),
-    stats_interval: Optional[float] = typer.Option(None, "--stats-interval", help="Seconds between live statistics lines on stderr (0: none)."),
+    stats_interval: Optional[str] = typer.Option(None, "--stats-interval", help="Seconds between live statistics lines on stderr: 0 (none) or at least 0.1; passed on as typed, so an error names the value given."),
     log: Optional[Path] = typer.Option(None, "--log", help="With --daemon: where the daemon's output goes."),
     requests_csv: Optional[Path] = typer.Option(None, "--requests-csv", help="At unmount, write one row per request to this CSV file."),
 ) -> None:

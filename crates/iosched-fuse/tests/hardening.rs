@@ -210,6 +210,17 @@ fn changes_made_to_the_backing_files_directly_are_visible() {
     std::fs::rename(f.backing.join("new"), f.backing.join("f")).unwrap();
     std::thread::sleep(Duration::from_millis(1100)); // the entry timeout
     assert_eq!(std::fs::read(&m).unwrap(), b"replacement\n", "replaced by rename");
+    // A process holding the file open sees a change within the attribute timeout.
+    let held = std::fs::File::open(&m).unwrap();
+    let mut buf = [0u8; 64];
+    use std::os::unix::fs::FileExt;
+    let n = held.read_at(&mut buf, 0).unwrap();
+    assert_eq!(&buf[..n], b"replacement\n");
+    std::fs::OpenOptions::new().write(true).open(f.backing.join("f")).unwrap().write_all_at(b"REPLACED, longer\n", 0).unwrap();
+    std::thread::sleep(Duration::from_millis(1100)); // the attribute timeout
+    let n = held.read_at(&mut buf, 0).unwrap();
+    assert_eq!(&buf[..n], b"REPLACED, longer\n", "seen by a process holding the file open");
+    drop(held);
     // Created and removed directly.
     std::fs::write(f.backing.join("sub/born"), b"!").unwrap();
     assert_eq!(std::fs::read(f.mnt.join("sub/born")).unwrap(), b"!");
