@@ -8,12 +8,11 @@ use crate::address_view::{AddressView, DeviceCalibration};
 use crate::principal::Principals;
 use fuser::{ReplyData, ReplyWrite};
 use iosched::device::{Device, DeviceView, RotationalDisk, Service};
-use iosched::metrics::{LatencyHistogram, RequestRecord, RunAccumulator};
+use iosched::metrics::{LatencyHistogram, LatencyMs, ProcessSummary, RequestRecord, RunAccumulator};
 use iosched::request::{Op, Principal, Request};
 use iosched::sched::{registry, Completion, Context, Decision, ProcessEvent, Scheduler};
 use iosched::sim::engine::InvariantReport;
 use iosched::time::Nanos;
-use iosched::workload::ProcessInfo;
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -131,6 +130,7 @@ pub struct Config {
 /// memory however long the mount lasts; the records themselves went to the CSV file as they
 /// completed).
 pub struct Outcome {
+    /// Over all requests (its per-process part is not used: see `processes`).
     pub acc: RunAccumulator,
     /// The first request's issue and the last completion (ns since the mount).
     pub first_issue_ns: Option<Nanos>,
@@ -139,7 +139,8 @@ pub struct Outcome {
     pub lateness: LatencyHistogram,
     /// Per process, from a completion to its next request when nothing else of it was outstanding.
     pub think: LatencyHistogram,
-    pub processes: Vec<ProcessInfo>,
+    /// Per process, in the order they exited, then those still running.
+    pub processes: Vec<ProcessTotals>,
     pub counters: Vec<(String, u64)>,
     pub scheduler_name: String,
     /// Rows written to the requests CSV, or its first write error.
@@ -183,6 +184,43 @@ impl CsvOut {
         match self.error {
             Some(e) => Err(e.to_string()),
             None => Ok(self.rows),
+        }
+    }
+}
+
+/// A process's requests while it runs. Its response-time histogram (HdrHistogram, ~100-150 KiB
+/// once it has seen milliseconds) is reduced to its summary when the process exits, so the
+/// dispatcher's memory grows with the processes running, not with every process ever seen
+/// (a `find -exec cat` starts one per file).
+struct LiveProcess {
+    name: String,
+    bytes: u64,
+    response: LatencyHistogram,
+    disk_ns: u128,
+    last_complete_ns: Nanos,
+}
+
+/// A process's totals for the summary (`response_ms` fixed when it exited).
+pub struct ProcessTotals {
+    pub pid: u32,
+    pub name: String,
+    pub requests: u64,
+    pub bytes: u64,
+    pub response_ms: LatencyMs,
+    pub disk_ns: u128,
+    pub last_complete_ns: Nanos,
+}
+
+impl LiveProcess {
+    fn totals(&self, pid: u32) -> ProcessTotals {
+        ProcessTotals {
+            pid,
+            name: self.name.clone(),
+            requests: self.response.count(),
+            bytes: self.bytes,
+            response_ms: self.response.summary_ms(),
+            disk_ns: self.disk_ns,
+            last_complete_ns: self.last_complete_ns,
         }
     }
 }
@@ -237,7 +275,9 @@ struct Dispatcher {
     csv: Option<CsvOut>,
     /// The file system's tables (their sizes go into the statistics lines).
     tables: Option<crate::fs::Tables>,
-    names: BTreeMap<u32, String>,
+    /// Processes that have done I/O and not exited yet, and the totals of those that have.
+    live: BTreeMap<u32, LiveProcess>,
+    exited: Vec<ProcessTotals>,
     groups: HashMap<u32, u32>,
     principals: Arc<Mutex<Principals>>,
     cfg: Config,
@@ -277,7 +317,13 @@ impl Dispatcher {
         let cx = Context { now_ns: t, device: view_of(&self.timing), in_flight: self.in_flight };
         match msg {
             Msg::Started { principal, name } => {
-                self.names.insert(principal.pid, name);
+                if let Some(old) = self.live.insert(
+                    principal.pid,
+                    LiveProcess { name, bytes: 0, response: LatencyHistogram::default(), disk_ns: 0, last_complete_ns: 0 },
+                ) {
+                    // The pid was seen exiting and is reused by a new process.
+                    self.exited.push(old.totals(principal.pid));
+                }
                 self.groups.insert(principal.pid, principal.group);
                 self.scheduler.process_event(ProcessEvent::Started { principal, weight: 1 }, &cx);
             }
@@ -423,7 +469,15 @@ impl Dispatcher {
             transfer_ns: svc.transfer_ns,
             cache_hit: svc.cache_hit,
         };
-        self.acc.record(&r);
+        // The run's accumulator gets every request under one pid (its per-process tables would
+        // keep a histogram for every process ever seen); processes are kept here instead.
+        self.acc.record(&RequestRecord { pid: 0, group: 0, ..r });
+        if let Some(p) = self.live.get_mut(&r.pid) {
+            p.bytes += r.size_sectors as u64 * iosched::request::SECTOR_BYTES;
+            p.response.record(r.response_ns());
+            p.disk_ns += r.service_ns() as u128;
+            p.last_complete_ns = p.last_complete_ns.max(r.complete_ns);
+        }
         if let Some(csv) = &mut self.csv {
             csv.record(&r);
         }
@@ -431,7 +485,9 @@ impl Dispatcher {
         let th = self.thinking.entry(r.pid).or_default();
         th.outstanding = th.outstanding.saturating_sub(1);
         th.last_complete_ns = Some(r.complete_ns);
-        *self.interval_bytes.entry(req.principal.pid).or_default() += req.bytes();
+        if self.cfg.stats_interval_s > 0.0 {
+            *self.interval_bytes.entry(req.principal.pid).or_default() += req.bytes();
+        }
     }
 
     fn housekeeping(&mut self) {
@@ -446,7 +502,10 @@ impl Dispatcher {
             }
             for pid in gone {
                 self.thinking.remove(&pid);
-                let group = self.groups.get(&pid).copied().unwrap_or(pid);
+                if let Some(p) = self.live.remove(&pid) {
+                    self.exited.push(p.totals(pid));
+                }
+                let group = self.groups.remove(&pid).unwrap_or(pid);
                 self.scheduler.process_event(ProcessEvent::Exited(Principal { pid, group }), &cx);
             }
         }
@@ -466,7 +525,7 @@ impl Dispatcher {
             .interval_bytes
             .iter()
             .map(|(pid, b)| {
-                serde_json::json!({"pid": pid, "name": self.names.get(pid).cloned().unwrap_or_default(), "throughput_mb_s": *b as f64 / 1e6 / secs})
+                serde_json::json!({"pid": pid, "name": self.live.get(pid).map(|p| p.name.clone()).unwrap_or_default(), "throughput_mb_s": *b as f64 / 1e6 / secs})
             })
             .collect();
         let total: u64 = self.interval_bytes.values().sum();
@@ -488,7 +547,7 @@ impl Dispatcher {
             total as f64 / 1e6 / secs
         );
         for (pid, b) in &self.interval_bytes {
-            text += &format!(" | {pid} ({}) {:.2} MB/s", self.names.get(pid).map_or("", |s| s.as_str()), *b as f64 / 1e6 / secs);
+            text += &format!(" | {pid} ({}) {:.2} MB/s", self.live.get(pid).map_or("", |p| p.name.as_str()), *b as f64 / 1e6 / secs);
         }
         eprintln!("{text}");
         if let Some(path) = &self.cfg.stats_file {
@@ -542,7 +601,8 @@ impl Dispatcher {
                 Decision::Empty => self.wait_event(None),
             }
         }
-        let processes = self.names.iter().map(|(pid, name)| ProcessInfo { pid: *pid, name: name.clone() }).collect();
+        let mut processes = std::mem::take(&mut self.exited);
+        processes.extend(self.live.iter().map(|(pid, p)| p.totals(*pid)));
         Outcome {
             acc: self.acc,
             first_issue_ns: self.first_issue_ns,
@@ -623,7 +683,8 @@ pub fn spawn(
                 thinking: HashMap::new(),
                 csv,
                 tables,
-                names: BTreeMap::new(),
+                live: BTreeMap::new(),
+                exited: Vec::new(),
                 groups: HashMap::new(),
                 principals,
                 cfg,
@@ -641,7 +702,23 @@ pub fn spawn(
 /// the run's times counted from the first request; plus the lateness of replies.
 pub fn summary_json(out: &Outcome, cfg: &Config, label: &str, workload: &str, extra: serde_json::Value) -> serde_json::Value {
     let t0 = out.first_issue_ns.unwrap_or(0);
-    let mut s = out.acc.finish(t0, out.last_complete_ns.max(t0), &out.processes, InvariantReport::default());
+    let end = out.last_complete_ns.max(t0);
+    let mut s = out.acc.finish(t0, end, &[], InvariantReport::default());
+    let elapsed_s = s.elapsed_s;
+    s.processes = out
+        .processes
+        .iter()
+        .map(|p| ProcessSummary {
+            pid: p.pid,
+            name: p.name.clone(),
+            requests: p.requests,
+            bytes: p.bytes,
+            throughput_mb_s: p.bytes as f64 / 1e6 / elapsed_s,
+            response_ms: p.response_ms.clone(),
+            disk_time_s: p.disk_ns as f64 / 1e9,
+            last_completion_s: p.last_complete_ns.saturating_sub(t0) as f64 / 1e9,
+        })
+        .collect();
     s.scheduler = label.to_string();
     s.scheduler_name = out.scheduler_name.clone();
     s.device = match cfg.backend {

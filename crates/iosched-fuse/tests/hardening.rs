@@ -430,3 +430,31 @@ fn requests_are_streamed_to_the_csv_and_memory_stays_flat() {
     // 100,000 more requests: the old daemon kept ~110 bytes of each (11 MB).
     assert!(after < before + 2048, "RSS grew from {before} KiB to {after} KiB over 100,000 requests");
 }
+
+#[test]
+fn many_short_processes_do_not_grow_memory_per_process() {
+    if !fuse_available() {
+        return;
+    }
+    // Each process that does I/O had a response-time histogram (~100 KiB) kept for the whole
+    // mount; now it is reduced to its totals when the process exits.
+    let mut f = Fixture::new("procs");
+    std::fs::write(f.backing.join("small"), pattern(8192, 4)).unwrap();
+    f.mount(&["--direct-io"]);
+    let file = f.mnt.join("small");
+    let cats = |n: usize| {
+        for _ in 0..n {
+            run("cat", &[file.to_str().unwrap()]);
+        }
+        std::thread::sleep(Duration::from_millis(600)); // the dispatcher notices the exits
+    };
+    cats(30);
+    let before = rss_kib(f.pid());
+    cats(300);
+    let after = rss_kib(f.pid());
+    let out = f.stop(libc::SIGTERM);
+    let doc = summary_of(&out);
+    let procs = doc["runs"][0]["processes"].as_array().unwrap();
+    assert_eq!(procs.iter().filter(|p| p["name"] == "cat" && p["requests"] == 1).count(), 330, "every cat is in the summary");
+    assert!(after < before + 8 * 1024, "RSS grew from {before} KiB to {after} KiB over 300 processes");
+}

@@ -98,19 +98,23 @@ impl Fixture {
         self.child.as_ref().expect("mounted in the foreground").id() as i32
     }
 
-    /// Sends `sig` and waits for the mount's process to end (at most 10 s).
+    /// Sends `sig` and waits for the mount's process to end (at most 10 s), reading its output
+    /// meanwhile (a large summary must not block it on a full pipe).
     pub fn stop(&mut self, sig: i32) -> Output {
-        let mut child = self.child.take().expect("mounted");
-        unsafe { libc::kill(child.id() as i32, sig) };
+        let child = self.child.take().expect("mounted");
+        let pid = child.id() as i32;
+        unsafe { libc::kill(pid, sig) };
         let start = Instant::now();
-        while child.try_wait().unwrap().is_none() {
+        let waiter = std::thread::spawn(move || child.wait_with_output().unwrap());
+        while !waiter.is_finished() {
             if start.elapsed() > Duration::from_secs(10) {
-                self.child = Some(child);
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+                let _ = waiter.join();
                 panic!("iosched-fuse did not exit within 10 s of signal {sig}");
             }
             std::thread::sleep(Duration::from_millis(10));
         }
-        child.wait_with_output().unwrap()
+        waiter.join().unwrap()
     }
 }
 
