@@ -426,6 +426,10 @@ pub fn run(opts: MountOptions) -> Result<Ended, String> {
             // closes /dev/fuse, which aborts it: clients then get ENOTCONN, not a hang.
             eprintln!("iosched-fuse: {why}: aborting the FUSE connection (the process exits; open files get ENOTCONN)");
             abort_connection(&dev);
+            // If the first signal could not detach it, do so now (only this mount: same device).
+            if mount_at(&mountpoint).is_some_and(|m| m.dev == dev) {
+                let _ = umount2(&mountpoint, libc::MNT_DETACH);
+            }
             true
         }
         Err(_) => false,
