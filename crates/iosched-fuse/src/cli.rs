@@ -183,11 +183,19 @@ fn daemonize(p: &Parsed, self_command: &[String]) -> u8 {
     let Some((exe, exe_args)) = self_command.split_first() else {
         return fail("cannot start the daemon: no command to start it with");
     };
-    let mut child =
-        match Command::new(exe).args(exe_args).args(&child_args).current_dir("/").stdin(Stdio::null()).stdout(out).stderr(err).process_group(0).spawn() {
-            Ok(c) => c,
-            Err(e) => return fail(format!("cannot start the daemon: {e}")),
-        };
+    let mut child = match Command::new(exe)
+        .args(exe_args)
+        .args(&child_args)
+        .current_dir("/")
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .process_group(0)
+        .spawn()
+    {
+        Ok(c) => c,
+        Err(e) => return fail(format!("cannot start the daemon: {e}")),
+    };
     let start = Instant::now();
     loop {
         if let Ok(Some(status)) = child.try_wait() {

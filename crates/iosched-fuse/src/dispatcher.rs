@@ -104,7 +104,10 @@ pub struct Io {
 }
 
 pub enum Msg {
-    Started { principal: Principal, name: String },
+    Started {
+        principal: Principal,
+        name: String,
+    },
     Io(Io),
     /// The mount is ending: stop at once (requests still queued are answered EIO).
     Shutdown,
@@ -349,7 +352,8 @@ impl Dispatcher {
                     start_sector: io.start_sector,
                     size_sectors: io.size_sectors,
                     issue_ns: arrived,
-                    flags: 0, prio: Default::default(),
+                    flags: 0,
+                    prio: Default::default(),
                 };
                 self.scheduler.add(req, &cx);
                 self.pending.insert(id, io.reply);
@@ -739,7 +743,8 @@ pub fn summary_json(out: &Outcome, cfg: &Config, label: &str, workload: &str, ex
     // Think times as the scheduler saw them: from a process's completion to its next request
     // (only when it had nothing else outstanding), for comparison with simulated workloads.
     let t = out.think.summary_ms();
-    run["think_us"] = serde_json::json!({"samples": out.think.count(), "mean": us(t.mean), "p50": us(t.p50), "p95": us(t.p95), "max": us(t.max)});
+    run["think_us"] =
+        serde_json::json!({"samples": out.think.count(), "mean": us(t.mean), "p50": us(t.p50), "p95": us(t.p95), "max": us(t.max)});
     if let (Some(obj), serde_json::Value::Object(extra)) = (run.as_object_mut(), extra) {
         obj.extend(extra);
     }

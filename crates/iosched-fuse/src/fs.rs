@@ -81,7 +81,8 @@ struct Inodes {
 impl Inodes {
     fn new(root_key: Key) -> Inodes {
         let mut i = Inodes { next: ROOT + 1, ..Default::default() };
-        i.nodes.insert(ROOT, Node { key: root_key, kind: FileType::Directory, names: Vec::new(), lookups: 1, open: Vec::new(), stamp: None });
+        i.nodes
+            .insert(ROOT, Node { key: root_key, kind: FileType::Directory, names: Vec::new(), lookups: 1, open: Vec::new(), stamp: None });
         i.by_key.insert(root_key, ROOT);
         i
     }
@@ -360,7 +361,9 @@ impl RealFs {
             let keep: Vec<(u64, OsString)> = names
                 .into_iter()
                 .filter(|(p, name)| {
-                    inodes.dir_path(*p, 0).is_some_and(|d| std::fs::symlink_metadata(self.root.join(d).join(name)).is_ok_and(|m| key_of(&m) == key))
+                    inodes
+                        .dir_path(*p, 0)
+                        .is_some_and(|d| std::fs::symlink_metadata(self.root.join(d).join(name)).is_ok_and(|m| key_of(&m) == key))
                 })
                 .collect();
             if let Some(n) = inodes.nodes.get_mut(&ino.0) {
@@ -592,7 +595,9 @@ impl Filesystem for RealFs {
                 let times = [ts(atime), ts(mtime)];
                 match fd {
                     Some(fd) => check(unsafe { libc::futimens(fd, times.as_ptr()) })?,
-                    None => check(unsafe { libc::utimensat(libc::AT_FDCWD, loc.c()?.as_ptr(), times.as_ptr(), libc::AT_SYMLINK_NOFOLLOW) })?,
+                    None => {
+                        check(unsafe { libc::utimensat(libc::AT_FDCWD, loc.c()?.as_ptr(), times.as_ptr(), libc::AT_SYMLINK_NOFOLLOW) })?
+                    }
                 }
             }
             let m = loc.metadata()?;

@@ -52,7 +52,12 @@ fn an_unlinked_open_file_keeps_working() {
     ok(unsafe { libc::unlink(c(&p).as_ptr()) } as i64, "unlink");
     assert!(!f.backing.join("tmp").exists());
     let data = pattern(10_000, 7);
-    assert_eq!(unsafe { libc::pwrite(fd, data.as_ptr().cast(), data.len(), 0) }, data.len() as isize, "{}", std::io::Error::last_os_error());
+    assert_eq!(
+        unsafe { libc::pwrite(fd, data.as_ptr().cast(), data.len(), 0) },
+        data.len() as isize,
+        "{}",
+        std::io::Error::last_os_error()
+    );
     let st = fstat(fd);
     assert_eq!(st.st_size, 10_000);
     assert_eq!(st.st_nlink, 0);
@@ -234,13 +239,11 @@ fn changes_made_to_the_backing_files_directly_are_visible() {
 /// Opens a file of the mount in a child process that holds it and then reads it when told
 /// (a line on its stdin), reporting the read's outcome on stdout.
 fn holder(path: &Path) -> std::process::Child {
-    let script = format!("exec 3<'{}'; read _; if cat <&3 >/dev/null 2>/tmp/holder-err-$$; then echo read-ok; else echo read-failed; fi", path.display());
-    Command::new("bash")
-        .args(["-c", &script])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap()
+    let script = format!(
+        "exec 3<'{}'; read _; if cat <&3 >/dev/null 2>/tmp/holder-err-$$; then echo read-ok; else echo read-failed; fi",
+        path.display()
+    );
+    Command::new("bash").args(["-c", &script]).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).spawn().unwrap()
 }
 
 #[test]
@@ -302,7 +305,9 @@ fn umount_of_a_stopped_daemon_does_not_hang() {
     unsafe { libc::kill(pid, libc::SIGSTOP) };
     let mnt = f.mnt.clone();
     let start = Instant::now();
-    let out = within(Duration::from_secs(20), "iosched umount", move || Command::new(BIN).arg("umount").arg(&mnt).args(["--timeout", "3"]).output().unwrap());
+    let out = within(Duration::from_secs(20), "iosched umount", move || {
+        Command::new(BIN).arg("umount").arg(&mnt).args(["--timeout", "3"]).output().unwrap()
+    });
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(start.elapsed() < Duration::from_secs(10), "{:?}", start.elapsed());
     assert!(!f.is_mounted());
