@@ -463,3 +463,32 @@ fn many_short_processes_do_not_grow_memory_per_process() {
     assert_eq!(procs.iter().filter(|p| p["name"] == "cat" && p["requests"] == 1).count(), 330, "every cat is in the summary");
     assert!(after < before + 8 * 1024, "RSS grew from {before} KiB to {after} KiB over 300 processes");
 }
+
+#[test]
+fn a_short_mixed_soak_passes() {
+    if !fuse_available() {
+        return;
+    }
+    if Command::new("python3").arg("-c").arg("import sys; assert sys.version_info >= (3, 9)").status().map_or(true, |s| !s.success()) {
+        eprintln!("SKIP: python3 >= 3.9 is needed by the soak's workers");
+        return;
+    }
+    // experiments/real-mode/soak.sh for 15 s: readers, writers with fsync, metadata churn; it
+    // fails on a worker's error, a lost CSV row, or RSS growing by more than 20%.
+    let work = std::env::temp_dir().join(format!("iosched-fuse-test-soak-{}", std::process::id()));
+    let mnt = work.join("mnt");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/real-mode/soak.sh");
+    let out = within(Duration::from_secs(90), "soak.sh 15", {
+        let (work, script) = (work.clone(), script.clone());
+        move || Command::new("bash").arg(script).arg("15").env("IOSCHED_FUSE_BIN", BIN).env("WORK", work).output().unwrap()
+    });
+    let mounted = iosched_fuse::mount::mount_at(&mnt).is_some();
+    if mounted {
+        let _ = Command::new(BIN).arg("umount").arg(&mnt).output();
+    }
+    let _ = std::fs::remove_dir_all(&work);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "soak failed: {text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!mounted, "soak.sh left its mount behind");
+    assert!(text.contains("\"pass\": true"), "{text}");
+}
