@@ -732,7 +732,9 @@ def _exec_fuse(args: list) -> None:
 @app.command()
 def mount(
     backing_dir: Path = typer.Argument(..., help="Directory whose files the mount shows (data is read from and written to it)."),
-    mountpoint: Path = typer.Argument(..., help="Empty directory to mount on."),
+    # A str, not a Path: click stats Path arguments, and a stat of a mount whose daemon is
+    # stopped hangs; real mode checks the mountpoint itself, mountinfo first.
+    mountpoint: str = typer.Argument(..., help="Empty directory to mount on."),
     scheduler: str = typer.Option("fcfs", "--scheduler", help="Scheduler name, as in scenario files (iosched list schedulers)."),
     policy: Optional[str] = typer.Option(None, "--policy", help="Policy that `anticipatory` wraps (default aged-sptf)."),
     sets: List[str] = typer.Option([], "--set", help="Scheduler tunable TUNABLE=VALUE (repeatable)."),
@@ -767,7 +769,9 @@ def mount(
 
 @app.command()
 def umount(
-    mountpoint: Path = typer.Argument(..., help="Where `iosched mount` mounted."),
+    # A str, not a Path: click stats Path arguments, and a stat of a mount whose daemon is
+    # stopped hangs (real mode reads mountinfo and never stats it).
+    mountpoint: str = typer.Argument(..., help="Where `iosched mount` mounted."),
     timeout: float = typer.Option(10.0, "--timeout", help="Seconds to wait for the mount's process to write its summary and exit."),
 ) -> None:
     """Unmount a real-mode mount (lazily if busy) and wait for its process to finish."""
