@@ -9,7 +9,7 @@ from conftest import SELTZER_Q10
 
 REQUEST_COLUMNS = [
     "run", "scheduler", "req_id", "pid", "group", "op", "sync", "start_sector", "size_sectors",
-    "issue_ns", "dispatch_ns", "complete_ns", "seek_cylinders", "seek_ns", "rotation_ns",
+    "bios", "issue_ns", "insert_ns", "dispatch_ns", "start_ns", "complete_ns", "seek_cylinders", "seek_ns", "rotation_ns",
     "transfer_ns", "cache_hit",
 ]
 
@@ -34,7 +34,7 @@ def test_default_scenario_round_trip():
     assert isinstance(req.scheduler.dtype, pd.CategoricalDtype)
     assert list(req.scheduler.cat.categories) == [s["scheduler"] for s in res.summaries]
     assert isinstance(req.op.dtype, pd.CategoricalDtype)
-    assert set(req.op.cat.categories) == {"read", "write"}
+    assert set(req.op.cat.categories) == {"read", "write", "flush"}
     assert (req.complete_ns >= req.dispatch_ns).all() and (req.dispatch_ns >= req.issue_ns).all()
 
 

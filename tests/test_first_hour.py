@@ -168,7 +168,7 @@ def test_unwritable_reproduce_out_fails_before_running(tmp_path):
 
 def test_duplicate_labels_and_names(tmp_path):
     path = tmp_path / "dup.toml"
-    path.write_text('[workload]\nkind = "closed-queue"\n[[scheduler]]\nname = "fcfs"\n[[scheduler]]\nname = "noop"\n')
+    path.write_text('[workload]\nkind = "closed-queue"\n[[scheduler]]\nname = "fcfs"\n[[scheduler]]\nname = "fcfs"\n')
     assert "label `fcfs` is already used by scheduler[0]" in _error_line(["run", str(path)])
 
 

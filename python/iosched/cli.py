@@ -299,7 +299,7 @@ def list_devices_cmd(
     out = _consoles.out
     t = Table(title="devices")
     for col in ["name", "rpm", "capacity GB", "cylinders", "seek single/avg/full ms",
-                "media MB/s outer/inner", "cache"]:
+                "media MB/s outer/inner", "cache", "queue depth"]:
         t.add_column(col, justify="left" if col == "name" else "right")
     devices = list_devices()
     for d in devices:
@@ -312,17 +312,37 @@ def list_devices_cmd(
             d["name"], str(d["rpm"]), _f(d["capacity_gb"], 1), f"{d['cylinders']:,}",
             f"{d['seek_single_ms']:.1f} / {d['seek_average_ms']:.1f} / {d['seek_full_ms']:.1f}",
             f"{d['media_rate_outer_mb_s']:.1f} / {d['media_rate_inner_mb_s']:.1f}",
-            cache,
+            cache, str(d["queue_depth_max"]),
         )
     out.print(t)
     for d in devices:
         out.print(f"[bold]{d['name']}[/bold]: {d['description']}")
         out.print(f"  source: {d['source']}")
         out.print(f"  estimated: {d['estimated']}")
+        out.print(f"  command queue: {d['queue_depth_max']} ({d['queue_source']})")
 
 
 _JOBS_HELP = "Local worker processes (default: one per CPU; 1 runs everything in this process)."
 _DASK_HELP = "Run on the Dask cluster at this scheduler address (tcp://HOST:PORT), or `local` for a LocalCluster here."
+
+
+def _reproduce(paper: str, out_dir: Path, jobs: Optional[int], dask: Optional[str], **options) -> None:
+    """Runs `experiments.<paper>.reproduce` in a pool with a progress bar; bad input and
+    unwritable output become one-line errors."""
+    import importlib
+
+    module = importlib.import_module(f".experiments.{paper}", __package__)
+    check_output_dir(out_dir, "--out")
+    pool = make_pool(jobs, dask)
+    try:
+        with progress_bar() as bar:
+            report = module.reproduce(out_dir, progress=_count_progress(bar, f"{paper} runs ({pool.describe()})"), pool=pool,
+                                      **options)
+    except ScenarioError as e:
+        raise fail(str(e))
+    except (OSError, RuntimeError) as e:
+        raise fail(f"{getattr(e, 'filename', None) or out_dir}: {getattr(e, 'strerror', None) or e}")
+    _consoles.out.print(f"wrote {report} and figures in {out_dir}")
 
 
 @reproduce_app.command("seltzer1990")
@@ -339,19 +359,7 @@ def reproduce_seltzer1990(
     dask: Optional[str] = typer.Option(None, "--dask", help=_DASK_HELP),
 ) -> None:
     """Seltzer, Chen & Ousterhout 1990, 'Disk Scheduling Revisited': figures 2-8."""
-    from .experiments import seltzer1990
-
-    check_output_dir(out_dir, "--out")
-    pool = make_pool(jobs, dask)
-    try:
-        with progress_bar() as bar:
-            report = seltzer1990.reproduce(out_dir, quick=quick, catalogue_dir=catalogue,
-                                           progress=_count_progress(bar, f"seltzer1990 runs ({pool.describe()})"), pool=pool)
-    except ScenarioError as e:
-        raise fail(str(e))
-    except (OSError, RuntimeError) as e:
-        raise fail(f"{getattr(e, 'filename', None) or out_dir}: {getattr(e, 'strerror', None) or e}")
-    _consoles.out.print(f"wrote {report} and figures in {out_dir}")
+    _reproduce("seltzer1990", out_dir, jobs, dask, quick=quick, catalogue_dir=catalogue)
 
 
 @reproduce_app.command("iyer2001")
@@ -363,19 +371,18 @@ def reproduce_iyer2001(
 ) -> None:
     """Iyer & Druschel 2001, 'Anticipatory scheduling': microbenchmarks (figures 4-7, 13, timer)
     and the applications (sections 4.3-4.7)."""
-    from .experiments import iyer2001
+    _reproduce("iyer2001", out_dir, jobs, dask, quick=quick)
 
-    check_output_dir(out_dir, "--out")
-    pool = make_pool(jobs, dask)
-    try:
-        with progress_bar() as bar:
-            report = iyer2001.reproduce(out_dir, quick=quick,
-                                        progress=_count_progress(bar, f"iyer2001 runs ({pool.describe()})"), pool=pool)
-    except ScenarioError as e:
-        raise fail(str(e))
-    except (OSError, RuntimeError) as e:
-        raise fail(f"{getattr(e, 'filename', None) or out_dir}: {getattr(e, 'strerror', None) or e}")
-    _consoles.out.print(f"wrote {report} and figures in {out_dir}")
+
+@reproduce_app.command("block")
+def reproduce_block(
+    out_dir: Path = typer.Option(Path("results/block"), "--out", help="Output directory."),
+    quick: bool = typer.Option(False, "--quick", help="Fewer requests and shorter runs (a smoke test)."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help=_JOBS_HELP),
+    dask: Optional[str] = typer.Option(None, "--dask", help=_DASK_HELP),
+) -> None:
+    """The block layer: NCQ inside the drive, merging, request limits, deadline and kyber."""
+    _reproduce("block", out_dir, jobs, dask, quick=quick)
 
 
 @app.command()
@@ -626,7 +633,7 @@ def bench(
     """Simulated requests per CPU-second: FCFS, C-LOOK and SPTF on an open random workload and
     on Seltzer's closed queue at Q = 1000; with --validate, the replay of a drive validation
     trace as `iosched validate` runs it (see docs/benchmarks.md)."""
-    from .bench import CASES, SCHEDULERS, run_bench, run_validate_bench
+    from .bench import CASES, run_bench, run_validate_bench
 
     if validate:
         if len(validate) != 2:
@@ -637,7 +644,7 @@ def bench(
             raise fail(str(e))
     else:
         with progress_bar() as bar:
-            task = bar.add_task("bench", total=len(CASES) * len(SCHEDULERS))
+            task = bar.add_task("bench", total=sum(len(c[3]) for c in CASES))
             results = run_bench(repeats=repeats, scale=scale, progress=lambda: bar.advance(task))
     if as_json:
         rows = [

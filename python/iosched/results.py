@@ -38,9 +38,11 @@ class Results:
         throughput_mb_s, response_ms_{mean,p50,p95,p99,max}.
     requests : DataFrame or None
         One row per request (None unless run with records=True): run, scheduler (categorical),
-        req_id, pid, group, op (categorical read/write), sync, start_sector, size_sectors,
-        issue_ns, dispatch_ns, complete_ns, seek_cylinders, seek_ns, rotation_ns, transfer_ns,
-        cache_hit. Units are in the column names.
+        req_id, pid, group, op (categorical read/write/flush), sync, start_sector, size_sectors,
+        bios (how many bios the request carried), issue_ns (its first bio submitted), insert_ns
+        (it got a request structure), dispatch_ns (sent to the drive), start_ns (the mechanism
+        began it), complete_ns, seek_cylinders, seek_ns, rotation_ns, transfer_ns, cache_hit.
+        Units are in the column names.
     requests_csv : str or None
         Where the records were streamed, when run with requests_csv.
     interrupted : bool
@@ -75,7 +77,7 @@ class Results:
         for i, s in enumerate(self.summaries):
             for p in s["processes"]:
                 row = {"run": i, "scheduler": s["scheduler"]}
-                row.update(_flatten(p))
+                row.update(_flatten({k: v for k, v in p.items() if k != "response_cdf_ms"}))
                 rows.append(row)
         return pd.DataFrame(rows)
 
@@ -114,8 +116,8 @@ class Results:
             df = pd.DataFrame({"run": np.full(n, i, dtype=np.int32)})
             df["scheduler"] = pd.Categorical([labels[i]] * n, categories=categories)
             for name, a in arrays.items():
-                if name == "is_write":
-                    df["op"] = pd.Categorical.from_codes(a.astype(np.int8), ["read", "write"])
+                if name == "op_code":
+                    df["op"] = pd.Categorical.from_codes(a.astype(np.int8), ["read", "write", "flush"])
                 elif name in ("sync", "cache_hit"):
                     df[name] = a.astype(bool)
                 else:

@@ -49,12 +49,19 @@ fn records_to_columns<'py>(py: Python<'py>, records: &[RequestRecord]) -> PyResu
     d.set_item("req_id", ("<u8", u64c(|r| r.id)))?;
     d.set_item("pid", ("<u4", u32c(|r| r.pid)))?;
     d.set_item("group", ("<u4", u32c(|r| r.group)))?;
-    d.set_item("is_write", ("u1", u8c(|r| (r.op == Op::Write) as u8)))?;
+    d.set_item("op_code", ("u1", u8c(|r| match r.op {
+        Op::Read => 0,
+        Op::Write => 1,
+        Op::Flush => 2,
+    })))?;
     d.set_item("sync", ("u1", u8c(|r| r.sync as u8)))?;
     d.set_item("start_sector", ("<u8", u64c(|r| r.start_sector)))?;
     d.set_item("size_sectors", ("<u4", u32c(|r| r.size_sectors)))?;
+    d.set_item("bios", ("<u4", u32c(|r| r.bios)))?;
     d.set_item("issue_ns", ("<u8", u64c(|r| r.issue_ns)))?;
+    d.set_item("insert_ns", ("<u8", u64c(|r| r.insert_ns)))?;
     d.set_item("dispatch_ns", ("<u8", u64c(|r| r.dispatch_ns)))?;
+    d.set_item("start_ns", ("<u8", u64c(|r| r.start_ns)))?;
     d.set_item("complete_ns", ("<u8", u64c(|r| r.complete_ns)))?;
     d.set_item("seek_cylinders", ("<u4", u32c(|r| r.seek_cylinders)))?;
     d.set_item("seek_ns", ("<u8", u64c(|r| r.seek_ns)))?;

@@ -3,6 +3,7 @@
 //! No wall clock, no PyO3, no file I/O here (except trace readers): time is an argument.
 
 pub mod anticipation;
+pub mod block;
 pub mod device;
 pub mod metrics;
 pub mod request;

@@ -6,9 +6,10 @@ use crate::device::calibration::{calibrate_spec, CalibratedDevice, CalibrationOp
 use crate::device::disksim::load_drive;
 use crate::device::presets::{preset, PRESET_NAMES};
 use crate::device::rotational::DiskExtensions;
+use crate::device::drive_queue::DriveQueueConfig;
 use crate::device::{Device, DeviceView, RotationalDisk, RotationalSpec};
 use crate::metrics::{RecordSink, RequestRecord, RunSummary};
-use crate::request::{Op, Principal, SECTOR_BYTES};
+use crate::request::{IoPrio, Op, Principal, PrioClass, SECTOR_BYTES};
 use crate::sched::registry;
 use crate::sim::{simulate_with, RunControl, SimOptions, Stop};
 use crate::time::{us_to_ns, NS_PER_S};
@@ -21,6 +22,9 @@ use crate::workload::think::Think;
 use crate::workload::Workload;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+mod block;
+pub use block::{BlockSection, DEFAULT_MAX_SECTORS_KB, DEFAULT_NR_REQUESTS, DEFAULT_QUEUE_AGING_MS};
 
 /// A user mistake in a scenario, with where it is.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -48,6 +52,9 @@ pub struct Scenario {
     pub app: Option<AppSection>,
     #[serde(default)]
     pub run: RunSection,
+    /// The block layer (merging, plugging, request limits); absent: none.
+    #[serde(default)]
+    pub block: Option<BlockSection>,
     /// Each table: `name`, optional `label`, and the scheduler's tunables.
     #[serde(default)]
     pub scheduler: Vec<toml::Table>,
@@ -73,6 +80,12 @@ pub struct DeviceSection {
     pub readahead_kib: Option<u32>,
     /// "model" (default) or "calibrated": see `device::calibration`.
     pub positioning_estimator: Option<String>,
+    /// Commands the drive holds at once (NCQ/TCQ): 1 (default) to the preset's maximum.
+    pub queue_depth: Option<u32>,
+    /// The drive's order among held commands: "rpo" (default) or "fifo".
+    pub queue_order: Option<String>,
+    /// RPO: a command waiting longer than this is served first (default 500 ms, an estimate).
+    pub queue_aging_ms: Option<f64>,
 }
 
 impl Default for DeviceSection {
@@ -86,6 +99,9 @@ impl Default for DeviceSection {
             cache_segment_kib: None,
             readahead_kib: None,
             positioning_estimator: None,
+            queue_depth: None,
+            queue_order: None,
+            queue_aging_ms: None,
         }
     }
 }
@@ -191,6 +207,20 @@ pub struct ProcessSection {
     /// chain: time from one instance's exit to the next one's first access.
     #[serde(default)]
     pub chain_gap_us: f64,
+    /// Accesses kept outstanding at once (asynchronous direct I/O, fio's iodepth); needs
+    /// access = "mmap" or "direct" (no page cache). Default 1.
+    pub iodepth: Option<u32>,
+    /// Whether requests are synchronous (default true: reads, O_DIRECT writes).
+    pub sync: Option<bool>,
+    /// I/O priority class: "none" (default), "rt", "be" or "idle" (ionice -c).
+    pub prio_class: Option<String>,
+    /// I/O priority level 0 (highest) to 7 (default 4; ionice -n).
+    pub prio_level: Option<u8>,
+    /// The weight of this entry's group (cgroup io.weight, 1-1000); needs `group`.
+    pub group_weight: Option<u32>,
+    /// Requests are file-system metadata (Request::META).
+    #[serde(default)]
+    pub meta: bool,
 }
 
 fn d_access() -> String {
@@ -364,6 +394,12 @@ impl Scenario {
         Ok((spec, DiskExtensions::default(), cap))
     }
 
+    /// The drive's command queue (depth 1 unless `device.queue_depth` says otherwise).
+    pub fn drive_queue(&self) -> Result<DriveQueueConfig, String> {
+        let preset = if self.device.disksim.is_some() { None } else { Some(self.device.preset.clone().unwrap_or_else(default_preset)) };
+        block::drive_queue(&self.device, preset.as_deref())
+    }
+
     /// `device.positioning_estimator`: "model" (default) or "calibrated".
     pub fn positioning_estimator(&self) -> Result<PositioningEstimator, String> {
         match &self.device.positioning_estimator {
@@ -439,6 +475,10 @@ impl Scenario {
     fn validate(&self) -> Result<(), String> {
         let (_, _, capacity_sectors) = self.device_model()?;
         self.positioning_estimator()?;
+        self.drive_queue()?;
+        if let Some(b) = &self.block {
+            b.config()?;
+        }
         let capacity_bytes = capacity_sectors * SECTOR_BYTES;
         self.schedulers()?;
         // Every number is bounded: finite values far outside these would overflow simulated time.
@@ -541,8 +581,35 @@ impl Scenario {
             {
                 return Err(format!("field `{at}.{field}` = {value} is only used with think = \"adversary\" (think is `{}`)", p.think));
             }
-            if p.access != "mmap" && p.access != "read" {
-                return Err(format!("field `{at}.access`: expected \"mmap\" or \"read\", got `{}`", p.access));
+            if !["mmap", "direct", "read"].contains(&p.access.as_str()) {
+                return Err(format!("field `{at}.access`: expected \"mmap\", \"direct\" or \"read\", got `{}`", p.access));
+            }
+            let iodepth = p.iodepth.unwrap_or(1);
+            if !(1..=4096).contains(&iodepth) {
+                return Err(format!("field `{at}.iodepth` must be in [1, 4096], got {iodepth}"));
+            }
+            if iodepth > 1 && p.access == "read" {
+                return Err(format!(
+                    "field `{at}.iodepth` = {iodepth}: several accesses in flight need access = \"direct\" (asynchronous direct I/O), not read()"
+                ));
+            }
+            if let Some(c) = &p.prio_class {
+                if PrioClass::parse(c).is_none() {
+                    return Err(format!("field `{at}.prio_class`: unknown I/O priority class `{c}` (known: {})", PrioClass::NAMES.join(", ")));
+                }
+            }
+            if let Some(l) = p.prio_level {
+                if l > 7 {
+                    return Err(format!("field `{at}.prio_level` must be in [0, 7], got {l}"));
+                }
+            }
+            if let Some(w) = p.group_weight {
+                if p.group.is_none() {
+                    return Err(format!("field `{at}.group_weight` = {w} needs `{at}.group` (the cgroup it weighs)"));
+                }
+                if !(1..=1000).contains(&w) {
+                    return Err(format!("field `{at}.group_weight` must be in [1, 1000] (cgroup io.weight), got {w}"));
+                }
             }
             let page_kib = (PAGE_SECTORS * SECTOR_BYTES) as f64 / 1024.0;
             let pages = |field: &str, kib: f64| {
@@ -713,6 +780,14 @@ impl Scenario {
                         _ => Access::Mmap,
                     },
                     max_transfer_sectors: kib_sectors(p.max_transfer_kib),
+                    iodepth: p.iodepth.unwrap_or(1),
+                    sync: p.sync.unwrap_or(true),
+                    prio: IoPrio {
+                        class: p.prio_class.as_deref().and_then(PrioClass::parse).unwrap_or_default(),
+                        level: p.prio_level.unwrap_or(IoPrio::default().level),
+                    },
+                    meta: p.meta,
+                    group_weight: p.group_weight,
                 });
             }
         }
@@ -781,6 +856,8 @@ impl Scenario {
                 Some(std::sync::Arc::new(cal.curve))
             }
         };
+        let block = self.block.as_ref().map(BlockSection::config).transpose().map_err(err)?;
+        let drive = self.drive_queue().map_err(err)?;
         let mut out = Vec::with_capacity(choices.len());
         for (index, choice) in choices.into_iter().enumerate() {
             let disk = RotationalDisk::with_extensions(spec.clone(), ext.clone()).map_err(err)?;
@@ -793,7 +870,13 @@ impl Scenario {
             if let Some(s) = sink.as_deref_mut() {
                 s.begin_run(index, &choice.label);
             }
-            let options = SimOptions { keep_records, sink: sink.as_deref_mut().map(|s| s as &mut dyn RecordSink), control };
+            let options = SimOptions {
+                keep_records,
+                sink: sink.as_deref_mut().map(|s| s as &mut dyn RecordSink),
+                control,
+                block: block.clone(),
+                drive,
+            };
             let sim = simulate_with(device.as_mut(), scheduler.as_mut(), workload.as_mut(), options);
             if let Some(Stop::NoProgress { at_ns, events }) = sim.stop {
                 return Err(err(format!(
@@ -811,6 +894,7 @@ impl Scenario {
             summary.workload = self.workload_label();
             summary.seed = seed;
             summary.scheduler_counters = sim.scheduler_counters.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+            summary.block = sim.block;
             if let Some(Stop::Cancelled { at_ns }) = sim.stop {
                 summary.stopped = Some(format!("cancelled at {:.3} s of simulated time", at_ns as f64 / 1e9));
             }

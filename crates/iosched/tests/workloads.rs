@@ -30,6 +30,11 @@ fn spec(pid: u32, pattern: Pattern, access: Access, think_us: u64) -> ProcessSpe
         weight: 1,
         access,
         max_transfer_sectors: 0,
+        iodepth: 1,
+        sync: true,
+        prio: Default::default(),
+        meta: false,
+        group_weight: None,
     }
 }
 
@@ -227,7 +232,7 @@ fn parse_err(process_fields: &str) -> String {
 #[test]
 fn new_fields_are_validated_with_field_and_value() {
     let cases = [
-        ("access = \"direct\"", "process[0].access"),
+        ("access = \"buffered\"", "process[0].access"),
         ("readahead_kib = 64", "process[0].readahead_kib` = 64 is only used with access = \"read\""),
         ("access = \"read\"\nreadahead_kib = 6", "process[0].readahead_kib` = 6 must be a multiple"),
         ("access = \"read\"\nreadahead_kib = -4", "process[0].readahead_kib` must be in"),
@@ -290,4 +295,28 @@ fn a_chain_needs_a_request_count() {
     let toml = "[[process]]\ncount = 2\nchain = true\n[run]\nduration_s = 1\n";
     let e = Scenario::parse(toml, "c.toml").err().expect("rejected").to_string();
     assert!(e.contains("chain") && e.contains("requests"), "{e}");
+}
+
+#[test]
+fn a_process_announces_its_group_weight_and_carries_its_io_attributes() {
+    use iosched::request::{IoPrio, PrioClass};
+    use iosched::sched::ProcessEvent;
+
+    let mut s = spec(3, Pattern::Sequential, Access::Mmap, 0);
+    s.principal.group = 7;
+    s.group_weight = Some(300);
+    s.prio = IoPrio { class: PrioClass::Idle, level: 2 };
+    s.meta = true;
+    s.sync = false;
+    let mut w = Processes::new(vec![s], 1_000_000_000, 1);
+    let mut out = Emit::default();
+    w.start(&mut out);
+    let (at, token) = out.timers[0];
+    let mut out = Emit::default();
+    w.on_timer(token, at, &mut out);
+    assert_eq!(out.process_events[0], ProcessEvent::GroupWeight { group: 7, weight: 300 });
+    assert!(matches!(out.process_events[1], ProcessEvent::Started { .. }));
+    let nr = out.arrivals[0].1;
+    assert_eq!(nr.prio, IoPrio { class: PrioClass::Idle, level: 2 });
+    assert!(nr.flags & iosched::request::Request::META != 0 && !nr.sync);
 }

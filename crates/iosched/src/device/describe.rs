@@ -29,6 +29,9 @@ pub struct DeviceSummary {
     pub cache_segments: u32,
     pub cache_segment_kib: u32,
     pub readahead_kib: u32,
+    /// Commands the drive accepts at once (NCQ/TCQ; 1 = none) and where that figure comes from.
+    pub queue_depth_max: u32,
+    pub queue_source: String,
 }
 
 pub fn describe(spec: &RotationalSpec) -> Result<DeviceSummary, String> {
@@ -66,5 +69,7 @@ pub fn describe(spec: &RotationalSpec) -> Result<DeviceSummary, String> {
         cache_segments: spec.cache_segments,
         cache_segment_kib: spec.cache_segment_kib,
         readahead_kib: spec.readahead_kib,
+        queue_depth_max: super::presets::command_queue(&spec.name).map_or(1, |q| q.max_depth),
+        queue_source: super::presets::command_queue(&spec.name).map_or_else(|| "not a preset".to_string(), |q| q.source.to_string()),
     })
 }

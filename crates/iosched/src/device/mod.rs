@@ -5,6 +5,7 @@ pub mod cache;
 pub mod calibration;
 pub mod describe;
 pub mod disksim;
+pub mod drive_queue;
 pub mod geometry;
 pub mod presets;
 pub mod rotational;

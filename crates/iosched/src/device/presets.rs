@@ -274,10 +274,40 @@ pub fn preset(name: &str) -> Option<RotationalSpec> {
     Some(spec)
 }
 
+/// How many commands a preset's drive accepts at once (its command queue: SATA NCQ, SCSI TCQ),
+/// and where that comes from. 1: no queueing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct CommandQueue {
+    pub max_depth: u32,
+    pub source: &'static str,
+}
+
+pub fn command_queue(name: &str) -> Option<CommandQueue> {
+    let (max_depth, source) = match name {
+        "fujitsu-m2361a" => (1, "SMD interface (1980s): one command at a time"),
+        "ibm-deskstar-34gxp" => (1, "IDE (UDMA/66) as Iyer & Druschel's FreeBSD 4.3 ata driver used it: one command at a time"),
+        "seagate-st318451lw" => (64, "Ultra160 SCSI with tagged command queueing; depth 64 is an estimate (SCSI allows up to 256 tags; the manual's figure was not found)"),
+        "maxtor-6l080l0" => (1, "PATA: no NCQ (Valente 2014, Table 1)"),
+        "maxtor-7l250s0" => (32, "SATA NCQ, depth 32 as Linux reports it (libata: \"NCQ (depth 0/32)\"); docs/research/drive-specs.md"),
+        "maxtor-stm332061" => (32, "SATA NCQ, depth 32 as Linux reports it (libata: \"NCQ (depth 0/32)\"); docs/research/drive-specs.md"),
+        "wd-ultrastar-hc310" => (32, "SATA 6 Gb/s with NCQ, 32 commands (the SATA maximum); docs/research/drive-specs.md"),
+        _ => return None,
+    };
+    Some(CommandQueue { max_depth, source })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::device::{DeviceView, RotationalDisk};
+
+    #[test]
+    fn every_preset_says_how_deep_its_command_queue_is() {
+        for name in PRESET_NAMES {
+            let q = command_queue(name).unwrap_or_else(|| panic!("{name}: no command queue entry"));
+            assert!((1..=256).contains(&q.max_depth), "{name}");
+        }
+    }
 
     #[test]
     fn every_preset_builds_and_has_sane_capacity() {

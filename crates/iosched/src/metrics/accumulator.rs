@@ -18,6 +18,8 @@ const DENSE_PIDS: u32 = 1 << 16;
 pub struct ProcessAccumulator {
     pub bytes: u64,
     pub response: LatencyHistogram,
+    /// Waiting for a request structure (its process asleep in the block layer).
+    pub request_wait: LatencyHistogram,
     /// Disk time (dispatch to completion) of its requests.
     pub disk_ns: u128,
     pub last_completion_ns: Nanos,
@@ -39,6 +41,9 @@ pub struct RunAccumulator {
     cache_hits: u64,
     response: LatencyHistogram,
     service: LatencyHistogram,
+    request_wait: LatencyHistogram,
+    scheduler_wait: LatencyHistogram,
+    bios: u64,
     dense: Vec<Option<Box<ProcessAccumulator>>>,
     sparse: HashMap<u32, ProcessAccumulator>,
 }
@@ -46,10 +51,10 @@ pub struct RunAccumulator {
 impl RunAccumulator {
     pub fn record(&mut self, r: &RequestRecord) {
         let bytes = r.size_sectors as u64 * SECTOR_BYTES;
-        let (response, service) = (r.response_ns(), r.service_ns());
+        let (response, service, device) = (r.response_ns(), r.service_ns(), r.device_ns());
         self.requests += 1;
         self.bytes += bytes;
-        self.busy_ns += service as u128;
+        self.busy_ns += device as u128;
         self.transfer_ns += r.transfer_ns as u128;
         self.seek_all_ns += r.seek_ns as u128;
         self.rotation_ns += r.rotation_ns as u128;
@@ -63,10 +68,14 @@ impl RunAccumulator {
         }
         self.response.record(response);
         self.service.record(service);
+        self.request_wait.record(r.request_wait_ns());
+        self.scheduler_wait.record(r.scheduler_ns());
+        self.bios += r.bios as u64;
         let p = self.process_mut(r.pid);
         p.bytes += bytes;
         p.response.record(response);
-        p.disk_ns += service as u128;
+        p.request_wait.record(r.request_wait_ns());
+        p.disk_ns += device as u128;
         p.last_completion_ns = p.last_completion_ns.max(r.complete_ns);
     }
 
@@ -125,6 +134,8 @@ impl RunAccumulator {
                     bytes: p.bytes,
                     throughput_mb_s: p.bytes as f64 / 1e6 / elapsed_s,
                     response_ms: p.response.summary_ms(),
+                    response_cdf_ms: p.response.quantiles_ms(),
+                    request_wait_ms: p.request_wait.summary_ms(),
                     disk_time_s: p.disk_ns as f64 / 1e9,
                     last_completion_s: ns_to_s(p.last_completion_ns.saturating_sub(start_ns)),
                 }
@@ -140,6 +151,9 @@ impl RunAccumulator {
             utilization_transfer: self.transfer_ns as f64 / elapsed_ns.max(1) as f64,
             response_ms: self.response.summary_ms(),
             service_ms: self.service.summary_ms(),
+            request_wait_ms: self.request_wait.summary_ms(),
+            scheduler_ms: self.scheduler_wait.summary_ms(),
+            bios: self.bios,
             response_cdf_ms: self.response.quantiles_ms(),
             per_request_ms: {
                 let n = self.requests.max(1) as f64 * 1e6;

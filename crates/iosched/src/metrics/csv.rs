@@ -3,12 +3,10 @@
 //! record's fields; times in ns from the run's start).
 
 use super::{RecordSink, RequestRecord};
-use crate::request::Op;
 use std::io::Write;
 
 /// The record's own columns (real mode's CSV has these alone).
-pub const RECORD_COLUMNS: &str =
-    "req_id,pid,group,op,sync,start_sector,size_sectors,issue_ns,dispatch_ns,complete_ns,seek_cylinders,seek_ns,rotation_ns,transfer_ns,cache_hit";
+pub const RECORD_COLUMNS: &str = "req_id,pid,group,op,sync,start_sector,size_sectors,bios,issue_ns,insert_ns,dispatch_ns,start_ns,complete_ns,seek_cylinders,seek_ns,rotation_ns,transfer_ns,cache_hit";
 
 /// Writes one row per record to `out`, prefixed by the run's index and scheduler label. The
 /// first write error is kept (and later rows dropped) for the caller to report once the run
@@ -52,18 +50,21 @@ fn field(s: &str) -> String {
 
 /// The record's columns (`RECORD_COLUMNS`) as one line.
 pub fn write_record(out: &mut impl Write, r: &RequestRecord) -> std::io::Result<()> {
-    let op = if r.op == Op::Write { "write" } else { "read" };
     writeln!(
         out,
-        "{},{},{},{op},{},{},{},{},{},{},{},{},{},{},{}",
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
         r.id,
         r.pid,
         r.group,
+        r.op.as_str(),
         r.sync,
         r.start_sector,
         r.size_sectors,
+        r.bios,
         r.issue_ns,
+        r.insert_ns,
         r.dispatch_ns,
+        r.start_ns,
         r.complete_ns,
         r.seek_cylinders,
         r.seek_ns,
@@ -93,6 +94,7 @@ impl<W: Write> RecordSink for CsvRecordWriter<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::request::Op;
 
     #[test]
     fn rows_carry_the_run_and_a_quoted_label() {
@@ -106,8 +108,11 @@ mod tests {
             sync: true,
             start_sector: 8,
             size_sectors: 16,
+            bios: 2,
             issue_ns: 10,
+            insert_ns: 15,
             dispatch_ns: 20,
+            start_ns: 25,
             complete_ns: 30,
             seek_cylinders: 3,
             seek_ns: 4,
@@ -120,6 +125,6 @@ mod tests {
         let text = String::from_utf8(w.out.clone()).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[0], format!("run,scheduler,{RECORD_COLUMNS}"));
-        assert_eq!(lines[1], "1,\"a,\"\"b\"\"\",7,1,2,write,true,8,16,10,20,30,3,4,5,6,false");
+        assert_eq!(lines[1], "1,\"a,\"\"b\"\"\",7,1,2,write,true,8,16,2,10,15,20,25,30,3,4,5,6,false");
     }
 }

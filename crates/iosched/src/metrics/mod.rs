@@ -15,7 +15,11 @@ pub use accumulator::RunAccumulator;
 pub use histogram::LatencyHistogram;
 pub use summary::{summarize, LatencyMs, ProcessSummary, RunSummary, SeekStats, ServiceParts};
 
-/// One completed request: the row of the per-request table.
+/// One completed request: the row of the per-request table. Times: `issue_ns` its first bio
+/// was submitted, `insert_ns` it got a request structure and entered the scheduler (later than
+/// issue only if its process slept for a request, or it was plugged), `dispatch_ns` the host
+/// sent it to the drive, `start_ns` the mechanism began it (later than dispatch only when the
+/// drive queues commands), `complete_ns` it completed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RequestRecord {
     pub id: u64,
@@ -25,8 +29,12 @@ pub struct RequestRecord {
     pub sync: bool,
     pub start_sector: u64,
     pub size_sectors: u32,
+    /// Bios the request carried (merged ones: more than 1).
+    pub bios: u32,
     pub issue_ns: Nanos,
+    pub insert_ns: Nanos,
     pub dispatch_ns: Nanos,
+    pub start_ns: Nanos,
     pub complete_ns: Nanos,
     pub seek_cylinders: u32,
     pub seek_ns: Nanos,
@@ -40,9 +48,34 @@ impl RequestRecord {
         self.complete_ns - self.issue_ns
     }
 
+    /// From dispatch to completion: the I/O time the host sees (Linux's D2C).
     pub fn service_ns(&self) -> Nanos {
         self.complete_ns - self.dispatch_ns
     }
+
+    /// The mechanism's time on it (start to completion); equals `service_ns` at drive depth 1.
+    pub fn device_ns(&self) -> Nanos {
+        self.complete_ns - self.start_ns
+    }
+
+    /// Waiting for a request structure (its process slept) or in a plug.
+    pub fn request_wait_ns(&self) -> Nanos {
+        self.insert_ns - self.issue_ns
+    }
+
+    /// In the scheduler's queue.
+    pub fn scheduler_ns(&self) -> Nanos {
+        self.dispatch_ns - self.insert_ns
+    }
+}
+
+/// Times the engine knows about a completed request beyond the device's `Service`.
+#[derive(Clone, Copy, Debug)]
+pub struct RecordTimes {
+    pub insert_ns: Nanos,
+    /// When the host dispatched it to the drive.
+    pub dispatch_ns: Nanos,
+    pub bios: u32,
 }
 
 /// Where per-request records go as they complete (a file writer, a channel, ...).
@@ -66,7 +99,7 @@ impl<'a> Collector<'a> {
         Collector { accumulator: RunAccumulator::default(), records: keep_records.then(Vec::new), sink }
     }
 
-    pub fn record(&mut self, req: &Request, s: &Service) {
+    pub fn record(&mut self, req: &Request, s: &Service, t: RecordTimes) {
         let r = RequestRecord {
             id: req.id,
             pid: req.principal.pid,
@@ -75,8 +108,11 @@ impl<'a> Collector<'a> {
             sync: req.sync,
             start_sector: req.start_sector,
             size_sectors: req.size_sectors,
+            bios: t.bios,
             issue_ns: req.issue_ns,
-            dispatch_ns: s.dispatch_ns,
+            insert_ns: t.insert_ns,
+            dispatch_ns: t.dispatch_ns,
+            start_ns: s.dispatch_ns,
             complete_ns: s.completion_ns,
             seek_cylinders: s.seek_cylinders,
             seek_ns: s.seek_ns,

@@ -62,7 +62,11 @@ pub struct ProcessSummary {
     pub bytes: u64,
     pub throughput_mb_s: f64,
     pub response_ms: LatencyMs,
-    /// Disk time its requests took (dispatch to completion): the unit of proportional shares.
+    /// Its response-time distribution at `histogram::CDF_QUANTILES` (ms).
+    pub response_cdf_ms: Vec<f64>,
+    /// Time its bios waited for a request structure (the block layer's request limit).
+    pub request_wait_ms: LatencyMs,
+    /// Disk time its requests took (mechanism start to completion): the unit of proportional shares.
     pub disk_time_s: f64,
     /// Its last completion (seconds from the start): when a finite job finished.
     pub last_completion_s: f64,
@@ -82,7 +86,7 @@ pub struct RunSummary {
     /// MB = 10^6 bytes.
     pub throughput_mb_s: f64,
     pub iops: f64,
-    /// Fraction of time the disk was busy with a request (Iyer & Druschel's sense).
+    /// Fraction of time the disk's mechanism was busy with a request (Iyer & Druschel's sense).
     pub utilization_busy: f64,
     /// Fraction of time the disk was transferring data (Seltzer's sense).
     pub utilization_transfer: f64,
@@ -91,8 +95,18 @@ pub struct RunSummary {
     pub response_ms: LatencyMs,
     /// The response-time distribution in ms at `histogram::CDF_QUANTILES` (for CDF plots).
     pub response_cdf_ms: Vec<f64>,
-    /// Time from dispatch to completion ("I/O time").
+    /// Time from dispatch to completion ("I/O time"; with a queueing drive it includes the
+    /// wait inside the drive).
     pub service_ms: LatencyMs,
+    /// From a request's first bio to its request structure (the process slept for one, or
+    /// its bios were plugged): the block layer's part of the response time.
+    pub request_wait_ms: LatencyMs,
+    /// From entering the scheduler to dispatch: the scheduler's part.
+    pub scheduler_ms: LatencyMs,
+    /// Bios completed (more than `requests` when bios merged).
+    pub bios: u64,
+    /// The block layer's counts (merges, waits), when the scenario has a block layer.
+    pub block: Option<crate::block::BlockCounters>,
     pub seek: SeekStats,
     /// Mean seek, rotation and transfer per request, in ms (over every request).
     pub per_request_ms: ServiceParts,

@@ -8,10 +8,15 @@
 pub mod aged_sptf;
 pub mod clook;
 pub mod cscan;
+pub mod deadline;
+pub mod deadline_v25;
 pub mod fcfs;
 pub mod gstf;
+pub mod kyber;
 pub mod look;
 pub mod lottery;
+pub mod mq_deadline;
+pub mod noop;
 pub mod queues;
 pub mod registry;
 pub mod scan;
@@ -63,6 +68,9 @@ pub struct Completion {
 pub enum ProcessEvent {
     /// A process appeared; `weight` is its share for proportional-share schedulers.
     Started { principal: Principal, weight: u32 },
+    /// A group (cgroup) has this weight (blkio/io.weight: 1-1000, default 100); emitted before
+    /// its first process starts.
+    GroupWeight { group: u32, weight: u32 },
     /// A process will issue no more requests.
     Exited(Principal),
 }

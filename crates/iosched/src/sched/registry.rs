@@ -26,11 +26,51 @@ pub const SCHEDULERS: &[SchedulerInfo] = &[
     },
     SchedulerInfo {
         name: "fcfs",
-        aliases: &["noop"],
+        aliases: &[],
         kind: "policy",
         summary: "first come, first served",
-        source: "Seltzer et al. 1990 section 4.1; Linux noop",
+        source: "Seltzer et al. 1990 section 4.1",
         tunables: fcfs::TUNABLES,
+    },
+    SchedulerInfo {
+        name: "noop",
+        aliases: &["none"],
+        kind: "scheduler",
+        summary: "Linux noop (blk-mq: none): one FIFO with the block layer's merges",
+        source: "Linux block/noop-iosched.c (2.6), blk-mq `none`",
+        tunables: noop::TUNABLES,
+    },
+    SchedulerInfo {
+        name: "kyber",
+        aliases: &[],
+        kind: "scheduler",
+        summary: "Linux kyber: per-domain (read/write/discard/other) token depths scaled to meet latency targets, round-robin batches",
+        source: "Linux block/kyber-iosched.c (6.x)",
+        tunables: kyber::TUNABLES,
+    },
+    SchedulerInfo {
+        name: "deadline-2.5",
+        aliases: &[],
+        kind: "scheduler",
+        summary: "Linux 2.5 deadline: sorted lists + deadline FIFOs per direction; batches measured in cost (a seek = seek_cost, contiguous = per stream_unit)",
+        source: "Axboe, LKML \"Re: 2.5.46-mm2\" (Nov 2002), as summarized in shared/reference; Seelam et al. 2005 section 2.1",
+        tunables: deadline_v25::TUNABLES,
+    },
+    SchedulerInfo {
+        name: "deadline",
+        aliases: &["deadline-2.6"],
+        kind: "scheduler",
+        summary: "Linux 2.6 deadline: sorted lists + deadline FIFOs per direction; batches of fifo_batch contiguous requests, reads preferred",
+        source: "Linux (drivers/)block/deadline-iosched.c, 2.6.11-2.6.23 (read in 2.6.11 and a 2.6.18-era copy)",
+        tunables: deadline::TUNABLES,
+    },
+    SchedulerInfo {
+        name: "mq-deadline",
+        aliases: &[],
+        kind: "scheduler",
+        summary: "Linux mq-deadline (6.x): deadline batching with RT/BE/IDLE classes in strict order, prio_aging_expire, async_depth",
+        source: "Linux block/mq-deadline.c (6.x mainline, read in CachyOS/linux; 5.x in torvalds/linux)",
+        tunables: mq_deadline::TUNABLES,
     },
     SchedulerInfo {
         name: "sstf",
@@ -161,8 +201,22 @@ pub fn build(name: &str, policy: Option<&str>, tunables: &BTreeMap<String, f64>)
             WRAPPERS.iter().map(|w| w.0).collect::<Vec<_>>().join(", "),
             info.name
         )),
+        None if info.kind == "scheduler" => build_scheduler(info, tunables),
         None => build_policy(info, tunables),
     }
+}
+
+/// Schedulers of the Linux block layer (kind "scheduler", wrapping nothing).
+fn build_scheduler(info: &SchedulerInfo, tunables: &BTreeMap<String, f64>) -> Result<Box<dyn Scheduler>, String> {
+    let t = TunableValues::resolve(info.tunables, tunables)?;
+    Ok(match info.name {
+        "noop" => Box::new(noop::Noop::default()),
+        "kyber" => Box::new(kyber::Kyber::new(&t)),
+        "deadline-2.5" => Box::new(deadline_v25::DeadlineV25::new(&t)?),
+        "deadline" => Box::new(deadline::Deadline::new(&t)?),
+        "mq-deadline" => Box::new(mq_deadline::MqDeadline::new(&t)?),
+        other => return Err(format!("`{other}` cannot be built on its own")),
+    })
 }
 
 fn build_policy(info: &SchedulerInfo, tunables: &BTreeMap<String, f64>) -> Result<Box<dyn Scheduler>, String> {

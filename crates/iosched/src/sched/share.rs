@@ -290,6 +290,8 @@ impl Share {
                     self.procs.remove(&p.pid);
                 }
             }
+            // Shares here are per process; group weights are for the group schedulers.
+            ProcessEvent::GroupWeight { .. } => {}
         }
     }
 

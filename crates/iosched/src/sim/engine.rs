@@ -1,13 +1,19 @@
-//! The event loop. Arrivals go to the scheduler; completions go back to the scheduler and to
-//! the workload, which may issue more requests. All events of one instant are handled before
-//! the scheduler is asked what to do, so a decision sees everything that arrived at that time
-//! (Seltzer's queue of Q requests at time 0 is one queue, not Q separate arrivals). The loop
-//! checks the scheduling invariants as it goes.
+//! The event loop. A process's bio goes through the block layer (plugging, merging, request
+//! allocation) to the scheduler; the scheduler is asked for requests while the drive has free
+//! slots (`queue_depth`); the drive serves what it holds one at a time in its firmware's order;
+//! a completion goes back to the scheduler, frees its request (which may wake sleeping
+//! processes) and hands each of its bios back to the workload, which may issue more. All events
+//! of one instant are handled before the scheduler is asked what to do, so a decision sees
+//! everything that arrived at that time (Seltzer's queue of Q requests at time 0 is one queue,
+//! not Q separate arrivals). The loop checks the scheduling invariants as it goes.
 
 use super::control::RunControl;
 use super::event_queue::EventQueue;
+use crate::block::{BlockConfig, BlockCounters, BlockLayer};
+use crate::device::drive_queue::{DriveQueue, DriveQueueConfig};
 use crate::device::{Device, Service};
-use crate::metrics::{Collector, RecordSink, RequestRecord, RunAccumulator};
+use crate::metrics::{Collector, RecordSink, RecordTimes, RequestRecord, RunAccumulator};
+use crate::request::Op;
 use crate::request::{Request, RequestId};
 use crate::sched::{Completion, Context, Decision, Scheduler};
 use crate::time::Nanos;
@@ -26,10 +32,13 @@ enum Event {
 pub struct InvariantReport {
     /// A work-conserving scheduler left the device idle with requests queued.
     pub idled_with_work: u64,
-    /// Requests still queued or in flight at the end.
+    /// Requests (or bios) still queued, waiting or in flight at the end.
     pub left_behind: u64,
     /// Completions of a request that was not in flight (double or phantom completion).
     pub bad_completions: u64,
+    /// Bios submitted minus bios completed at the end, less those left behind (0: none lost
+    /// or completed twice through merges).
+    pub bios_unaccounted: u64,
 }
 
 /// Why a run ended before its workload did.
@@ -51,6 +60,10 @@ const CONTROL_EVERY_EVENTS: u64 = 4096;
 /// What a run keeps and who watches it.
 #[derive(Default)]
 pub struct SimOptions<'a> {
+    /// The block layer (default: passthrough, as without one).
+    pub block: Option<BlockConfig>,
+    /// Queueing inside the drive (default: depth 1).
+    pub drive: DriveQueueConfig,
     /// Keep every request's record in memory (`SimOutput::records`).
     pub keep_records: bool,
     /// Also hand every record to this sink as it completes.
@@ -70,7 +83,13 @@ pub struct SimOutput {
     pub scheduler_counters: Vec<(&'static str, u64)>,
     /// Set when the run stopped early.
     pub stop: Option<Stop>,
+    /// What the block layer did (None without a block layer).
+    pub block: Option<BlockCounters>,
 }
+
+/// The command the mechanism is serving: the request, when the host dispatched it, and its
+/// timing from the device.
+type Serving = (Request, Nanos, Service);
 
 struct Engine<'a> {
     device: &'a mut dyn Device,
@@ -83,7 +102,13 @@ struct Engine<'a> {
     collector: Collector<'a>,
     invariants: InvariantReport,
     next_id: RequestId,
-    in_flight: Option<(Request, Service)>,
+    block: BlockLayer,
+    passthrough: bool,
+    drive: DriveQueue,
+    serving: Option<Serving>,
+    /// Bios handed back by a completion (a reused buffer).
+    done_bios: Vec<Request>,
+    bios_completed: u64,
     wake_at: Option<Nanos>,
     now: Nanos,
     last_completion_ns: Nanos,
@@ -91,34 +116,53 @@ struct Engine<'a> {
 
 impl Engine<'_> {
     fn arrive(&mut self, nr: NewRequest) {
-        let req = nr.into_request(self.next_id, self.now);
+        let bio = nr.into_request(self.next_id, self.now);
         self.next_id += 1;
-        let cx = Context { now_ns: self.now, device: self.device.as_view(), in_flight: self.in_flight.is_some() as u32 };
-        self.scheduler.add(req, &cx);
-        self.workload.on_arrival(&req, self.now, &mut self.emit);
+        let cx = Context { now_ns: self.now, device: self.device.as_view(), in_flight: self.drive.outstanding() };
+        if self.passthrough {
+            self.block.counters.bios += 1;
+            self.scheduler.add(bio, &cx);
+        } else {
+            self.block.submit(bio, self.scheduler, &cx);
+        }
+        self.workload.on_arrival(&bio, self.now, &mut self.emit);
     }
 
     fn complete(&mut self) {
-        let Some((req, service)) = self.in_flight.take() else {
+        let Some((req, dispatch_ns, service)) = self.serving.take() else {
             self.invariants.bad_completions += 1;
             return;
         };
         if service.completion_ns != self.now {
             self.invariants.bad_completions += 1;
         }
-        self.collector.record(&req, &service);
+        self.drive.completed();
         self.last_completion_ns = self.now;
-        let cx = Context { now_ns: self.now, device: self.device.as_view(), in_flight: 0 };
-        let done = Completion { request: req, dispatch_ns: service.dispatch_ns, positioning_ns: service.seek_ns + service.rotation_ns };
+        let cx = Context { now_ns: self.now, device: self.device.as_view(), in_flight: self.drive.outstanding() };
+        let done = Completion { request: req, dispatch_ns, positioning_ns: service.seek_ns + service.rotation_ns };
         self.scheduler.completed(&done, &cx);
-        self.workload.on_complete(&req, self.now, &mut self.emit);
+        self.done_bios.clear();
+        let insert_ns = self.block.insert_ns(&req);
+        let bios = if self.passthrough {
+            self.done_bios.push(req);
+            1
+        } else {
+            self.block.complete(&req, &mut self.done_bios, self.scheduler, &cx)
+        };
+        let times = RecordTimes { insert_ns, dispatch_ns, bios };
+        self.collector.record(&req, &service, times);
+        self.bios_completed += self.done_bios.len() as u64;
+        for i in 0..self.done_bios.len() {
+            let bio = self.done_bios[i];
+            self.workload.on_complete(&bio, self.now, &mut self.emit);
+        }
     }
 
     /// Moves what the workload emitted into the event queue; arrivals due now are delivered at
     /// once (they would be the next events popped anyway, as nothing is due earlier).
     fn flush_emit(&mut self) {
         if !self.emit.process_events.is_empty() {
-            let cx = Context { now_ns: self.now, device: self.device.as_view(), in_flight: self.in_flight.is_some() as u32 };
+            let cx = Context { now_ns: self.now, device: self.device.as_view(), in_flight: self.drive.outstanding() };
             for ev in self.emit.process_events.drain(..) {
                 self.scheduler.process_event(ev, &cx);
             }
@@ -144,40 +188,67 @@ impl Engine<'_> {
         }
     }
 
+    /// At the end of an instant: plugged bios go to the queue; the scheduler is asked for
+    /// requests while the drive has free slots; the drive starts its next command if its
+    /// mechanism is free.
     fn decide(&mut self) {
-        if self.in_flight.is_some() {
+        if !self.passthrough {
+            let cx = Context { now_ns: self.now, device: self.device.as_view(), in_flight: self.drive.outstanding() };
+            self.block.unplug(self.scheduler, &cx);
+        }
+        while self.drive.has_slot() && self.scheduler.queued() > 0 {
+            if !self.drive.mechanism_busy() {
+                // Bring the head state up to now (read-ahead) before a decision that uses it.
+                self.device.advance_to(self.now);
+            }
+            let cx = Context { now_ns: self.now, device: self.device.as_view(), in_flight: self.drive.outstanding() };
+            match self.scheduler.next(&cx) {
+                Decision::Dispatch(req, path) => {
+                    if !self.passthrough {
+                        self.block.dispatched(&req);
+                    }
+                    self.drive.accept(req, path, self.device.as_view(), self.now);
+                }
+                Decision::WaitUntil(t) => {
+                    if self.scheduler.is_work_conserving() && self.drive.outstanding() == 0 {
+                        self.invariants.idled_with_work += 1;
+                    }
+                    let t = t.max(self.now);
+                    if self.wake_at != Some(t) {
+                        self.wake_at = Some(t);
+                        self.events.push(t, Event::Wake);
+                    }
+                    break;
+                }
+                Decision::Empty => {
+                    if self.scheduler.queued() > 0 && self.drive.outstanding() == 0 {
+                        self.invariants.idled_with_work += 1;
+                    }
+                    break;
+                }
+            }
+        }
+        self.start_mechanism();
+    }
+
+    /// The drive's firmware picks the next command it holds, if the mechanism is free.
+    fn start_mechanism(&mut self) {
+        if self.serving.is_some() {
             return;
         }
-        if self.scheduler.queued() == 0 {
-            // Nothing to decide about (and no device state to bring up to date).
+        let Some(q) = self.drive.start_next(self.device.as_view(), self.now) else {
             return;
-        }
-        self.device.advance_to(self.now);
-        let cx = Context { now_ns: self.now, device: self.device.as_view(), in_flight: 0 };
-        let decision = self.scheduler.next(&cx);
-        match decision {
-            Decision::Dispatch(req, path) => {
-                let service = self.device.service(&req, path, self.now);
-                debug_assert!(service.completion_ns >= self.now);
-                self.events.push(service.completion_ns, Event::Completion);
-                self.in_flight = Some((req, service));
-            }
-            Decision::WaitUntil(t) => {
-                if self.scheduler.is_work_conserving() {
-                    self.invariants.idled_with_work += 1;
-                }
-                let t = t.max(self.now);
-                if self.wake_at != Some(t) {
-                    self.wake_at = Some(t);
-                    self.events.push(t, Event::Wake);
-                }
-            }
-            Decision::Empty => {
-                if self.scheduler.queued() > 0 {
-                    self.invariants.idled_with_work += 1;
-                }
-            }
-        }
+        };
+        let service = if q.req.op == Op::Flush {
+            // The presets' caches write through: nothing to write back.
+            Service { dispatch_ns: self.now, completion_ns: self.now, ..Service::default() }
+        } else {
+            self.device.advance_to(self.now);
+            self.device.service(&q.req, q.path, self.now)
+        };
+        debug_assert!(service.completion_ns >= self.now);
+        self.events.push(service.completion_ns, Event::Completion);
+        self.serving = Some((q.req, q.accepted_ns, service));
     }
 }
 
@@ -194,6 +265,7 @@ pub fn simulate_with<'a>(
     options: SimOptions<'a>,
 ) -> SimOutput {
     let control = options.control;
+    let block_cfg = options.block.unwrap_or_else(BlockConfig::passthrough);
     let mut e = Engine {
         device,
         scheduler,
@@ -204,7 +276,12 @@ pub fn simulate_with<'a>(
         collector: Collector::new(options.keep_records, options.sink),
         invariants: InvariantReport::default(),
         next_id: 0,
-        in_flight: None,
+        block: BlockLayer::new(block_cfg),
+        passthrough: block_cfg.is_passthrough(),
+        drive: DriveQueue::new(options.drive),
+        serving: None,
+        done_bios: Vec::new(),
+        bios_completed: 0,
         wake_at: None,
         now: 0,
         last_completion_ns: 0,
@@ -248,10 +325,17 @@ pub fn simulate_with<'a>(
         e.decide();
     }
     // A run stopped early leaves work behind by design: that is not a broken invariant.
+    let held = e.scheduler.queued() as u64 + e.drive.outstanding() as u64 + e.block.held_bios() as u64;
     if stop.is_none() {
-        e.invariants.left_behind = e.scheduler.queued() as u64 + e.in_flight.is_some() as u64;
+        e.invariants.left_behind = held;
+        // With nothing left, every bio submitted came back exactly once (a merged request
+        // completes all its bios).
+        if held == 0 {
+            e.invariants.bios_unaccounted = e.block.counters.bios.abs_diff(e.bios_completed);
+        }
     }
     let scheduler_counters = e.scheduler.counters();
+    let block = (!e.passthrough).then_some(e.block.counters);
     let (accumulator, records) = e.collector.finish();
-    SimOutput { accumulator, records, invariants: e.invariants, end_ns: e.last_completion_ns, scheduler_counters, stop }
+    SimOutput { accumulator, records, invariants: e.invariants, end_ns: e.last_completion_ns, scheduler_counters, stop, block }
 }

@@ -23,7 +23,7 @@ use super::page_cache::PageCache;
 use super::pattern::Pattern;
 use super::think::Think;
 use super::{rng_stream, Emit, NewRequest, ProcessInfo, Workload};
-use crate::request::{Op, Principal, Request};
+use crate::request::{IoPrio, Op, Principal, Request};
 use crate::sched::ProcessEvent;
 use crate::time::Nanos;
 use rand_pcg::Pcg64;
@@ -73,6 +73,18 @@ pub struct ProcessSpec {
     pub access: Access,
     /// Largest request the file system issues; longer ones are split (0: never split).
     pub max_transfer_sectors: u32,
+    /// Accesses kept outstanding at once (asynchronous direct I/O, like fio's iodepth with
+    /// libaio); 1: one at a time. Each completed access is followed (after its think time) by
+    /// the next one. Only without a page cache (`Access::Mmap`).
+    pub iodepth: u32,
+    /// Requests are synchronous (reads, O_DIRECT writes) or not (buffered writeback).
+    pub sync: bool,
+    /// I/O priority of every request.
+    pub prio: IoPrio,
+    /// Requests carry `Request::META` (file-system metadata).
+    pub meta: bool,
+    /// The weight of its group (cgroup), announced when it starts.
+    pub group_weight: Option<u32>,
 }
 
 /// The kernel's state for one process's file under read().
@@ -110,8 +122,11 @@ struct ProcessState {
     /// Accesses issued.
     issued: u64,
     rng: Pcg64,
-    /// Start sectors of the requests the current access waits for.
-    pending: Vec<u64>,
+    /// Per outstanding access ("lane", `iodepth` of them): start sectors of the requests it
+    /// waits for. Lane 0 is the only one of a synchronous process.
+    lanes: Vec<Vec<u64>>,
+    /// Lanes that have stopped (the run's end or the request limit).
+    lanes_done: u32,
     /// Copy time charged when the current access is satisfied.
     copy_ns: Nanos,
     kernel: Option<Kernel>,
@@ -130,6 +145,8 @@ impl Processes {
             .into_iter()
             .enumerate()
             .map(|(i, spec)| ProcessState {
+                lanes: vec![Vec::new(); spec.iodepth.max(1) as usize],
+                lanes_done: 0,
                 kernel: match spec.access {
                     Access::Mmap => None,
                     Access::Read(model) => Some(Kernel {
@@ -144,7 +161,6 @@ impl Processes {
                 stats: AccessStats::default(),
                 issued: 0,
                 rng: rng_stream(seed, i as u64 + 1),
-                pending: Vec::new(),
                 copy_ns: 0,
             })
             .collect();
@@ -160,15 +176,19 @@ impl Processes {
         self.procs.iter().map(|p| (ProcessInfo { pid: p.spec.principal.pid, name: p.spec.name.clone() }, p.stats)).collect()
     }
 
-    fn issue(&mut self, i: usize, now: Nanos, out: &mut Emit) {
+    /// Issues process `i`'s next access on `lane` (or ends the lane).
+    fn issue(&mut self, i: usize, lane: usize, now: Nanos, out: &mut Emit) {
         let stop = self.stop_issuing_ns;
         let p = &mut self.procs[i];
-        if p.issued == 0 {
+        if p.issued == 0 && lane == 0 {
+            if let Some(weight) = p.spec.group_weight {
+                out.process_event(ProcessEvent::GroupWeight { group: p.spec.principal.group, weight });
+            }
             out.process_event(ProcessEvent::Started { principal: p.spec.principal, weight: p.spec.weight });
         }
-        if now >= stop {
-            // Nothing this process waits for is outstanding now (prefetches may be).
-            out.process_event(ProcessEvent::Exited(p.spec.principal));
+        if now >= stop || p.spec.max_requests.is_some_and(|m| p.issued >= m) {
+            // Nothing this lane waits for is outstanding now (prefetches may be).
+            self.lane_done(i, now, out);
             return;
         }
         let s = &p.spec;
@@ -177,54 +197,71 @@ impl Processes {
         let block = s.pattern.block(p.issued, blocks, &mut p.rng);
         p.issued += 1;
         let off = block * len;
-        p.pending.clear();
+        let pending = &mut p.lanes[lane];
+        pending.clear();
         let before = out.arrivals.len();
         let waited = match p.kernel.as_mut() {
             None => {
-                submit_parts(out, now, s, off, len, true, &mut p.pending, None);
+                submit_parts(out, now, s, off, len, s.sync, pending, None);
                 0
             }
             Some(k) => {
                 p.copy_ns = (k.model.copy_ns_per_kib * (len as f64 / 2.0)).round() as Nanos;
-                kernel_read(k, s, off, len, now, out, &mut p.pending)
+                kernel_read(k, s, off, len, now, out, pending)
             }
         };
         let st = &mut p.stats;
         st.accesses += 1;
         for (_, r) in &out.arrivals[before..] {
-            if r.sync {
+            if r.sync || p.kernel.is_none() {
                 st.sync_requests += 1;
                 st.split_requests += (r.flags & Request::SPLIT != 0) as u64;
             } else {
                 st.prefetch_requests += 1;
             }
         }
-        if p.pending.is_empty() {
+        let pending = &p.lanes[lane];
+        if pending.is_empty() {
             st.cache_hits += 1;
-        } else if waited == p.pending.len() {
+        } else if waited == pending.len() {
             st.prefetch_waits += 1;
         }
-        if p.pending.is_empty() {
-            self.satisfied(i, now, out);
+        if pending.is_empty() {
+            self.satisfied(i, lane, now, out);
         }
     }
 
-    /// The current access has its data: copy, think, go on (or exit).
-    fn satisfied(&mut self, i: usize, now: Nanos, out: &mut Emit) {
+    /// A lane of process `i` issues nothing more; when all have, the process exits.
+    fn lane_done(&mut self, i: usize, now: Nanos, out: &mut Emit) {
+        let p = &mut self.procs[i];
+        p.lanes_done += 1;
+        if p.lanes_done < p.lanes.len() as u32 {
+            return;
+        }
+        out.process_event(ProcessEvent::Exited(p.spec.principal));
+        // The next process of a chain starts its gap after this exit.
+        for (j, q) in self.procs.iter().enumerate() {
+            if q.spec.after == Some(i) {
+                out.timer(now.saturating_add(q.spec.start_ns), token(j, 0));
+            }
+        }
+    }
+
+    /// The access on `lane` has its data: copy, think, go on (or end the lane).
+    fn satisfied(&mut self, i: usize, lane: usize, now: Nanos, out: &mut Emit) {
         let p = &mut self.procs[i];
         if p.spec.max_requests.is_some_and(|m| p.issued >= m) {
-            out.process_event(ProcessEvent::Exited(p.spec.principal));
-            // The next process of a chain starts its gap after this exit.
-            for (j, q) in self.procs.iter().enumerate() {
-                if q.spec.after == Some(i) {
-                    out.timer(now.saturating_add(q.spec.start_ns), j as u64);
-                }
-            }
+            self.lane_done(i, now, out);
             return;
         }
         let think = p.spec.think.sample(p.issued - 1, &mut p.rng);
-        out.timer(now.saturating_add(p.copy_ns).saturating_add(think), i as u64);
+        out.timer(now.saturating_add(p.copy_ns).saturating_add(think), token(i, lane));
     }
+}
+
+/// A timer's token: the process index and the lane.
+fn token(process: usize, lane: usize) -> u64 {
+    process as u64 | (lane as u64) << 32
 }
 
 /// read() of `len` sectors at file offset `off`: sequential detection, cache lookup, the
@@ -340,7 +377,8 @@ fn submit_parts(out: &mut Emit, now: Nanos, s: &ProcessSpec, off: u64, len: u64,
                 sync,
                 start_sector,
                 size_sectors: size as u32,
-                flags: if flag { Request::SPLIT } else { 0 }, prio: Default::default(),
+                flags: if flag { Request::SPLIT } else { 0 } | if s.meta { Request::META } else { 0 },
+                prio: s.prio,
             },
         );
         at += size;
@@ -350,7 +388,7 @@ fn submit_parts(out: &mut Emit, now: Nanos, s: &ProcessSpec, off: u64, len: u64,
 impl Workload for Processes {
     fn start(&mut self, out: &mut Emit) {
         for (i, p) in self.procs.iter().enumerate().filter(|(_, p)| p.spec.after.is_none()) {
-            out.timer(p.spec.start_ns, i as u64);
+            out.timer(p.spec.start_ns, token(i, 0));
         }
     }
 
@@ -368,17 +406,26 @@ impl Workload for Processes {
                 k.cache.insert(page);
             }
         }
-        let Some(at) = p.pending.iter().position(|&s| s == req.start_sector) else {
+        let found = p.lanes.iter().enumerate().find_map(|(l, pend)| pend.iter().position(|&s| s == req.start_sector).map(|at| (l, at)));
+        let Some((lane, at)) = found else {
             return; // a prefetch nobody waits for yet
         };
-        p.pending.swap_remove(at);
-        if p.pending.is_empty() {
-            self.satisfied(i, now, out);
+        p.lanes[lane].swap_remove(at);
+        if p.lanes[lane].is_empty() {
+            self.satisfied(i, lane, now, out);
         }
     }
 
     fn on_timer(&mut self, token: u64, now: Nanos, out: &mut Emit) {
-        self.issue(token as usize, now, out);
+        let (i, lane) = ((token & 0xffff_ffff) as usize, (token >> 32) as usize);
+        let first = self.procs[i].issued == 0 && lane == 0;
+        self.issue(i, lane, now, out);
+        // An asynchronous process fills its other lanes at its start.
+        if first {
+            for l in 1..self.procs[i].lanes.len() {
+                self.issue(i, l, now, out);
+            }
+        }
     }
 
     fn processes(&self) -> Vec<ProcessInfo> {

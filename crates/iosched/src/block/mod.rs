@@ -1,0 +1,403 @@
+//! The block layer between processes and the I/O scheduler, after Linux's block/: a process's
+//! I/O enters as bios; bios submitted together are plugged and merged; a bio contiguous with a
+//! request waiting in the scheduler joins it (back and front merges, and two requests that a
+//! bio joins become one), up to `max_sectors`, as the scheduler allows; otherwise the bio needs
+//! a request from a limited pool (`nr_requests`), and its process sleeps until one frees.
+//! A merged request completes all its bios.
+//!
+//! A scenario without a `[block]` table gets `BlockConfig::passthrough()`: every bio is a
+//! request, inserted at once, nothing merges, nothing waits — the engine of the earlier
+//! reproductions, unchanged.
+
+pub mod merge;
+pub mod request_pool;
+
+use crate::request::{Op, Request, RequestId};
+use crate::sched::{Context, Scheduler};
+use crate::time::Nanos;
+use merge::{compatible, MergeIndex};
+use request_pool::{RequestPool, TagModel, WaitQueues};
+use std::collections::HashMap;
+
+/// Linux's `nomerges` (sysfs): 0 = every merge, 1 = only into the request the previous bio
+/// merged into or created (the "one-hit" cache), 2 = none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct BlockConfig {
+    /// Requests per queue (None: unlimited).
+    pub nr_requests: Option<u32>,
+    pub tags: TagModel,
+    pub nomerges: u8,
+    /// Largest request a merge may build (max_sectors_kb x 2).
+    pub max_sectors: u32,
+    /// Bios a process submits at one instant are plugged, sorted and merged before the
+    /// scheduler sees them.
+    pub plug: bool,
+}
+
+impl BlockConfig {
+    /// No block layer: what scenarios without `[block]` get.
+    pub fn passthrough() -> Self {
+        BlockConfig { nr_requests: None, tags: TagModel::Legacy, nomerges: 2, max_sectors: u32::MAX, plug: false }
+    }
+
+    pub fn is_passthrough(&self) -> bool {
+        self.nr_requests.is_none() && self.nomerges == 2 && !self.plug
+    }
+}
+
+/// What the block layer did, for reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct BlockCounters {
+    pub bios: u64,
+    pub requests: u64,
+    /// Bios merged into a queued request at its end / its start.
+    pub back_merges: u64,
+    pub front_merges: u64,
+    /// Queued requests merged into another (a bio closed the gap between them).
+    pub request_merges: u64,
+    /// Bios merged inside a plug before reaching the queue.
+    pub plug_merges: u64,
+    /// Bios whose process had to sleep for a request (or queued behind such a bio).
+    pub waited_bios: u64,
+    /// Bios larger than `max_sectors`, split into parts (Linux: bio_split / blk_queue_split).
+    pub split_bios: u64,
+}
+
+pub struct BlockLayer {
+    cfg: BlockConfig,
+    index: MergeIndex,
+    /// The bios of requests made of more than one (a request of one bio is its own bio).
+    bios: HashMap<RequestId, Vec<Request>>,
+    /// When each request in the queue got its request structure (after any wait).
+    insert_ns: HashMap<RequestId, Nanos>,
+    pool: RequestPool,
+    waits: WaitQueues,
+    /// Bios plugged at the current instant, in submission order.
+    plugged: Vec<Request>,
+    last_merge: Option<RequestId>,
+    /// Parts of split bios: part id -> the bio it belongs to; and per split bio, itself and
+    /// how many of its parts have yet to complete.
+    part_of: HashMap<RequestId, RequestId>,
+    split_parents: HashMap<RequestId, (Request, u32)>,
+    next_part_id: RequestId,
+    /// Requests are numbered as they enter the scheduler (schedulers take ids for arrival order;
+    /// a bio that slept for a request arrives at the scheduler later than its id would say).
+    next_request_id: RequestId,
+    pub counters: BlockCounters,
+}
+
+impl BlockLayer {
+    pub fn new(cfg: BlockConfig) -> Self {
+        BlockLayer {
+            cfg,
+            index: MergeIndex::default(),
+            bios: HashMap::new(),
+            insert_ns: HashMap::new(),
+            pool: RequestPool::new(cfg.nr_requests, cfg.tags),
+            waits: WaitQueues::default(),
+            plugged: Vec::new(),
+            last_merge: None,
+            part_of: HashMap::new(),
+            split_parents: HashMap::new(),
+            next_part_id: PART_ID_BASE,
+            next_request_id: 0,
+            counters: BlockCounters::default(),
+        }
+    }
+
+    pub fn config(&self) -> &BlockConfig {
+        &self.cfg
+    }
+
+    /// A bio arrives from a process. One larger than `max_sectors` is split into parts of at
+    /// most that size, each a bio of its own; the process gets it back when all have completed.
+    pub fn submit(&mut self, bio: Request, sched: &mut dyn Scheduler, cx: &Context) {
+        self.counters.bios += 1;
+        if bio.size_sectors > self.cfg.max_sectors && bio.op != Op::Flush {
+            self.counters.split_bios += 1;
+            let max = self.cfg.max_sectors;
+            let parts = bio.size_sectors.div_ceil(max);
+            self.split_parents.insert(bio.id, (bio, parts));
+            for k in 0..parts {
+                let size = max.min(bio.size_sectors - k * max);
+                let part = Request { id: self.next_part_id, start_sector: bio.start_sector + (k * max) as u64, size_sectors: size, ..bio };
+                self.next_part_id += 1;
+                self.part_of.insert(part.id, bio.id);
+                self.enter(part, sched, cx);
+            }
+            return;
+        }
+        self.enter(bio, sched, cx);
+    }
+
+    fn enter(&mut self, bio: Request, sched: &mut dyn Scheduler, cx: &Context) {
+        if self.cfg.plug && bio.op != Op::Flush {
+            self.plugged.push(bio);
+            return;
+        }
+        self.submit_unit(vec![bio], sched, cx);
+    }
+
+    /// The end of an instant: plugged bios go to the queue, each process's sorted and merged.
+    pub fn unplug(&mut self, sched: &mut dyn Scheduler, cx: &Context) {
+        if self.plugged.is_empty() {
+            return;
+        }
+        let mut plugged = std::mem::take(&mut self.plugged);
+        // Processes in the order of their first bio; each one's bios by direction and sector.
+        let mut first_seen: HashMap<u32, usize> = HashMap::new();
+        for (i, b) in plugged.iter().enumerate() {
+            first_seen.entry(b.principal.pid).or_insert(i);
+        }
+        plugged.sort_by_key(|b| (first_seen[&b.principal.pid], b.op != Op::Read, b.start_sector, b.id));
+        let mut unit: Vec<Request> = Vec::new();
+        for bio in plugged {
+            if let Some(last) = unit.last() {
+                let span = unit_request(&unit);
+                if last.principal.pid == bio.principal.pid
+                    && span.end_sector() == bio.start_sector
+                    && compatible(&span, &bio, self.cfg.max_sectors)
+                    && self.cfg.nomerges < 2
+                {
+                    self.counters.plug_merges += 1;
+                    unit.push(bio);
+                    continue;
+                }
+                let done = std::mem::take(&mut unit);
+                self.submit_unit(done, sched, cx);
+            }
+            unit.push(bio);
+        }
+        if !unit.is_empty() {
+            self.submit_unit(unit, sched, cx);
+        }
+    }
+
+    /// Bios (already merged with each other, contiguous, in order) try to join a queued
+    /// request, else need a request of their own.
+    fn submit_unit(&mut self, unit: Vec<Request>, sched: &mut dyn Scheduler, cx: &Context) {
+        let pid = unit[0].principal.pid;
+        if self.waits.is_waiting(pid) {
+            // The process is asleep for a request: these bios come after.
+            self.counters.waited_bios += unit.len() as u64;
+            for b in unit {
+                self.waits.push_pending(b);
+            }
+            return;
+        }
+        let unit = match self.try_merge(unit, sched, cx) {
+            None => return,
+            Some(u) => u,
+        };
+        self.allocate_or_sleep(unit, sched, cx);
+    }
+
+    /// The scheduler's cap for requests like `req` (u32::MAX without a request limit).
+    fn depth_limit(&self, req: &Request, sched: &dyn Scheduler) -> u32 {
+        match self.cfg.nr_requests {
+            Some(nr) => sched.limit_depth(req, nr),
+            None => u32::MAX,
+        }
+    }
+
+    fn allocate_or_sleep(&mut self, unit: Vec<Request>, sched: &mut dyn Scheduler, cx: &Context) {
+        let req = unit_request(&unit);
+        let limit = self.depth_limit(&req, sched);
+        if self.pool.try_alloc(&req, cx.now_ns, limit) {
+            self.insert(req, unit, sched, cx);
+        } else {
+            self.counters.waited_bios += unit.len() as u64;
+            let dir = self.pool.wait_dir(&req);
+            // The process sleeps with its first bio; the rest follow it in order.
+            let mut it = unit.into_iter();
+            if let Some(first) = it.next() {
+                self.waits.sleep(dir, first);
+            }
+            for b in it {
+                self.waits.push_pending(b);
+            }
+        }
+    }
+
+    fn insert(&mut self, req: Request, unit: Vec<Request>, sched: &mut dyn Scheduler, cx: &Context) {
+        self.counters.requests += 1;
+        let req = Request { id: self.next_request_id, ..req };
+        self.next_request_id += 1;
+        if self.cfg.nomerges < 2 {
+            self.index.insert(req);
+            self.last_merge = Some(req.id);
+        }
+        self.bios.insert(req.id, unit);
+        self.insert_ns.insert(req.id, cx.now_ns);
+        sched.add(req, cx);
+    }
+
+    /// Tries to merge `unit` into a queued request; returns it back if it did not merge.
+    fn try_merge(&mut self, unit: Vec<Request>, sched: &mut dyn Scheduler, cx: &Context) -> Option<Vec<Request>> {
+        if self.cfg.nomerges >= 2 || unit[0].op == Op::Flush {
+            return Some(unit);
+        }
+        let span = unit_request(&unit);
+        let one_hit = |id: RequestId, last: Option<RequestId>| self.cfg.nomerges == 0 || Some(id) == last;
+        if let Some(rq) = self.index.ending_at(span.start_sector) {
+            if one_hit(rq.id, self.last_merge) && compatible(&rq, &span, self.cfg.max_sectors) && sched.allow_merge(&rq, &span) {
+                let grown = Request { size_sectors: rq.size_sectors + span.size_sectors, ..rq };
+                self.grow(rq, grown, unit, false, sched, cx);
+                self.counters.back_merges += 1;
+                // The bio may close the gap to the next queued request.
+                if self.cfg.nomerges == 0 {
+                    if let Some(next) = self.index.starting_at(grown.end_sector()) {
+                        self.join(grown, next, sched, cx);
+                    }
+                }
+                return None;
+            }
+        }
+        if sched.front_merges() {
+            if let Some(rq) = self.index.starting_at(span.end_sector()) {
+                if one_hit(rq.id, self.last_merge) && compatible(&rq, &span, self.cfg.max_sectors) && sched.allow_merge(&rq, &span) {
+                    let grown = Request { start_sector: span.start_sector, size_sectors: rq.size_sectors + span.size_sectors, ..rq };
+                    self.grow(rq, grown, unit, true, sched, cx);
+                    self.counters.front_merges += 1;
+                    if self.cfg.nomerges == 0 {
+                        if let Some(prev) = self.index.ending_at(grown.start_sector) {
+                            self.join(prev, grown, sched, cx);
+                        }
+                    }
+                    return None;
+                }
+            }
+        }
+        Some(unit)
+    }
+
+    /// `rq` (queued) takes `unit`'s bios at its end (or its front) and becomes `grown`.
+    fn grow(&mut self, rq: Request, grown: Request, unit: Vec<Request>, front: bool, sched: &mut dyn Scheduler, cx: &Context) {
+        let mut bios = self.bios.remove(&rq.id).unwrap_or_default();
+        if front {
+            let mut u = unit;
+            u.extend(bios);
+            bios = u;
+        } else {
+            bios.extend(unit);
+        }
+        self.bios.insert(rq.id, bios);
+        self.index.replace(grown);
+        self.last_merge = Some(rq.id);
+        sched.merged(&rq, grown, cx);
+    }
+
+    /// Two queued requests, `low` then `high`, contiguous: `high` joins `low`, if they may.
+    fn join(&mut self, low: Request, high: Request, sched: &mut dyn Scheduler, cx: &Context) {
+        if low.id == high.id || !compatible(&low, &high, self.cfg.max_sectors) || !sched.allow_merge(&low, &high) {
+            return;
+        }
+        let grown = Request { size_sectors: low.size_sectors + high.size_sectors, ..low };
+        let mut bios = self.bios.remove(&low.id).unwrap_or_default();
+        bios.extend(self.bios.remove(&high.id).unwrap_or_default());
+        self.bios.insert(low.id, bios);
+        self.index.remove(high.id);
+        self.index.replace(grown);
+        self.insert_ns.remove(&high.id);
+        self.last_merge = Some(low.id);
+        sched.requests_merged(&low, grown, &high, cx);
+        self.counters.request_merges += 1;
+        // The absorbed request's structure is freed.
+        self.free_request(&high, sched, cx);
+    }
+
+    /// The scheduler dispatched `req`: it can no longer be merged into.
+    pub fn dispatched(&mut self, req: &Request) {
+        if self.cfg.nomerges < 2 {
+            self.index.remove(req.id);
+            if self.last_merge == Some(req.id) {
+                self.last_merge = None;
+            }
+        }
+    }
+
+    /// When `req` got its request structure (its issue time if it never waited).
+    pub fn insert_ns(&self, req: &Request) -> Nanos {
+        self.insert_ns.get(&req.id).copied().unwrap_or(req.issue_ns)
+    }
+
+    /// `req` completed: its bios go back to their processes through `out` (a split bio once
+    /// all its parts have completed); its request frees, which may wake sleeping processes
+    /// (whose bios then go on to the queue). Returns how many bios (or parts) it carried.
+    pub fn complete(&mut self, req: &Request, out: &mut Vec<Request>, sched: &mut dyn Scheduler, cx: &Context) -> u32 {
+        let bios = self.bios.remove(&req.id).unwrap_or_default();
+        let n = bios.len() as u32;
+        for bio in bios {
+            match self.part_of.remove(&bio.id) {
+                None => out.push(bio),
+                Some(parent) => {
+                    let left = self.split_parents.get_mut(&parent).map(|e| {
+                        e.1 -= 1;
+                        e.1
+                    });
+                    if left == Some(0) {
+                        if let Some((whole, _)) = self.split_parents.remove(&parent) {
+                            out.push(whole);
+                        }
+                    }
+                }
+            }
+        }
+        self.insert_ns.remove(&req.id);
+        self.free_request(req, sched, cx);
+        n
+    }
+
+    fn free_request(&mut self, req: &Request, sched: &mut dyn Scheduler, cx: &Context) {
+        // A scheduler's cap depends only on the request's kind, so it is the same now as when
+        // the request was allocated.
+        let limited = self.cfg.nr_requests.is_some_and(|nr| self.depth_limit(req, sched) < nr);
+        let (dir, wake) = self.pool.free(req, limited);
+        let mut woken = Vec::new();
+        for _ in 0..wake {
+            let Some((pid, bios)) = self.waits.wake(dir) else {
+                break;
+            };
+            self.pool.woken(pid, cx.now_ns);
+            woken.push((pid, bios));
+        }
+        // Woken processes run side by side: each first retries the bio it slept with, in wake
+        // order; then each goes on submitting where it stopped (if it has to sleep again it
+        // goes to the back of the wait queue, its remaining bios behind it).
+        for round in 0..2 {
+            for (pid, bios) in woken.iter_mut() {
+                while let Some(b) = bios.pop_front() {
+                    if self.waits.is_waiting(*pid) {
+                        self.waits.push_pending(b);
+                        continue;
+                    }
+                    match self.try_merge(vec![b], sched, cx) {
+                        None => {}
+                        Some(unit) => self.allocate_or_sleep(unit, sched, cx),
+                    }
+                    if round == 0 {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Bios not yet in the scheduler (plugged, or waiting for a request).
+    pub fn held_bios(&self) -> usize {
+        self.plugged.len() + self.waits.bios()
+    }
+}
+
+/// Ids of the parts of split bios (far above any id the engine gives).
+const PART_ID_BASE: RequestId = 1 << 62;
+
+/// The request a run of contiguous bios makes: the first bio's identity, their whole span.
+fn unit_request(unit: &[Request]) -> Request {
+    let first = unit[0];
+    let sectors: u64 = unit.iter().map(|b| b.size_sectors as u64).sum();
+    Request { size_sectors: sectors.min(u32::MAX as u64) as u32, ..first }
+}
+
+#[cfg(test)]
+mod tests;

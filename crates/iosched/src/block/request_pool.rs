@@ -1,0 +1,293 @@
+//! Request allocation: a queue has `nr_requests` request structures (Linux 2.6: counted per
+//! direction, reads and writes apart; blk-mq: one pool of scheduler tags). A process that finds
+//! none sleeps until one frees, and is woken the way its kernel wakes it.
+//!
+//! Linux 2.6 (block/ll_rw_blk.c, get_request / freed_request / get_request_wait): the process
+//! whose allocation fills the queue, and every process woken from the wait, becomes a "batcher"
+//! for `BATCH_REQUESTS` (32) requests or `BATCH_TIME` (20 ms): it may allocate beyond the limit,
+//! up to 1.5 x nr_requests, while other processes must wait. Each freed request wakes one
+//! waiter (exclusive wake-up), once the count is below the limit. This lets a streaming writer
+//! hold the queue full in front of a reader (Seelam et al. 2005, Table 1).
+//!
+//! blk-mq (block/blk-mq-tag.c, lib/sbitmap.c): one pool of `nr_requests` tags; waiters are woken
+//! in batches of `wake_batch` = clamp(nr_requests / 8, 1, 8) after as many tags are freed.
+//! A scheduler may cap asynchronous requests below the pool (`Scheduler::limit_depth`,
+//! mq-deadline's async_depth).
+
+use crate::request::{Op, Request};
+use crate::time::Nanos;
+use std::collections::{HashMap, VecDeque};
+
+/// Linux 2.6's BLK_BATCH_REQ.
+pub const BATCH_REQUESTS: u32 = 32;
+/// Linux 2.6's BLK_BATCH_TIME (HZ / 50).
+pub const BATCH_TIME_NS: Nanos = 20_000_000;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum TagModel {
+    /// Linux 2.6: per-direction request lists with batching.
+    Legacy,
+    /// blk-mq: one pool of scheduler tags, batched wake-ups.
+    BlkMq,
+}
+
+impl TagModel {
+    pub const NAMES: [&'static str; 2] = ["legacy", "blk-mq"];
+}
+
+#[derive(Debug)]
+pub struct RequestPool {
+    limit: Option<u32>,
+    model: TagModel,
+    /// In use: per direction (legacy: [read, write]); blk-mq uses [0] for all.
+    count: [u32; 2],
+    /// Requests in use that the scheduler's `limit_depth` caps (mq-deadline: all but reads;
+    /// kyber: asynchronous ones).
+    limited_count: u32,
+    full: [bool; 2],
+    /// Per batching process: requests left and when it last waited.
+    batchers: HashMap<u32, (u32, Nanos)>,
+    /// blk-mq: tags freed since the last wake-up.
+    freed_since_wake: u32,
+}
+
+impl RequestPool {
+    pub fn new(limit: Option<u32>, model: TagModel) -> Self {
+        RequestPool { limit, model, count: [0; 2], limited_count: 0, full: [false; 2], batchers: HashMap::new(), freed_since_wake: 0 }
+    }
+
+    pub fn is_limited(&self) -> bool {
+        self.limit.is_some()
+    }
+
+    fn dir(&self, req: &Request) -> usize {
+        match self.model {
+            TagModel::Legacy => (req.op != Op::Read) as usize,
+            TagModel::BlkMq => 0,
+        }
+    }
+
+    pub fn in_use(&self) -> u32 {
+        self.count[0] + self.count[1]
+    }
+
+    fn batching(&self, pid: u32, now: Nanos) -> bool {
+        match self.batchers.get(&pid) {
+            Some(&(left, since)) => left == BATCH_REQUESTS || (left > 0 && now < since.saturating_add(BATCH_TIME_NS)),
+            None => false,
+        }
+    }
+
+    fn set_batching(&mut self, pid: u32, now: Nanos) {
+        self.batchers.insert(pid, (BATCH_REQUESTS, now));
+    }
+
+    /// Allocates a request for `req`, or says the process must wait. `depth_limit` is the
+    /// scheduler's `limit_depth` for it: below the pool's size, the request belongs to the class
+    /// the scheduler caps, and at most that many of the class may be in use.
+    pub fn try_alloc(&mut self, req: &Request, now: Nanos, depth_limit: u32) -> bool {
+        let Some(nr) = self.limit else {
+            return true;
+        };
+        let d = self.dir(req);
+        let limited = depth_limit < nr;
+        if limited && self.limited_count >= depth_limit {
+            return false;
+        }
+        match self.model {
+            TagModel::Legacy => {
+                let pid = req.principal.pid;
+                if self.count[d] + 1 >= nr {
+                    if !self.full[d] {
+                        self.set_batching(pid, now);
+                        self.full[d] = true;
+                    } else if !self.batching(pid, now) {
+                        return false;
+                    }
+                }
+                if self.count[d] >= 3 * nr / 2 {
+                    return false;
+                }
+                if self.batching(pid, now) {
+                    if let Some(b) = self.batchers.get_mut(&pid) {
+                        b.0 -= 1;
+                    }
+                }
+            }
+            TagModel::BlkMq => {
+                if self.count[0] >= nr {
+                    return false;
+                }
+            }
+        }
+        self.count[d] += 1;
+        self.limited_count += limited as u32;
+        true
+    }
+
+    /// A request was freed (completed, or merged into another); `limited`: it was allocated
+    /// in the scheduler's capped class. Returns how many waiters to wake, and in which direction.
+    pub fn free(&mut self, req: &Request, limited: bool) -> (usize, u32) {
+        let Some(nr) = self.limit else {
+            return (0, 0);
+        };
+        let d = self.dir(req);
+        self.count[d] -= 1;
+        self.limited_count -= limited as u32;
+        match self.model {
+            TagModel::Legacy => {
+                if self.count[d] + 1 <= nr {
+                    self.full[d] = false;
+                    (d, 1)
+                } else {
+                    (d, 0)
+                }
+            }
+            TagModel::BlkMq => {
+                let wake_batch = (nr / 8).clamp(1, 8);
+                self.freed_since_wake += 1;
+                if self.freed_since_wake >= wake_batch || self.count[0] == 0 {
+                    self.freed_since_wake = 0;
+                    (0, wake_batch)
+                } else {
+                    (0, 0)
+                }
+            }
+        }
+    }
+
+    /// A woken process (legacy: it becomes a batcher).
+    pub fn woken(&mut self, pid: u32, now: Nanos) {
+        if self.model == TagModel::Legacy {
+            self.set_batching(pid, now);
+        }
+    }
+
+    /// The wait-queue index of a request (its direction).
+    pub fn wait_dir(&self, req: &Request) -> usize {
+        self.dir(req)
+    }
+}
+
+/// Processes sleeping for a request, per direction, in the order they went to sleep; each
+/// with the bios it has yet to submit (it submits them in order once it has a request).
+#[derive(Debug, Default)]
+pub struct WaitQueues {
+    order: [VecDeque<u32>; 2],
+    pending: HashMap<u32, VecDeque<Request>>,
+}
+
+impl WaitQueues {
+    /// Whether `pid` is asleep (its new bios queue behind the one it waits with).
+    pub fn is_waiting(&self, pid: u32) -> bool {
+        self.pending.contains_key(&pid)
+    }
+
+    pub fn push_pending(&mut self, bio: Request) {
+        self.pending.entry(bio.principal.pid).or_default().push_back(bio);
+    }
+
+    /// `pid` goes to sleep in direction `dir` with `bio` first.
+    pub fn sleep(&mut self, dir: usize, bio: Request) {
+        let pid = bio.principal.pid;
+        self.pending.entry(pid).or_default().push_front(bio);
+        self.order[dir].push_back(pid);
+    }
+
+    /// Wakes the first sleeper of `dir`: its pid and its bios, in order.
+    pub fn wake(&mut self, dir: usize) -> Option<(u32, VecDeque<Request>)> {
+        let pid = self.order[dir].pop_front()?;
+        let bios = self.pending.remove(&pid).unwrap_or_default();
+        Some((pid, bios))
+    }
+
+    pub fn bios(&self) -> usize {
+        self.pending.values().map(|q| q.len()).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::request::Principal;
+
+    fn w(pid: u32, id: u64) -> Request {
+        Request {
+            id,
+            principal: Principal { pid, group: pid },
+            op: Op::Write,
+            sync: false,
+            start_sector: id * 8,
+            size_sectors: 8,
+            issue_ns: 0,
+            flags: 0,
+            prio: Default::default(),
+        }
+    }
+
+    #[test]
+    fn legacy_the_filler_batches_past_the_limit_others_wait() {
+        let mut p = RequestPool::new(Some(4), TagModel::Legacy);
+        // Requests 1-3 fit; the 4th fills the queue (count + 1 >= 4): its process becomes a
+        // batcher and may go on, up to 1.5 x 4 = 6.
+        for i in 0..6 {
+            assert!(p.try_alloc(&w(1, i), 0, u32::MAX), "writer's request {i}");
+        }
+        assert!(!p.try_alloc(&w(1, 6), 0, u32::MAX), "hard limit 1.5 x nr_requests");
+        assert!(!p.try_alloc(&w(2, 7), 0, u32::MAX), "another process waits while the queue is full");
+        // Freeing down to 3 in use clears `full` and wakes one waiter.
+        assert_eq!(p.free(&w(1, 0), false), (1, 0));
+        assert_eq!(p.free(&w(1, 1), false), (1, 0));
+        assert_eq!(p.free(&w(1, 2), false), (1, 1));
+        p.woken(2, 1_000);
+        assert!(p.try_alloc(&w(2, 7), 1_000, u32::MAX));
+    }
+
+    #[test]
+    fn legacy_batching_ends_after_32_requests_or_20_ms() {
+        let mut p = RequestPool::new(Some(1000), TagModel::Legacy);
+        p.woken(5, 0);
+        assert!(p.batching(5, 0));
+        assert!(p.batching(5, BATCH_TIME_NS - 1), "a full batch is valid at any time");
+        p.batchers.insert(5, (3, 0));
+        assert!(p.batching(5, BATCH_TIME_NS - 1));
+        assert!(!p.batching(5, BATCH_TIME_NS), "a started batch lasts 20 ms");
+        p.batchers.insert(5, (0, 0));
+        assert!(!p.batching(5, 0), "32 requests used up");
+    }
+
+    #[test]
+    fn blk_mq_wakes_in_batches_and_caps_the_limited_class() {
+        let mut p = RequestPool::new(Some(16), TagModel::BlkMq);
+        for i in 0..16 {
+            assert!(p.try_alloc(&w(1, i), 0, 12) == (i < 12), "async depth 12: request {i}");
+        }
+        let mut sync_read = w(2, 99);
+        sync_read.op = Op::Read;
+        sync_read.sync = true;
+        for _ in 0..4 {
+            assert!(p.try_alloc(&sync_read, 0, 16), "unlimited requests use the rest");
+        }
+        assert!(!p.try_alloc(&sync_read, 0, 16), "16 tags in use");
+        // wake_batch = 16 / 8 = 2: every second free wakes two waiters.
+        assert_eq!(p.free(&w(1, 0), true), (0, 0));
+        assert_eq!(p.free(&w(1, 1), true), (0, 2));
+        // Two of the limited class freed: two more may be allocated.
+        assert!(p.try_alloc(&w(1, 20), 0, 12) && p.try_alloc(&w(1, 21), 0, 12));
+        assert!(!p.try_alloc(&w(1, 22), 0, 12));
+    }
+
+    #[test]
+    fn wait_queues_keep_each_sleepers_bios_in_order() {
+        let mut q = WaitQueues::default();
+        q.sleep(1, w(1, 0));
+        q.push_pending(w(1, 1));
+        q.sleep(1, w(2, 2));
+        assert!(q.is_waiting(1) && q.is_waiting(2));
+        let (pid, bios) = q.wake(1).unwrap();
+        assert_eq!(pid, 1);
+        assert_eq!(bios.iter().map(|b| b.id).collect::<Vec<_>>(), vec![0, 1]);
+        assert_eq!(q.wake(1).unwrap().0, 2);
+        assert!(q.wake(1).is_none());
+    }
+}

@@ -1,0 +1,235 @@
+//! The block layer on hand-built cases, with a recording scheduler (FIFO that remembers every
+//! hook call).
+
+use super::request_pool::TagModel;
+use super::*;
+use crate::device::{presets::preset, ArmPath, RotationalDisk};
+use crate::request::{Principal, Request};
+use crate::sched::{Completion, Context, Decision};
+
+#[derive(Default)]
+struct Fifo {
+    queue: Vec<Request>,
+    front_merges: bool,
+    merges: Vec<String>,
+}
+
+impl Scheduler for Fifo {
+    fn name(&self) -> &str {
+        "test-fifo"
+    }
+    fn add(&mut self, req: Request, _cx: &Context) {
+        self.queue.push(req);
+    }
+    fn next(&mut self, _cx: &Context) -> Decision {
+        if self.queue.is_empty() {
+            Decision::Empty
+        } else {
+            Decision::Dispatch(self.queue.remove(0), ArmPath::Direct)
+        }
+    }
+    fn completed(&mut self, _d: &Completion, _cx: &Context) {}
+    fn queued(&self) -> usize {
+        self.queue.len()
+    }
+    fn remove(&mut self, req: &Request, _cx: &Context) -> bool {
+        let before = self.queue.len();
+        self.queue.retain(|r| r.id != req.id);
+        self.queue.len() < before
+    }
+    fn allow_merge(&self, _rq: &Request, _bio: &Request) -> bool {
+        true
+    }
+    fn front_merges(&self) -> bool {
+        self.front_merges
+    }
+    fn merged(&mut self, old: &Request, grown: Request, _cx: &Context) {
+        self.merges.push(format!("merged {} {}+{}", old.id, grown.start_sector, grown.size_sectors));
+        if let Some(r) = self.queue.iter_mut().find(|r| r.id == old.id) {
+            *r = grown;
+        }
+    }
+    fn requests_merged(&mut self, into: &Request, grown: Request, absorbed: &Request, cx: &Context) {
+        self.merges.push(format!("requests {} <- {}", into.id, absorbed.id));
+        self.remove(absorbed, cx);
+        if let Some(r) = self.queue.iter_mut().find(|r| r.id == into.id) {
+            *r = grown;
+        }
+    }
+}
+
+fn bio(id: u64, pid: u32, start: u64, size: u32) -> Request {
+    Request {
+        id,
+        principal: Principal { pid, group: pid },
+        op: Op::Read,
+        sync: true,
+        start_sector: start,
+        size_sectors: size,
+        issue_ns: 0,
+        flags: 0,
+        prio: Default::default(),
+    }
+}
+
+fn cfg(nomerges: u8, plug: bool, nr: Option<u32>) -> BlockConfig {
+    BlockConfig { nr_requests: nr, tags: TagModel::Legacy, nomerges, max_sectors: 1024, plug }
+}
+
+fn with_cx<R>(f: impl FnOnce(&Context) -> R) -> R {
+    let disk = RotationalDisk::new(preset("ibm-deskstar-34gxp").unwrap()).unwrap();
+    let cx = Context { now_ns: 0, device: &disk, in_flight: 0 };
+    f(&cx)
+}
+
+#[test]
+fn back_front_and_bridging_merges() {
+    with_cx(|cx| {
+        let mut b = BlockLayer::new(cfg(0, false, None));
+        let mut s = Fifo { front_merges: true, ..Fifo::default() };
+        b.submit(bio(0, 1, 100, 8), &mut s, cx); // request 0: [100, 108)
+        b.submit(bio(1, 1, 108, 8), &mut s, cx); // back merge: [100, 116)
+        b.submit(bio(2, 2, 92, 8), &mut s, cx); // front merge: [92, 116)
+        b.submit(bio(3, 1, 124, 8), &mut s, cx); // a new request: [124, 132)
+        b.submit(bio(4, 1, 116, 8), &mut s, cx); // fills the gap: back merge, then the two join
+        assert_eq!(s.queue.len(), 1);
+        assert_eq!((s.queue[0].id, s.queue[0].start_sector, s.queue[0].size_sectors), (0, 92, 40));
+        assert_eq!(b.counters.back_merges, 2);
+        assert_eq!(b.counters.front_merges, 1);
+        assert_eq!(b.counters.request_merges, 1);
+        assert_eq!(s.merges.last().unwrap(), "requests 0 <- 1", "request 1 (bio 3) joined request 0");
+        // Completing the one request hands back all five bios, each once.
+        let mut out = Vec::new();
+        let req = s.queue[0];
+        b.dispatched(&req);
+        assert_eq!(b.complete(&req, &mut out, &mut s, cx), 5);
+        let mut ids: Vec<u64> = out.iter().map(|r| r.id).collect();
+        ids.sort();
+        assert_eq!(ids, vec![0, 1, 2, 3, 4]);
+        let sectors: u64 = out.iter().map(|r| r.size_sectors as u64).sum();
+        assert_eq!(sectors, 40);
+    });
+}
+
+#[test]
+fn merges_respect_the_size_limit_op_and_front_merge_setting() {
+    with_cx(|cx| {
+        let mut b = BlockLayer::new(BlockConfig { max_sectors: 16, ..cfg(0, false, None) });
+        let mut s = Fifo::default(); // no front merges
+        b.submit(bio(0, 1, 100, 8), &mut s, cx);
+        b.submit(bio(1, 1, 108, 8), &mut s, cx); // 16 sectors: the limit
+        b.submit(bio(2, 1, 116, 8), &mut s, cx); // would make 24: a request of its own
+        b.submit(bio(3, 1, 92, 8), &mut s, cx); // front merge refused by the scheduler setting
+        let mut w = bio(4, 1, 124, 8);
+        w.op = Op::Write;
+        b.submit(w, &mut s, cx); // a write does not join a read
+        assert_eq!(s.queue.iter().map(|r| (r.start_sector, r.size_sectors)).collect::<Vec<_>>(), vec![(100, 16), (116, 8), (92, 8), (124, 8)]);
+        assert_eq!(b.counters.front_merges, 0);
+    });
+}
+
+#[test]
+fn a_dispatched_request_is_not_merged_into() {
+    with_cx(|cx| {
+        let mut b = BlockLayer::new(cfg(0, false, None));
+        let mut s = Fifo::default();
+        b.submit(bio(0, 1, 100, 8), &mut s, cx);
+        let Decision::Dispatch(r, _) = s.next(cx) else { panic!() };
+        b.dispatched(&r);
+        b.submit(bio(1, 1, 108, 8), &mut s, cx);
+        assert_eq!(s.queue.len(), 1);
+        assert_eq!(s.queue[0].id, 1);
+    });
+}
+
+#[test]
+fn nomerges_2_never_and_1_only_into_the_last_request() {
+    with_cx(|cx| {
+        let mut b = BlockLayer::new(cfg(2, false, None));
+        let mut s = Fifo::default();
+        b.submit(bio(0, 1, 100, 8), &mut s, cx);
+        b.submit(bio(1, 1, 108, 8), &mut s, cx);
+        assert_eq!(s.queue.len(), 2);
+        let mut b = BlockLayer::new(cfg(1, false, None));
+        let mut s = Fifo::default();
+        b.submit(bio(0, 1, 100, 8), &mut s, cx);
+        b.submit(bio(1, 1, 500, 8), &mut s, cx); // the last request is now 1 (an insert sets it)
+        b.submit(bio(2, 1, 108, 8), &mut s, cx); // contiguous with 0, but 0 is not the last
+        b.submit(bio(3, 1, 116, 8), &mut s, cx); // joins 2, the last
+        assert_eq!(s.queue.iter().map(|r| (r.id, r.size_sectors)).collect::<Vec<_>>(), vec![(0, 8), (1, 8), (2, 16)]);
+    });
+}
+
+#[test]
+fn a_plug_sorts_and_merges_a_burst_before_the_scheduler_sees_it() {
+    with_cx(|cx| {
+        let mut b = BlockLayer::new(cfg(0, true, None));
+        let mut s = Fifo::default();
+        for (i, start) in [116u64, 100, 108, 300].iter().enumerate() {
+            b.submit(bio(i as u64, 1, *start, 8), &mut s, cx);
+        }
+        b.submit(bio(4, 2, 124, 8), &mut s, cx); // another process's bio stays apart in the plug
+        assert_eq!(s.queue.len(), 0, "nothing reaches the scheduler before the unplug");
+        b.unplug(&mut s, cx);
+        let got: Vec<(u32, u64, u32)> = s.queue.iter().map(|r| (r.principal.pid, r.start_sector, r.size_sectors)).collect();
+        // Process 1's three contiguous bios became one request; process 2's bio then back-merged
+        // into it from the queue (merging across processes is the scheduler's call).
+        assert_eq!(got, vec![(1, 100, 32), (1, 300, 8)]);
+        assert_eq!(b.counters.plug_merges, 2);
+        assert_eq!(b.counters.back_merges, 1);
+    });
+}
+
+#[test]
+fn a_process_sleeps_for_a_request_and_is_woken_in_order() {
+    with_cx(|cx| {
+        let mut b = BlockLayer::new(cfg(2, false, Some(2)));
+        let mut s = Fifo::default();
+        let w = |id, pid, start| {
+            let mut r = bio(id, pid, start, 8);
+            r.op = Op::Write;
+            r.sync = false;
+            r
+        };
+        // nr_requests 2: the writer's 2nd request fills the queue, making it a batcher up to 3.
+        for i in 0..4 {
+            b.submit(w(i, 1, i * 100), &mut s, cx);
+        }
+        assert_eq!(s.queue.len(), 3);
+        assert_eq!(b.held_bios(), 1);
+        // Another writer must wait behind it.
+        b.submit(w(10, 2, 5000), &mut s, cx);
+        assert_eq!(b.held_bios(), 2);
+        assert_eq!(b.counters.waited_bios, 2);
+        // Completions free requests: the first sleeper (process 1) is woken first.
+        let mut out = Vec::new();
+        for _ in 0..2 {
+            let Decision::Dispatch(r, _) = s.next(cx) else { panic!() };
+            b.dispatched(&r);
+            b.complete(&r, &mut out, &mut s, cx);
+        }
+        let queued: Vec<u32> = s.queue.iter().map(|r| r.principal.pid).collect();
+        assert_eq!(queued, vec![1, 1], "the woken writer's bio went in; the other writer still sleeps");
+        assert_eq!(b.held_bios(), 1);
+    });
+}
+
+#[test]
+fn a_bio_larger_than_max_sectors_is_split_and_completes_once_all_parts_have() {
+    with_cx(|cx| {
+        let mut b = BlockLayer::new(BlockConfig { max_sectors: 1024, ..cfg(0, false, None) });
+        let mut s = Fifo::default();
+        b.submit(bio(7, 1, 0, 2048 + 100), &mut s, cx); // 1 MiB + 50 KiB: parts of 1024, 1024, 100
+        assert_eq!(s.queue.iter().map(|r| (r.start_sector, r.size_sectors)).collect::<Vec<_>>(), vec![(0, 1024), (1024, 1024), (2048, 100)]);
+        assert_eq!(b.counters.split_bios, 1);
+        let mut out = Vec::new();
+        for k in 0..3 {
+            let Decision::Dispatch(r, _) = s.next(cx) else { panic!() };
+            b.dispatched(&r);
+            assert_eq!(b.complete(&r, &mut out, &mut s, cx), 1, "each request carries one part");
+            assert_eq!(out.len(), if k < 2 { 0 } else { 1 }, "the bio comes back only with its last part");
+        }
+        assert_eq!((out[0].id, out[0].size_sectors), (7, 2148), "the process gets its own bio back");
+        assert!(b.part_of.is_empty() && b.split_parents.is_empty());
+    });
+}

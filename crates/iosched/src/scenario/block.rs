@@ -1,0 +1,85 @@
+//! `[block]` (the block layer) and the drive's command queue (`device.queue_depth`,
+//! `device.queue_order`, `device.queue_aging_ms`). A scenario with neither runs as before
+//! they existed: no merging, no request limit, depth 1.
+
+use super::DeviceSection;
+use crate::block::request_pool::TagModel;
+use crate::block::BlockConfig;
+use crate::device::drive_queue::{DriveQueueConfig, FirmwareOrder};
+use crate::device::presets::command_queue;
+use serde::{Deserialize, Serialize};
+
+/// Linux's default `max_sectors_kb` for many drives (512 KiB since 4.x; 2.6 had the drive's
+/// max_hw_sectors, often 512 KiB too).
+pub const DEFAULT_MAX_SECTORS_KB: u32 = 512;
+/// Linux 2.6's BLKDEV_MAX_RQ: the default `nr_requests`.
+pub const DEFAULT_NR_REQUESTS: u32 = 128;
+/// How long a command may wait inside an RPO drive before the firmware serves it first.
+/// Firmware does not publish this; 500 ms is an estimate (tunable).
+pub const DEFAULT_QUEUE_AGING_MS: f64 = 500.0;
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct BlockSection {
+    /// Request structures per queue (Linux 2.6 / blk-mq default 128); 0 = unlimited.
+    pub nr_requests: Option<u32>,
+    /// "legacy" (Linux 2.6: counted per direction, batching wake-ups) or "blk-mq" (one pool
+    /// of scheduler tags).
+    pub tags: Option<String>,
+    /// Linux's nomerges: 0 every merge (default), 1 only into the last merged request, 2 none.
+    pub nomerges: Option<u8>,
+    /// Largest request merges may build (default 512 KiB).
+    pub max_sectors_kb: Option<u32>,
+    /// Plug each process's bios of one instant and merge them first (default true).
+    pub plug: Option<bool>,
+}
+
+impl BlockSection {
+    pub fn config(&self) -> Result<BlockConfig, String> {
+        let nr = self.nr_requests.unwrap_or(DEFAULT_NR_REQUESTS);
+        if nr > 1_000_000 {
+            return Err(format!("field `block.nr_requests` must be in [0, 1000000] (0: unlimited), got {nr}"));
+        }
+        let tags = match self.tags.as_deref().unwrap_or("legacy") {
+            "legacy" => TagModel::Legacy,
+            "blk-mq" => TagModel::BlkMq,
+            other => return Err(format!("field `block.tags`: unknown model `{other}` (known: {})", TagModel::NAMES.join(", "))),
+        };
+        let nomerges = self.nomerges.unwrap_or(0);
+        if nomerges > 2 {
+            return Err(format!("field `block.nomerges` must be 0, 1 or 2, got {nomerges}"));
+        }
+        let kb = self.max_sectors_kb.unwrap_or(DEFAULT_MAX_SECTORS_KB);
+        if !(4..=65_536).contains(&kb) {
+            return Err(format!("field `block.max_sectors_kb` must be in [4, 65536], got {kb}"));
+        }
+        Ok(BlockConfig { nr_requests: (nr > 0).then_some(nr), tags, nomerges, max_sectors: kb * 2, plug: self.plug.unwrap_or(true) })
+    }
+}
+
+/// The drive's command queue from `[device]`: depth (1 .. the preset's maximum), firmware
+/// order (default RPO when depth > 1) and aging bound.
+pub fn drive_queue(d: &DeviceSection, preset_name: Option<&str>) -> Result<DriveQueueConfig, String> {
+    let depth = d.queue_depth.unwrap_or(1);
+    let (max, why) = match preset_name.and_then(command_queue) {
+        Some(q) => (q.max_depth, q.source.to_string()),
+        None => (256, "a DiskSim drive: up to 256".to_string()),
+    };
+    if depth == 0 || depth > max {
+        return Err(format!(
+            "field `device.queue_depth` must be in [1, {max}] for this drive ({why}), got {depth}"
+        ));
+    }
+    let aging_ms = d.queue_aging_ms.unwrap_or(DEFAULT_QUEUE_AGING_MS);
+    if !(aging_ms.is_finite() && (0.0..=3_600_000.0).contains(&aging_ms)) {
+        return Err(format!("field `device.queue_aging_ms` must be in [0, 3600000], got {aging_ms}"));
+    }
+    let order = match d.queue_order.as_deref() {
+        None | Some("rpo") => FirmwareOrder::Rpo { aging_ns: (aging_ms * 1e6) as u64 },
+        Some("fifo") => FirmwareOrder::Fifo,
+        Some(other) => {
+            return Err(format!("field `device.queue_order`: unknown order `{other}` (known: {})", FirmwareOrder::NAMES.join(", ")))
+        }
+    };
+    Ok(DriveQueueConfig { depth, order })
+}
