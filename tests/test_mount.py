@@ -123,6 +123,46 @@ def test_daemon_and_umount(dirs, tmp_path):
     assert json.loads(summary.read_text())["runs"][0]["scheduler"] == "clook"
 
 
+def daemon_pid(mnt: Path) -> int:
+    """The mount's pid from its pidfile ("PID START_TIME")."""
+    name = "".join(c if c.isascii() and c.isalnum() else "_" for c in str(mnt))
+    return int(Path(f"/tmp/iosched-fuse{name}.pid").read_text().split()[0])
+
+
+def test_umount_of_a_stopped_daemon_and_mount_over_a_killed_one(dirs, tmp_path):
+    """Issue 10 through the Python CLI: `iosched umount` of a SIGSTOP'd daemon returns (and the
+    daemon finishes), and after SIGKILL the next `iosched mount` removes the dead mount."""
+    backing, mnt, _ = dirs
+    (backing / "f").write_bytes(b"data")
+    summary = tmp_path / "summary.json"
+    r = subprocess.run(CLI + ["mount", str(backing), str(mnt), "--daemon", "--summary", str(summary)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    pid = daemon_pid(mnt)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        r = subprocess.run(CLI + ["umount", str(mnt), "--timeout", "5"], capture_output=True, text=True, timeout=30)
+    finally:
+        os.kill(pid, signal.SIGCONT) if Path(f"/proc/{pid}").exists() else None
+    assert r.returncode == 0, r.stderr
+    assert mount_entry(mnt) is None and json.loads(summary.read_text())["runs"][0]["requests"] == 0
+    r = subprocess.run(CLI + ["mount", str(backing), str(mnt), "--daemon"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    pid = daemon_pid(mnt)
+    os.kill(pid, signal.SIGKILL)
+    for _ in range(250):
+        st = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] if Path(f"/proc/{pid}").exists() else "X"
+        if st in "ZX":
+            break
+        time.sleep(0.02)
+    assert mount_entry(mnt) is not None  # the dead mount
+    r = subprocess.run(CLI + ["mount", str(backing), str(mnt), "--daemon"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "removed a dead mount" in r.stderr, r.stderr
+    assert (mnt / "f").read_bytes() == b"data"
+    r = subprocess.run(CLI + ["umount", str(mnt)], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    assert mount_entry(mnt) is None
+
+
 def test_bad_input_one_message(dirs):
     backing, mnt, _ = dirs
     r = subprocess.run(CLI + ["mount", str(backing), str(mnt), "--scheduler", "nope"], capture_output=True, text=True, timeout=60)
@@ -162,7 +202,30 @@ def test_real_backend_reads_writes_and_fsync_at_dispatch(dirs, tmp_path):
     n = run["addresses"]["fiemap"] + run["addresses"]["layout"]
     assert n == run["requests"] > 0
     rows = requests_csv.read_text().splitlines()
-    assert rows[0].startswith("id,pid,group,op,") and len(rows) == 1 + run["requests"]
+    assert rows[0].startswith("req_id,pid,group,op,") and len(rows) == 1 + run["requests"]
+
+
+def test_bad_outputs_stats_interval_and_nonempty_mountpoint_refused(dirs, tmp_path):
+    """Issue 10: output paths that cannot be written, a too short --stats-interval and a
+    non-empty mountpoint are refused at mount time with one line naming the option and value."""
+    backing, mnt, _ = dirs
+    missing = tmp_path / "missing" / "out.json"
+    cases = [
+        (["--summary", str(missing)], f"--summary {missing}"),
+        (["--requests-csv", str(missing)], f"--requests-csv {missing}"),
+        (["--stats", str(missing)], f"--stats {missing}"),
+        (["--stats-interval", "0.000001"], "--stats-interval 0.000001"),
+    ]
+    for extra, want in cases:
+        for daemon in ([], ["--daemon"]):
+            r = subprocess.run(CLI + ["mount", str(backing), str(mnt), *extra, *daemon], capture_output=True, text=True, timeout=30)
+            assert r.returncode == 2, (extra, r.stderr)
+            assert want in r.stderr and len(r.stderr.strip().splitlines()) == 1, (extra, r.stderr)
+            assert mount_entry(mnt) is None
+    (mnt / "precious").write_text("would be hidden")
+    r = subprocess.run(CLI + ["mount", str(backing), str(mnt)], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "is not empty" in r.stderr, r.stderr
+    assert mount_entry(mnt) is None
 
 
 def test_unknown_backend_one_message(dirs):

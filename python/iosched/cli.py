@@ -739,7 +739,9 @@ def _exec_fuse(args: list) -> None:
 @app.command()
 def mount(
     backing_dir: Path = typer.Argument(..., help="Directory whose files the mount shows (data is read from and written to it)."),
-    mountpoint: Path = typer.Argument(..., help="Empty directory to mount on."),
+    # A str, not a Path: click stats Path arguments, and a stat of a mount whose daemon is
+    # stopped hangs; real mode checks the mountpoint itself, mountinfo first.
+    mountpoint: str = typer.Argument(..., help="Empty directory to mount on."),
     scheduler: str = typer.Option("fcfs", "--scheduler", help="Scheduler name, as in scenario files (iosched list schedulers)."),
     policy: Optional[str] = typer.Option(None, "--policy", help="Policy that `anticipatory` wraps (default aged-sptf)."),
     sets: List[str] = typer.Option([], "--set", help="Scheduler tunable TUNABLE=VALUE (repeatable)."),
@@ -750,7 +752,7 @@ def mount(
     daemon: bool = typer.Option(False, "--daemon", help="Run in the background; stop with `iosched umount`."),
     summary: Optional[Path] = typer.Option(None, "--summary", help="Also write the final JSON summary to this file."),
     stats: Optional[Path] = typer.Option(None, "--stats", help="Append live statistics (JSON lines) to this file."),
-    stats_interval: Optional[float] = typer.Option(None, "--stats-interval", help="Seconds between live statistics lines on stderr (0: none)."),
+    stats_interval: Optional[str] = typer.Option(None, "--stats-interval", help="Seconds between live statistics lines on stderr: 0 (none) or at least 0.1; passed on as typed, so an error names the value given."),
     log: Optional[Path] = typer.Option(None, "--log", help="With --daemon: where the daemon's output goes."),
     requests_csv: Optional[Path] = typer.Option(None, "--requests-csv", help="At unmount, write one row per request to this CSV file."),
 ) -> None:
@@ -774,7 +776,9 @@ def mount(
 
 @app.command()
 def umount(
-    mountpoint: Path = typer.Argument(..., help="Where `iosched mount` mounted."),
+    # A str, not a Path: click stats Path arguments, and a stat of a mount whose daemon is
+    # stopped hangs (real mode reads mountinfo and never stats it).
+    mountpoint: str = typer.Argument(..., help="Where `iosched mount` mounted."),
     timeout: float = typer.Option(10.0, "--timeout", help="Seconds to wait for the mount's process to write its summary and exit."),
 ) -> None:
     """Unmount a real-mode mount (lazily if busy) and wait for its process to finish."""

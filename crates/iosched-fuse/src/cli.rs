@@ -78,11 +78,13 @@ fn parse_mount(args: &[String]) -> Result<Parsed, String> {
             "--requests-csv" => requests_csv = Some(PathBuf::from(value("--requests-csv")?)),
             "--stats-interval" => {
                 let v = value("--stats-interval")?;
+                let min = crate::dispatcher::MIN_STATS_INTERVAL_S;
                 interval = Some(
-                    v.parse::<f64>()
+                    v.trim()
+                        .parse::<f64>()
                         .ok()
-                        .filter(|x| x.is_finite() && *x >= 0.0)
-                        .ok_or_else(|| format!("--stats-interval {v}: not a number >= 0"))?,
+                        .filter(|x| x.is_finite() && (*x == 0.0 || *x >= min))
+                        .ok_or_else(|| format!("--stats-interval {v}: must be 0 (no statistics) or at least {min} seconds"))?,
                 )
             }
             f if f.starts_with('-') => return Err(format!("unknown option {f}\n{USAGE}")),
@@ -111,8 +113,16 @@ fn cmd_mount(args: &[String], self_command: &[String]) -> u8 {
         unsafe { libc::setsid() };
     }
     match mount::run(p.opts) {
-        Ok(summary) => {
-            println!("{summary}");
+        Ok(ended) => {
+            println!("{}", ended.summary);
+            if ended.aborted {
+                // Clients still hold files of the mount: this process ending closes /dev/fuse,
+                // which aborts the connection (its FUSE thread is still reading it).
+                use std::io::Write;
+                let _ = std::io::stdout().flush();
+                let _ = std::io::stderr().flush();
+                std::process::exit(0);
+            }
             0
         }
         Err(e) => fail(e),
@@ -126,6 +136,10 @@ fn daemonize(p: &Parsed, self_command: &[String]) -> u8 {
         Ok(x) => x,
         Err(e) => return fail(e),
     };
+    // Output paths are refused here, before the daemon starts.
+    if let Err(e) = mount::open_outputs(&p.opts) {
+        return fail(e);
+    }
     let log = p
         .log
         .as_ref()
@@ -169,11 +183,19 @@ fn daemonize(p: &Parsed, self_command: &[String]) -> u8 {
     let Some((exe, exe_args)) = self_command.split_first() else {
         return fail("cannot start the daemon: no command to start it with");
     };
-    let mut child =
-        match Command::new(exe).args(exe_args).args(&child_args).current_dir("/").stdin(Stdio::null()).stdout(out).stderr(err).process_group(0).spawn() {
-            Ok(c) => c,
-            Err(e) => return fail(format!("cannot start the daemon: {e}")),
-        };
+    let mut child = match Command::new(exe)
+        .args(exe_args)
+        .args(&child_args)
+        .current_dir("/")
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .process_group(0)
+        .spawn()
+    {
+        Ok(c) => c,
+        Err(e) => return fail(format!("cannot start the daemon: {e}")),
+    };
     let start = Instant::now();
     loop {
         if let Ok(Some(status)) = child.try_wait() {
@@ -215,19 +237,24 @@ fn cmd_umount(args: &[String]) -> u8 {
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
-            "--timeout" => match it.next().and_then(|v| v.parse::<f64>().ok()) {
-                Some(t) => timeout = t,
-                None => return fail("--timeout needs a number of seconds"),
+            "--timeout" => match it.next().map(|v| (v, v.parse::<f64>())) {
+                Some((_, Ok(t))) if t.is_finite() && t >= 0.0 => timeout = t,
+                Some((v, _)) => return umount_fail(format!("--timeout {v}: not a number of seconds >= 0")),
+                None => return umount_fail("--timeout needs a number of seconds"),
             },
-            f if f.starts_with('-') => return fail(format!("unknown option {f}\n{USAGE}")),
+            f if f.starts_with('-') => return umount_fail(format!("unknown option {f}\n{USAGE}")),
             _ => pos.push(a.clone()),
         }
     }
     if pos.len() != 1 {
-        return fail(format!("expected MOUNTPOINT\n{USAGE}"));
+        return umount_fail(format!("expected MOUNTPOINT\n{USAGE}"));
     }
+    // Nothing here stats the mountpoint: a mount whose daemon is stopped would hang the call.
     let mp = mount::absolute(Path::new(&pos[0]));
     let Some(entry) = mount::mount_at(&mp) else {
+        if mount::daemon_of(&mp).is_none() && mount::pidfile(&mp).exists() {
+            let _ = std::fs::remove_file(mount::pidfile(&mp));
+        }
         eprintln!("iosched umount: {} is not mounted", mp.display());
         return 1;
     };
@@ -235,30 +262,57 @@ fn cmd_umount(args: &[String]) -> u8 {
         eprintln!("iosched umount: {} is a {} mount of {}, not an iosched one", mp.display(), entry.fstype, entry.source);
         return 1;
     }
-    let pid: Option<i32> = std::fs::read_to_string(mount::pidfile(&mp)).ok().and_then(|s| s.trim().parse().ok());
-    let lazy = match mount::unmount(&mp) {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("iosched umount: {e}");
-            return 1;
-        }
+    let Some(pid) = mount::daemon_of(&mp) else {
+        // The daemon is gone (SIGKILL): the connection died with it; remove the dead mount.
+        mount::abort_connection(&entry.dev);
+        let lazy = match mount::unmount(&mp) {
+            Ok(l) => l,
+            Err(e) => return umount_fail(e),
+        };
+        let _ = std::fs::remove_file(mount::pidfile(&mp));
+        eprintln!(
+            "iosched umount: {}: its daemon was gone (killed?); the dead mount is removed{}",
+            mp.display(),
+            if lazy { " (detached)" } else { "" }
+        );
+        return 0;
     };
-    if lazy {
-        eprintln!("iosched umount: {} was busy: detached; the daemon ends when the last open file is closed", mp.display());
+    // The daemon unmounts on SIGTERM (lazily if busy; aborting the connection 5 s later if files
+    // are still open), writes its summary and exits. A stopped daemon is continued first.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    if mount::process_state(pid) == Some('T') || mount::process_state(pid) == Some('t') {
+        eprintln!("iosched umount: the daemon (pid {pid}) was stopped: continuing it so that it can finish");
+        unsafe { libc::kill(pid, libc::SIGCONT) };
     }
-    // Wait for the daemon to write its summary and exit.
-    if let Some(pid) = pid {
+    let start = Instant::now();
+    let gone = |pid: i32| matches!(mount::process_state(pid), None | Some('Z') | Some('X'));
+    while !gone(pid) && start.elapsed().as_secs_f64() < timeout {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    if !gone(pid) {
+        eprintln!("iosched umount: the daemon (pid {pid}) is still running after {timeout} s: killing it (its summary is lost)");
+        unsafe { libc::kill(pid, libc::SIGKILL) };
         let start = Instant::now();
-        while unsafe { libc::kill(pid, 0) } == 0 && start.elapsed().as_secs_f64() < timeout {
+        while !gone(pid) && start.elapsed() < Duration::from_secs(5) {
             std::thread::sleep(Duration::from_millis(20));
         }
-        if unsafe { libc::kill(pid, 0) } == 0 && !lazy {
-            eprintln!("iosched umount: the daemon (pid {pid}) is still running after {timeout} s; aborting the connection");
-            mount::abort_connection(&entry.dev);
+        if mount::mount_at(&mp).is_some_and(|m| m.dev == entry.dev) {
+            let _ = mount::unmount(&mp);
         }
+        let _ = std::fs::remove_file(mount::pidfile(&mp));
+        return 1;
+    }
+    if mount::mount_at(&mp).is_some_and(|m| m.dev == entry.dev) {
+        // The daemon ended without unmounting (it could not): the dead mount goes too.
+        let _ = mount::unmount(&mp);
     }
     eprintln!("iosched umount: {} unmounted", mp.display());
     0
+}
+
+fn umount_fail(msg: impl std::fmt::Display) -> u8 {
+    eprintln!("iosched umount: {msg}");
+    2
 }
 
 /// Times O_DIRECT read pairs on a real file or block device and fits the positioning curve

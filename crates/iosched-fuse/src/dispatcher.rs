@@ -8,15 +8,14 @@ use crate::address_view::{AddressView, DeviceCalibration};
 use crate::principal::Principals;
 use fuser::{ReplyData, ReplyWrite};
 use iosched::device::{Device, DeviceView, RotationalDisk, Service};
-use iosched::metrics::{summarize, LatencyMs, RequestRecord};
+use iosched::metrics::{LatencyHistogram, LatencyMs, ProcessSummary, RequestRecord, RunAccumulator};
 use iosched::request::{Op, Principal, Request};
 use iosched::sched::{registry, Completion, Context, Decision, ProcessEvent, Scheduler};
 use iosched::sim::engine::InvariantReport;
 use iosched::time::Nanos;
-use iosched::workload::ProcessInfo;
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
-use std::io::Write;
+use std::io::{BufWriter, Write};
 use std::os::unix::fs::FileExt;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
 use std::sync::{Arc, Mutex};
@@ -24,8 +23,10 @@ use std::time::{Duration, Instant};
 
 /// Sleep until this long before a deadline, then spin.
 const SPIN_NS: Nanos = 200_000;
-/// How often exited processes are looked for.
+/// How often exited processes are looked for (and the requests CSV flushed).
 const REAP_NS: Nanos = 250_000_000;
+/// The shortest interval between live statistics lines (0 turns them off).
+pub const MIN_STATS_INTERVAL_S: f64 = 0.1;
 
 pub enum Reply {
     /// Emulated disk: the backing I/O was done on arrival; only the answer is held.
@@ -103,8 +104,13 @@ pub struct Io {
 }
 
 pub enum Msg {
-    Started { principal: Principal, name: String },
+    Started {
+        principal: Principal,
+        name: String,
+    },
     Io(Io),
+    /// The mount is ending: stop at once (requests still queued are answered EIO).
+    Shutdown,
 }
 
 #[derive(Clone, Debug)]
@@ -123,13 +129,114 @@ pub struct Config {
     pub stats_file: Option<std::path::PathBuf>,
 }
 
-/// What the dispatcher hands back when the mount ends.
+/// What the dispatcher hands back when the mount ends: the summary's accumulators (constant
+/// memory however long the mount lasts; the records themselves went to the CSV file as they
+/// completed).
 pub struct Outcome {
-    pub records: Vec<RequestRecord>,
-    pub lateness_ns: Vec<Nanos>,
-    pub processes: Vec<ProcessInfo>,
+    /// Over all requests (its per-process part is not used: see `processes`).
+    pub acc: RunAccumulator,
+    /// The first request's issue and the last completion (ns since the mount).
+    pub first_issue_ns: Option<Nanos>,
+    pub last_complete_ns: Nanos,
+    /// Reply time minus modelled completion (emulated disk only).
+    pub lateness: LatencyHistogram,
+    /// Per process, from a completion to its next request when nothing else of it was outstanding.
+    pub think: LatencyHistogram,
+    /// Per process, in the order they exited, then those still running.
+    pub processes: Vec<ProcessTotals>,
     pub counters: Vec<(String, u64)>,
     pub scheduler_name: String,
+    /// Rows written to the requests CSV, or its first write error.
+    pub csv: Option<Result<u64, String>>,
+}
+
+/// The per-request CSV, written as requests complete (`--requests-csv`).
+pub struct CsvOut {
+    out: BufWriter<File>,
+    rows: u64,
+    error: Option<std::io::Error>,
+}
+
+impl CsvOut {
+    /// Takes a file opened for writing (at mount time, so that a bad path is refused up front).
+    pub fn new(file: File) -> CsvOut {
+        let mut out = BufWriter::with_capacity(64 << 10, file);
+        let error = writeln!(out, "{}", iosched::metrics::csv::RECORD_COLUMNS).err();
+        CsvOut { out, rows: 0, error }
+    }
+
+    fn record(&mut self, r: &RequestRecord) {
+        if self.error.is_none() {
+            match iosched::metrics::csv::write_record(&mut self.out, r) {
+                Ok(()) => self.rows += 1,
+                Err(e) => self.error = Some(e),
+            }
+        }
+    }
+
+    fn flush(&mut self) {
+        if self.error.is_none() {
+            if let Err(e) = self.out.flush() {
+                self.error = Some(e);
+            }
+        }
+    }
+
+    fn finish(mut self) -> Result<u64, String> {
+        self.flush();
+        match self.error {
+            Some(e) => Err(e.to_string()),
+            None => Ok(self.rows),
+        }
+    }
+}
+
+/// A process's requests while it runs. Its response-time histogram (HdrHistogram, ~100-150 KiB
+/// once it has seen milliseconds) is reduced to its summary (and its CDF at 205 quantiles, about
+/// 2 KiB) when the process exits, so the
+/// dispatcher's memory grows with the processes running, not with every process ever seen
+/// (a `find -exec cat` starts one per file).
+struct LiveProcess {
+    name: String,
+    bytes: u64,
+    response: LatencyHistogram,
+    disk_ns: u128,
+    last_complete_ns: Nanos,
+}
+
+/// A process's totals for the summary (`response_ms` fixed when it exited).
+pub struct ProcessTotals {
+    pub pid: u32,
+    pub name: String,
+    pub requests: u64,
+    pub bytes: u64,
+    pub response_ms: LatencyMs,
+    /// At `histogram::CDF_QUANTILES` (205 values).
+    pub response_cdf_ms: Vec<f64>,
+    pub disk_ns: u128,
+    pub last_complete_ns: Nanos,
+}
+
+impl LiveProcess {
+    fn totals(&self, pid: u32) -> ProcessTotals {
+        ProcessTotals {
+            pid,
+            name: self.name.clone(),
+            requests: self.response.count(),
+            bytes: self.bytes,
+            response_ms: self.response.summary_ms(),
+            response_cdf_ms: self.response.quantiles_ms(),
+            disk_ns: self.disk_ns,
+            last_complete_ns: self.last_complete_ns,
+        }
+    }
+}
+
+/// Per process: its last completion and how many of its requests are outstanding.
+#[derive(Default, Clone, Copy)]
+struct Thinking {
+    last_complete_ns: Option<Nanos>,
+    outstanding: u32,
 }
 
 /// Where service times come from, and what the scheduler sees of the device.
@@ -166,9 +273,18 @@ struct Dispatcher {
     /// The scheduler's clock: the latest time given to it in any call (never set back).
     sched_clock_ns: Nanos,
     disconnected: bool,
-    records: Vec<RequestRecord>,
-    lateness_ns: Vec<Nanos>,
-    names: BTreeMap<u32, String>,
+    acc: RunAccumulator,
+    first_issue_ns: Option<Nanos>,
+    last_complete_ns: Nanos,
+    lateness: LatencyHistogram,
+    think: LatencyHistogram,
+    thinking: HashMap<u32, Thinking>,
+    csv: Option<CsvOut>,
+    /// The file system's tables (their sizes go into the statistics lines).
+    tables: Option<crate::fs::Tables>,
+    /// Processes that have done I/O and not exited yet, and the totals of those that have.
+    live: BTreeMap<u32, LiveProcess>,
+    exited: Vec<ProcessTotals>,
     groups: HashMap<u32, u32>,
     principals: Arc<Mutex<Principals>>,
     cfg: Config,
@@ -199,16 +315,37 @@ impl Dispatcher {
         let arrived = match &msg {
             Msg::Io(io) => (io.arrived.saturating_duration_since(self.origin).as_nanos() as Nanos).min(now),
             Msg::Started { .. } => self.sched_clock_ns,
+            Msg::Shutdown => {
+                self.disconnected = true;
+                return;
+            }
         };
         let t = self.sched_time(arrived);
         let cx = Context { now_ns: t, device: view_of(&self.timing), in_flight: self.in_flight };
         match msg {
             Msg::Started { principal, name } => {
-                self.names.insert(principal.pid, name);
+                if let Some(old) = self.live.insert(
+                    principal.pid,
+                    LiveProcess { name, bytes: 0, response: LatencyHistogram::default(), disk_ns: 0, last_complete_ns: 0 },
+                ) {
+                    // The pid was seen exiting and is reused by a new process.
+                    self.exited.push(old.totals(principal.pid));
+                }
                 self.groups.insert(principal.pid, principal.group);
                 self.scheduler.process_event(ProcessEvent::Started { principal, weight: 1 }, &cx);
             }
+            Msg::Shutdown => {}
             Msg::Io(io) => {
+                // Think time: the gap since this process's last completion, when nothing else of
+                // it was outstanding.
+                let th = self.thinking.entry(io.principal.pid).or_default();
+                if th.outstanding == 0 {
+                    if let Some(done) = th.last_complete_ns.filter(|&d| arrived >= d) {
+                        self.think.record(arrived - done);
+                    }
+                }
+                th.outstanding += 1;
+                self.first_issue_ns.get_or_insert(arrived);
                 let id = self.next_id;
                 self.next_id += 1;
                 let req = Request {
@@ -219,7 +356,8 @@ impl Dispatcher {
                     start_sector: io.start_sector,
                     size_sectors: io.size_sectors,
                     issue_ns: arrived,
-                    flags: 0, prio: Default::default(),
+                    flags: 0,
+                    prio: Default::default(),
                 };
                 self.scheduler.add(req, &cx);
                 self.pending.insert(id, io.reply);
@@ -287,7 +425,7 @@ impl Dispatcher {
             reply.perform_and_send();
         }
         let replied = self.now();
-        self.lateness_ns.push(replied.saturating_sub(deadline));
+        self.lateness.record(replied.saturating_sub(deadline));
         // The scheduler sees the completion at its modelled time (or at the latest arrival it
         // has been given, if that came later: its clock never goes back).
         let t = self.sched_time(deadline);
@@ -322,10 +460,47 @@ impl Dispatcher {
     }
 
     fn record(&mut self, req: &Request, svc: &Service) {
-        let mut c = iosched::metrics::Collector::new(true, None);
-        c.record(req, svc, iosched::metrics::RecordTimes { insert_ns: req.issue_ns, dispatch_ns: svc.dispatch_ns, bios: 1 });
-        self.records.extend(c.finish().1);
-        *self.interval_bytes.entry(req.principal.pid).or_default() += req.bytes();
+        let r = RequestRecord {
+            id: req.id,
+            pid: req.principal.pid,
+            group: req.principal.group,
+            op: req.op,
+            sync: req.sync,
+            start_sector: req.start_sector,
+            size_sectors: req.size_sectors,
+            // One FUSE request is one request of the scheduler: no block layer in between, so
+            // it enters the scheduler when it arrives and the device starts it at dispatch.
+            bios: 1,
+            issue_ns: req.issue_ns,
+            insert_ns: req.issue_ns,
+            dispatch_ns: svc.dispatch_ns,
+            start_ns: svc.dispatch_ns,
+            complete_ns: svc.completion_ns,
+            seek_cylinders: svc.seek_cylinders,
+            seek_ns: svc.seek_ns,
+            rotation_ns: svc.rotation_ns,
+            transfer_ns: svc.transfer_ns,
+            cache_hit: svc.cache_hit,
+        };
+        // The run's accumulator gets every request under one pid (its per-process tables would
+        // keep a histogram for every process ever seen); processes are kept here instead.
+        self.acc.record(&RequestRecord { pid: 0, group: 0, ..r });
+        if let Some(p) = self.live.get_mut(&r.pid) {
+            p.bytes += r.size_sectors as u64 * iosched::request::SECTOR_BYTES;
+            p.response.record(r.response_ns());
+            p.disk_ns += r.service_ns() as u128;
+            p.last_complete_ns = p.last_complete_ns.max(r.complete_ns);
+        }
+        if let Some(csv) = &mut self.csv {
+            csv.record(&r);
+        }
+        self.last_complete_ns = self.last_complete_ns.max(r.complete_ns);
+        let th = self.thinking.entry(r.pid).or_default();
+        th.outstanding = th.outstanding.saturating_sub(1);
+        th.last_complete_ns = Some(r.complete_ns);
+        if self.cfg.stats_interval_s > 0.0 {
+            *self.interval_bytes.entry(req.principal.pid).or_default() += req.bytes();
+        }
     }
 
     fn housekeeping(&mut self) {
@@ -335,8 +510,15 @@ impl Dispatcher {
             self.next_reap_ns = t + REAP_NS;
             let gone = self.principals.lock().unwrap().reap();
             let cx = Context { now_ns: t, device: view_of(&self.timing), in_flight: self.in_flight };
+            if let Some(csv) = &mut self.csv {
+                csv.flush(); // rows reach the file while the mount runs
+            }
             for pid in gone {
-                let group = self.groups.get(&pid).copied().unwrap_or(pid);
+                self.thinking.remove(&pid);
+                if let Some(p) = self.live.remove(&pid) {
+                    self.exited.push(p.totals(pid));
+                }
+                let group = self.groups.remove(&pid).unwrap_or(pid);
                 self.scheduler.process_event(ProcessEvent::Exited(Principal { pid, group }), &cx);
             }
         }
@@ -356,7 +538,7 @@ impl Dispatcher {
             .interval_bytes
             .iter()
             .map(|(pid, b)| {
-                serde_json::json!({"pid": pid, "name": self.names.get(pid).cloned().unwrap_or_default(), "throughput_mb_s": *b as f64 / 1e6 / secs})
+                serde_json::json!({"pid": pid, "name": self.live.get(pid).map(|p| p.name.clone()).unwrap_or_default(), "throughput_mb_s": *b as f64 / 1e6 / secs})
             })
             .collect();
         let total: u64 = self.interval_bytes.values().sum();
@@ -364,20 +546,21 @@ impl Dispatcher {
             "t_s": t as f64 / 1e9,
             "queued": self.scheduler.queued(),
             "in_flight": self.in_flight,
-            "completed": self.records.len(),
+            "completed": self.acc.requests(),
             "throughput_mb_s": total as f64 / 1e6 / secs,
             "processes": procs,
             "scheduler_counters": self.scheduler.counters().into_iter().collect::<BTreeMap<_, _>>(),
+            "tables": self.tables.as_ref().map(|t| t.sizes()),
         });
         let mut text = format!(
             "iosched-fuse: t={:.1}s queued={} completed={} {:.2} MB/s",
             t as f64 / 1e9,
             self.scheduler.queued(),
-            self.records.len(),
+            self.acc.requests(),
             total as f64 / 1e6 / secs
         );
         for (pid, b) in &self.interval_bytes {
-            text += &format!(" | {pid} ({}) {:.2} MB/s", self.names.get(pid).map_or("", |s| s.as_str()), *b as f64 / 1e6 / secs);
+            text += &format!(" | {pid} ({}) {:.2} MB/s", self.live.get(pid).map_or("", |p| p.name.as_str()), *b as f64 / 1e6 / secs);
         }
         eprintln!("{text}");
         if let Some(path) = &self.cfg.stats_file {
@@ -431,13 +614,18 @@ impl Dispatcher {
                 Decision::Empty => self.wait_event(None),
             }
         }
-        let processes = self.names.iter().map(|(pid, name)| ProcessInfo { pid: *pid, name: name.clone() }).collect();
+        let mut processes = std::mem::take(&mut self.exited);
+        processes.extend(self.live.iter().map(|(pid, p)| p.totals(*pid)));
         Outcome {
-            records: self.records,
-            lateness_ns: self.lateness_ns,
+            acc: self.acc,
+            first_issue_ns: self.first_issue_ns,
+            last_complete_ns: self.last_complete_ns,
+            lateness: self.lateness,
+            think: self.think,
             processes,
             counters: self.scheduler.counters().into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
             scheduler_name: self.scheduler.name().to_string(),
+            csv: self.csv.map(CsvOut::finish),
         }
     }
 }
@@ -479,6 +667,8 @@ pub fn spawn(
     origin: Instant,
     principals: Arc<Mutex<Principals>>,
     timing: Timing,
+    csv: Option<CsvOut>,
+    tables: Option<crate::fs::Tables>,
 ) -> Result<std::thread::JoinHandle<Outcome>, String> {
     check(&cfg)?;
     std::thread::Builder::new()
@@ -498,9 +688,16 @@ pub fn spawn(
                 decide_at_completion: false,
                 sched_clock_ns: 0,
                 disconnected: false,
-                records: Vec::new(),
-                lateness_ns: Vec::new(),
-                names: BTreeMap::new(),
+                acc: RunAccumulator::default(),
+                first_issue_ns: None,
+                last_complete_ns: 0,
+                lateness: LatencyHistogram::default(),
+                think: LatencyHistogram::default(),
+                thinking: HashMap::new(),
+                csv,
+                tables,
+                live: BTreeMap::new(),
+                exited: Vec::new(),
                 groups: HashMap::new(),
                 principals,
                 cfg,
@@ -514,74 +711,30 @@ pub fn spawn(
         .map_err(|e| format!("cannot start the dispatcher thread: {e}"))
 }
 
-/// One row per request, the columns of `iosched run --requests-csv` (times in ns since the mount).
-pub fn write_requests_csv(out: &Outcome, path: &std::path::Path) -> std::io::Result<()> {
-    let mut w = std::io::BufWriter::new(std::fs::File::create(path)?);
-    writeln!(
-        w,
-        "id,pid,group,op,sync,start_sector,size_sectors,issue_ns,dispatch_ns,complete_ns,seek_cylinders,seek_ns,rotation_ns,transfer_ns,cache_hit"
-    )?;
-    for r in &out.records {
-        let op = if r.op == Op::Write { "write" } else { "read" };
-        writeln!(
-            w,
-            "{},{},{},{op},{},{},{},{},{},{},{},{},{},{},{}",
-            r.id,
-            r.pid,
-            r.group,
-            r.sync,
-            r.start_sector,
-            r.size_sectors,
-            r.issue_ns,
-            r.dispatch_ns,
-            r.complete_ns,
-            r.seek_cylinders,
-            r.seek_ns,
-            r.rotation_ns,
-            r.transfer_ns,
-            r.cache_hit
-        )?;
-    }
-    w.flush()
-}
-
-/// Per process, the gaps between a completion and the process's next request when nothing else
-/// of it was outstanding (a synchronous process's think time).
-fn think_times_ns(records: &[RequestRecord]) -> Vec<Nanos> {
-    let mut by_pid: std::collections::BTreeMap<u32, Vec<&RequestRecord>> = std::collections::BTreeMap::new();
-    for r in records {
-        by_pid.entry(r.pid).or_default().push(r);
-    }
-    let mut out = Vec::new();
-    for rs in by_pid.values_mut() {
-        rs.sort_by_key(|r| r.issue_ns);
-        for w in rs.windows(2) {
-            if w[1].issue_ns >= w[0].complete_ns {
-                out.push(w[1].issue_ns - w[0].complete_ns);
-            }
-        }
-    }
-    out
-}
-
 /// The final summary, in the shape of `iosched run --json`: {"scenario", "runs": [summary]},
 /// the run's times counted from the first request; plus the lateness of replies.
 pub fn summary_json(out: &Outcome, cfg: &Config, label: &str, workload: &str, extra: serde_json::Value) -> serde_json::Value {
-    let t0 = out.records.iter().map(|r| r.issue_ns).min().unwrap_or(0);
-    let records: Vec<RequestRecord> = out
-        .records
+    let t0 = out.first_issue_ns.unwrap_or(0);
+    let end = out.last_complete_ns.max(t0);
+    let mut s = out.acc.finish(t0, end, &[], InvariantReport::default());
+    let elapsed_s = s.elapsed_s;
+    s.processes = out
+        .processes
         .iter()
-        .map(|r| RequestRecord {
-            issue_ns: r.issue_ns - t0,
-            insert_ns: r.insert_ns - t0,
-            dispatch_ns: r.dispatch_ns - t0,
-            start_ns: r.start_ns - t0,
-            complete_ns: r.complete_ns - t0,
-            ..*r
+        .map(|p| ProcessSummary {
+            pid: p.pid,
+            name: p.name.clone(),
+            requests: p.requests,
+            bytes: p.bytes,
+            throughput_mb_s: p.bytes as f64 / 1e6 / elapsed_s,
+            response_ms: p.response_ms.clone(),
+            response_cdf_ms: p.response_cdf_ms.clone(),
+            // No block layer in real mode: requests never wait for a request structure.
+            request_wait_ms: LatencyMs::default(),
+            disk_time_s: p.disk_ns as f64 / 1e9,
+            last_completion_s: p.last_complete_ns.saturating_sub(t0) as f64 / 1e9,
         })
         .collect();
-    let end = records.iter().map(|r| r.complete_ns).max().unwrap_or(0);
-    let mut s = summarize(&records, end, &out.processes, InvariantReport::default());
     s.scheduler = label.to_string();
     s.scheduler_name = out.scheduler_name.clone();
     s.device = match cfg.backend {
@@ -590,21 +743,20 @@ pub fn summary_json(out: &Outcome, cfg: &Config, label: &str, workload: &str, ex
     };
     s.workload = workload.to_string();
     s.scheduler_counters = out.counters.iter().cloned().collect();
-    let mut lat = out.lateness_ns.clone();
-    let l = LatencyMs::from_ns(&mut lat);
     let mut run = serde_json::to_value(&s).expect("summary serializes");
     let us = |ms: f64| (ms * 1000.0 * 1000.0).round() / 1000.0;
     // Lateness exists only where replies are held to a modelled time (the emulated disk).
-    run["lateness_us"] = if out.lateness_ns.is_empty() {
+    run["lateness_us"] = if out.lateness.count() == 0 {
         serde_json::Value::Null
     } else {
+        let l = out.lateness.summary_ms();
         serde_json::json!({"mean": us(l.mean), "p50": us(l.p50), "p95": us(l.p95), "p99": us(l.p99), "max": us(l.max)})
     };
     // Think times as the scheduler saw them: from a process's completion to its next request
     // (only when it had nothing else outstanding), for comparison with simulated workloads.
-    let mut think = think_times_ns(&records);
-    let t = LatencyMs::from_ns(&mut think);
-    run["think_us"] = serde_json::json!({"samples": think.len(), "mean": us(t.mean), "p50": us(t.p50), "p95": us(t.p95), "max": us(t.max)});
+    let t = out.think.summary_ms();
+    run["think_us"] =
+        serde_json::json!({"samples": out.think.count(), "mean": us(t.mean), "p50": us(t.p50), "p95": us(t.p95), "max": us(t.max)});
     if let (Some(obj), serde_json::Value::Object(extra)) = (run.as_object_mut(), extra) {
         obj.extend(extra);
     }

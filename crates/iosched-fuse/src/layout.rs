@@ -4,7 +4,9 @@
 //! created or grown later get new extents at the allocation frontier.
 
 use iosched::request::SECTOR_BYTES;
+use std::borrow::Borrow;
 use std::collections::HashMap;
+use std::hash::Hash;
 use std::path::{Path, PathBuf};
 
 /// Extents are whole 4 KiB blocks; a file that grows past its extents gets at least 1 MiB more.
@@ -19,21 +21,43 @@ pub struct Extent {
     pub bytes: u64,
 }
 
+/// Extents per file, keyed by `K`: the mount keys files by their backing identity (st_dev,
+/// st_ino), so that renames and hard links keep one file's extents and an unlinked file still
+/// open keeps them too; paths serve as keys in tests.
 #[derive(Debug)]
-pub struct Layout {
-    files: HashMap<PathBuf, Vec<Extent>>,
+pub struct Layout<K = PathBuf> {
+    files: HashMap<K, Vec<Extent>>,
     /// Next free sector.
     frontier: u64,
     capacity_sectors: u64,
 }
 
-impl Layout {
-    pub fn new(capacity_sectors: u64) -> Layout {
+impl Layout<PathBuf> {
+    /// Lays out every regular file under `root` (paths relative to it), in sorted order.
+    pub fn from_tree(root: &Path, capacity_sectors: u64) -> Layout<PathBuf> {
+        Layout::from_tree_by(root, capacity_sectors, |rel, _| Some(rel.to_path_buf()))
+    }
+
+    /// A file or directory was renamed: its files keep their extents.
+    pub fn rename(&mut self, from: &Path, to: &Path) {
+        let moved: Vec<PathBuf> = self.files.keys().filter(|p| p.starts_with(from)).cloned().collect();
+        for p in moved {
+            let v = self.files.remove(&p).unwrap();
+            let rest = p.strip_prefix(from).unwrap();
+            let dest = if rest.as_os_str().is_empty() { to.to_path_buf() } else { to.join(rest) };
+            self.files.insert(dest, v);
+        }
+    }
+}
+
+impl<K: Hash + Eq + Clone> Layout<K> {
+    pub fn new(capacity_sectors: u64) -> Layout<K> {
         Layout { files: HashMap::new(), frontier: 0, capacity_sectors: capacity_sectors.max(1) }
     }
 
-    /// Lays out every regular file under `root` (paths relative to it), in sorted order.
-    pub fn from_tree(root: &Path, capacity_sectors: u64) -> Layout {
+    /// Lays out every regular file under `root` in sorted order, keyed by `key(relative path,
+    /// metadata)` (None: skipped). A file with several names is laid out once, at its first.
+    pub fn from_tree_by(root: &Path, capacity_sectors: u64, key: impl Fn(&Path, &std::fs::Metadata) -> Option<K>) -> Layout<K> {
         let mut layout = Layout::new(capacity_sectors);
         let mut stack = vec![PathBuf::new()];
         while let Some(dir) = stack.pop() {
@@ -46,8 +70,11 @@ impl Layout {
                 match ft {
                     Some(ft) if ft.is_dir() => subdirs.push(rel),
                     Some(ft) if ft.is_file() => {
-                        let size = std::fs::metadata(root.join(&rel)).map(|m| m.len()).unwrap_or(0);
-                        layout.allocate(&rel, 0, size.max(1));
+                        let Ok(m) = std::fs::symlink_metadata(root.join(&rel)) else { continue };
+                        match key(&rel, &m) {
+                            Some(k) if !layout.files.contains_key(&k) => layout.allocate(&k, 0, m.len().max(1)),
+                            _ => {}
+                        }
                     }
                     _ => {}
                 }
@@ -58,7 +85,7 @@ impl Layout {
         layout
     }
 
-    fn allocate(&mut self, path: &Path, file_offset: u64, bytes: u64) {
+    fn allocate(&mut self, path: &K, file_offset: u64, bytes: u64) {
         let bytes = bytes.div_ceil(BLOCK) * BLOCK;
         let sectors = bytes / SECTOR_BYTES;
         if self.frontier + sectors > self.capacity_sectors {
@@ -66,44 +93,54 @@ impl Layout {
         }
         let e = Extent { file_offset, sector: self.frontier, bytes };
         self.frontier += sectors;
-        self.files.entry(path.to_path_buf()).or_default().push(e);
+        self.files.entry(path.clone()).or_default().push(e);
     }
 
     /// The sector where byte `offset` of `path` lies, allocating an extent if the file has none
     /// there yet. A request is addressed by its first byte and is taken to be contiguous.
-    pub fn sector_of(&mut self, path: &Path, offset: u64, len: u64) -> u64 {
+    pub fn sector_of<Q: ?Sized + Hash + Eq + ToOwned<Owned = K>>(&mut self, path: &Q, offset: u64, len: u64) -> u64
+    where
+        K: Borrow<Q>,
+    {
         if let Some(s) = self.lookup(path, offset) {
             return s;
         }
         let end = self.files.get(path).and_then(|v| v.iter().map(|e| e.file_offset + e.bytes).max()).unwrap_or(0);
         let start = if offset >= end { end } else { offset / BLOCK * BLOCK };
         let need = (offset + len.max(1)).saturating_sub(start).max(GROWTH);
-        self.allocate(path, start, need);
+        self.allocate(&path.to_owned(), start, need);
         self.lookup(path, offset).unwrap_or(0)
     }
 
-    fn lookup(&self, path: &Path, offset: u64) -> Option<u64> {
+    fn lookup<Q: ?Sized + Hash + Eq>(&self, path: &Q, offset: u64) -> Option<u64>
+    where
+        K: Borrow<Q>,
+    {
         let e = self.files.get(path)?.iter().find(|e| (e.file_offset..e.file_offset + e.bytes).contains(&offset))?;
         Some(e.sector + (offset - e.file_offset) / SECTOR_BYTES)
     }
 
-    pub fn extents(&self, path: &Path) -> &[Extent] {
+    pub fn extents<Q: ?Sized + Hash + Eq>(&self, path: &Q) -> &[Extent]
+    where
+        K: Borrow<Q>,
+    {
         self.files.get(path).map_or(&[], |v| v.as_slice())
     }
 
-    pub fn remove(&mut self, path: &Path) {
+    pub fn remove<Q: ?Sized + Hash + Eq>(&mut self, path: &Q)
+    where
+        K: Borrow<Q>,
+    {
         self.files.remove(path);
     }
 
-    /// A file or directory was renamed: its files keep their extents.
-    pub fn rename(&mut self, from: &Path, to: &Path) {
-        let moved: Vec<PathBuf> = self.files.keys().filter(|p| p.starts_with(from)).cloned().collect();
-        for p in moved {
-            let v = self.files.remove(&p).unwrap();
-            let rest = p.strip_prefix(from).unwrap();
-            let dest = if rest.as_os_str().is_empty() { to.to_path_buf() } else { to.join(rest) };
-            self.files.insert(dest, v);
-        }
+    /// Files with extents (the table's size).
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
     }
 
     pub fn capacity_sectors(&self) -> u64 {

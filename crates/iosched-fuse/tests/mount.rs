@@ -2,110 +2,11 @@
 //! dd), compare bytes, unmount on signals. A guard unmounts (lazily, then aborting the FUSE
 //! connection) whatever a failing test leaves behind. Skipped only where /dev/fuse is missing.
 
-use iosched_fuse::mount::{abort_connection, mount_at};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+mod common;
 
-const BIN: &str = env!("CARGO_BIN_EXE_iosched-fuse");
-
-fn fuse_available() -> bool {
-    if !Path::new("/dev/fuse").exists() {
-        eprintln!("SKIP: /dev/fuse is missing: FUSE mounts are impossible here");
-        return false;
-    }
-    true
-}
-
-/// A temporary backing directory and mountpoint; on drop, kills the mount's process and
-/// unmounts whatever is still mounted.
-struct Fixture {
-    dir: PathBuf,
-    backing: PathBuf,
-    mnt: PathBuf,
-    child: Option<Child>,
-}
-
-impl Fixture {
-    fn new(name: &str) -> Fixture {
-        let dir = std::env::temp_dir().join(format!("iosched-fuse-test-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let (backing, mnt) = (dir.join("backing"), dir.join("mnt"));
-        std::fs::create_dir_all(backing.join("sub")).unwrap();
-        std::fs::create_dir_all(&mnt).unwrap();
-        Fixture { dir, backing, mnt, child: None }
-    }
-
-    fn mount(&mut self, extra: &[&str]) {
-        let child = Command::new(BIN)
-            .arg("mount")
-            .arg(&self.backing)
-            .arg(&self.mnt)
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start iosched-fuse");
-        self.child = Some(child);
-        let start = Instant::now();
-        while mount_at(&self.mnt).is_none_or(|m| !m.is_iosched()) {
-            if let Some(st) = self.child.as_mut().unwrap().try_wait().unwrap() {
-                let out = self.child.take().unwrap().wait_with_output().unwrap();
-                panic!("iosched-fuse exited ({st}) before mounting: {}", String::from_utf8_lossy(&out.stderr));
-            }
-            assert!(start.elapsed() < Duration::from_secs(10), "not mounted after 10 s");
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-
-    /// Sends `sig` and waits for the mount's process to end (at most 10 s).
-    fn stop(&mut self, sig: i32) -> Output {
-        let mut child = self.child.take().expect("mounted");
-        unsafe { libc::kill(child.id() as i32, sig) };
-        let start = Instant::now();
-        while child.try_wait().unwrap().is_none() {
-            assert!(start.elapsed() < Duration::from_secs(10), "iosched-fuse did not exit within 10 s of signal {sig}");
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        child.wait_with_output().unwrap()
-    }
-}
-
-impl Drop for Fixture {
-    fn drop(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-        if let Some(m) = mount_at(&self.mnt) {
-            let c = std::ffi::CString::new(self.mnt.to_str().unwrap()).unwrap();
-            unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) };
-            abort_connection(&m.dev);
-        }
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn run(cmd: &str, args: &[&str]) -> Output {
-    let out = Command::new(cmd).args(args).output().unwrap_or_else(|e| panic!("{cmd}: {e}"));
-    assert!(out.status.success(), "{cmd} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    out
-}
-
-fn pattern(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-    (0..len)
-        .map(|_| {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (x >> 56) as u8
-        })
-        .collect()
-}
-
-fn summary_of(out: &Output) -> serde_json::Value {
-    assert!(out.status.success(), "exit {}: {}", out.status, String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("summary is not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
-}
+use common::*;
+use iosched_fuse::mount::mount_at;
+use std::process::Command;
 
 #[test]
 fn reads_and_writes_through_real_processes_then_sigterm() {
