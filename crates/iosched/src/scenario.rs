@@ -269,14 +269,15 @@ pub struct RunResult {
 impl Scenario {
     /// Parses and validates scenario text; `source` names it in errors.
     pub fn parse(text: &str, source: &str) -> Result<Scenario, ScenarioError> {
-        let err = |message: String| ScenarioError { file: source.to_string(), message };
+        // Values quoted in messages may hold control characters: show them escaped.
+        let err = |message: String| ScenarioError { file: source.to_string(), message: message.chars().flat_map(escape_control).collect() };
         let de = toml::Deserializer::new(text);
         let mut scn: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
             let inner = e.into_inner();
             let line = inner.span().map(|s| format!(" (line {})", line_of(text, s.start)));
             let field = if path.is_empty() || path == "." { String::new() } else { format!("field `{path}`: ") };
-            err(format!("{field}{}{}", inner.message().trim(), line.unwrap_or_default()))
+            err(format!("{field}{}{}", describe_toml_error(text, inner.message(), inner.span()), line.unwrap_or_default()))
         })?;
         scn.source = source.to_string();
         scn.validate().map_err(err)?;
@@ -1073,6 +1074,32 @@ impl AppSection {
 pub const DEFAULT_APP_FS_BLOCK_KIB: f64 = 16.0;
 pub const DEFAULT_APP_MAX_TRANSFER_KIB: f64 = 128.0;
 pub const DEFAULT_APP_PAGE_CACHE_MIB: f64 = 64.0;
+
+fn escape_control(c: char) -> Vec<char> {
+    if c.is_control() {
+        c.escape_unicode().collect()
+    } else {
+        vec![c]
+    }
+}
+
+/// The TOML parser's message on one line, never empty: the parser gives no message for some
+/// errors (a control character in a comment), which are then described from the offending text.
+fn describe_toml_error(text: &str, message: &str, span: Option<std::ops::Range<usize>>) -> String {
+    let message = message.split('\n').map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("; ");
+    let message: String = message.chars().map(|c| if c.is_control() { '?' } else { c }).collect();
+    if !message.is_empty() {
+        return message;
+    }
+    let bad = span.and_then(|s| text.get(s.start.min(text.len())..)).and_then(|rest| rest.chars().next());
+    match bad {
+        Some(c) if c.is_control() && c != '\n' && c != '\t' => {
+            format!("control character U+{:04X} is not allowed here (TOML allows only tab among control characters)", c as u32)
+        }
+        Some(c) => format!("invalid TOML at `{}`", c.escape_default()),
+        None => "invalid TOML".to_string(),
+    }
+}
 
 fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].bytes().filter(|&b| b == b'\n').count() + 1
