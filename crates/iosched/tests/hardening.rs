@@ -417,3 +417,87 @@ fn tempdir(tag: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(&d).unwrap();
     d
 }
+
+// ---- 5. Calibration curves are validated; special files are refused by type ----
+
+mod calibration_files {
+    use iosched::device::calibration::{load_calibration, parse_calibration};
+    use std::path::Path;
+
+    const GOOD: &str = r#"{"zero_ns": 100.0, "forward": [[0.0, 1000.0], [6.9, 7000.0]], "backward": [[0.0, 9000.0]]}"#;
+
+    #[test]
+    fn a_good_curve_and_a_calibrate_document_load() {
+        let (c, b) = parse_calibration(GOOD, "c.json").unwrap();
+        assert_eq!((c.forward.len(), b), (2, 0.0));
+        let doc = format!(r#"{{"path": "/dev/sda", "calibration": {{"baseline_ns": 150000.0, "curve": {GOOD}}}}}"#);
+        assert_eq!(parse_calibration(&doc, "c.json").unwrap().1, 150000.0);
+    }
+
+    #[test]
+    fn extreme_negative_and_unsorted_values_are_errors_naming_the_field() {
+        for (text, field, value) in [
+            (r#"{"zero_ns": 1e308, "forward": [], "backward": []}"#, "zero_ns", "1e308"),
+            (r#"{"zero_ns": 0, "forward": [[0.0, -5.0]], "backward": []}"#, "forward[0][1]", "-5"),
+            (r#"{"zero_ns": 0, "forward": [[0.0, 1.0], [5.0, 1e308]], "backward": []}"#, "forward[1][1]", "1e308"),
+            (r#"{"zero_ns": 0, "forward": [], "backward": [[3.0, 1.0], [1.0, 2.0]]}"#, "backward[1][0]", "1"),
+            (r#"{"zero_ns": 0, "forward": [[-1.0, 1.0]], "backward": []}"#, "forward[0][0]", "-1"),
+            (r#"{"zero_ns": 0, "forward": [[1e300, 1.0]], "backward": []}"#, "forward[0][0]", "1e300"),
+            (r#"{"calibration": {"baseline_ns": -3, "curve": {"zero_ns": 0, "forward": [], "backward": []}}}"#, "calibration.baseline_ns", "-3"),
+            (r#"{"calibration": {"baseline_ns": 0, "curve": {"zero_ns": 1e20, "forward": [], "backward": []}}}"#, "calibration.curve.zero_ns", "1e20"),
+        ] {
+            let e = parse_calibration(text, "c.json").expect_err(text);
+            let value_shown = e.contains(value) || e.contains(&value.replace("e", "00000"));
+            assert!(e.starts_with("c.json: ") && e.contains(&format!("`{field}`")), "{text}: {e}");
+            assert!(value_shown || e.contains("1000000000"), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn special_files_are_refused_before_reading() {
+        let e = load_calibration(Path::new("/dev/zero")).unwrap_err();
+        assert_eq!(e, "/dev/zero: cannot read: not a regular file (it is a character device)");
+        let e = load_calibration(Path::new("/")).unwrap_err();
+        assert!(e.contains("a directory"), "{e}");
+    }
+}
+
+mod special_files {
+    use iosched::device::disksim::load_drive;
+    use iosched::trace::validate::Drive;
+    use iosched::trace::Trace;
+    use std::path::Path;
+
+    #[test]
+    fn dev_zero_as_a_trace_or_a_drive_is_refused_by_type() {
+        let e = Trace::read(Path::new("/dev/zero")).unwrap_err().to_string();
+        assert_eq!(e, "/dev/zero: cannot read the trace: not a regular file (it is a character device)");
+        let e = load_drive(Path::new("/dev/zero")).unwrap_err().to_string();
+        assert!(e.contains("/dev/zero") && e.contains("character device"), "{e}");
+        let e = Drive::load(Path::new("/dev/zero")).err().unwrap().to_string();
+        assert!(e.contains("/dev/zero") && e.contains("character device"), "{e}");
+        let e = Trace::read(Path::new("/tmp")).unwrap_err().to_string();
+        assert!(e.contains("a directory"), "{e}");
+    }
+
+    #[test]
+    fn a_fifo_is_refused_without_blocking() {
+        let dir = super::tempdir("fifo");
+        let fifo = dir.join("pipe");
+        let _ = std::fs::remove_file(&fifo);
+        let ok = std::process::Command::new("mkfifo").arg(&fifo).status().map(|s| s.success()).unwrap_or(false);
+        if !ok {
+            eprintln!("skipped: no mkfifo");
+            return;
+        }
+        // Opening a FIFO for reading blocks until a writer comes: the type check must come first.
+        let e = Trace::read(&fifo).unwrap_err().to_string();
+        assert!(e.contains("a FIFO"), "{e}");
+        let e = load_drive(&fifo).unwrap_err().to_string();
+        assert!(e.contains("a FIFO"), "{e}");
+        // `source` of a FIFO inside a description, too.
+        std::fs::write(dir.join("d.parv"), "source pipe\n").unwrap();
+        let e = load_drive(&dir.join("d.parv")).unwrap_err().to_string();
+        assert!(e.contains("a FIFO"), "{e}");
+    }
+}
