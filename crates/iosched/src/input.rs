@@ -81,6 +81,12 @@ fn kind_of(ft: &std::fs::FileType) -> &'static str {
     "not a regular file"
 }
 
+/// `s` with its control characters (other than newline) escaped (`\t`, `\u{0}`), for error
+/// messages that quote the input: a message never carries a raw control character.
+pub fn escape_controls(s: &str) -> String {
+    s.chars().map(|c| if c.is_control() && c != '\n' { c.escape_default().collect() } else { c.to_string() }).collect()
+}
+
 /// The bytes of the regular file at `path` (symbolic links followed), at most `limit` of them.
 pub fn read_regular(path: &Path, limit: u64) -> Result<Vec<u8>, InputError> {
     // By type first: opening a FIFO blocks, reading a device may never end.
@@ -143,6 +149,11 @@ impl TextError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn controls_are_escaped() {
+        assert_eq!(escape_controls("a\tb\u{0}c\nd"), "a\\tb\\u{0}c\nd");
+    }
 
     #[test]
     fn special_files_are_refused_by_type() {

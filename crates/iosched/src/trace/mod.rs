@@ -29,15 +29,13 @@ pub struct TraceError {
 
 impl fmt::Display for TraceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.line == 0 {
-            write!(f, "{}: {}", self.file, self.message)?;
-        } else {
-            write!(f, "{}:{}: {}", self.file, self.line, self.message)?;
-        }
+        let mut s =
+            if self.line == 0 { format!("{}: {}", self.file, self.message) } else { format!("{}:{}: {}", self.file, self.line, self.message) };
         if !self.text.is_empty() {
-            write!(f, ": `{}`", self.text)?;
+            s += &format!(": `{}`", self.text);
         }
-        Ok(())
+        // The quoted input may hold control characters: escaped, never raw.
+        f.write_str(&crate::input::escape_controls(&s))
     }
 }
 

@@ -27,11 +27,12 @@ pub struct DiskSimError {
 
 impl fmt::Display for DiskSimError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}: {}", self.file.display(), self.line, self.message)?;
+        let mut s = format!("{}:{}: {}", self.file.display(), self.line, self.message);
         if !self.text.is_empty() {
-            write!(f, " ({})", self.text)?;
+            s += &format!(" ({})", self.text);
         }
-        Ok(())
+        // The quoted input may hold control characters: escaped, never raw.
+        f.write_str(&crate::input::escape_controls(&s))
     }
 }
 
