@@ -227,9 +227,31 @@ pub fn check_document(doc: &Document) -> Result<(), DiskSimError> {
     Ok(())
 }
 
+/// The table of docs/devices.md ("Valid ranges").
+pub fn markdown_table() -> String {
+    let mut out = String::from("| parameter | valid values |\n|---|---|\n");
+    for r in RANGES {
+        out += &format!("| `{}` | {} |\n", r.name, r.describe());
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ranges_table_is_documented() {
+        // IOSCHED_PRINT_RANGES=1 cargo test -p iosched --lib ranges_table -- --nocapture prints it.
+        let table = markdown_table();
+        if std::env::var_os("IOSCHED_PRINT_RANGES").is_some() {
+            println!("{table}");
+        }
+        let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/devices.md")).unwrap();
+        for line in table.lines() {
+            assert!(doc.contains(line), "docs/devices.md lacks the line `{line}` (print the table with IOSCHED_PRINT_RANGES=1)");
+        }
+    }
 
     #[test]
     fn names_are_unique_and_ranges_ordered() {
