@@ -151,22 +151,24 @@ fn fnv(data: &[u8]) -> u64 {
 
 /// A coarse class of an outcome (digits and quoted values dropped), so that an input reaching a
 /// new kind of error or success joins the corpus.
-fn signature(o: &Outcome) -> String {
+fn signature(o: &Outcome, dir: &str) -> String {
     let s = match o {
         Outcome::Ok(s) => format!("ok:{s}"),
-        Outcome::Err(e) => format!("err:{e}"),
+        Outcome::Err(e) => format!("err:{}", e.replace(dir, "")),
     };
+    // The message without the quoted input, the values and the numbers: what kind of error.
     let mut out = String::new();
-    let mut quoted = false;
+    let (mut quoted, mut paren) = (false, 0usize);
     for c in s.chars() {
-        if c == '`' {
-            quoted = !quoted;
-            out.push(c);
-        } else if !quoted && !c.is_ascii_digit() && !c.is_control() {
-            out.push(c);
+        match c {
+            '`' => quoted = !quoted,
+            '(' => paren += 1,
+            ')' => paren = paren.saturating_sub(1),
+            _ if quoted || paren > 0 || c.is_ascii_digit() || c.is_control() => {}
+            _ => out.push(c),
         }
     }
-    out.chars().take(120).collect()
+    out.chars().take(80).collect()
 }
 
 struct Stats {
@@ -223,13 +225,16 @@ fn fuzz_target(target: &str, o: &Options, env: &Env, current: &Current, t0: Inst
     let mut accepted = 0u64;
     let mut classes: HashSet<String> = HashSet::new();
     let mut corpus: Vec<Vec<u8>> = Vec::new();
+    // Inputs the reader accepted: mutated more often (their mutants get past the parser).
+    let mut accepted_pool: Vec<Vec<u8>> = Vec::new();
+    let dir_name = env.dir.display().to_string();
     // Every seed, unmutated.
     for (name, s) in &seeds {
         match execute(target, s, env, &last, current, execs, t0) {
             Err(e) => return Err(fail(format!("seed {name}: {e}"), s)),
             Ok(out) => {
                 accepted += matches!(out, Outcome::Ok(_)) as u64;
-                classes.insert(signature(&out));
+                classes.insert(signature(&out, &dir_name));
             }
         }
         execs += 1;
@@ -237,22 +242,33 @@ fn fuzz_target(target: &str, o: &Options, env: &Env, current: &Current, t0: Inst
             corpus.push(s.clone());
         }
     }
-    let n_seeds = seeds.len();
+    let n_seeds = corpus.len();
     drop(seeds);
     let mut rng = Rng::new(o.seed ^ fnv(target.as_bytes()));
     let deadline = Duration::from_secs_f64(o.seconds);
     let max_len = 1 << 20;
     while start.elapsed() < deadline && o.runs.is_none_or(|r| execs < r) {
-        let i = rng.below(corpus.len());
+        // The base: a seed (40%), an accepted input (30%) or anything in the corpus.
+        let base = match rng.below(10) {
+            0..=3 => &corpus[rng.below(n_seeds.max(1))],
+            4..=6 if !accepted_pool.is_empty() => &accepted_pool[rng.below(accepted_pool.len())],
+            _ => &corpus[rng.below(corpus.len())],
+        };
         let others: Vec<&[u8]> = (0..3).map(|_| corpus[rng.below(corpus.len())].as_slice()).collect();
-        let input = mutate::mutant(&corpus[i], &others, &mut rng, max_len);
+        let input = mutate::mutant(base, &others, &mut rng, max_len);
         match execute(target, &input, env, &last, current, execs, t0) {
             Err(e) => return Err(fail(format!("execution {execs} (seed {}): {e}", o.seed), &input)),
             Ok(out) => {
-                accepted += matches!(out, Outcome::Ok(_)) as u64;
+                let ok = matches!(out, Outcome::Ok(_));
+                accepted += ok as u64;
                 // Inputs reaching a new class of outcome join the corpus (bounded).
-                if classes.insert(signature(&out)) && corpus.len() < 1000 {
-                    corpus.push(input);
+                if classes.insert(signature(&out, &dir_name)) {
+                    if ok && accepted_pool.len() < 1000 {
+                        accepted_pool.push(input.clone());
+                    }
+                    if corpus.len() < 2000 {
+                        corpus.push(input);
+                    }
                 }
             }
         }

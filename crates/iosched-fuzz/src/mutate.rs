@@ -65,6 +65,23 @@ pub const INTERESTING: &[&str] = &[
     "18446744073709551616",
     "18446744073709551612",
     "281474976710656",
+    // The maxima of iosched's documented ranges: in range, so they reach the arithmetic.
+    "3600000",
+    "3600000000",
+    "1000",
+    "999.999",
+    "100000",
+    "1024",
+    "4096",
+    "4194304",
+    "8388608",
+    "281474976710655",
+    "1000000000",
+    "1e9",
+    "1e6",
+    "1e-6",
+    "43.66",
+    "1e10",
     "1e25",
     "1e300",
     "1e308",
@@ -312,8 +329,12 @@ pub fn mutate_once(data: &mut Vec<u8>, others: &[&[u8]], rng: &mut Rng) {
 /// A mutant of `seed`: one to eight stacked mutations, kept under `max_len` bytes.
 pub fn mutant(seed: &[u8], others: &[&[u8]], rng: &mut Rng, max_len: usize) -> Vec<u8> {
     let mut data = seed.to_vec();
-    let most = if rng.chance(4) { 8 } else { 3 };
-    let n = 1 + rng.below(most);
+    // Mostly one mutation (its mutant often still gets past the parser), sometimes a stack.
+    let n = match rng.below(8) {
+        0..=4 => 1,
+        5 | 6 => 2 + rng.below(2),
+        _ => 4 + rng.below(5),
+    };
     for _ in 0..n {
         mutate_once(&mut data, others, rng);
         data.truncate(max_len);

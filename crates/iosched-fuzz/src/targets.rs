@@ -182,11 +182,27 @@ fn drive_outcome(text: &str, path: &Path, seed: u64) -> Result<Outcome, String> 
         Ok(d) => d,
     };
     let cap = drive.capacity_sectors();
+    // What kind of drive it is (the success's signature: new kinds join the corpus).
+    let x = &drive.ext;
+    let kind = format!(
+        "unsupported {} ignored {} notes {} zones {} segments {} wb {} rr {} wd {:?} te {} idle {} minseek {}",
+        drive.unsupported.len(),
+        drive.ignored.len(),
+        drive.notes.len(),
+        drive.spec.zones.len().min(4),
+        drive.spec.cache_segments.min(4),
+        x.write_back_segments.min(2),
+        x.read_reconnect.is_some(),
+        x.write_disconnect.map(|w| w.extra),
+        x.readahead_to_track_end,
+        x.readahead_on_idle_hit,
+        x.min_write_seek_ns > 0
+    );
     let mut dev = drive.build().map_err(|e| format!("a loaded drive does not build: {e}"))?;
     if dev.capacity_sectors() != cap || cap == 0 {
         return Err(format!("capacity {} of the device, {cap} of the drive", dev.capacity_sectors()));
     }
-    exercise(dev.as_mut(), cap, seed).map(Outcome::Ok)
+    exercise(dev.as_mut(), cap, seed).map(|s| Outcome::Ok(format!("{s}; {kind}")))
 }
 
 fn disksim(input: &[u8], env: &Env) -> Result<Outcome, String> {
@@ -235,7 +251,7 @@ fn trace(input: &[u8]) -> Result<Outcome, String> {
             return Err(format!("{} of {} requests completed", records.len(), t.requests.len()));
         }
     }
-    Ok(Outcome::Ok(format!("{} replayed", t.format.as_str())))
+    Ok(Outcome::Ok(format!("{} replayed; {} requests", t.format.as_str(), t.requests.len().min(20))))
 }
 
 fn calibration(input: &[u8], env: &Env) -> Result<Outcome, String> {
@@ -258,7 +274,7 @@ fn calibration(input: &[u8], env: &Env) -> Result<Outcome, String> {
     for s in [0, 1, cap / 2, cap - 1] {
         let _ = view.positioning_time_ns(s, 8, Op::Read, 0);
     }
-    Ok(Outcome::Ok("curve".into()))
+    Ok(Outcome::Ok(format!("curve {} {} {}", curve.forward.len().min(8), curve.backward.len().min(8), baseline > 0.0)))
 }
 
 /// A scenario is run only when that is cheap (a few hundred requests, no application model, no
@@ -287,7 +303,7 @@ fn scenario(input: &[u8], env: &Env) -> Result<Outcome, String> {
         Ok(s) => s,
     };
     if !cheap(&s) {
-        return Ok(Outcome::Ok("valid".into()));
+        return Ok(Outcome::Ok(format!("valid {}", r_kind(&s))));
     }
     match s.run(None) {
         Err(e) => described(e.to_string(), &name),
@@ -298,7 +314,17 @@ fn scenario(input: &[u8], env: &Env) -> Result<Outcome, String> {
                     return Err(format!("broken invariants on a valid scenario: {inv:?}"));
                 }
             }
-            Ok(Outcome::Ok("ran".into()))
+            let names: Vec<&str> = results.iter().map(|r| r.summary.scheduler_name.as_str()).collect();
+            Ok(Outcome::Ok(format!("ran {} on {}", names.join(","), r_kind(&s))))
         }
     }
+}
+
+fn r_kind(s: &Scenario) -> String {
+    format!(
+        "{} {} {}",
+        s.workload.as_ref().map_or("processes", |w| w.kind.as_str()),
+        s.app.as_ref().map_or("", |a| a.kind.as_str()),
+        if s.device.disksim.is_some() { "disksim" } else { "preset" }
+    )
 }
