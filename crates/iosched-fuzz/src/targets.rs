@@ -206,7 +206,10 @@ fn drive_outcome(text: &str, path: &Path, seed: u64) -> Result<Outcome, String> 
 }
 
 fn disksim(input: &[u8], env: &Env) -> Result<Outcome, String> {
-    drive_outcome(&String::from_utf8_lossy(input), &env.dir.join("fuzz.parv"), hash(input))
+    // Written too, so that the input may `source` itself (a cycle) or be sourced.
+    let path = env.dir.join("fuzz.parv");
+    std::fs::write(&path, input).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    drive_outcome(&String::from_utf8_lossy(input), &path, hash(input))
 }
 
 /// The input is a `.seek` file, used by a drive with an extracted seek curve.

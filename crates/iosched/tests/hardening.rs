@@ -501,3 +501,28 @@ mod special_files {
         assert!(e.contains("a FIFO"), "{e}");
     }
 }
+
+// ---- `source`: cycles and exponential re-reading end with an error, not a hang ----
+
+#[test]
+fn source_cycles_and_fan_out_are_errors_not_hangs() {
+    let dir = tempdir("source");
+    // A file sourcing itself six times per level (6^16 reads before: a hang).
+    std::fs::write(dir.join("self.parv"), "source self.parv\n".repeat(6)).unwrap();
+    let t = std::time::Instant::now();
+    let e = iosched::device::disksim::load_drive(&dir.join("self.parv")).unwrap_err().to_string();
+    assert!(e.contains("cycle"), "{e}");
+    // Two files sourcing each other.
+    std::fs::write(dir.join("a.parv"), "source b.parv\n").unwrap();
+    std::fs::write(dir.join("b.parv"), "source a.parv\n").unwrap();
+    let e = iosched::device::disksim::load_drive(&dir.join("a.parv")).unwrap_err().to_string();
+    assert!(e.contains("cycle") && e.contains("b.parv:1"), "{e}");
+    // No cycle, but each of 12 files sources the next 8 times: 8^12 reads before.
+    for i in 0..12 {
+        std::fs::write(dir.join(format!("f{i}.parv")), format!("source f{}.parv\n", i + 1).repeat(8)).unwrap();
+    }
+    std::fs::write(dir.join("f12.parv"), "").unwrap();
+    let e = iosched::device::disksim::load_drive(&dir.join("f0.parv")).unwrap_err().to_string();
+    assert!(e.contains("more than 256 files sourced"), "{e}");
+    assert!(t.elapsed().as_secs() < 10);
+}

@@ -106,10 +106,18 @@ struct Parser {
     /// Blocks, lists and topology nodes open around the current position (counting those of
     /// the files that sourced this one).
     nesting: usize,
+    /// The files that sourced this one, outermost first (a file sourcing itself is a cycle).
+    ancestors: Vec<PathBuf>,
+    /// Files opened by `source` so far in this description (shared by every file of it).
+    sourced_count: Rc<std::cell::Cell<usize>>,
 }
 
 /// How many files deep `source` may go.
 pub const MAX_INCLUDE_DEPTH: usize = 16;
+/// How many files one description may source in all (counting a file each time it is sourced):
+/// without this bound, a few files each sourcing the next several times would be read an
+/// exponential number of times.
+pub const MAX_SOURCED_FILES: usize = 256;
 /// How deep blocks, lists and topology nodes may nest in all. DiskSim's own descriptions nest
 /// about 5 deep; each level costs the parser a few hundred bytes of stack.
 pub const MAX_NESTING: usize = 100;
@@ -120,7 +128,16 @@ fn is_word_char(c: char) -> bool {
 
 impl Parser {
     fn new(text: &str, file: &Path, depth: usize, nesting: usize) -> Parser {
-        Parser { chars: text.chars().collect(), pos: 0, line: 1, file: Rc::new(file.to_path_buf()), depth, nesting }
+        Parser {
+            chars: text.chars().collect(),
+            pos: 0,
+            line: 1,
+            file: Rc::new(file.to_path_buf()),
+            depth,
+            nesting,
+            ancestors: Vec::new(),
+            sourced_count: Rc::default(),
+        }
     }
 
     fn open(path: &Path, depth: usize, nesting: usize) -> Result<Parser, DiskSimError> {
@@ -220,7 +237,20 @@ impl Parser {
         if !path.exists() {
             return Err(self.err("`source`: no such file", path.display().to_string()));
         }
-        Parser::open(&path, self.depth + 1, self.nesting)
+        let same = |a: &Path, b: &Path| a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y);
+        if same(&path, &self.file) || self.ancestors.iter().any(|a| same(a, &path)) {
+            return Err(self.err("`source` cycle: the file is already being read", path.display().to_string()));
+        }
+        let count = self.sourced_count.get() + 1;
+        if count > MAX_SOURCED_FILES {
+            return Err(self.err(format!("more than {MAX_SOURCED_FILES} files sourced in all"), name));
+        }
+        self.sourced_count.set(count);
+        let mut sub = Parser::open(&path, self.depth + 1, self.nesting)?;
+        sub.ancestors = self.ancestors.clone();
+        sub.ancestors.push((*self.file).clone());
+        sub.sourced_count = self.sourced_count.clone();
+        Ok(sub)
     }
 
     fn top_level(&mut self, doc: &mut Document) -> Result<(), DiskSimError> {
