@@ -280,7 +280,7 @@ impl Scenario {
             err(format!("{field}{}{}", describe_toml_error(text, inner.message(), inner.span()), line.unwrap_or_default()))
         })?;
         scn.source = source.to_string();
-        scn.validate().map_err(err)?;
+        scn.validate().map_err(|m| err(with_field_line(text, m)))?;
         Ok(scn)
     }
 
@@ -348,7 +348,7 @@ impl Scenario {
         if let Some(v) = d.readahead_kib {
             spec.readahead_kib = v;
         }
-        spec.validate().map_err(|e| format!("[device]: {e}"))?;
+        spec.validate().map_err(|e| format!("field `device`: {e}"))?;
         let cap = spec.capacity_sectors();
         Ok((spec, DiskExtensions::default(), cap))
     }
@@ -1074,6 +1074,57 @@ impl AppSection {
 pub const DEFAULT_APP_FS_BLOCK_KIB: f64 = 16.0;
 pub const DEFAULT_APP_MAX_TRANSFER_KIB: f64 = 128.0;
 pub const DEFAULT_APP_PAGE_CACHE_MIB: f64 = 64.0;
+
+/// A validation message naming a field (`field `process[1].think_us` ...`) gets the line of that
+/// field in `text` (or of its table, when the field is left at its default): `... (line 12)`.
+fn with_field_line(text: &str, message: String) -> String {
+    let field = message.split_once("field `").or_else(|| message.split_once("fields `")).and_then(|(_, rest)| rest.split_once('`')).map(|(f, _)| f);
+    match field.and_then(|f| field_line(text, f)) {
+        Some(line) if !message.contains("(line ") => format!("{message} (line {line})"),
+        _ => message,
+    }
+}
+
+/// The 1-based line of `path` (`table.key`, `table[i].key`, `table[i]`) in scenario text written
+/// with `[table]` / `[[table]]` headers and `key = value` lines; the table's header line when the
+/// key is absent; None when the table is not found that way.
+fn field_line(text: &str, path: &str) -> Option<usize> {
+    let (head, key) = match path.split_once('.') {
+        Some((h, k)) => (h, Some(k.split(['.', '[']).next().unwrap_or(k))),
+        None => (path, None),
+    };
+    let (table, index) = match head.split_once('[') {
+        Some((t, i)) => (t, i.trim_end_matches(']').parse::<usize>().ok()?),
+        None => (head, 0),
+    };
+    let mut seen = 0usize;
+    let mut header = None;
+    let mut inside = false;
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        if let Some(name) = line.strip_prefix("[[").and_then(|l| l.split_once("]]")).map(|(n, _)| n.trim()) {
+            inside = name == table && {
+                seen += 1;
+                seen - 1 == index
+            };
+        } else if let Some(name) = line.strip_prefix('[').and_then(|l| l.split_once(']')).map(|(n, _)| n.trim()) {
+            inside = name == table && index == 0;
+        } else if inside {
+            if let (Some(k), Some((lhs, _))) = (key, line.split_once('=')) {
+                if lhs.trim().trim_matches('"') == k {
+                    return Some(i + 1);
+                }
+            }
+            continue;
+        } else {
+            continue;
+        }
+        if inside && header.is_none() {
+            header = Some(i + 1);
+        }
+    }
+    header
+}
 
 fn escape_control(c: char) -> Vec<char> {
     if c.is_control() {

@@ -526,3 +526,14 @@ fn source_cycles_and_fan_out_are_errors_not_hangs() {
     assert!(e.contains("more than 256 files sourced"), "{e}");
     assert!(t.elapsed().as_secs() < 10);
 }
+
+#[test]
+fn scenario_range_errors_name_the_line() {
+    let text = "[[process]]\nname = \"a\"\nfile_mib = 10\n[[process]]\nname = \"b\"\nfile_mib = 10\nthink_us = 1e17\n";
+    let e = Scenario::parse(text, "l.toml").err().unwrap().to_string();
+    assert!(e.starts_with("l.toml: field `process[1].think_us`") && e.ends_with("(line 7)"), "{e}");
+    let e = Scenario::parse("[workload]\nkind = \"closed-queue\"\n[run]\nduration_s = 1e9\n", "l.toml").err().unwrap().to_string();
+    assert!(e.contains("run.duration_s") && e.ends_with("(line 4)"), "{e}");
+    let e = Scenario::parse("[workload]\nkind = \"closed-queue\"\n[[scheduler]]\nname = \"gstf\"\ngroup_cylinders = 1.5\n", "l.toml").err().unwrap().to_string();
+    assert!(e.contains("group_cylinders") && e.ends_with("(line 3)"), "{e}");
+}
