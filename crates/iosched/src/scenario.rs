@@ -284,6 +284,20 @@ impl Scenario {
         Ok(scn)
     }
 
+    /// Reads and parses a scenario file: only a regular file (a device, FIFO or directory is
+    /// refused by its type) of at most 64 MiB.
+    pub fn read(path: &std::path::Path) -> Result<Scenario, ScenarioError> {
+        let source = path.display().to_string();
+        let text = crate::input::read_text(path, crate::input::MAX_DESCRIPTION_BYTES).map_err(|e| ScenarioError {
+            file: source.clone(),
+            message: match e.line() {
+                0 => format!("cannot read: {e}"),
+                line => format!("{e} (line {line})"),
+            },
+        })?;
+        Scenario::parse(&text, &source)
+    }
+
     /// The built-in default scenario: two synchronous sequential readers on the IBM Deskstar
     /// (Iyer & Druschel's deceptive-idleness example) under C-LOOK, Aged-SPTF and anticipatory
     /// scheduling around Aged-SPTF.

@@ -537,3 +537,11 @@ fn scenario_range_errors_name_the_line() {
     let e = Scenario::parse("[workload]\nkind = \"closed-queue\"\n[[scheduler]]\nname = \"gstf\"\ngroup_cylinders = 1.5\n", "l.toml").err().unwrap().to_string();
     assert!(e.contains("group_cylinders") && e.ends_with("(line 3)"), "{e}");
 }
+
+#[test]
+fn a_scenario_path_that_is_a_device_is_refused() {
+    let e = Scenario::read(Path::new("/dev/zero")).err().unwrap().to_string();
+    assert_eq!(e, "/dev/zero: cannot read: not a regular file (it is a character device)");
+    let e = Scenario::read(Path::new("/nonexistent.toml")).err().unwrap().to_string();
+    assert_eq!(e, "/nonexistent.toml: cannot read: no such file");
+}
