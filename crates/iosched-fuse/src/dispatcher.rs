@@ -644,13 +644,8 @@ pub fn check(cfg: &Config) -> Result<RotationalDisk, String> {
 /// writes, or a bare curve (baseline 0).
 pub fn load_calibration(cfg: &Config) -> Result<Option<DeviceCalibration>, String> {
     let Some(path) = &cfg.calibration else { return Ok(None) };
-    let text = std::fs::read_to_string(path).map_err(|e| format!("--calibration {}: {e}", path.display()))?;
-    let doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("--calibration {}: not JSON: {e}", path.display()))?;
-    let baseline_ns = doc.pointer("/calibration/baseline_ns").and_then(|v| v.as_f64()).unwrap_or(0.0);
-    let curve = doc.pointer("/calibration/curve").cloned().unwrap_or(doc);
-    let curve = serde_json::from_value(curve).map_err(|e| {
-        format!("--calibration {}: no positioning curve in it ({e}); make one with `iosched calibrate --real PATH`", path.display())
-    })?;
+    // Read (regular files only) and validated by the core library.
+    let (curve, baseline_ns) = iosched::device::calibration::load_calibration(path).map_err(|e| format!("--calibration {e}"))?;
     Ok(Some(DeviceCalibration { curve, baseline_ns }))
 }
 

@@ -5,13 +5,7 @@ use iosched::scenario::Scenario;
 fn main() {
     let path = std::env::args().nth(1);
     let scn = match &path {
-        Some(p) => {
-            let text = std::fs::read_to_string(p).unwrap_or_else(|e| {
-                eprintln!("{p}: {e}");
-                std::process::exit(2)
-            });
-            Scenario::parse(&text, p)
-        }
+        Some(p) => Scenario::read(std::path::Path::new(p)),
         None => Ok(Scenario::builtin_default()),
     };
     let scn = scn.unwrap_or_else(|e| {

@@ -1,10 +1,12 @@
 //! iosched: disk I/O scheduling on a deterministic simulator with validated disk models.
 //!
-//! No wall clock, no PyO3, no file I/O here (except trace readers): time is an argument.
+//! No wall clock, no PyO3, no file I/O here (except the readers of input files, all through
+//! [`input`]): time is an argument.
 
 pub mod anticipation;
 pub mod block;
 pub mod device;
+pub mod input;
 pub mod metrics;
 pub mod request;
 pub mod scenario;

@@ -311,18 +311,33 @@ pub struct RunResult {
 impl Scenario {
     /// Parses and validates scenario text; `source` names it in errors.
     pub fn parse(text: &str, source: &str) -> Result<Scenario, ScenarioError> {
-        let err = |message: String| ScenarioError { file: source.to_string(), message };
+        // Values quoted in messages may hold control characters: show them escaped.
+        let err = |message: String| ScenarioError { file: source.to_string(), message: message.chars().flat_map(escape_control).collect() };
         let de = toml::Deserializer::new(text);
         let mut scn: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
             let inner = e.into_inner();
             let line = inner.span().map(|s| format!(" (line {})", line_of(text, s.start)));
             let field = if path.is_empty() || path == "." { String::new() } else { format!("field `{path}`: ") };
-            err(format!("{field}{}{}", inner.message().trim(), line.unwrap_or_default()))
+            err(format!("{field}{}{}", describe_toml_error(text, inner.message(), inner.span()), line.unwrap_or_default()))
         })?;
         scn.source = source.to_string();
-        scn.validate().map_err(err)?;
+        scn.validate().map_err(|m| err(with_field_line(text, m)))?;
         Ok(scn)
+    }
+
+    /// Reads and parses a scenario file: only a regular file (a device, FIFO or directory is
+    /// refused by its type) of at most 64 MiB.
+    pub fn read(path: &std::path::Path) -> Result<Scenario, ScenarioError> {
+        let source = path.display().to_string();
+        let text = crate::input::read_text(path, crate::input::MAX_DESCRIPTION_BYTES).map_err(|e| ScenarioError {
+            file: source.clone(),
+            message: match e.line() {
+                0 => format!("cannot read: {e}"),
+                line => format!("{e} (line {line})"),
+            },
+        })?;
+        Scenario::parse(&text, &source)
     }
 
     /// The built-in default scenario: two synchronous sequential readers on the IBM Deskstar
@@ -389,7 +404,7 @@ impl Scenario {
         if let Some(v) = d.readahead_kib {
             spec.readahead_kib = v;
         }
-        spec.validate().map_err(|e| format!("[device]: {e}"))?;
+        spec.validate().map_err(|e| format!("field `device`: {e}"))?;
         let cap = spec.capacity_sectors();
         Ok((spec, DiskExtensions::default(), cap))
     }
@@ -1269,6 +1284,83 @@ impl AppSection {
 pub const DEFAULT_APP_FS_BLOCK_KIB: f64 = 16.0;
 pub const DEFAULT_APP_MAX_TRANSFER_KIB: f64 = 128.0;
 pub const DEFAULT_APP_PAGE_CACHE_MIB: f64 = 64.0;
+
+/// A validation message naming a field (`field `process[1].think_us` ...`) gets the line of that
+/// field in `text` (or of its table, when the field is left at its default): `... (line 12)`.
+fn with_field_line(text: &str, message: String) -> String {
+    let field = message.split_once("field `").or_else(|| message.split_once("fields `")).and_then(|(_, rest)| rest.split_once('`')).map(|(f, _)| f);
+    match field.and_then(|f| field_line(text, f)) {
+        Some(line) if !message.contains("(line ") => format!("{message} (line {line})"),
+        _ => message,
+    }
+}
+
+/// The 1-based line of `path` (`table.key`, `table[i].key`, `table[i]`) in scenario text written
+/// with `[table]` / `[[table]]` headers and `key = value` lines; the table's header line when the
+/// key is absent; None when the table is not found that way.
+fn field_line(text: &str, path: &str) -> Option<usize> {
+    let (head, key) = match path.split_once('.') {
+        Some((h, k)) => (h, Some(k.split(['.', '[']).next().unwrap_or(k))),
+        None => (path, None),
+    };
+    let (table, index) = match head.split_once('[') {
+        Some((t, i)) => (t, i.trim_end_matches(']').parse::<usize>().ok()?),
+        None => (head, 0),
+    };
+    let mut seen = 0usize;
+    let mut header = None;
+    let mut inside = false;
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        if let Some(name) = line.strip_prefix("[[").and_then(|l| l.split_once("]]")).map(|(n, _)| n.trim()) {
+            inside = name == table && {
+                seen += 1;
+                seen - 1 == index
+            };
+        } else if let Some(name) = line.strip_prefix('[').and_then(|l| l.split_once(']')).map(|(n, _)| n.trim()) {
+            inside = name == table && index == 0;
+        } else if inside {
+            if let (Some(k), Some((lhs, _))) = (key, line.split_once('=')) {
+                if lhs.trim().trim_matches('"') == k {
+                    return Some(i + 1);
+                }
+            }
+            continue;
+        } else {
+            continue;
+        }
+        if inside && header.is_none() {
+            header = Some(i + 1);
+        }
+    }
+    header
+}
+
+fn escape_control(c: char) -> Vec<char> {
+    if c.is_control() {
+        c.escape_unicode().collect()
+    } else {
+        vec![c]
+    }
+}
+
+/// The TOML parser's message on one line, never empty: the parser gives no message for some
+/// errors (a control character in a comment), which are then described from the offending text.
+fn describe_toml_error(text: &str, message: &str, span: Option<std::ops::Range<usize>>) -> String {
+    let message = message.split('\n').map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("; ");
+    let message: String = message.chars().map(|c| if c.is_control() { '?' } else { c }).collect();
+    if !message.is_empty() {
+        return message;
+    }
+    let bad = span.and_then(|s| text.get(s.start.min(text.len())..)).and_then(|rest| rest.chars().next());
+    match bad {
+        Some(c) if c.is_control() && c != '\n' && c != '\t' => {
+            format!("control character U+{:04X} is not allowed here (TOML allows only tab among control characters)", c as u32)
+        }
+        Some(c) => format!("invalid TOML at `{}`", c.escape_default()),
+        None => "invalid TOML".to_string(),
+    }
+}
 
 fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].bytes().filter(|&b| b == b'\n').count() + 1

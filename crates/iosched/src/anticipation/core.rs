@@ -17,6 +17,7 @@ use crate::time::{us_to_ns, Nanos};
 pub const TUNABLES: &[Tunable] = &[
     Tunable {
         name: "timer_granularity_us",
+        integer: false,
         default: 500.0,
         unit: "us",
         min: 1.0,
@@ -25,6 +26,7 @@ pub const TUNABLES: &[Tunable] = &[
     },
     Tunable {
         name: "max_wait_us",
+        integer: false,
         default: 15_000.0,
         unit: "us",
         min: 0.0,

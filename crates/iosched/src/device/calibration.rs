@@ -237,6 +237,76 @@ impl PositioningCurve {
     }
 }
 
+/// The longest positioning time (and contiguous-read baseline) a curve may hold: 10 s, some
+/// hundred times any disk's full stroke plus a revolution.
+pub const MAX_CURVE_NS: f64 = 1e10;
+/// The largest `ln d` a curve point may have: ln(2^63), the largest signed distance.
+pub const MAX_CURVE_LN_DISTANCE: f64 = 43.668_272_375_276_55;
+
+impl PositioningCurve {
+    /// Checks a curve read from a file: every time finite and in [0, [`MAX_CURVE_NS`]] ns,
+    /// every `ln d` in [0, ln 2^63] and strictly ascending. The error names the field and value.
+    pub fn validate(&self) -> Result<(), String> {
+        let time = |field: String, v: f64| {
+            if v.is_finite() && (0.0..=MAX_CURVE_NS).contains(&v) {
+                Ok(())
+            } else {
+                Err(format!("`{field}` = {v} must be a time in [0, 1e10] ns (10 s)"))
+            }
+        };
+        time("zero_ns".into(), self.zero_ns)?;
+        for (side, pts) in [("forward", &self.forward), ("backward", &self.backward)] {
+            let mut prev: Option<f64> = None;
+            for (i, &(x, y)) in pts.iter().enumerate() {
+                if !(x.is_finite() && (0.0..=MAX_CURVE_LN_DISTANCE).contains(&x)) {
+                    return Err(format!("`{side}[{i}][0]` = {x} must be ln(distance) in [0, {MAX_CURVE_LN_DISTANCE}] (ln 2^63)"));
+                }
+                if prev.is_some_and(|p| x <= p) {
+                    return Err(format!("`{side}[{i}][0]` = {x}: the points must be in strictly ascending distance"));
+                }
+                prev = Some(x);
+                time(format!("{side}[{i}][1]"), y)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A calibration file: the JSON `iosched calibrate --real PATH --curve FILE` writes (the curve at
+/// `/calibration/curve`, the baseline at `/calibration/baseline_ns`), or a bare curve (baseline
+/// 0). Returns the validated curve and the baseline (ns); errors name `source`, the field and
+/// the value (JSON syntax errors: the line and column).
+pub fn parse_calibration(text: &str, source: &str) -> Result<(PositioningCurve, f64), String> {
+    let doc: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("{source}: not JSON: {e}"))?;
+    let baseline_ns = match doc.pointer("/calibration/baseline_ns") {
+        None => 0.0,
+        Some(v) => match v.as_f64() {
+            Some(b) if b.is_finite() && (0.0..=MAX_CURVE_NS).contains(&b) => b,
+            _ => return Err(format!("{source}: `calibration.baseline_ns` = {v} must be a time in [0, 1e10] ns (10 s)")),
+        },
+    };
+    let (curve, at) = match doc.pointer("/calibration/curve") {
+        Some(c) => (c.clone(), "calibration.curve."),
+        None => (doc, ""),
+    };
+    let curve: PositioningCurve = serde_json::from_value(curve).map_err(|e| {
+        format!("{source}: no positioning curve in it ({e}); make one with `iosched calibrate --real PATH`")
+    })?;
+    curve.validate().map_err(|e| format!("{source}: {}", e.replacen('`', &format!("`{at}"), 1)))?;
+    Ok((curve, baseline_ns))
+}
+
+/// Reads and checks a calibration file (see [`parse_calibration`]); only a regular file of at
+/// most [`crate::input::MAX_DESCRIPTION_BYTES`] is read.
+pub fn load_calibration(path: &std::path::Path) -> Result<(PositioningCurve, f64), String> {
+    let source = path.display().to_string();
+    let text = crate::input::read_text(path, crate::input::MAX_DESCRIPTION_BYTES).map_err(|e| match e.line() {
+        0 => format!("{source}: cannot read: {e}"),
+        line => format!("{source}:{line}: {e}"),
+    })?;
+    parse_calibration(&text, &source)
+}
+
 /// A calibration: the measured points, the baseline they are relative to, and the fitted curve.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Calibration {

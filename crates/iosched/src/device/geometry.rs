@@ -201,7 +201,7 @@ impl Geometry {
                 lead_sectors: 0,
                 slips: Vec::new(),
             };
-            cyl += z.cylinders;
+            cyl = cyl.checked_add(z.cylinders).ok_or("the zones have more than 2^32 cylinders in all")?;
             sector += zone.sectors(surfaces);
             out.push(zone);
         }
@@ -222,7 +222,7 @@ impl Geometry {
                 return Err(format!("zone {i}: cylinders and sectors_per_track must be positive"));
             }
             if let Some(prev) = out.last() {
-                if zl.first_cylinder < prev.first_cylinder + prev.cylinders {
+                if (zl.first_cylinder as u64) < prev.first_cylinder as u64 + prev.cylinders as u64 {
                     return Err(format!("zone {i}: first cylinder {} overlaps the previous zone", zl.first_cylinder));
                 }
             }
@@ -230,7 +230,7 @@ impl Geometry {
                 return Err(format!(
                     "zone {i}: cylinders {}..{} beyond the drive's {}",
                     zl.first_cylinder,
-                    zl.first_cylinder + z.cylinders,
+                    zl.first_cylinder as u64 + z.cylinders as u64,
                     l.cylinders
                 ));
             }

@@ -245,7 +245,13 @@ impl RotationalDisk {
         if cylinders > 1 << 24 {
             return Err(format!("{cylinders} cylinders: more than the model supports (16M)"));
         }
-        let seek_ns_by_distance: Vec<u32> = (0..cylinders as u32).map(|d| spec.seek.time_ns(d).min(u32::MAX as u64) as u32).collect();
+        // Seek times are tabulated in u32 ns: a longer seek (4.29 s) is an error, not truncated.
+        let seek_ns_by_distance: Vec<u32> = (0..cylinders as u32)
+            .map(|d| {
+                let ns = spec.seek.time_ns(d);
+                u32::try_from(ns).map_err(|_| format!("the seek curve gives {} ms for {d} cylinders; at most 4294 ms", ns as f64 / 1e6))
+            })
+            .collect::<Result<_, _>>()?;
         let mut seek_floor_ns_by_distance = seek_ns_by_distance.clone();
         for d in (0..cylinders.saturating_sub(1)).rev() {
             seek_floor_ns_by_distance[d] = seek_floor_ns_by_distance[d].min(seek_floor_ns_by_distance[d + 1]);
@@ -330,12 +336,12 @@ impl RotationalDisk {
 
     fn bus_ns(&self, sectors: u32) -> Nanos {
         if let Some((read, _)) = self.ext.bus_sector_ns {
-            return read * sectors as Nanos;
+            return read.saturating_mul(sectors as Nanos);
         }
         if self.bus_bytes_per_s == 0 {
             return 0;
         }
-        (sectors as u64 * SECTOR_BYTES * 1_000_000_000).div_ceil(self.bus_bytes_per_s)
+        (sectors as u128 * SECTOR_BYTES as u128 * 1_000_000_000).div_ceil(self.bus_bytes_per_s as u128).min(Nanos::MAX as u128) as Nanos
     }
 
     fn arm_move_ns(&self, from: Chs, to: Chs) -> Nanos {
@@ -369,8 +375,8 @@ impl RotationalDisk {
             let prev_cylinder =
                 if self.ext.layout.is_some() { self.geometry.cylinder_of(cur - 1) } else { pos.chs.cylinder - (pos.chs.head == 0) as u32 };
             let switch = self.track_switch_ns(prev_cylinder, pos.chs.cylinder);
-            let arrive = t + switch;
-            let ready = arrive + self.rotational_wait_ns(arrive, pos.angle);
+            let arrive = t.saturating_add(switch);
+            let ready = arrive.saturating_add(self.rotational_wait_ns(arrive, pos.angle));
             if ready > until_ns {
                 return (WalkEnd { sector: cur, at_ns: t, head: None }, 0);
             }
@@ -380,7 +386,7 @@ impl RotationalDisk {
         loop {
             let stop = to_sector.min(pos.track_end_sector);
             let need = self.transfer_ns(t, pos.slot, self.geometry.span_slots(cur, stop), pos.sectors_per_track);
-            if t + need > until_ns {
+            if t.saturating_add(need) > until_ns {
                 // Whole sectors that pass before the limit.
                 let slots = self.sectors_passing(t, until_ns, pos.slot, pos.sectors_per_track);
                 let fit = self.geometry.lbas_in_slots(cur, slots, stop - cur - 1);
@@ -390,10 +396,10 @@ impl RotationalDisk {
                     }
                 }
                 let dt = self.transfer_ns(t, pos.slot, self.geometry.span_slots(cur, cur + fit), pos.sectors_per_track);
-                return (WalkEnd { sector: cur + fit, at_ns: t + dt, head: Some(pos.chs) }, xfer + dt);
+                return (WalkEnd { sector: cur + fit, at_ns: t.saturating_add(dt), head: Some(pos.chs) }, xfer.saturating_add(dt));
             }
-            t += need;
-            xfer += need;
+            t = t.saturating_add(need);
+            xfer = xfer.saturating_add(need);
             cur = stop;
             if cur == to_sector {
                 return (WalkEnd { sector: cur, at_ns: t, head: Some(pos.chs) }, xfer);
@@ -401,8 +407,8 @@ impl RotationalDisk {
             // Switch to the next track and wait for its first sector (skew makes this short).
             let next = self.geometry.locate(cur);
             let switch = self.track_switch_ns(pos.chs.cylinder, next.chs.cylinder);
-            let arrive = t + switch;
-            let ready = arrive + self.rotational_wait_ns(arrive, next.angle);
+            let arrive = t.saturating_add(switch);
+            let ready = arrive.saturating_add(self.rotational_wait_ns(arrive, next.angle));
             if ready > until_ns {
                 return (WalkEnd { sector: cur, at_ns: t, head: Some(pos.chs) }, xfer);
             }
@@ -418,20 +424,23 @@ impl RotationalDisk {
     /// sector to come round again (DiskSim writes sector by sector and skips a sector whose
     /// data is not in the buffer). Returns where it stopped and the pure transfer time.
     fn paced_walk(&self, lo: u64, hi: u64, mut t: Nanos, first: TrackPos, data_at: Nanos, per: Nanos) -> (WalkEnd, Nanos) {
-        let (mut cur, mut xfer, mut aligned, mut pos) = (lo, 0, true, Some(first));
+        let (mut cur, mut xfer, mut aligned, mut pos): (u64, Nanos, bool, Option<TrackPos>) = (lo, 0, true, Some(first));
         let mut end = WalkEnd { sector: lo, at_ns: t, head: Some(first.chs) };
         while cur < hi {
-            let arrival = data_at + (cur - lo + 1) * per;
+            let arrival = data_at.saturating_add((cur - lo + 1).saturating_mul(per));
             let (e, x) = self.walk(cur, t, cur + 1, Nanos::MAX, aligned, pos);
-            if e.at_ns - x >= arrival {
+            if e.at_ns.saturating_sub(x) >= arrival {
                 (end, t, aligned, pos) = (e, e.at_ns, false, None);
-                xfer += x;
+                xfer = xfer.saturating_add(x);
                 cur += 1;
             } else {
                 // Missed: the head (now on this block's track) waits for its sector to pass again
                 // after the data is in.
                 let p = self.geometry.locate(cur);
-                t = arrival + self.rotational_wait_ns(arrival, p.angle);
+                t = arrival.saturating_add(self.rotational_wait_ns(arrival, p.angle));
+                if t == Nanos::MAX {
+                    break; // time has run out (only with absurd, saturated times)
+                }
                 (aligned, pos) = (true, Some(p));
             }
         }
@@ -475,9 +484,9 @@ impl RotationalDisk {
         let bus_ns = self.bus_ns(req.size_sectors);
         let (overhead, complete) = match self.ext.overheads {
             None => (self.overhead_ns, 0),
-            Some(o) => (self.overhead_ns + o.read_hit[!self.last_read as usize] + o.data_prep, o.read_complete),
+            Some(o) => (self.overhead_ns.saturating_add(o.read_hit[!self.last_read as usize]).saturating_add(o.data_prep), o.read_complete),
         };
-        let host_done = now + overhead + bus_ns + complete;
+        let host_done = now.saturating_add(overhead).saturating_add(bus_ns).saturating_add(complete);
         if let Some(i) = self.cache.find_static(lo, hi) {
             self.cache.touch(i);
             return Some(Service::cache_hit(now, host_done, bus_ns));
@@ -502,7 +511,7 @@ impl RotationalDisk {
             (host_done, front)
         } else {
             let reach = self.walk(st.next_sector, st.at_ns, hi, Nanos::MAX, st.aligned, None).0;
-            (host_done.max(reach.at_ns + self.bus_ns(1)), reach)
+            (host_done.max(reach.at_ns.saturating_add(self.bus_ns(1))), reach)
         };
         let consumed = if stopped { None } else { Some(hi) };
         self.cache.advance_stream(moved.sector, moved.at_ns, consumed, capacity);
@@ -533,11 +542,11 @@ impl RotationalDisk {
         if cap <= front.sector {
             return;
         }
-        let start = now + self.miss_overhead(Op::Read);
+        let start = now.saturating_add(self.miss_overhead(Op::Read));
         let to = self.geometry.locate(front.sector);
         let from = front.head.unwrap_or(self.head);
-        let on_track = start.max(self.mech_free_at) + self.arm_move_ns(from, to.chs);
-        self.cache.restart_stream(on_track + self.rotational_wait_ns(on_track, to.angle), cap);
+        let on_track = start.max(self.mech_free_at).saturating_add(self.arm_move_ns(from, to.chs));
+        self.cache.restart_stream(on_track.saturating_add(self.rotational_wait_ns(on_track, to.angle)), cap);
         self.head = to.chs;
     }
 
@@ -563,30 +572,30 @@ impl RotationalDisk {
     ) -> Service {
         let target = self.geometry.locate(req.start_sector);
         // The mechanism may still be destaging buffered writes.
-        let mut t = (now + overhead).max(self.mech_free_at);
+        let mut t = now.saturating_add(overhead).max(self.mech_free_at);
         let start = t;
-        let mut seek_ns = 0;
+        let mut seek_ns: Nanos = 0;
         let mut seek_cylinders = 0;
         let mut from = self.head;
         for waypoint in path.waypoints() {
             let w = Chs { cylinder: waypoint.min(self.geometry.cylinders - 1), head: from.head, sector: 0 };
-            seek_ns += self.arm_move_ns(from, w);
+            seek_ns = seek_ns.saturating_add(self.arm_move_ns(from, w));
             seek_cylinders += from.cylinder.abs_diff(w.cylinder);
             from = w;
         }
-        seek_ns += self.arm_move_ns(from, target.chs);
+        seek_ns = seek_ns.saturating_add(self.arm_move_ns(from, target.chs));
         seek_cylinders += from.cylinder.abs_diff(target.chs.cylinder);
         if req.op == Op::Write && !(self.ext.write_settle_on_move_only && seek_ns == 0) {
-            seek_ns += self.write_settle_ns;
+            seek_ns = seek_ns.saturating_add(self.write_settle_ns);
         }
         if req.op == Op::Write {
             seek_ns = seek_ns.max(self.ext.min_write_seek_ns);
         }
-        t += seek_ns;
-        let rotation_ns = self.rotational_wait_ns(t.max(data_ready), target.angle) + data_ready.saturating_sub(t);
-        t += rotation_ns;
+        t = t.saturating_add(seek_ns);
+        let rotation_ns = self.rotational_wait_ns(t.max(data_ready), target.angle).saturating_add(data_ready.saturating_sub(t));
+        t = t.saturating_add(rotation_ns);
         let (end, transfer_ns) = match pace {
-            Some((data_at, per)) if data_at + per * req.size_sectors as Nanos > t => {
+            Some((data_at, per)) if data_at.saturating_add(per.saturating_mul(req.size_sectors as Nanos)) > t => {
                 self.paced_walk(req.start_sector, req.end_sector(), t, target, data_at, per)
             }
             _ => self.walk(req.start_sector, t, req.end_sector(), Nanos::MAX, true, Some(target)),
@@ -613,7 +622,7 @@ impl RotationalDisk {
                     // A flush never reaches the mechanism (the drive queue serves it); as a write.
                     Op::Write | Op::Flush => (bus.map_or(0, |b| b.1), o.map_or(0, |o| o.write_complete)),
                 };
-                let on_track = start + seek_ns + rotation_ns;
+                let on_track = start.saturating_add(seek_ns).saturating_add(rotation_ns);
                 let bus_start = if req.op == Op::Read {
                     // When the water mark has come off the media, and never before the first
                     // block has: a block goes to the host only once it is in the buffer
@@ -627,17 +636,17 @@ impl RotationalDisk {
                 // and prepares the data before the transfer.
                 let bus_start = match (req.op, self.ext.read_reconnect) {
                     (Op::Read, Some(rr)) => {
-                        let disconnected = now + overhead + rr.disconnect[!self.last_read as usize];
-                        bus_start.max(disconnected) + rr.reselect + o.map_or(0, |o| o.data_prep)
+                        let disconnected = now.saturating_add(overhead).saturating_add(rr.disconnect[!self.last_read as usize]);
+                        bus_start.max(disconnected).saturating_add(rr.reselect).saturating_add(o.map_or(0, |o| o.data_prep))
                     }
                     _ => bus_start,
                 };
                 let host_done = if req.op == Op::Read && per_sector > 0 {
                     self.streamed_read_done(req.start_sector, req.end_sector(), on_track, target, bus_start, per_sector)
                 } else {
-                    (end.at_ns + per_sector).max(bus_start + per_sector * req.size_sectors as Nanos)
+                    end.at_ns.saturating_add(per_sector).max(bus_start.saturating_add(per_sector.saturating_mul(req.size_sectors as Nanos)))
                 };
-                host_done + complete
+                host_done.saturating_add(complete)
             }
         };
         Service {
@@ -648,7 +657,7 @@ impl RotationalDisk {
             // Everything between arrival on track and the end that is not transfer: the initial
             // rotational wait plus switches inside a multi-track request (and any wait for the
             // mechanism or the bus).
-            rotation_ns: completion_ns - now - overhead - seek_ns - transfer_ns,
+            rotation_ns: completion_ns.saturating_sub(now).saturating_sub(overhead).saturating_sub(seek_ns).saturating_sub(transfer_ns),
             transfer_ns,
             cache_hit: false,
         }
@@ -665,16 +674,16 @@ impl RotationalDisk {
         // When the data phase starts, when the mechanism may start, and the final reselection.
         let (data_at, mech_at, reselect) = if extra {
             (
-                now + per_request + wd.extra_command + wd.extra_disconnect + wd.extra_inter_disconnect + wd.reselect_first + o.data_prep,
-                now + per_request + wd.extra_command + wd.extra_seek_delta,
+                sum(&[now, per_request, wd.extra_command, wd.extra_disconnect, wd.extra_inter_disconnect, wd.reselect_first, o.data_prep]),
+                sum(&[now, per_request, wd.extra_command, wd.extra_seek_delta]),
                 wd.reselect_other,
             )
         } else {
-            (now + per_request + o.write_miss[after] + o.data_prep, now + per_request + o.write_miss[after], wd.reselect_first)
+            (sum(&[now, per_request, o.write_miss[after], o.data_prep]), sum(&[now, per_request, o.write_miss[after]]), wd.reselect_first)
         };
         let disconnect = if extra { wd.extra_second_disconnect } else { o.write_disconnect };
-        let bus = self.ext.bus_sector_ns.map_or_else(|| self.bus_ns(req.size_sectors), |b| b.1 * req.size_sectors as Nanos);
-        let data_in = data_at + bus;
+        let bus = self.ext.bus_sector_ns.map_or_else(|| self.bus_ns(req.size_sectors), |b| b.1.saturating_mul(req.size_sectors as Nanos));
+        let data_in = data_at.saturating_add(bus);
         let per = bus / req.size_sectors.max(1) as Nanos;
         // The media write starts once its first block is in the buffer; a drive with the extra
         // write disconnect waits for more (DiskSim's rule: 10 blocks, or the whole request if
@@ -690,9 +699,14 @@ impl RotationalDisk {
         } else {
             1
         };
-        let media = self.media_access_after(req, path, mech_at, 0, false, data_at + first * per, Some((data_at, per)));
-        let completion_ns = media.completion_ns.max(data_in + per).max(data_in + disconnect) + reselect + o.write_complete;
-        Service { dispatch_ns: now, completion_ns, rotation_ns: completion_ns - mech_at - media.seek_ns - media.transfer_ns, ..media }
+        let media = self.media_access_after(req, path, mech_at, 0, false, data_at.saturating_add(first.saturating_mul(per)), Some((data_at, per)));
+        let completion_ns = sum(&[media.completion_ns.max(data_in.saturating_add(per)).max(data_in.saturating_add(disconnect)), reselect, o.write_complete]);
+        Service {
+            dispatch_ns: now,
+            completion_ns,
+            rotation_ns: completion_ns.saturating_sub(mech_at).saturating_sub(media.seek_ns).saturating_sub(media.transfer_ns),
+            ..media
+        }
     }
 
     /// When the host has all of a media read of `[lo, hi)` whose blocks go over the bus one at a
@@ -705,15 +719,15 @@ impl RotationalDisk {
     /// bus slower than the media the latest block to wait is the first of a track, with a faster
     /// bus the last one, so one walk to each track's first block is enough.
     fn streamed_read_done(&self, lo: u64, hi: u64, on_track: Nanos, first: TrackPos, bus_start: Nanos, per: Nanos) -> Nanos {
-        let mut done = bus_start + per * (hi - lo);
+        let mut done = bus_start.saturating_add(per.saturating_mul(hi - lo));
         let (mut cur, mut t, mut pos) = (lo, on_track, Some(first));
         while cur < hi {
             let aligned = cur == lo;
             let first_in = self.walk(cur, t, cur + 1, Nanos::MAX, aligned, pos).0;
-            done = done.max(first_in.at_ns + per * (hi - cur));
+            done = done.max(first_in.at_ns.saturating_add(per.saturating_mul(hi - cur)));
             let track_end = pos.map_or_else(|| self.geometry.locate(cur).track_end_sector, |p| p.track_end_sector);
             let end = self.walk(cur, t, hi.min(track_end), Nanos::MAX, aligned, pos).0;
-            done = done.max(end.at_ns + per);
+            done = done.max(end.at_ns.saturating_add(per));
             if end.sector <= cur {
                 break;
             }
@@ -739,11 +753,10 @@ impl RotationalDisk {
             None => self.overhead_ns,
             Some(o) => {
                 let after = !self.last_read as usize;
-                self.overhead_ns
-                    + match op {
-                        Op::Read => o.read_miss[after],
-                        Op::Write | Op::Flush => o.write_miss[after] + o.data_prep,
-                    }
+                self.overhead_ns.saturating_add(match op {
+                    Op::Read => o.read_miss[after],
+                    Op::Write | Op::Flush => o.write_miss[after].saturating_add(o.data_prep),
+                })
             }
         }
     }
@@ -795,10 +808,10 @@ impl RotationalDisk {
         }
         let (overhead, complete) = match self.ext.overheads {
             None => (self.overhead_ns, 0),
-            Some(o) => (self.overhead_ns + o.write_hit[!self.last_read as usize] + o.data_prep, o.write_complete),
+            Some(o) => (self.overhead_ns.saturating_add(o.write_hit[!self.last_read as usize]).saturating_add(o.data_prep), o.write_complete),
         };
-        let bus = self.ext.bus_sector_ns.map_or_else(|| self.bus_ns(req.size_sectors), |b| b.1 * req.size_sectors as Nanos);
-        let done = t + overhead + bus + complete;
+        let bus = self.ext.bus_sector_ns.map_or_else(|| self.bus_ns(req.size_sectors), |b| b.1.saturating_mul(req.size_sectors as Nanos));
+        let done = sum(&[t, overhead, bus, complete]);
         // Destage: the media write starts when the data is in and the mechanism is free.
         let destage_at = done.max(self.mech_free_at);
         self.leave_stream(destage_at);
@@ -869,22 +882,22 @@ impl DeviceView for RotationalDisk {
             }
             // A partial hit: the media reads only the missing blocks, from the segment's end.
             if let Some((_, buffered_to)) = self.partial_hit_prefix(op, pos.sector, hi, now) {
-                let start = (now + self.miss_overhead(Op::Read)).max(self.mech_free_at);
+                let start = now.saturating_add(self.miss_overhead(Op::Read)).max(self.mech_free_at);
                 let (seek, rotation) = self.positioning_from(self.head, &self.geometry.locate(buffered_to), start);
-                return seek + rotation;
+                return seek.saturating_add(rotation);
             }
         }
         // The arm starts moving after the command overhead, which sets the rotational phase
         // on arrival; the overhead itself is not positioning (the same for every request, and
         // not in the measured positioning that completions report).
         let to = Chs { cylinder: pos.cylinder, head: pos.head, sector: 0 };
-        let start = now + self.overhead_ns;
+        let start = now.saturating_add(self.overhead_ns);
         let moved = self.arm_move_ns(self.head, to);
-        let mut t = start + moved;
+        let mut t = start.saturating_add(moved);
         if op == Op::Write && !(self.ext.write_settle_on_move_only && moved == 0) {
-            t += self.write_settle_ns;
+            t = t.saturating_add(self.write_settle_ns);
         }
-        t += self.rotational_wait_ns(t, pos.angle);
+        t = t.saturating_add(self.rotational_wait_ns(t, pos.angle));
         t - start
     }
 }
@@ -952,14 +965,14 @@ impl RotationalDisk {
         self.leave_stream(now.max(self.mech_free_at));
         let (overhead, complete) = match self.ext.overheads {
             None => (self.overhead_ns, 0),
-            Some(o) => (self.overhead_ns + o.read_hit[!self.last_read as usize] + o.data_prep, o.read_complete),
+            Some(o) => (self.overhead_ns.saturating_add(o.read_hit[!self.last_read as usize]).saturating_add(o.data_prep), o.read_complete),
         };
         let target = self.geometry.locate(buffered_to);
-        let mech_start = (now + self.miss_overhead(Op::Read)).max(self.mech_free_at);
+        let mech_start = now.saturating_add(self.miss_overhead(Op::Read)).max(self.mech_free_at);
         let (seek_ns, rotation_ns) = self.positioning_from(self.head, &target, mech_start);
         let seek_cylinders = self.head.cylinder.abs_diff(target.chs.cylinder);
         let (end, transfer_ns) =
-            self.walk(buffered_to, mech_start + seek_ns + rotation_ns, req.end_sector(), Nanos::MAX, true, Some(target));
+            self.walk(buffered_to, sum(&[mech_start, seek_ns, rotation_ns]), req.end_sector(), Nanos::MAX, true, Some(target));
         self.head = end.head.unwrap_or(target.chs);
         self.head_sector = end.sector;
         let capacity = self.geometry.capacity_sectors;
@@ -972,16 +985,16 @@ impl RotationalDisk {
         // The buffered part goes over the bus at once; the drive then disconnects and reconnects
         // for the missing part only once its first block (or the water mark) is in the buffer,
         // as for any media read (DiskSim counts a block at the end of its sector).
-        let buffered_done = now + overhead + self.bus_ns((buffered_to - req.start_sector) as u32);
+        let buffered_done = sum(&[now, overhead, self.bus_ns((buffered_to - req.start_sector) as u32)]);
         let missing = req.end_sector() - buffered_to;
         let first = self.read_water_mark_blocks(missing, self.ext.read_bus_start_fraction);
-        let on_track = mech_start + seek_ns + rotation_ns;
-        let first_in = self.walk(buffered_to, on_track, buffered_to + first, Nanos::MAX, true, Some(target)).0.at_ns;
+        let on_track = sum(&[mech_start, seek_ns, rotation_ns]);
+        let first_in = self.walk(buffered_to, on_track, buffered_to.saturating_add(first), Nanos::MAX, true, Some(target)).0.at_ns;
         let host_done =
             self.streamed_read_done(buffered_to, req.end_sector(), on_track, target, buffered_done.max(first_in), self.bus_ns(1));
         Service {
             dispatch_ns: now,
-            completion_ns: host_done + complete,
+            completion_ns: host_done.saturating_add(complete),
             seek_cylinders,
             seek_ns,
             rotation_ns,
@@ -994,7 +1007,7 @@ impl RotationalDisk {
     /// the rotational wait then for `to`'s sector.
     fn positioning_from(&self, from: Chs, to: &TrackPos, start: Nanos) -> (Nanos, Nanos) {
         let moved = self.arm_move_ns(from, to.chs);
-        (moved, self.rotational_wait_ns(start + moved, to.angle))
+        (moved, self.rotational_wait_ns(start.saturating_add(moved), to.angle))
     }
 
     /// If a read of [lo, hi) at `now` would be served from the buffer (as `try_cache` decides),
@@ -1021,7 +1034,7 @@ impl RotationalDisk {
             return Some(0);
         }
         let reach = self.walk(st.next_sector, st.at_ns, lo + 1, Nanos::MAX, st.aligned, None).0;
-        Some(reach.at_ns.saturating_sub(now + self.overhead_ns))
+        Some(reach.at_ns.saturating_sub(now.saturating_add(self.overhead_ns)))
     }
 }
 
@@ -1044,4 +1057,10 @@ impl super::Device for RotationalDisk {
             self.head = h;
         }
     }
+}
+
+/// The sum of times, saturating at [`Nanos::MAX`] (never reached with the documented ranges of
+/// the inputs; saturating rather than wrapping if it were).
+fn sum(times: &[Nanos]) -> Nanos {
+    times.iter().fold(0, |a: Nanos, &b| a.saturating_add(b))
 }

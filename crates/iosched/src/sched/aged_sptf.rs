@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 pub const TUNABLES: &[Tunable] = &[
     Tunable {
         name: "max_latency_ms",
+        integer: false,
         default: 1000.0,
         unit: "ms",
         min: 0.0,
@@ -26,6 +27,7 @@ pub const TUNABLES: &[Tunable] = &[
     },
     Tunable {
         name: "age_weight",
+        integer: false,
         default: 0.0,
         unit: "ns credit per ns waited",
         min: 0.0,

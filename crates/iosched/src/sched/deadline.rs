@@ -201,8 +201,8 @@ pub struct Deadline {
 
 // ---- Helpers ----
 
-/// A tunable that Linux stores as an int: whole numbers only (tunables.rs checks the range,
-/// not integrality).
+/// A tunable that Linux stores as an int, as a whole number (declared `integer`, so
+/// tunables.rs has refused fractions already; this guards the conversion).
 pub(super) fn whole(t: &TunableValues, name: &str) -> Result<u64, String> {
     let v = t.get(name);
     if v.fract() != 0.0 {
@@ -461,7 +461,7 @@ impl Scheduler for Deadline {
 
 /// A tunable Linux stores as an int, with sysfs bounds 0 to INT_MAX.
 pub(super) const fn int_tunable(name: &'static str, default: u64, unit: &'static str, help: &'static str) -> Tunable {
-    Tunable { name, default: default as f64, unit, min: 0.0, max: INT_MAX, help }
+    Tunable { name, integer: true, default: default as f64, unit, min: 0.0, max: INT_MAX, help }
 }
 
 /// The tunables all three deadline schedulers declare alike (name, default, unit, bounds);
@@ -478,6 +478,7 @@ pub(super) mod common {
         int_tunable("fifo_batch", super::FIFO_BATCH, "requests", "requests per batch; a non-contiguous next request ends the batch");
     pub const FRONT_MERGES: Tunable = Tunable {
         name: "front_merges",
+        integer: true,
         default: super::FRONT_MERGES as u8 as f64,
         unit: "bool",
         min: 0.0,
@@ -800,6 +801,6 @@ mod tests {
     fn integer_tunables_reject_fractions() {
         let t: std::collections::BTreeMap<String, f64> = [("fifo_batch".to_string(), 16.5)].into();
         let err = super::super::registry::build("deadline", None, &t).err().unwrap();
-        assert!(err.contains("whole number"), "{err}");
+        assert!(err.contains("fifo_batch") && err.contains("16.5 must be an integer"), "{err}");
     }
 }

@@ -87,6 +87,7 @@ pub const MERGE_SCAN: usize = 8;
 pub const TUNABLES: &[Tunable] = &[
     Tunable {
         name: "read_lat_nsec",
+        integer: true,
         default: 2_000_000.0,
         unit: "ns",
         min: 0.0,
@@ -95,6 +96,7 @@ pub const TUNABLES: &[Tunable] = &[
     },
     Tunable {
         name: "write_lat_nsec",
+        integer: true,
         default: 10_000_000.0,
         unit: "ns",
         min: 0.0,

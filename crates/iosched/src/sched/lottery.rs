@@ -22,6 +22,7 @@ pub const TUNABLES: &[Tunable] = &[
     TAU,
     Tunable {
         name: "seed",
+        integer: true,
         default: 1.0,
         unit: "",
         min: 0.0,

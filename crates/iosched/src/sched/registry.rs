@@ -220,7 +220,7 @@ fn build_scheduler(info: &SchedulerInfo, tunables: &BTreeMap<String, f64>) -> Re
 }
 
 fn build_policy(info: &SchedulerInfo, tunables: &BTreeMap<String, f64>) -> Result<Box<dyn Scheduler>, String> {
-    let t = TunableValues::resolve(info.tunables, tunables)?;
+    let t = TunableValues::resolve(info.tunables, tunables).map_err(|e| format!("scheduler `{}`: {e}", info.name))?;
     Ok(match info.name {
         "fcfs" => Box::new(fcfs::Fcfs::default()),
         "sstf" => Box::new(sstf::Sstf::default()),
@@ -265,8 +265,8 @@ fn build_wrapper(info: &SchedulerInfo, policy: &str, tunables: &BTreeMap<String,
             return Err(format!("unknown tunable `{k}` for {}({}) (known: {})", info.name, pinfo.name, known.join(", ")));
         }
     }
-    let core = TunableValues::resolve(CORE, &own)?;
-    let t = TunableValues::resolve(pinfo.tunables, &theirs)?;
+    let core = TunableValues::resolve(CORE, &own).map_err(|e| format!("scheduler `{}`: {e}", info.name))?;
+    let t = TunableValues::resolve(pinfo.tunables, &theirs).map_err(|e| format!("scheduler `{}({})`: {e}", info.name, pinfo.name))?;
     Ok(match pinfo.name {
         "aged-sptf" => Box::new(Anticipatory::new(aged_sptf::AgedSptf::new(&t), AgedSeekHeuristic, &core)),
         "clook" => Box::new(Anticipatory::new(clook::CLook::default(), CscanHeuristic, &core)),

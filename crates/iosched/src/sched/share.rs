@@ -34,6 +34,7 @@ use std::collections::{BTreeMap, VecDeque};
 /// The relaxation threshold every proportional-share policy declares.
 pub const TAU: Tunable = Tunable {
     name: "tau_ms",
+    integer: false,
     default: 0.0,
     unit: "ms of virtual time",
     min: 0.0,

@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct Tunable {
     pub name: &'static str,
+    /// The value must be a whole number (a count, a seed): 1.5 is an error, not truncated.
+    pub integer: bool,
     pub default: f64,
     pub unit: &'static str,
     pub min: f64,
@@ -38,6 +40,9 @@ impl TunableValues {
             if !(v.is_finite() && v >= t.min && v <= t.max) {
                 return Err(format!("tunable `{}` = {v} is out of range [{}, {}] {}", t.name, t.min, t.max, t.unit));
             }
+            if t.integer && v.fract() != 0.0 {
+                return Err(format!("tunable `{}` = {v} must be an integer", t.name));
+            }
             if t.unit == "bool" && v != 0.0 && v != 1.0 {
                 return Err(format!("tunable `{}` = {v} must be true/false (1 or 0)", t.name));
             }
@@ -55,7 +60,7 @@ impl TunableValues {
 mod tests {
     use super::*;
 
-    const T: &[Tunable] = &[Tunable { name: "w", default: 0.5, unit: "", min: 0.0, max: 1.0, help: "" }];
+    const T: &[Tunable] = &[Tunable { name: "w", integer: false, default: 0.5, unit: "", min: 0.0, max: 1.0, help: "" }];
 
     #[test]
     fn defaults_and_errors() {
@@ -65,5 +70,14 @@ mod tests {
         assert!(TunableValues::resolve(T, &bad).unwrap_err().contains("out of range"));
         let unknown: BTreeMap<String, f64> = [("x".to_string(), 2.0)].into();
         assert!(TunableValues::resolve(T, &unknown).unwrap_err().contains("unknown tunable `x`"));
+    }
+
+    #[test]
+    fn integer_tunables_refuse_fractions() {
+        const I: &[Tunable] = &[Tunable { name: "n", integer: true, default: 1.0, unit: "", min: 0.0, max: 10.0, help: "" }];
+        let v: BTreeMap<String, f64> = [("n".to_string(), 1.5)].into();
+        assert_eq!(TunableValues::resolve(I, &v).unwrap_err(), "tunable `n` = 1.5 must be an integer");
+        let v: BTreeMap<String, f64> = [("n".to_string(), 2.0)].into();
+        assert_eq!(TunableValues::resolve(I, &v).unwrap().get("n"), 2.0);
     }
 }

@@ -13,6 +13,7 @@ use std::collections::BTreeSet;
 
 pub const TUNABLES: &[Tunable] = &[Tunable {
     name: "max_response_ms",
+    integer: false,
     default: 30_000.0,
     unit: "ms",
     min: 1.0,

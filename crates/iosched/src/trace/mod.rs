@@ -29,15 +29,13 @@ pub struct TraceError {
 
 impl fmt::Display for TraceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.line == 0 {
-            write!(f, "{}: {}", self.file, self.message)?;
-        } else {
-            write!(f, "{}:{}: {}", self.file, self.line, self.message)?;
-        }
+        let mut s =
+            if self.line == 0 { format!("{}: {}", self.file, self.message) } else { format!("{}:{}: {}", self.file, self.line, self.message) };
         if !self.text.is_empty() {
-            write!(f, ": `{}`", self.text)?;
+            s += &format!(": `{}`", self.text);
         }
-        Ok(())
+        // The quoted input may hold control characters: escaped, never raw.
+        f.write_str(&crate::input::escape_controls(&s))
     }
 }
 
@@ -132,16 +130,14 @@ impl Trace {
     /// Reads a trace file, detecting its format from the first request line.
     pub fn read(path: &Path) -> Result<Trace, TraceError> {
         let source = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|e| TraceError {
+        let text = crate::input::read_text(path, crate::input::MAX_TRACE_BYTES).map_err(|e| TraceError {
             file: source.clone(),
-            line: 0,
-            message: format!("cannot read the trace: {}", io_reason(&e)),
+            line: e.line(),
+            message: match e {
+                crate::input::TextError::NotUtf8 { .. } => e.to_string(),
+                _ => format!("cannot read the trace: {e}"),
+            },
             text: String::new(),
-        })?;
-        let text = String::from_utf8(bytes).map_err(|e| {
-            let upto = e.utf8_error().valid_up_to();
-            let line = e.as_bytes()[..upto].iter().filter(|&&b| b == b'\n').count() + 1;
-            TraceError { file: source.clone(), line, message: "not UTF-8 text".into(), text: String::new() }
         })?;
         Trace::parse(&text, &source)
     }
@@ -172,8 +168,7 @@ impl Trace {
             let op = parse_op_letter(f[0]).ok_or_else(|| err("the first field must be R or W".into(), f[0]))?;
             let tag = BufferTag::parse(f[1])
                 .ok_or_else(|| err(format!("the second field must be one of {}", BufferTag::NAMES.join(", ")), f[1]))?;
-            let start: u64 = f[2].parse().map_err(|_| err("start block: expected a non-negative integer".into(), f[2]))?;
-            let size = parse_size(f[3]).map_err(|m| err(m, f[3]))?;
+            let (start, size) = parse_extent(f[2], f[3]).map_err(|(m, t)| err(m, t))?;
             let resp = parse_time(f[4], "response time (µs)").map_err(|m| err(m, f[4]))?;
             let gap = parse_time(f[5], "gap to the next arrival (µs)").map_err(|m| err(m, f[5]))?;
             requests.push(TraceRequest {
@@ -187,7 +182,10 @@ impl Trace {
                 gap_ns: us_to_ns(gap),
                 tag: Some(tag),
             });
-            arrival = arrival.saturating_add(us_to_ns(gap));
+            arrival += us_to_ns(gap);
+            if arrival > MAX_TRACE_SPAN_NS {
+                return Err(err("the gaps add up to more than 1e9 ms (11.6 days), the longest trace accepted".into(), f[5]));
+            }
         }
         check_nonempty(source, requests.len())?;
         Ok(Trace { source: source.into(), format: TraceFormat::Validate, requests })
@@ -209,8 +207,7 @@ impl Trace {
             }
             last = at;
             let device: u32 = f[1].parse().map_err(|_| err("device: expected a non-negative integer".into(), f[1]))?;
-            let start: u64 = f[2].parse().map_err(|_| err("start block: expected a non-negative integer".into(), f[2]))?;
-            let size = parse_size(f[3]).map_err(|m| err(m, f[3]))?;
+            let (start, size) = parse_extent(f[2], f[3]).map_err(|(m, t)| err(m, t))?;
             let hex = f[4].strip_prefix("0x").or_else(|| f[4].strip_prefix("0X")).unwrap_or(f[4]);
             let flags = u32::from_str_radix(hex, 16).map_err(|_| err("flags: expected a hexadecimal number".into(), f[4]))?;
             let op = if flags & 1 != 0 { Op::Read } else { Op::Write };
@@ -244,14 +241,6 @@ impl Trace {
     }
 }
 
-fn io_reason(e: &std::io::Error) -> String {
-    match e.kind() {
-        std::io::ErrorKind::NotFound => "no such file".into(),
-        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
-        _ => e.to_string(),
-    }
-}
-
 fn check_nonempty(source: &str, n: usize) -> Result<(), TraceError> {
     if n == 0 {
         return Err(TraceError { file: source.into(), line: 0, message: "the trace has no requests".into(), text: String::new() });
@@ -276,12 +265,32 @@ fn parse_op_letter(s: &str) -> Option<Op> {
     }
 }
 
-fn parse_size(s: &str) -> Result<u32, String> {
-    match s.parse::<u32>() {
-        Ok(0) => Err("size: a request must have at least one block".into()),
-        Ok(n) => Ok(n),
-        Err(_) => Err("size: expected a positive integer number of blocks".into()),
+/// The largest block address a trace may name (exclusive): 2^48 blocks of 512 bytes, 128 PiB,
+/// far beyond any drive, so that `start + size` and every sector computation stay far from
+/// overflow.
+pub const MAX_TRACE_BLOCK: u64 = 1 << 48;
+/// The largest request a trace may hold: 2^24 blocks (8 GiB).
+pub const MAX_TRACE_REQUEST_BLOCKS: u32 = 1 << 24;
+/// The longest a trace may span (ascii arrival times; the sum of a validate trace's gaps):
+/// 1e9 ms, 11.6 days.
+pub const MAX_TRACE_SPAN_NS: Nanos = 1_000_000_000 * crate::time::NS_PER_MS;
+
+/// `start_block size_blocks`: start in [0, 2^48), size in [1, 2^24], and the request ends by 2^48.
+fn parse_extent<'a>(start: &'a str, size: &'a str) -> Result<(u64, u32), (String, &'a str)> {
+    let s: u64 = start.parse().map_err(|_| ("start block: expected a non-negative integer".to_string(), start))?;
+    if s >= MAX_TRACE_BLOCK {
+        return Err((format!("start block: must be below 2^48 = {MAX_TRACE_BLOCK}"), start));
     }
+    let n = match size.parse::<u32>() {
+        Ok(0) => return Err(("size: a request must have at least one block".into(), size)),
+        Ok(n) if n <= MAX_TRACE_REQUEST_BLOCKS => n,
+        Ok(_) => return Err((format!("size: at most 2^24 = {MAX_TRACE_REQUEST_BLOCKS} blocks (8 GiB) per request"), size)),
+        Err(_) => return Err(("size: expected a positive integer number of blocks".into(), size)),
+    };
+    if s + n as u64 > MAX_TRACE_BLOCK {
+        return Err((format!("start block: the request would end past block 2^48 = {MAX_TRACE_BLOCK}"), start));
+    }
+    Ok((s, n))
 }
 
 /// A non-negative, finite time of at most 10^9 units (about 11.6 days in ms, 17 minutes in µs

@@ -3,6 +3,7 @@
 //! What is mapped, ignored and unsupported: docs/devices.md, "DiskSim drives".
 
 pub mod parse;
+pub mod ranges;
 
 use super::geometry::{LayoutSpec, ZoneLayout, ZoneSpec};
 use super::rotational::{CommandOverheads, DiskExtensions, ReadReconnect, WriteDisconnect};
@@ -26,11 +27,12 @@ pub struct DiskSimError {
 
 impl fmt::Display for DiskSimError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}: {}", self.file.display(), self.line, self.message)?;
+        let mut s = format!("{}:{}: {}", self.file.display(), self.line, self.message);
         if !self.text.is_empty() {
-            write!(f, " ({})", self.text)?;
+            s += &format!(" ({})", self.text);
         }
-        Ok(())
+        // The quoted input may hold control characters: escaped, never raw.
+        f.write_str(&crate::input::escape_controls(&s))
     }
 }
 
@@ -94,6 +96,8 @@ pub fn load_drive(path: &Path) -> Result<DiskSimDrive, DiskSimError> {
 
 /// Maps an already parsed document (see [`parse::parse_str`]).
 pub fn map_document(doc: &Document, path: &Path) -> Result<DiskSimDrive, DiskSimError> {
+    // Every number within its documented range first: the mapping and the model rely on it.
+    ranges::check_document(doc)?;
     let mut m = Mapper::default();
     let disk = pick_disk(doc, path)?;
     // Every other top-level block: recorded as ignored, or used for the disk's bus/controller.
@@ -203,6 +207,17 @@ fn nonneg(p: &Param) -> Result<f64, DiskSimError> {
     let v = num(p)?;
     if v < 0.0 {
         return Err(perr(p, "must not be negative"));
+    }
+    Ok(v)
+}
+
+/// A time scaled by `Time scale for overheads`: the product must stay within the range of an
+/// overhead (an hour), like the value itself.
+fn scaled_ms(p: &Param, scale: f64) -> Result<f64, DiskSimError> {
+    let v = nonneg(p)? * scale;
+    let max = ranges::range_of(&p.name).map_or(ranges::MAX_MS, |r| r.max);
+    if !(v <= max) {
+        return Err(perr(p, format!("scaled by `Time scale for overheads` = {scale} it is {v:e} ms, more than its maximum of {max} ms")));
     }
     Ok(v)
 }
@@ -330,12 +345,12 @@ impl Mapper {
             d.scale = nonneg(p)?;
         }
         let mut model = None;
-        let ms = |p: &Param, scale: f64| -> Result<Nanos, DiskSimError> { Ok(ms_to_ns(nonneg(p)? * scale)) };
+        let ms = |p: &Param, scale: f64| -> Result<Nanos, DiskSimError> { Ok(ms_to_ns(scaled_ms(p, scale)?)) };
         for p in &b.params {
             let sc = d.scale;
             match p.name.as_str() {
                 "Model" => model = Some(block(p)?),
-                "Per-request overhead time" => d.per_request_ms = nonneg(p)? * sc,
+                "Per-request overhead time" => d.per_request_ms = scaled_ms(p, sc)?,
                 "Time scale for overheads" => self.ignore(p, "applied to every overhead"),
                 "Bulk sector transfer time" => d.bulk_sector_ms = nonneg(p)?,
                 "Hold bus entire read xfer" => d.hold_bus_read = Some(p.clone()),
@@ -484,7 +499,7 @@ impl Mapper {
                 let mut rr = ReadReconnect { reselect: d.wd.reselect_first, ..ReadReconnect::default() };
                 for (i, p) in d.read_disconnect.iter().enumerate() {
                     if let Some(p) = p {
-                        rr.disconnect[i] = ms_to_ns(nonneg(p)? * d.scale);
+                        rr.disconnect[i] = ms_to_ns(scaled_ms(p, d.scale)?);
                     }
                 }
                 d.ext.read_reconnect = Some(rr);
@@ -680,7 +695,7 @@ impl Mapper {
                 text: mech.kind.clone(),
             });
         }
-        let (zones, zl) = self.layout(layout, surfaces as u32)?;
+        let (zones, zl) = self.layout(layout, surfaces as u32, cylinders)?;
         let m = self.mech(mech, cylinders as u32)?;
         d.spec_parts = Some(SpecParts {
             rpm: m.rpm,
@@ -696,7 +711,7 @@ impl Mapper {
         Ok(())
     }
 
-    fn layout(&mut self, b: &Block, surfaces: u32) -> Result<(Vec<ZoneSpec>, Vec<ZoneLayout>), DiskSimError> {
+    fn layout(&mut self, b: &Block, surfaces: u32, cylinders: u64) -> Result<(Vec<ZoneSpec>, Vec<ZoneLayout>), DiskSimError> {
         let mut scheme = None;
         let mut zones_p = None;
         for p in &b.params {
@@ -739,20 +754,44 @@ impl Mapper {
                     text: v.describe(),
                 });
             };
-            zp.push(self.zone(z)?);
+            let zone = self.zone(z)?;
+            if zone.last as u64 >= cylinders {
+                return Err(perr(
+                    required(z, "Last cylinder number")?,
+                    format!("the zone ends beyond the drive's {cylinders} cylinders (`Number of cylinders`)"),
+                ));
+            }
+            zp.push(zone);
         }
         if zp.is_empty() {
             return Err(perr(zones_p, "no zones"));
         }
         let (mut specs, mut layouts) = (Vec::new(), Vec::new());
         for z in zp {
+            // Below 2^24 cylinders, 1024 surfaces and 2^22 blocks a track: at most 2^56 sectors,
+            // and spares and lead-in below 2^48 (times a track for sparing by tracks: i128).
             let cyls = z.last - z.first + 1;
             let spt = z.spt as u64;
             let physical = cyls as u64 * surfaces as u64 * spt;
+            let slip_beyond = |t: u64| DiskSimError {
+                file: (*z.loc.file).clone(),
+                line: z.loc.line,
+                message: "a slip lies beyond the zone's physical sectors".into(),
+                text: format!("slip {t}"),
+            };
             let (blocks, slips): (i128, Vec<(u64, u64)>) = match scheme {
                 0 => (physical as i128 - z.lead as i128, Vec::new()),
-                1 => (physical as i128 - z.lead as i128 - (z.spares * spt) as i128, z.slips.iter().map(|&t| (t * spt, spt)).collect()),
-                _ => (physical as i128 - z.lead as i128 - z.spares as i128, z.slips.iter().map(|&s| (s, 1)).collect()),
+                1 => (
+                    physical as i128 - z.lead as i128 - z.spares as i128 * spt as i128,
+                    z.slips
+                        .iter()
+                        .map(|&t| t.checked_mul(spt).filter(|&s| s < physical).map(|s| (s, spt)).ok_or_else(|| slip_beyond(t)))
+                        .collect::<Result<_, _>>()?,
+                ),
+                _ => (
+                    physical as i128 - z.lead as i128 - z.spares as i128,
+                    z.slips.iter().map(|&s| if s < physical { Ok((s, 1)) } else { Err(slip_beyond(s)) }).collect::<Result<_, _>>()?,
+                ),
             };
             if blocks <= 0 {
                 return Err(DiskSimError {
@@ -945,6 +984,15 @@ impl Mapper {
         if out.rpm == 0 {
             return Err(required(b, "Rotation speed (in rpms)").unwrap_err());
         }
+        // Every seek time of the curve, as the model will use it, within [0, 1000] ms.
+        if let Some((d, t)) = times.iter().enumerate().find(|(_, t)| !(**t <= ranges::MAX_MECH_MS)) {
+            let p = match kind.as_str() {
+                "extracted" => required(b, "Full seek curve")?,
+                _ if d < 10 && kind == "hplplus10" => required(b, "First ten seek times")?,
+                _ => required(b, "HPL seek equation values")?,
+            };
+            return Err(perr(p, format!("the seek curve gives {t:e} ms for a seek of {} cylinders; at most {} ms", d + 1, ranges::MAX_MECH_MS)));
+        }
         let times_ms: Vec<f64> = times.into_iter().map(|t| t.max(0.0)).collect();
         out.seek = SeekCurve::Table { distances: (1..cylinders).collect(), times_ms };
         Ok(out)
@@ -978,7 +1026,8 @@ fn read_seek_file(path: &Path) -> Result<(Vec<u32>, Vec<f64>), DiskSimError> {
         message: message.into(),
         text: text.trim().into(),
     };
-    let text = std::fs::read_to_string(path).map_err(|err| e(0, &format!("cannot read the seek curve: {err}"), ""))?;
+    let text = crate::input::read_text(path, crate::input::MAX_DESCRIPTION_BYTES)
+        .map_err(|err| e(err.line(), &format!("cannot read the seek curve: {err}"), ""))?;
     let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
     let (n0, first) = lines.next().ok_or_else(|| e(1, "empty seek curve file", ""))?;
     let count: usize = first
@@ -993,7 +1042,10 @@ fn read_seek_file(path: &Path) -> Result<(Vec<u32>, Vec<f64>), DiskSimError> {
             return Err(e(n + 1, "expected `distance, milliseconds`", l));
         };
         let d: u32 = a.parse().map_err(|_| e(n + 1, "malformed seek distance", l))?;
-        let t: f64 = b.parse().ok().filter(|t: &f64| t.is_finite() && *t >= 0.0).ok_or_else(|| e(n + 1, "malformed seek time", l))?;
+        let t: f64 = b.parse().map_err(|_| e(n + 1, "malformed seek time", l))?;
+        if !(0.0..=ranges::MAX_MECH_MS).contains(&t) {
+            return Err(e(n + 1, &format!("a seek time must be in [0, {}] ms", ranges::MAX_MECH_MS), l));
+        }
         if d == 0 || dists.last().is_some_and(|&p| p >= d) {
             return Err(e(n + 1, "seek distances must be positive and ascending", l));
         }

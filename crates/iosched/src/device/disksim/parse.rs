@@ -3,6 +3,12 @@
 //! (`TYPE { ... }`), lists `[ ... ]` and `source FILE` (the file's block, path relative to the
 //! including file); top-level `source FILE`, `instantiate [ names ] as NAME` and
 //! `topology TYPE NAME [ TYPE NAME [ ... ] ... ]`; `#` comments to the end of the line.
+//!
+//! The parser is recursive, so nesting is bounded: blocks, lists and topology levels may nest
+//! at most [`MAX_NESTING`] deep in all (sourced files included), and `source` at most
+//! [`MAX_INCLUDE_DEPTH`] files deep; deeper input is an error naming the file and line, never a
+//! stack overflow. Files are read only if they are regular files of at most
+//! [`crate::input::MAX_DESCRIPTION_BYTES`].
 
 use super::DiskSimError;
 use std::path::{Path, PathBuf};
@@ -28,6 +34,8 @@ impl Value {
     pub fn describe(&self) -> String {
         match self {
             Value::Int(i) => i.to_string(),
+            // Extreme values in scientific notation (1e308, not 309 digits).
+            Value::Float(f) if *f != 0.0 && !(1e-6..1e15).contains(&f.abs()) => format!("{f:e}"),
             Value::Float(f) => f.to_string(),
             Value::Word(w) => w.clone(),
             Value::Block(b) => format!("{} {{ ... }}", b.kind),
@@ -77,14 +85,14 @@ pub struct Document {
 
 pub fn parse_file(path: &Path) -> Result<Document, DiskSimError> {
     let mut doc = Document::default();
-    Parser::open(path, 0)?.top_level(&mut doc)?;
+    Parser::open(path, 0, 0)?.top_level(&mut doc)?;
     Ok(doc)
 }
 
 /// Parses text (for tests and for files already read); `source` paths are relative to `file`.
 pub fn parse_str(text: &str, file: &Path) -> Result<Document, DiskSimError> {
     let mut doc = Document::default();
-    Parser::new(text, file, 0).top_level(&mut doc)?;
+    Parser::new(text, file, 0, 0).top_level(&mut doc)?;
     Ok(doc)
 }
 
@@ -93,28 +101,62 @@ struct Parser {
     pos: usize,
     line: usize,
     file: Rc<PathBuf>,
+    /// `source` files open around this one.
     depth: usize,
+    /// Blocks, lists and topology nodes open around the current position (counting those of
+    /// the files that sourced this one).
+    nesting: usize,
+    /// The files that sourced this one, outermost first (a file sourcing itself is a cycle).
+    ancestors: Vec<PathBuf>,
+    /// Files opened by `source` so far in this description (shared by every file of it).
+    sourced_count: Rc<std::cell::Cell<usize>>,
 }
 
-const MAX_INCLUDE_DEPTH: usize = 16;
+/// How many files deep `source` may go.
+pub const MAX_INCLUDE_DEPTH: usize = 16;
+/// How many files one description may source in all (counting a file each time it is sourced):
+/// without this bound, a few files each sourcing the next several times would be read an
+/// exponential number of times.
+pub const MAX_SOURCED_FILES: usize = 256;
+/// How deep blocks, lists and topology nodes may nest in all. DiskSim's own descriptions nest
+/// about 5 deep; each level costs the parser a few hundred bytes of stack.
+pub const MAX_NESTING: usize = 100;
 
 fn is_word_char(c: char) -> bool {
     !c.is_whitespace() && !matches!(c, '{' | '}' | '[' | ']' | '=' | ',' | '#')
 }
 
 impl Parser {
-    fn new(text: &str, file: &Path, depth: usize) -> Parser {
-        Parser { chars: text.chars().collect(), pos: 0, line: 1, file: Rc::new(file.to_path_buf()), depth }
+    fn new(text: &str, file: &Path, depth: usize, nesting: usize) -> Parser {
+        Parser {
+            chars: text.chars().collect(),
+            pos: 0,
+            line: 1,
+            file: Rc::new(file.to_path_buf()),
+            depth,
+            nesting,
+            ancestors: Vec::new(),
+            sourced_count: Rc::default(),
+        }
     }
 
-    fn open(path: &Path, depth: usize) -> Result<Parser, DiskSimError> {
-        let text = std::fs::read_to_string(path).map_err(|e| DiskSimError {
+    fn open(path: &Path, depth: usize, nesting: usize) -> Result<Parser, DiskSimError> {
+        let text = crate::input::read_text(path, crate::input::MAX_DESCRIPTION_BYTES).map_err(|e| DiskSimError {
             file: path.to_path_buf(),
-            line: 0,
+            line: e.line(),
             message: format!("cannot read: {e}"),
             text: String::new(),
         })?;
-        Ok(Parser::new(&text, path, depth))
+        Ok(Parser::new(&text, path, depth, nesting))
+    }
+
+    /// Enters one more level of nesting (a block, a list or a topology node).
+    fn enter(&mut self, what: &str) -> Result<(), DiskSimError> {
+        if self.nesting >= MAX_NESTING {
+            return Err(self.err(format!("{what} nested more than {MAX_NESTING} deep"), self.rest_of_line().chars().take(40).collect::<String>()));
+        }
+        self.nesting += 1;
+        Ok(())
     }
 
     fn err(&self, message: impl Into<String>, text: impl Into<String>) -> DiskSimError {
@@ -192,10 +234,23 @@ impl Parser {
             return Err(self.err(format!("`source` nested more than {MAX_INCLUDE_DEPTH} deep (a cycle?)"), name));
         }
         let path = self.include_path(name);
-        if !path.is_file() {
+        if !path.exists() {
             return Err(self.err("`source`: no such file", path.display().to_string()));
         }
-        Parser::open(&path, self.depth + 1)
+        let same = |a: &Path, b: &Path| a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y);
+        if same(&path, &self.file) || self.ancestors.iter().any(|a| same(a, &path)) {
+            return Err(self.err("`source` cycle: the file is already being read", path.display().to_string()));
+        }
+        let count = self.sourced_count.get() + 1;
+        if count > MAX_SOURCED_FILES {
+            return Err(self.err(format!("more than {MAX_SOURCED_FILES} files sourced in all"), name));
+        }
+        self.sourced_count.set(count);
+        let mut sub = Parser::open(&path, self.depth + 1, self.nesting)?;
+        sub.ancestors = self.ancestors.clone();
+        sub.ancestors.push((*self.file).clone());
+        sub.sourced_count = self.sourced_count.clone();
+        Ok(sub)
     }
 
     fn top_level(&mut self, doc: &mut Document) -> Result<(), DiskSimError> {
@@ -245,11 +300,13 @@ impl Parser {
         let kind = self.need_word("a component type in the topology")?;
         let name = self.need_word("a component name in the topology")?;
         self.expect('[', "after a topology component")?;
+        self.enter("topology components")?;
         let mut children = Vec::new();
         loop {
             match self.peek() {
                 Some(']') => {
                     self.pos += 1;
+                    self.nesting -= 1;
                     return Ok(TopoNode { kind, name, children });
                 }
                 Some(',') => self.pos += 1,
@@ -263,11 +320,13 @@ impl Parser {
     fn block_body(&mut self, kind: String, name: Option<String>) -> Result<Block, DiskSimError> {
         let loc = self.loc();
         self.expect('{', &format!("to open block `{kind}`"))?;
+        self.enter("blocks and lists")?;
         let mut params = Vec::new();
         loop {
             match self.peek() {
                 Some('}') => {
                     self.pos += 1;
+                    self.nesting -= 1;
                     return Ok(Block { kind, name, params, loc });
                 }
                 Some(',') => self.pos += 1,
@@ -301,11 +360,13 @@ impl Parser {
             None => Err(self.err("unexpected end of file: expected a value", "")),
             Some('[') => {
                 self.pos += 1;
+                self.enter("blocks and lists")?;
                 let mut items = Vec::new();
                 loop {
                     match self.peek() {
                         Some(']') => {
                             self.pos += 1;
+                            self.nesting -= 1;
                             return Ok(Value::List(items));
                         }
                         Some(',') => self.pos += 1,
