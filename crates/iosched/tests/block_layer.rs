@@ -204,3 +204,36 @@ fn kyber_with_one_request_lets_asynchronous_writes_in() {
     assert_eq!(s.requests, 50);
     assert_eq!(s.invariants, Default::default());
 }
+
+#[test]
+fn a_process_with_many_bios_behind_a_tiny_pool_is_woken_in_linear_time() {
+    // Found by the fuzzer: 40 accesses of ~1 GB, split into 64 KiB parts (640,000 bios), behind
+    // 4 requests. Waking used to move every remaining bio of the process each time (quadratic:
+    // it never finished); now a woken process takes its bios from the front.
+    let text = r#"
+[device]
+preset = "wd-ultrastar-hc310"
+queue_depth = 8
+[block]
+nr_requests = 4
+tags = "blk-mq"
+max_sectors_kb = 64
+[[process]]
+name = "writer"
+op = "write"
+access = "direct"
+sync = false
+iodepth = 8
+request_kib = 100000
+file_mib = 4000
+requests = 40
+[run]
+duration_s = 100000
+[[scheduler]]
+name = "noop"
+"#;
+    let s = &run(text)[0].summary;
+    assert_eq!(s.invariants, Default::default());
+    assert_eq!(s.block.unwrap().split_bios, 40);
+    assert_eq!(s.bios, 40 * 1563, "every part of every bio completed");
+}

@@ -359,25 +359,23 @@ impl BlockLayer {
         let (dir, wake) = self.pool.free(req, limited);
         let mut woken = Vec::new();
         for _ in 0..wake {
-            let Some((pid, bios)) = self.waits.wake(dir) else {
+            let Some(pid) = self.waits.wake(dir) else {
                 break;
             };
             self.pool.woken(pid, cx.now_ns);
-            woken.push((pid, bios));
+            woken.push(pid);
         }
         // Woken processes run side by side: each first retries the bio it slept with, in wake
-        // order; then each goes on submitting where it stopped (if it has to sleep again it
+        // order; then each goes on submitting where it stopped, until it has to sleep again (it
         // goes to the back of the wait queue, its remaining bios behind it).
         for round in 0..2 {
-            for (pid, bios) in woken.iter_mut() {
-                while let Some(b) = bios.pop_front() {
-                    if self.waits.is_waiting(*pid) {
-                        self.waits.push_pending(b);
-                        continue;
-                    }
-                    match self.try_merge(vec![b], sched, cx) {
-                        None => {}
-                        Some(unit) => self.allocate_or_sleep(unit, sched, cx),
+            for &pid in &woken {
+                while !self.waits.is_waiting(pid) {
+                    let Some(b) = self.waits.next_pending(pid) else {
+                        break;
+                    };
+                    if let Some(unit) = self.try_merge(vec![b], sched, cx) {
+                        self.allocate_or_sleep(unit, sched, cx);
                     }
                     if round == 0 {
                         break;

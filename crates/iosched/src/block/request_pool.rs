@@ -16,7 +16,7 @@
 
 use crate::request::{Op, Request};
 use crate::time::Nanos;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 /// Linux 2.6's BLK_BATCH_REQ.
 pub const BATCH_REQUESTS: u32 = 32;
@@ -170,17 +170,19 @@ impl RequestPool {
 }
 
 /// Processes sleeping for a request, per direction, in the order they went to sleep; each
-/// with the bios it has yet to submit (it submits them in order once it has a request).
+/// with the bios it has yet to submit (it submits them in order once it has a request). A woken
+/// process takes its bios from the front one at a time, so waking costs nothing per bio left.
 #[derive(Debug, Default)]
 pub struct WaitQueues {
     order: [VecDeque<u32>; 2],
     pending: HashMap<u32, VecDeque<Request>>,
+    asleep: HashSet<u32>,
 }
 
 impl WaitQueues {
     /// Whether `pid` is asleep (its new bios queue behind the one it waits with).
     pub fn is_waiting(&self, pid: u32) -> bool {
-        self.pending.contains_key(&pid)
+        self.asleep.contains(&pid)
     }
 
     pub fn push_pending(&mut self, bio: Request) {
@@ -192,13 +194,24 @@ impl WaitQueues {
         let pid = bio.principal.pid;
         self.pending.entry(pid).or_default().push_front(bio);
         self.order[dir].push_back(pid);
+        self.asleep.insert(pid);
     }
 
-    /// Wakes the first sleeper of `dir`: its pid and its bios, in order.
-    pub fn wake(&mut self, dir: usize) -> Option<(u32, VecDeque<Request>)> {
+    /// Wakes the first sleeper of `dir`; its bios stay queued for `next_pending`.
+    pub fn wake(&mut self, dir: usize) -> Option<u32> {
         let pid = self.order[dir].pop_front()?;
-        let bios = self.pending.remove(&pid).unwrap_or_default();
-        Some((pid, bios))
+        self.asleep.remove(&pid);
+        Some(pid)
+    }
+
+    /// The next bio an awake process has yet to submit.
+    pub fn next_pending(&mut self, pid: u32) -> Option<Request> {
+        let q = self.pending.get_mut(&pid)?;
+        let bio = q.pop_front();
+        if q.is_empty() {
+            self.pending.remove(&pid);
+        }
+        bio
     }
 
     pub fn bios(&self) -> usize {
@@ -284,10 +297,11 @@ mod tests {
         q.push_pending(w(1, 1));
         q.sleep(1, w(2, 2));
         assert!(q.is_waiting(1) && q.is_waiting(2));
-        let (pid, bios) = q.wake(1).unwrap();
-        assert_eq!(pid, 1);
-        assert_eq!(bios.iter().map(|b| b.id).collect::<Vec<_>>(), vec![0, 1]);
-        assert_eq!(q.wake(1).unwrap().0, 2);
+        assert_eq!(q.wake(1), Some(1));
+        assert!(!q.is_waiting(1) && q.is_waiting(2));
+        assert_eq!((q.next_pending(1).unwrap().id, q.next_pending(1).unwrap().id), (0, 1));
+        assert!(q.next_pending(1).is_none());
+        assert_eq!(q.wake(1), Some(2));
         assert!(q.wake(1).is_none());
     }
 }
