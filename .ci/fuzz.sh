@@ -10,7 +10,7 @@ seconds="${1:-45}"
 seed="${2:-$(date +%s)}"
 cargo build --quiet -p iosched-fuzz --profile fuzz
 status=0
-./target/fuzz/iosched-fuzz --all --seconds "$seconds" --seed "$seed" || status=$?
+"${CARGO_TARGET_DIR:-target}/fuzz/iosched-fuzz" --all --seconds "$seconds" --seed "$seed" || status=$?
 if [ "$status" -ne 0 ]; then
   echo "fuzz.sh: FAILED (exit $status; seed $seed). Inputs: target/fuzz-crashes/ (*.input; *.last = the input running when the process died)." >&2
   echo "fuzz.sh: reproduce with: cargo run -p iosched-fuzz --profile fuzz -- --target TARGET --reproduce FILE" >&2

@@ -335,6 +335,7 @@ fn main() {
             }
             let _ = std::fs::remove_file(&last);
         }
+        drop(env); // `exit` runs no destructors: remove the working directory first
         std::process::exit(failed as i32);
     }
     let mut failures = Vec::new();
@@ -364,5 +365,6 @@ fn main() {
         }
     }
     println!("{} executions; {} failing target(s)", total, failures.len());
+    drop(env);
     std::process::exit(if failures.is_empty() { 0 } else { 1 });
 }
