@@ -222,3 +222,11 @@ def test_ctrl_c_prints_what_the_run_has(tmp_path):
     assert "Traceback" not in err and "interrupted" in err
     run = json.loads(out)["runs"][0]
     assert run["stopped"].startswith("cancelled at") and 0 < run["requests"] < 1_000_000_000
+
+
+def test_special_files_are_refused_not_read(tmp_path):
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)
+    for path, why in [("/dev/zero", "not a regular file"), (str(fifo), "not a regular file"), (str(tmp_path), "is a directory")]:
+        line = _error_line(["run", path])
+        assert path in line and why in line, line

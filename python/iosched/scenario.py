@@ -22,6 +22,9 @@ else:  # pragma: no cover
 
 ScenarioError = _native.ScenarioError
 
+# The core's limit for text inputs other than traces (crates/iosched/src/input.rs: 64 MiB).
+MAX_SCENARIO_BYTES = 64 << 20
+
 
 def _check_encodable(text: str, source: str) -> None:
     """Text that cannot be UTF-8 (a lone surrogate, from a bad decode) is a scenario error."""
@@ -92,6 +95,21 @@ class Scenario:
         if not isinstance(path, (str, Path)):
             raise TypeError(f"path: expected a str or Path, got {type(path).__name__} {path!r:.80}")
         p = Path(path)
+        # Only regular files of a sane size: /dev/zero or a FIFO would be read forever.
+        try:
+            st = p.stat()
+        except FileNotFoundError:
+            raise ScenarioError(f"{p}: no such file") from None
+        except OSError as e:
+            raise ScenarioError(f"{p}: cannot read: {e.strerror or e}") from None
+        import stat as stat_module
+
+        if stat_module.S_ISDIR(st.st_mode):
+            raise ScenarioError(f"{p}: is a directory, not a scenario file")
+        if not stat_module.S_ISREG(st.st_mode):
+            raise ScenarioError(f"{p}: not a regular file (a device, FIFO or socket): refused")
+        if st.st_size > MAX_SCENARIO_BYTES:
+            raise ScenarioError(f"{p}: {st.st_size} bytes: larger than a scenario file may be ({MAX_SCENARIO_BYTES} bytes)")
         try:
             data = p.read_bytes()
         except FileNotFoundError:
