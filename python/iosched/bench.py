@@ -75,6 +75,9 @@ CASES = [
     ("closed queue Q=1000, Eagle", CLOSED_Q1000, 200_000, SCHEDULERS),
     ("closed Q=32, HC310, drive depth 1", CLOSED_Q32_NCQ.replace("{depth}", "1"), 500_000, ["noop", "clook"]),
     ("closed Q=32, HC310, NCQ depth 32", CLOSED_Q32_NCQ.replace("{depth}", "32"), 500_000, ["noop", "clook"]),
+    # The same with a FIFO drive: the engine's own cost at depth 32, without the firmware's search.
+    ("closed Q=32, HC310, depth 32 FIFO drive",
+     CLOSED_Q32_NCQ.replace("{depth}", "32").replace("[block]", 'queue_order = "fifo"\n[block]'), 500_000, ["noop"]),
     ("4 KiB bios x 32 merged (bios/CPU-s)", MERGING, 2_000_000, ["noop"]),
 ]
 

@@ -62,8 +62,6 @@ pub struct DriveQueue {
     next_seq: u64,
     /// Sequence number of the oldest flush waiting (a barrier), if any.
     barrier: Option<u64>,
-    /// (cylinder distance, index) of the candidates, reused by `closest`.
-    order_buf: Vec<(u32, usize)>,
 }
 
 impl DriveQueue {
@@ -148,28 +146,30 @@ impl DriveQueue {
         self.waiting.iter().enumerate().filter(|(_, q)| keep(q)).min_by_key(|(_, q)| q.seq).map(|(i, _)| i)
     }
 
-    /// Least positioning time from where the head is now (ties: accepted first). Candidates are
-    /// visited by cylinder distance from the head, and the search stops once the seek to that
-    /// distance alone cannot beat the best found (the bound host SPTF uses).
+    /// Least positioning time from where the head is now (ties: accepted first). The command
+    /// nearest the head (by cylinder) is evaluated first; then every other one whose seek alone
+    /// could still beat the best found (the bound host SPTF uses), in one pass, no sort.
     fn closest(&mut self, device: &dyn DeviceView, now: Nanos, keep: impl Fn(&Queued) -> bool) -> Option<usize> {
         let head = device.head_cylinder();
-        self.order_buf.clear();
-        self.order_buf.extend(self.waiting.iter().enumerate().filter(|(_, q)| keep(q)).map(|(i, q)| (q.pos.cylinder.abs_diff(head), i)));
-        self.order_buf.sort_unstable();
-        let mut best: Option<(Nanos, u64, usize)> = None;
-        for &(dist, i) in &self.order_buf {
-            if let Some((b, _, _)) = best {
-                if device.seek_lower_bound_ns(dist) >= b {
-                    break;
-                }
+        let nearest = self
+            .waiting
+            .iter()
+            .enumerate()
+            .filter(|(_, q)| keep(q))
+            .min_by_key(|(_, q)| (q.pos.cylinder.abs_diff(head), q.seq))
+            .map(|(i, _)| i)?;
+        let eval = |q: &Queued| device.positioning_time_at_ns(&q.pos, q.req.size_sectors, q.req.op, now);
+        let mut best = (eval(&self.waiting[nearest]), self.waiting[nearest].seq, nearest);
+        for (i, q) in self.waiting.iter().enumerate() {
+            if i == nearest || !keep(q) || device.seek_lower_bound_ns(q.pos.cylinder.abs_diff(head)) > best.0 {
+                continue;
             }
-            let q = &self.waiting[i];
-            let t = device.positioning_time_at_ns(&q.pos, q.req.size_sectors, q.req.op, now);
-            if best.is_none_or(|(b, seq, _)| (t, q.seq) < (b, seq)) {
-                best = Some((t, q.seq, i));
+            let t = eval(q);
+            if (t, q.seq) < (best.0, best.1) {
+                best = (t, q.seq, i);
             }
         }
-        best.map(|(_, _, i)| i)
+        Some(best.2)
     }
 }
 

@@ -109,6 +109,8 @@ struct Engine<'a> {
     /// Bios handed back by a completion (a reused buffer).
     done_bios: Vec<Request>,
     bios_completed: u64,
+    /// The device's head state has been brought up to `now` and nothing was served since.
+    head_current: bool,
     wake_at: Option<Nanos>,
     now: Nanos,
     last_completion_ns: Nanos,
@@ -199,7 +201,7 @@ impl Engine<'_> {
         while self.drive.has_slot() && self.scheduler.queued() > 0 {
             if !self.drive.mechanism_busy() {
                 // Bring the head state up to now (read-ahead) before a decision that uses it.
-                self.device.advance_to(self.now);
+                self.advance_head();
             }
             let cx = Context { now_ns: self.now, device: self.device.as_view(), in_flight: self.drive.outstanding() };
             match self.scheduler.next(&cx) {
@@ -231,13 +233,21 @@ impl Engine<'_> {
         self.start_mechanism();
     }
 
+    /// `Device::advance_to(now)`, once per instant and state (it walks the read-ahead stream).
+    fn advance_head(&mut self) {
+        if !self.head_current {
+            self.device.advance_to(self.now);
+            self.head_current = true;
+        }
+    }
+
     /// The drive's firmware picks the next command it holds, if the mechanism is free.
     fn start_mechanism(&mut self) {
         if self.serving.is_some() || self.drive.outstanding() == 0 {
             return;
         }
         // The firmware chooses from where the head is now.
-        self.device.advance_to(self.now);
+        self.advance_head();
         let Some(q) = self.drive.start_next(self.device.as_view(), self.now) else {
             return;
         };
@@ -245,6 +255,7 @@ impl Engine<'_> {
             // The presets' caches write through: nothing to write back.
             Service { dispatch_ns: self.now, completion_ns: self.now, ..Service::default() }
         } else {
+            self.head_current = false;
             self.device.service(&q.req, q.path, self.now)
         };
         debug_assert!(service.completion_ns >= self.now);
@@ -283,6 +294,7 @@ pub fn simulate_with<'a>(
         serving: None,
         done_bios: Vec::new(),
         bios_completed: 0,
+        head_current: false,
         wake_at: None,
         now: 0,
         last_completion_ns: 0,
@@ -307,6 +319,9 @@ pub fn simulate_with<'a>(
                     break;
                 }
             }
+        }
+        if t != e.now {
+            e.head_current = false;
         }
         e.now = t;
         match ev {
