@@ -8,16 +8,16 @@ use iosched::metrics::csv::CsvRecordWriter;
 use iosched::metrics::{RecordSink, RequestRecord};
 use iosched::request::Op;
 use iosched::scenario::{RunOptions, Scenario, DEFAULT_SCENARIO};
-use iosched::sim::RunControl;
 use iosched::sched::registry::SCHEDULERS;
+use iosched::sim::RunControl;
 use iosched::trace::validate::{validate_on, Drive, ValidateError as CoreValidateError};
 use iosched::trace::Trace;
 use iosched::workload::replay::ReplayTiming;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyOSError, PyValueError};
-use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
+use std::sync::Arc;
 
 create_exception!(_native, ScenarioError, PyValueError, "A scenario file or value is wrong; the message names the file, field and value.");
 
@@ -49,11 +49,17 @@ fn records_to_columns<'py>(py: Python<'py>, records: &[RequestRecord]) -> PyResu
     d.set_item("req_id", ("<u8", u64c(|r| r.id)))?;
     d.set_item("pid", ("<u4", u32c(|r| r.pid)))?;
     d.set_item("group", ("<u4", u32c(|r| r.group)))?;
-    d.set_item("op_code", ("u1", u8c(|r| match r.op {
-        Op::Read => 0,
-        Op::Write => 1,
-        Op::Flush => 2,
-    })))?;
+    d.set_item(
+        "op_code",
+        (
+            "u1",
+            u8c(|r| match r.op {
+                Op::Read => 0,
+                Op::Write => 1,
+                Op::Flush => 2,
+            }),
+        ),
+    )?;
     d.set_item("sync", ("u1", u8c(|r| r.sync as u8)))?;
     d.set_item("start_sector", ("<u8", u64c(|r| r.start_sector)))?;
     d.set_item("size_sectors", ("<u4", u32c(|r| r.size_sectors)))?;
@@ -133,8 +139,7 @@ fn run_scenario<'py>(
     let scn = Scenario::parse(text, source).map_err(|e| ScenarioError::new_err(e.to_string()))?;
     let mut csv = match &requests_csv {
         Some(path) => {
-            let file = std::fs::File::create(path)
-                .map_err(|e| PyOSError::new_err(format!("{}: cannot write: {e}", path.display())))?;
+            let file = std::fs::File::create(path).map_err(|e| PyOSError::new_err(format!("{}: cannot write: {e}", path.display())))?;
             Some(CsvRecordWriter::new(std::io::BufWriter::with_capacity(1 << 20, file)))
         }
         None => None,

@@ -60,7 +60,9 @@ fn parse_args() -> Result<Options, String> {
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut value = |name: &str| args.next().ok_or_else(|| format!("{name} needs a value\n{USAGE}"));
-        let number = |name: &str, v: String| v.parse::<f64>().ok().filter(|x| x.is_finite() && *x >= 0.0).ok_or(format!("{name}: not a number: {v}"));
+        let number = |name: &str, v: String| {
+            v.parse::<f64>().ok().filter(|x| x.is_finite() && *x >= 0.0).ok_or(format!("{name}: not a number: {v}"))
+        };
         match a.as_str() {
             "--target" => o.targets.extend(value("--target")?.split(',').map(str::to_string)),
             "--all" => o.targets = TARGETS.iter().map(|t| t.to_string()).collect(),
@@ -201,7 +203,8 @@ fn fuzz_target(target: &str, o: &Options, env: &Env, current: &Current, t0: Inst
     // Seeds: the corpus files, the generated ones, ../shared's.
     let mut seeds: Vec<(String, Vec<u8>)> = Vec::new();
     let dir = o.corpus.join(target);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect()).unwrap_or_default();
+    let mut files: Vec<PathBuf> =
+        std::fs::read_dir(&dir).map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect()).unwrap_or_default();
     if let Some(shared) = &o.shared {
         let mut extra = targets::extra_seed_files(target, shared);
         files.append(&mut extra);
@@ -359,7 +362,14 @@ fn main() {
             }
             Err(f) => {
                 let input = std::fs::read(&f.saved).unwrap_or_default();
-                println!("FAIL {}: {}\ninput ({} bytes, saved in {}):\n{}\n", f.target, f.what, input.len(), f.saved.display(), show(&input));
+                println!(
+                    "FAIL {}: {}\ninput ({} bytes, saved in {}):\n{}\n",
+                    f.target,
+                    f.what,
+                    input.len(),
+                    f.saved.display(),
+                    show(&input)
+                );
                 failures.push(f);
             }
         }

@@ -63,14 +63,26 @@ pub fn generated_seeds(target: &str) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
     if target == "disksim" {
         let hard = include_str!("../corpus/disksim/hard.parv");
-        out.push(("gen:30000-nested-lists".into(), format!("disksim_disk D {{ x = {}{} }}", "[".repeat(30_000), "]".repeat(30_000)).into_bytes()));
-        out.push(("gen:10000-nested-blocks".into(), format!("disksim_disk D {{ {} 1 {} }}", "a = {".repeat(10_000), "}".repeat(10_000)).into_bytes()));
-        out.push(("gen:5000-nested-named-blocks".into(), format!("disksim_disk D {{ {} 1 {} }}", "a = T N {".repeat(5_000), "}".repeat(5_000)).into_bytes()));
+        out.push((
+            "gen:30000-nested-lists".into(),
+            format!("disksim_disk D {{ x = {}{} }}", "[".repeat(30_000), "]".repeat(30_000)).into_bytes(),
+        ));
+        out.push((
+            "gen:10000-nested-blocks".into(),
+            format!("disksim_disk D {{ {} 1 {} }}", "a = {".repeat(10_000), "}".repeat(10_000)).into_bytes(),
+        ));
+        out.push((
+            "gen:5000-nested-named-blocks".into(),
+            format!("disksim_disk D {{ {} 1 {} }}", "a = T N {".repeat(5_000), "}".repeat(5_000)).into_bytes(),
+        ));
         let topo = format!("{hard}\ntopology disksim_iodriver d0 [ {}{} ]\n", "disksim_bus b [ ".repeat(100_000), "] ".repeat(100_000));
         out.push(("gen:100000-topology-nodes".into(), topo.into_bytes()));
     }
     if target == "scenario" {
-        out.push(("gen:deep-toml-arrays".into(), format!("name = \"x\"\ndescription = {}1{}\n", "[".repeat(20_000), "]".repeat(20_000)).into_bytes()));
+        out.push((
+            "gen:deep-toml-arrays".into(),
+            format!("name = \"x\"\ndescription = {}1{}\n", "[".repeat(20_000), "]".repeat(20_000)).into_bytes(),
+        ));
         out.push(("gen:deep-toml-tables".into(), format!("name = {}1{}\n", "{a=".repeat(5_000), "}".repeat(5_000)).into_bytes()));
     }
     if target == "calibration" {
@@ -90,7 +102,9 @@ pub fn extra_seed_files(target: &str, shared: &Path) -> Vec<PathBuf> {
         v
     };
     match target {
-        "disksim" => list(&shared.join("disksim-validation"), &|n| n.ends_with(".parv") || n.ends_with(".diskspecs") || n.ends_with(".model")),
+        "disksim" => {
+            list(&shared.join("disksim-validation"), &|n| n.ends_with(".parv") || n.ends_with(".diskspecs") || n.ends_with(".model"))
+        }
         "seek" => list(&shared.join("disksim-validation"), &|n| n.ends_with(".seek")),
         "trace" => {
             let mut v = list(&shared.join("disksim-validation"), &|n| n.ends_with(".trace"));
@@ -133,7 +147,17 @@ pub fn run(target: &str, input: &[u8], env: &Env) -> Result<Outcome, String> {
 }
 
 fn req(id: u64, op: Op, start: u64, size: u32, at: u64) -> Request {
-    Request { id, principal: Principal::default(), op, sync: true, start_sector: start, size_sectors: size, issue_ns: at, flags: 0, prio: Default::default() }
+    Request {
+        id,
+        principal: Principal::default(),
+        op,
+        sync: true,
+        start_sector: start,
+        size_sectors: size,
+        issue_ns: at,
+        flags: 0,
+        prio: Default::default(),
+    }
 }
 
 /// Serves a few requests (derived from the input) on a built drive and checks that time moves

@@ -21,7 +21,9 @@ pub enum InputError {
     PermissionDenied,
     /// Not a regular file: what it is instead ("a directory", "a character device", ...).
     NotRegular(&'static str),
-    TooLarge { limit: u64 },
+    TooLarge {
+        limit: u64,
+    },
     Io(String),
 }
 
@@ -124,7 +126,9 @@ pub fn read_text(path: &Path, limit: u64) -> Result<String, TextError> {
 pub enum TextError {
     Input(InputError),
     /// The 1-based line holding the first byte that is not UTF-8.
-    NotUtf8 { line: usize },
+    NotUtf8 {
+        line: usize,
+    },
 }
 
 impl std::fmt::Display for TextError {

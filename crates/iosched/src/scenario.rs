@@ -4,9 +4,9 @@
 
 use crate::device::calibration::{calibrate_spec, CalibratedDevice, CalibrationOptions, PositioningEstimator, DEFAULT_CALIBRATION_SEED};
 use crate::device::disksim::load_drive;
+use crate::device::drive_queue::DriveQueueConfig;
 use crate::device::presets::{preset, PRESET_NAMES};
 use crate::device::rotational::DiskExtensions;
-use crate::device::drive_queue::DriveQueueConfig;
 use crate::device::{Device, DeviceView, RotationalDisk, RotationalSpec};
 use crate::metrics::{RecordSink, RequestRecord, RunSummary};
 use crate::request::{IoPrio, Op, Principal, PrioClass, SECTOR_BYTES};
@@ -610,7 +610,10 @@ impl Scenario {
             }
             if let Some(c) = &p.prio_class {
                 if PrioClass::parse(c).is_none() {
-                    return Err(format!("field `{at}.prio_class`: unknown I/O priority class `{c}` (known: {})", PrioClass::NAMES.join(", ")));
+                    return Err(format!(
+                        "field `{at}.prio_class`: unknown I/O priority class `{c}` (known: {})",
+                        PrioClass::NAMES.join(", ")
+                    ));
                 }
             }
             if let Some(l) = p.prio_level {
@@ -744,7 +747,9 @@ impl Scenario {
             // Queue workloads stop issuing at run.duration_s only when it is given.
             let stop_ns = self.run.duration_s.map(|_| self.run.duration_ns());
             return Ok(match w.kind.as_str() {
-                "closed-queue" => Box::new(ClosedQueue::new(w.queue_depth, w.requests, size, region, w.read_fraction, seed).stop_at(stop_ns)),
+                "closed-queue" => {
+                    Box::new(ClosedQueue::new(w.queue_depth, w.requests, size, region, w.read_fraction, seed).stop_at(stop_ns))
+                }
                 _ => Box::new(Poisson::new(w.rate_iops, w.requests, size, region, w.read_fraction, seed).stop_at(stop_ns)),
             });
         }
@@ -1288,7 +1293,8 @@ pub const DEFAULT_APP_PAGE_CACHE_MIB: f64 = 64.0;
 /// A validation message naming a field (`field `process[1].think_us` ...`) gets the line of that
 /// field in `text` (or of its table, when the field is left at its default): `... (line 12)`.
 fn with_field_line(text: &str, message: String) -> String {
-    let field = message.split_once("field `").or_else(|| message.split_once("fields `")).and_then(|(_, rest)| rest.split_once('`')).map(|(f, _)| f);
+    let field =
+        message.split_once("field `").or_else(|| message.split_once("fields `")).and_then(|(_, rest)| rest.split_once('`')).map(|(f, _)| f);
     match field.and_then(|f| field_line(text, f)) {
         Some(line) if !message.contains("(line ") => format!("{message} (line {line})"),
         _ => message,

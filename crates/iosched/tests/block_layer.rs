@@ -37,7 +37,9 @@ fn at_depth_32_every_request_completes_exactly_once() {
         let out_of_order = r.records.windows(2).filter(|w| w[1].dispatch_ns < w[0].dispatch_ns).count();
         assert!(out_of_order > 100, "{}: only {out_of_order} completions out of dispatch order", s.scheduler);
         for x in &r.records {
-            assert!(x.issue_ns <= x.insert_ns && x.insert_ns <= x.dispatch_ns && x.dispatch_ns <= x.start_ns && x.start_ns <= x.complete_ns);
+            assert!(
+                x.issue_ns <= x.insert_ns && x.insert_ns <= x.dispatch_ns && x.dispatch_ns <= x.start_ns && x.start_ns <= x.complete_ns
+            );
         }
     }
 }

@@ -122,7 +122,8 @@ fn calibrated_view_answers_positioning_from_the_curve_only() {
         start_sector: 100_000,
         size_sectors: 8,
         issue_ns: 0,
-        flags: 0, prio: Default::default(),
+        flags: 0,
+        prio: Default::default(),
     };
     dev.service(&req, ArmPath::Direct, 0);
     assert_eq!(dev.as_view().positioning_time_ns(100_008 + 1, 8, Op::Read, 0), 1000);

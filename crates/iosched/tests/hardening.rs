@@ -141,7 +141,17 @@ fn param_err(name: &str, value: &str) -> String {
 }
 
 fn req(id: u64, op: Op, start: u64, size: u32, at: u64) -> Request {
-    Request { id, principal: Principal::default(), op, sync: true, start_sector: start, size_sectors: size, issue_ns: at, flags: 0, prio: Default::default() }
+    Request {
+        id,
+        principal: Principal::default(),
+        op,
+        sync: true,
+        start_sector: start,
+        size_sectors: size,
+        issue_ns: at,
+        flags: 0,
+        prio: Default::default(),
+    }
 }
 
 #[test]
@@ -277,7 +287,9 @@ fn bounded_extremes_serve_without_overflow() {
     let cap = d.capacity_sectors();
     let mut dev = d.build().unwrap();
     let mut now = 0u64;
-    for (i, (op, start, size)) in [(Op::Read, 0, 8), (Op::Write, 5000, 64), (Op::Read, cap - 300, 300), (Op::Write, 0, 1)].into_iter().enumerate() {
+    for (i, (op, start, size)) in
+        [(Op::Read, 0, 8), (Op::Write, 5000, 64), (Op::Read, cap - 300, 300), (Op::Write, 0, 1)].into_iter().enumerate()
+    {
         let s = dev.service(&req(i as u64, op, start, size, now), Default::default(), now);
         assert!(s.completion_ns >= now, "{s:?}");
         now = s.completion_ns;
@@ -362,7 +374,9 @@ fn a_deep_topology_through_a_scenario_is_an_error() {
 
 #[test]
 fn control_characters_in_a_scenario_give_a_described_error() {
-    for text in ["# a comment \u{1}\n[workload]\nkind = \"closed-queue\"\n", "\u{7f}", "name = \"a\u{0}b\"\n", "[workload]\nkind = \"x\" # \u{8}\n"] {
+    for text in
+        ["# a comment \u{1}\n[workload]\nkind = \"closed-queue\"\n", "\u{7f}", "name = \"a\u{0}b\"\n", "[workload]\nkind = \"x\" # \u{8}\n"]
+    {
         let e = Scenario::parse(text, "c.toml").err().expect("rejected").to_string();
         assert!(e.starts_with("c.toml: "), "{e:?}");
         let message = e.trim_start_matches("c.toml: ");
@@ -386,7 +400,8 @@ fn fractional_integer_tunables_are_errors_naming_scheduler_tunable_and_value() {
     let text = "[workload]\nkind = \"closed-queue\"\nrequests = 10\n[[scheduler]]\nname = \"gstf\"\ngroup_cylinders = 2.0\n";
     Scenario::parse(text, "t.toml").unwrap();
     // Through the anticipatory wrapper too.
-    let text = "[workload]\nkind = \"closed-queue\"\nrequests = 10\n[[scheduler]]\nname = \"anticipatory\"\npolicy = \"lottery\"\nseed = 0.5\n";
+    let text =
+        "[workload]\nkind = \"closed-queue\"\nrequests = 10\n[[scheduler]]\nname = \"anticipatory\"\npolicy = \"lottery\"\nseed = 0.5\n";
     let e = Scenario::parse(text, "t.toml").err().expect("rejected").to_string();
     assert!(e.contains("lottery") && e.contains("seed") && e.contains("0.5"), "{e}");
 }
@@ -400,9 +415,11 @@ fn shared(name: &str) -> Option<std::path::PathBuf> {
 
 #[test]
 fn published_disksim_demerits_are_unchanged() {
-    for (drive, trace, demerit) in
-        [("atlas10k.parv", "atlas10k.trace", 0.2676), ("cheetah9LP.parv", "cheetah9LP.trace", 0.1065), ("hp_c2247a.parv", "hp_c2247a.trace", 0.0899)]
-    {
+    for (drive, trace, demerit) in [
+        ("atlas10k.parv", "atlas10k.trace", 0.2676),
+        ("cheetah9LP.parv", "cheetah9LP.trace", 0.1065),
+        ("hp_c2247a.parv", "hp_c2247a.trace", 0.0899),
+    ] {
         let (Some(d), Some(t)) = (shared(drive), shared(trace)) else {
             eprintln!("skipped: {drive} not found");
             continue;
@@ -443,8 +460,16 @@ mod calibration_files {
             (r#"{"zero_ns": 0, "forward": [], "backward": [[3.0, 1.0], [1.0, 2.0]]}"#, "backward[1][0]", "1"),
             (r#"{"zero_ns": 0, "forward": [[-1.0, 1.0]], "backward": []}"#, "forward[0][0]", "-1"),
             (r#"{"zero_ns": 0, "forward": [[1e300, 1.0]], "backward": []}"#, "forward[0][0]", "1e300"),
-            (r#"{"calibration": {"baseline_ns": -3, "curve": {"zero_ns": 0, "forward": [], "backward": []}}}"#, "calibration.baseline_ns", "-3"),
-            (r#"{"calibration": {"baseline_ns": 0, "curve": {"zero_ns": 1e20, "forward": [], "backward": []}}}"#, "calibration.curve.zero_ns", "1e20"),
+            (
+                r#"{"calibration": {"baseline_ns": -3, "curve": {"zero_ns": 0, "forward": [], "backward": []}}}"#,
+                "calibration.baseline_ns",
+                "-3",
+            ),
+            (
+                r#"{"calibration": {"baseline_ns": 0, "curve": {"zero_ns": 1e20, "forward": [], "backward": []}}}"#,
+                "calibration.curve.zero_ns",
+                "1e20",
+            ),
         ] {
             let e = parse_calibration(text, "c.json").expect_err(text);
             let value_shown = e.contains(value) || e.contains(&value.replace("e", "00000"));
@@ -534,7 +559,10 @@ fn scenario_range_errors_name_the_line() {
     assert!(e.starts_with("l.toml: field `process[1].think_us`") && e.ends_with("(line 7)"), "{e}");
     let e = Scenario::parse("[workload]\nkind = \"closed-queue\"\n[run]\nduration_s = 1e9\n", "l.toml").err().unwrap().to_string();
     assert!(e.contains("run.duration_s") && e.ends_with("(line 4)"), "{e}");
-    let e = Scenario::parse("[workload]\nkind = \"closed-queue\"\n[[scheduler]]\nname = \"gstf\"\ngroup_cylinders = 1.5\n", "l.toml").err().unwrap().to_string();
+    let e = Scenario::parse("[workload]\nkind = \"closed-queue\"\n[[scheduler]]\nname = \"gstf\"\ngroup_cylinders = 1.5\n", "l.toml")
+        .err()
+        .unwrap()
+        .to_string();
     assert!(e.contains("group_cylinders") && e.ends_with("(line 3)"), "{e}");
 }
 

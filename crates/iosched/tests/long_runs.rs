@@ -50,9 +50,7 @@ fn records_stream_to_a_sink_as_the_kept_records_with_their_run() {
     let kept = scn.run(Some(3)).unwrap();
     let mut streamed = Vec::<u8>::new();
     let mut w = CsvRecordWriter::new(&mut streamed);
-    let runs = scn
-        .run_with(RunOptions { seed: Some(3), sink: Some(&mut w as &mut dyn RecordSink), ..RunOptions::default() })
-        .unwrap();
+    let runs = scn.run_with(RunOptions { seed: Some(3), sink: Some(&mut w as &mut dyn RecordSink), ..RunOptions::default() }).unwrap();
     let total: u64 = runs.iter().map(|r| r.summary.requests).sum();
     assert_eq!(w.finish().unwrap(), total);
     // The same rows, written from the records a run kept in memory.
@@ -103,7 +101,12 @@ fn queue_workloads_stop_issuing_at_a_given_duration() {
     assert!((400..=600).contains(&n), "about 100 IOPS for 5 s, got {n}");
     let closed = "[workload]\nkind = \"closed-queue\"\nqueue_depth = 4\nrequests = 100000\n[run]\nduration_s = 1\n";
     let c = Scenario::parse(closed, "c.toml").unwrap().run_with(RunOptions::default()).unwrap();
-    assert!(c[0].summary.requests < 1000 && c[0].summary.elapsed_s < 1.2, "{} requests in {} s", c[0].summary.requests, c[0].summary.elapsed_s);
+    assert!(
+        c[0].summary.requests < 1000 && c[0].summary.elapsed_s < 1.2,
+        "{} requests in {} s",
+        c[0].summary.requests,
+        c[0].summary.elapsed_s
+    );
 }
 
 #[test]

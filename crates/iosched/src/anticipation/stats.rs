@@ -228,7 +228,8 @@ mod tests {
             start_sector: sector,
             size_sectors: 256,
             issue_ns: now,
-            flags: Request::SPLIT, prio: Default::default(),
+            flags: Request::SPLIT,
+            prio: Default::default(),
         };
         let mut t = StatsTable::default();
         // A first read, completed at 1 ms; then a 1 MiB read split in 4 parts at 10 ms.

@@ -123,7 +123,10 @@ fn merges_respect_the_size_limit_op_and_front_merge_setting() {
         let mut w = bio(4, 1, 124, 8);
         w.op = Op::Write;
         b.submit(w, &mut s, cx); // a write does not join a read
-        assert_eq!(s.queue.iter().map(|r| (r.start_sector, r.size_sectors)).collect::<Vec<_>>(), vec![(100, 16), (116, 8), (92, 8), (124, 8)]);
+        assert_eq!(
+            s.queue.iter().map(|r| (r.start_sector, r.size_sectors)).collect::<Vec<_>>(),
+            vec![(100, 16), (116, 8), (92, 8), (124, 8)]
+        );
         assert_eq!(b.counters.front_merges, 0);
     });
 }
@@ -220,7 +223,10 @@ fn a_bio_larger_than_max_sectors_is_split_and_completes_once_all_parts_have() {
         let mut b = BlockLayer::new(BlockConfig { max_sectors: 1024, ..cfg(0, false, None) });
         let mut s = Fifo::default();
         b.submit(bio(7, 1, 0, 2048 + 100), &mut s, cx); // 1 MiB + 50 KiB: parts of 1024, 1024, 100
-        assert_eq!(s.queue.iter().map(|r| (r.start_sector, r.size_sectors)).collect::<Vec<_>>(), vec![(0, 1024), (1024, 1024), (2048, 100)]);
+        assert_eq!(
+            s.queue.iter().map(|r| (r.start_sector, r.size_sectors)).collect::<Vec<_>>(),
+            vec![(0, 1024), (1024, 1024), (2048, 100)]
+        );
         assert_eq!(b.counters.split_bios, 1);
         let mut out = Vec::new();
         for k in 0..3 {

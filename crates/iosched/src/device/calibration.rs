@@ -123,7 +123,8 @@ impl Probe for SimProbe<'_> {
             start_sector: sector,
             size_sectors: sectors,
             issue_ns: self.now,
-            flags: 0, prio: Default::default(),
+            flags: 0,
+            prio: Default::default(),
         };
         self.next_id += 1;
         self.device.advance_to(self.now);
@@ -289,9 +290,8 @@ pub fn parse_calibration(text: &str, source: &str) -> Result<(PositioningCurve, 
         Some(c) => (c.clone(), "calibration.curve."),
         None => (doc, ""),
     };
-    let curve: PositioningCurve = serde_json::from_value(curve).map_err(|e| {
-        format!("{source}: no positioning curve in it ({e}); make one with `iosched calibrate --real PATH`")
-    })?;
+    let curve: PositioningCurve = serde_json::from_value(curve)
+        .map_err(|e| format!("{source}: no positioning curve in it ({e}); make one with `iosched calibrate --real PATH`"))?;
     curve.validate().map_err(|e| format!("{source}: {}", e.replacen('`', &format!("`{at}"), 1)))?;
     Ok((curve, baseline_ns))
 }

@@ -20,7 +20,9 @@ pub enum FirmwareOrder {
     Fifo,
     /// Rotational position ordering; a command waiting longer than `aging_ns` goes first
     /// (the oldest such).
-    Rpo { aging_ns: Nanos },
+    Rpo {
+        aging_ns: Nanos,
+    },
 }
 
 impl FirmwareOrder {
@@ -242,7 +244,7 @@ mod tests {
         let mut q = DriveQueue::new(DriveQueueConfig { depth: 8, order: FirmwareOrder::Rpo { aging_ns: aging } });
         q.accept(req(0, 60_000_000, Op::Read), ArmPath::Direct, &d, 0); // far away, accepted at 0
         q.accept(req(1, 1_000, Op::Read), ArmPath::Direct, &d, 50_000_000); // near, later
-        // At 90 ms nothing has waited 100 ms: the near one goes first.
+                                                                            // At 90 ms nothing has waited 100 ms: the near one goes first.
         assert_eq!(q.start_next(&d, 90_000_000).unwrap().req.id, 1);
         q.completed();
         q.accept(req(2, 2_000, Op::Read), ArmPath::Direct, &d, 95_000_000);

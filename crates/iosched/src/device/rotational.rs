@@ -699,8 +699,13 @@ impl RotationalDisk {
         } else {
             1
         };
-        let media = self.media_access_after(req, path, mech_at, 0, false, data_at.saturating_add(first.saturating_mul(per)), Some((data_at, per)));
-        let completion_ns = sum(&[media.completion_ns.max(data_in.saturating_add(per)).max(data_in.saturating_add(disconnect)), reselect, o.write_complete]);
+        let media =
+            self.media_access_after(req, path, mech_at, 0, false, data_at.saturating_add(first.saturating_mul(per)), Some((data_at, per)));
+        let completion_ns = sum(&[
+            media.completion_ns.max(data_in.saturating_add(per)).max(data_in.saturating_add(disconnect)),
+            reselect,
+            o.write_complete,
+        ]);
         Service {
             dispatch_ns: now,
             completion_ns,
@@ -808,7 +813,9 @@ impl RotationalDisk {
         }
         let (overhead, complete) = match self.ext.overheads {
             None => (self.overhead_ns, 0),
-            Some(o) => (self.overhead_ns.saturating_add(o.write_hit[!self.last_read as usize]).saturating_add(o.data_prep), o.write_complete),
+            Some(o) => {
+                (self.overhead_ns.saturating_add(o.write_hit[!self.last_read as usize]).saturating_add(o.data_prep), o.write_complete)
+            }
         };
         let bus = self.ext.bus_sector_ns.map_or_else(|| self.bus_ns(req.size_sectors), |b| b.1.saturating_mul(req.size_sectors as Nanos));
         let done = sum(&[t, overhead, bus, complete]);

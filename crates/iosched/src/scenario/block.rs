@@ -66,9 +66,7 @@ pub fn drive_queue(d: &DeviceSection, preset_name: Option<&str>) -> Result<Drive
         None => (256, "a DiskSim drive: up to 256".to_string()),
     };
     if depth == 0 || depth > max {
-        return Err(format!(
-            "field `device.queue_depth` must be in [1, {max}] for this drive ({why}), got {depth}"
-        ));
+        return Err(format!("field `device.queue_depth` must be in [1, {max}] for this drive ({why}), got {depth}"));
     }
     let aging_ms = d.queue_aging_ms.unwrap_or(DEFAULT_QUEUE_AGING_MS);
     if !(aging_ms.is_finite() && (0.0..=3_600_000.0).contains(&aging_ms)) {

@@ -20,7 +20,15 @@ pub const TUNABLES: &[Tunable] = &[
         max: 1e9,
         help: "cylinders per group; 0 means a quarter of the disk (Seltzer's GSTF210 on the 840-cylinder Eagle)",
     },
-    Tunable { name: "frozen", integer: false, default: 0.0, unit: "bool", min: 0.0, max: 1.0, help: "1: freeze a group's queue when service in it starts" },
+    Tunable {
+        name: "frozen",
+        integer: false,
+        default: 0.0,
+        unit: "bool",
+        min: 0.0,
+        max: 1.0,
+        help: "1: freeze a group's queue when service in it starts",
+    },
 ];
 
 pub struct Gstf {

@@ -29,8 +29,11 @@ pub struct TraceError {
 
 impl fmt::Display for TraceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut s =
-            if self.line == 0 { format!("{}: {}", self.file, self.message) } else { format!("{}:{}: {}", self.file, self.line, self.message) };
+        let mut s = if self.line == 0 {
+            format!("{}: {}", self.file, self.message)
+        } else {
+            format!("{}:{}: {}", self.file, self.line, self.message)
+        };
         if !self.text.is_empty() {
             s += &format!(": `{}`", self.text);
         }

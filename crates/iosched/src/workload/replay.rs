@@ -61,7 +61,8 @@ impl Replay {
                     sync: true,
                     start_sector: r.start_sector,
                     size_sectors: r.size_sectors,
-                    flags: 0, prio: Default::default(),
+                    flags: 0,
+                    prio: Default::default(),
                 };
                 (r.arrival_ns, r.gap_ns, nr)
             })

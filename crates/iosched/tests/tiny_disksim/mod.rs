@@ -52,5 +52,15 @@ disksim_disk TINY {{
 }
 
 pub fn req(id: u64, op: Op, start: u64, size: u32) -> Request {
-    Request { id, principal: Principal::default(), op, sync: true, start_sector: start, size_sectors: size, issue_ns: 0, flags: 0, prio: Default::default() }
+    Request {
+        id,
+        principal: Principal::default(),
+        op,
+        sync: true,
+        start_sector: start,
+        size_sectors: size,
+        issue_ns: 0,
+        flags: 0,
+        prio: Default::default(),
+    }
 }

@@ -991,7 +991,10 @@ impl Mapper {
                 _ if d < 10 && kind == "hplplus10" => required(b, "First ten seek times")?,
                 _ => required(b, "HPL seek equation values")?,
             };
-            return Err(perr(p, format!("the seek curve gives {t:e} ms for a seek of {} cylinders; at most {} ms", d + 1, ranges::MAX_MECH_MS)));
+            return Err(perr(
+                p,
+                format!("the seek curve gives {t:e} ms for a seek of {} cylinders; at most {} ms", d + 1, ranges::MAX_MECH_MS),
+            ));
         }
         let times_ms: Vec<f64> = times.into_iter().map(|t| t.max(0.0)).collect();
         out.seek = SeekCurve::Table { distances: (1..cylinders).collect(), times_ms };

@@ -153,7 +153,9 @@ impl Parser {
     /// Enters one more level of nesting (a block, a list or a topology node).
     fn enter(&mut self, what: &str) -> Result<(), DiskSimError> {
         if self.nesting >= MAX_NESTING {
-            return Err(self.err(format!("{what} nested more than {MAX_NESTING} deep"), self.rest_of_line().chars().take(40).collect::<String>()));
+            return Err(
+                self.err(format!("{what} nested more than {MAX_NESTING} deep"), self.rest_of_line().chars().take(40).collect::<String>())
+            );
         }
         self.nesting += 1;
         Ok(())

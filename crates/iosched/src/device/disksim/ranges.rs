@@ -186,7 +186,12 @@ impl ParamRange {
 }
 
 fn out_of_range(p: &Param, v: &Value, loc_line: usize, file: &std::path::Path, what: String) -> DiskSimError {
-    DiskSimError { file: file.to_path_buf(), line: loc_line, message: format!("`{}` must be {what}", p.name), text: format!("{} = {}", p.name, v.describe()) }
+    DiskSimError {
+        file: file.to_path_buf(),
+        line: loc_line,
+        message: format!("`{}` must be {what}", p.name),
+        text: format!("{} = {}", p.name, v.describe()),
+    }
 }
 
 fn check_number(p: &Param, v: &Value, line: usize, file: &std::path::Path) -> Result<(), DiskSimError> {
@@ -199,7 +204,13 @@ fn check_number(p: &Param, v: &Value, line: usize, file: &std::path::Path) -> Re
         }
         None => {
             if !(x.abs() <= OTHER_MAX_ABS) {
-                return Err(out_of_range(p, v, line, file, format!("in [-{0:e}, {0:e}] (as any parameter the model does not use)", OTHER_MAX_ABS)));
+                return Err(out_of_range(
+                    p,
+                    v,
+                    line,
+                    file,
+                    format!("in [-{0:e}, {0:e}] (as any parameter the model does not use)", OTHER_MAX_ABS),
+                ));
             }
         }
     }

@@ -306,7 +306,8 @@ impl AppWorkload {
                             sync: false,
                             start_sector: f.start_sector + p0 * PAGE_SECTORS,
                             size_sectors: ((p1 - p0) * PAGE_SECTORS) as u32,
-                            flags: 0, prio: Default::default(),
+                            flags: 0,
+                            prio: Default::default(),
                         };
                         out.timer(at, WRITE_TOKEN | self.writes.len() as u64);
                         self.writes.push(Some(req));
@@ -627,7 +628,8 @@ fn submit(
                 sync,
                 start_sector: at,
                 size_sectors: size as u32,
-                flags: if split { Request::SPLIT } else { 0 }, prio: Default::default(),
+                flags: if split { Request::SPLIT } else { 0 },
+                prio: Default::default(),
             },
         );
         at += size;
@@ -781,7 +783,8 @@ mod tests {
                     start_sector: r.start_sector,
                     size_sectors: r.size_sectors,
                     issue_ns: 0,
-                    flags: r.flags, prio: Default::default(),
+                    flags: r.flags,
+                    prio: Default::default(),
                 };
                 w.on_complete(&req, 0, &mut out);
             }
