@@ -22,8 +22,8 @@ else:  # pragma: no cover
 
 ScenarioError = _native.ScenarioError
 
-# The core's limit for text inputs other than traces (crates/iosched/src/input.rs: 64 MiB).
-MAX_SCENARIO_BYTES = 64 << 20
+# The core's limit for text inputs other than traces (crates/iosched/src/input.rs).
+MAX_SCENARIO_BYTES = _native.MAX_SCENARIO_BYTES
 
 
 def _check_encodable(text: str, source: str) -> None:

@@ -267,6 +267,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fuse_main, m)?)?;
     m.add_function(wrap_pyfunction!(empty_summary, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("MAX_SCENARIO_BYTES", iosched::input::MAX_DESCRIPTION_BYTES)?;
     m.add("CDF_QUANTILES", iosched::metrics::histogram::CDF_QUANTILES.to_vec())?;
     m.add("PERCENTILE_RELATIVE_ERROR", iosched::metrics::histogram::PERCENTILE_RELATIVE_ERROR)?;
     Ok(())

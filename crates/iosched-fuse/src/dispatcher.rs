@@ -8,7 +8,7 @@ use crate::address_view::{AddressView, DeviceCalibration};
 use crate::principal::Principals;
 use fuser::{ReplyData, ReplyWrite};
 use iosched::device::{Device, DeviceView, RotationalDisk, Service};
-use iosched::metrics::{LatencyHistogram, LatencyMs, ProcessSummary, RequestRecord, RunAccumulator};
+use iosched::metrics::{LatencyHistogram, LatencyMs, ProcessSummary, RecordTimes, RequestRecord, RunAccumulator};
 use iosched::request::{Op, Principal, Request};
 use iosched::sched::{registry, Completion, Context, Decision, ProcessEvent, Scheduler};
 use iosched::sim::engine::InvariantReport;
@@ -460,28 +460,10 @@ impl Dispatcher {
     }
 
     fn record(&mut self, req: &Request, svc: &Service) {
-        let r = RequestRecord {
-            id: req.id,
-            pid: req.principal.pid,
-            group: req.principal.group,
-            op: req.op,
-            sync: req.sync,
-            start_sector: req.start_sector,
-            size_sectors: req.size_sectors,
-            // One FUSE request is one request of the scheduler: no block layer in between, so
-            // it enters the scheduler when it arrives and the device starts it at dispatch.
-            bios: 1,
-            issue_ns: req.issue_ns,
-            insert_ns: req.issue_ns,
-            dispatch_ns: svc.dispatch_ns,
-            start_ns: svc.dispatch_ns,
-            complete_ns: svc.completion_ns,
-            seek_cylinders: svc.seek_cylinders,
-            seek_ns: svc.seek_ns,
-            rotation_ns: svc.rotation_ns,
-            transfer_ns: svc.transfer_ns,
-            cache_hit: svc.cache_hit,
-        };
+        // One FUSE request is one request of the scheduler: no block layer in between, so it
+        // enters the scheduler when it arrives and the device starts it at dispatch.
+        let times = RecordTimes { insert_ns: req.issue_ns, dispatch_ns: svc.dispatch_ns, bios: 1 };
+        let r = RequestRecord::new(req, svc, times);
         // The run's accumulator gets every request under one pid (its per-process tables would
         // keep a histogram for every process ever seen); processes are kept here instead.
         self.acc.record(&RequestRecord { pid: 0, group: 0, ..r });

@@ -22,6 +22,7 @@ from typing import Callable, Dict, List, Optional
 
 import tomli_w
 
+from ..plots import line_plot
 from ..pool import Pool
 from .sweep import markdown_table
 
@@ -88,7 +89,7 @@ def report_ncq(p: Plan, out: Path) -> str:
             iops = [p[f"ncq-{dev}-{order}-q{d}"]["iops"] for d in DEPTHS]
             series[f"{dev} ({order})"] = iops
             rows.append([dev, order] + [f"{x:.0f}" for x in iops] + [f"{iops[-1] / iops[0]:.2f}x"])
-    _plot_lines(DEPTHS, series, "drive queue depth (commands held)", "random 4 KiB read IOPS",
+    line_plot(DEPTHS, series, "drive queue depth (commands held)", "random 4 KiB read IOPS",
                 "NCQ: IOPS against the drive's queue depth (noop host)", out / "ncq.png", logx=True)
     host = []
     for dev in NCQ_DEVICES:
@@ -325,30 +326,6 @@ def report_kyber(p: Plan, out: Path) -> str:
         "the read and RPO prefers it, so throttling writes costs throughput without cutting the tail. kyber was designed "
         "for devices whose latencies are in the targets' range (SSDs); these runs show why it is rarely chosen for disks.\n"
     )
-
-
-# -- plots ----------------------------------------------------------------------------------
-
-def _plot_lines(xs, series: dict, xlabel: str, ylabel: str, title: str, path: Path, logx: bool = False) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.4, 3.8))
-    for label, ys in series.items():
-        ax.plot(xs, ys, marker="o", label=label)
-    if logx:
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(xs, [str(x) for x in xs])
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=10)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
 
 
 # -- entry point ----------------------------------------------------------------------------

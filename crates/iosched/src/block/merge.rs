@@ -38,10 +38,6 @@ impl MergeIndex {
         self.insert(grown);
     }
 
-    pub fn get(&self, id: RequestId) -> Option<&Request> {
-        self.by_id.get(&id)
-    }
-
     /// The queued request ending where `sector` begins (a back-merge candidate).
     pub fn ending_at(&self, sector: u64) -> Option<Request> {
         self.by_end.get(&sector).and_then(|id| self.by_id.get(id)).copied()
@@ -50,14 +46,6 @@ impl MergeIndex {
     /// The queued request starting where `sector` is (a front-merge candidate).
     pub fn starting_at(&self, sector: u64) -> Option<Request> {
         self.by_start.get(&sector).and_then(|id| self.by_id.get(id)).copied()
-    }
-
-    pub fn len(&self) -> usize {
-        self.by_id.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.by_id.is_empty()
     }
 }
 

@@ -105,10 +105,6 @@ impl BlockLayer {
         }
     }
 
-    pub fn config(&self) -> &BlockConfig {
-        &self.cfg
-    }
-
     /// A bio arrives from a process. One larger than `max_sectors` is split into parts of at
     /// most that size, each a bio of its own; the process gets it back when all have completed.
     pub fn submit(&mut self, bio: Request, sched: &mut dyn Scheduler, cx: &Context) {

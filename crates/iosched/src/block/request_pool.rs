@@ -56,19 +56,11 @@ impl RequestPool {
         RequestPool { limit, model, count: [0; 2], limited_count: 0, full: [false; 2], batchers: HashMap::new(), freed_since_wake: 0 }
     }
 
-    pub fn is_limited(&self) -> bool {
-        self.limit.is_some()
-    }
-
     fn dir(&self, req: &Request) -> usize {
         match self.model {
             TagModel::Legacy => (req.op != Op::Read) as usize,
             TagModel::BlkMq => 0,
         }
-    }
-
-    pub fn in_use(&self) -> u32 {
-        self.count[0] + self.count[1]
     }
 
     fn batching(&self, pid: u32, now: Nanos) -> bool {

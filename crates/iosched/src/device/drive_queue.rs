@@ -71,10 +71,6 @@ impl DriveQueue {
         DriveQueue { cfg, ..DriveQueue::default() }
     }
 
-    pub fn config(&self) -> DriveQueueConfig {
-        self.cfg
-    }
-
     /// Commands accepted and not yet completed (the host's requests in flight).
     pub fn outstanding(&self) -> u32 {
         self.waiting.len() as u32 + self.busy as u32

@@ -103,14 +103,6 @@ impl RunAccumulator {
         self.requests
     }
 
-    pub fn response(&self) -> &LatencyHistogram {
-        &self.response
-    }
-
-    pub fn service(&self) -> &LatencyHistogram {
-        &self.service
-    }
-
     /// The summary of a run that started at `start_ns` and ended at `end_ns` (its last
     /// completion); rates are over that span, processes' last completions counted from the start.
     pub fn finish(&self, start_ns: Nanos, end_ns: Nanos, processes: &[ProcessInfo], invariants: InvariantReport) -> RunSummary {

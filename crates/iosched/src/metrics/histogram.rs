@@ -119,18 +119,6 @@ impl LatencyHistogram {
         }
         CDF_QUANTILES.iter().map(|&q| ns_to_ms(self.quantile_ns(q))).collect()
     }
-
-    /// Adds another histogram's samples (per-process histograms into a total, say).
-    pub fn add(&mut self, other: &LatencyHistogram) {
-        if other.count == 0 {
-            return;
-        }
-        self.hist.add(&other.hist).expect("auto-resizing histograms of the same precision add");
-        self.count += other.count;
-        self.sum_ns += other.sum_ns;
-        self.min_ns = self.min_ns.min(other.min_ns);
-        self.max_ns = self.max_ns.max(other.max_ns);
-    }
 }
 
 #[cfg(test)]

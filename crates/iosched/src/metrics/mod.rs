@@ -69,6 +69,33 @@ impl RequestRecord {
     }
 }
 
+impl RequestRecord {
+    /// The record of `req`, served as `s` (whose `dispatch_ns` is when the mechanism began it),
+    /// with the times the driver knows (`t`).
+    pub fn new(req: &Request, s: &Service, t: RecordTimes) -> RequestRecord {
+        RequestRecord {
+            id: req.id,
+            pid: req.principal.pid,
+            group: req.principal.group,
+            op: req.op,
+            sync: req.sync,
+            start_sector: req.start_sector,
+            size_sectors: req.size_sectors,
+            bios: t.bios,
+            issue_ns: req.issue_ns,
+            insert_ns: t.insert_ns,
+            dispatch_ns: t.dispatch_ns,
+            start_ns: s.dispatch_ns,
+            complete_ns: s.completion_ns,
+            seek_cylinders: s.seek_cylinders,
+            seek_ns: s.seek_ns,
+            rotation_ns: s.rotation_ns,
+            transfer_ns: s.transfer_ns,
+            cache_hit: s.cache_hit,
+        }
+    }
+}
+
 /// Times the engine knows about a completed request beyond the device's `Service`.
 #[derive(Clone, Copy, Debug)]
 pub struct RecordTimes {
@@ -100,26 +127,7 @@ impl<'a> Collector<'a> {
     }
 
     pub fn record(&mut self, req: &Request, s: &Service, t: RecordTimes) {
-        let r = RequestRecord {
-            id: req.id,
-            pid: req.principal.pid,
-            group: req.principal.group,
-            op: req.op,
-            sync: req.sync,
-            start_sector: req.start_sector,
-            size_sectors: req.size_sectors,
-            bios: t.bios,
-            issue_ns: req.issue_ns,
-            insert_ns: t.insert_ns,
-            dispatch_ns: t.dispatch_ns,
-            start_ns: s.dispatch_ns,
-            complete_ns: s.completion_ns,
-            seek_cylinders: s.seek_cylinders,
-            seek_ns: s.seek_ns,
-            rotation_ns: s.rotation_ns,
-            transfer_ns: s.transfer_ns,
-            cache_hit: s.cache_hit,
-        };
+        let r = RequestRecord::new(req, s, t);
         self.accumulator.record(&r);
         if let Some(v) = &mut self.records {
             v.push(r);

@@ -36,8 +36,8 @@ pub struct InvariantReport {
     pub left_behind: u64,
     /// Completions of a request that was not in flight (double or phantom completion).
     pub bad_completions: u64,
-    /// Bios submitted minus bios completed at the end, less those left behind (0: none lost
-    /// or completed twice through merges).
+    /// When nothing is left behind: |bios submitted - bios completed| (0: none lost or
+    /// completed twice through merges or splits).
     pub bios_unaccounted: u64,
 }
 
@@ -144,12 +144,11 @@ impl Engine<'_> {
         let done = Completion { request: req, dispatch_ns, positioning_ns: service.seek_ns + service.rotation_ns };
         self.scheduler.completed(&done, &cx);
         self.done_bios.clear();
-        let insert_ns = self.block.insert_ns(&req);
-        let bios = if self.passthrough {
+        let (insert_ns, bios) = if self.passthrough {
             self.done_bios.push(req);
-            1
+            (req.issue_ns, 1)
         } else {
-            self.block.complete(&req, &mut self.done_bios, self.scheduler, &cx)
+            (self.block.insert_ns(&req), self.block.complete(&req, &mut self.done_bios, self.scheduler, &cx))
         };
         let times = RecordTimes { insert_ns, dispatch_ns, bios };
         self.collector.record(&req, &service, times);
