@@ -453,15 +453,18 @@ fn many_short_processes_do_not_grow_memory_per_process() {
         }
         std::thread::sleep(Duration::from_millis(600)); // the dispatcher notices the exits
     };
-    cats(30);
+    // The first few hundred processes also grow the allocator's arenas (measured: +9.7 MB
+    // over the first 300, then +0.7 MB over the next 300): measure after them.
+    cats(330);
     let before = rss_kib(f.pid());
     cats(300);
     let after = rss_kib(f.pid());
     let out = f.stop(libc::SIGTERM);
     let doc = summary_of(&out);
     let procs = doc["runs"][0]["processes"].as_array().unwrap();
-    assert_eq!(procs.iter().filter(|p| p["name"] == "cat" && p["requests"] == 1).count(), 330, "every cat is in the summary");
-    assert!(after < before + 8 * 1024, "RSS grew from {before} KiB to {after} KiB over 300 processes");
+    assert_eq!(procs.iter().filter(|p| p["name"] == "cat" && p["requests"] == 1).count(), 630, "every cat is in the summary");
+    // About 2 KiB per exited process is kept (its totals); a histogram each (~100 KiB) was not.
+    assert!(after < before + 3 * 1024, "RSS grew from {before} KiB to {after} KiB over 300 processes");
 }
 
 #[test]
