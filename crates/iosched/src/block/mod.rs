@@ -84,6 +84,8 @@ pub struct BlockLayer {
     /// a bio that slept for a request arrives at the scheduler later than its id would say).
     next_request_id: RequestId,
     pub counters: BlockCounters,
+    /// Bios admitted to the queue since the engine last looked (only when tracked).
+    admitted: Option<Vec<RequestId>>,
 }
 
 impl BlockLayer {
@@ -102,6 +104,28 @@ impl BlockLayer {
             next_part_id: PART_ID_BASE,
             next_request_id: 0,
             counters: BlockCounters::default(),
+            admitted: None,
+        }
+    }
+
+    /// Records the ids of bios as they are admitted (merged or given a request), for
+    /// `take_admitted`.
+    pub fn track_admissions(&mut self) {
+        self.admitted.get_or_insert_with(Vec::new);
+    }
+
+    /// The bios admitted since the last call (split bios by their own id), in admission order.
+    pub fn take_admitted(&mut self, into: &mut Vec<RequestId>) {
+        if let Some(a) = self.admitted.as_mut() {
+            into.append(a);
+        }
+    }
+
+    fn note_admitted(&mut self, unit: &[Request]) {
+        if let Some(a) = self.admitted.as_mut() {
+            for b in unit {
+                a.push(self.part_of.get(&b.id).copied().unwrap_or(b.id));
+            }
         }
     }
 
@@ -220,6 +244,7 @@ impl BlockLayer {
     }
 
     fn insert(&mut self, req: Request, unit: Vec<Request>, sched: &mut dyn Scheduler, cx: &Context) {
+        self.note_admitted(&unit);
         self.counters.requests += 1;
         let req = Request { id: self.next_request_id, ..req };
         self.next_request_id += 1;
@@ -273,6 +298,7 @@ impl BlockLayer {
 
     /// `rq` (queued) takes `unit`'s bios at its end (or its front) and becomes `grown`.
     fn grow(&mut self, rq: Request, grown: Request, unit: Vec<Request>, front: bool, sched: &mut dyn Scheduler, cx: &Context) {
+        self.note_admitted(&unit);
         let mut bios = self.bios.remove(&rq.id).unwrap_or_default();
         if front {
             let mut u = unit;

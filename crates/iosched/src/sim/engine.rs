@@ -111,6 +111,10 @@ struct Engine<'a> {
     bios_completed: u64,
     /// The device's head state has been brought up to `now` and nothing was served since.
     head_current: bool,
+    /// The workload wants to know when its bios are admitted (`Workload::on_admitted`).
+    admissions: bool,
+    /// Admitted bio ids (a reused buffer).
+    admitted: Vec<RequestId>,
     wake_at: Option<Nanos>,
     now: Nanos,
     last_completion_ns: Nanos,
@@ -128,6 +132,25 @@ impl Engine<'_> {
             self.block.submit(bio, self.scheduler, &cx);
         }
         self.workload.on_arrival(&bio, self.now, &mut self.emit);
+        if self.admissions {
+            if self.passthrough {
+                self.workload.on_admitted(bio.id, self.now, &mut self.emit);
+            } else {
+                self.deliver_admissions();
+            }
+        }
+    }
+
+    /// Tells the workload which bios the block layer admitted; true if it emitted arrivals.
+    fn deliver_admissions(&mut self) -> bool {
+        let mut ids = std::mem::take(&mut self.admitted);
+        self.block.take_admitted(&mut ids);
+        for &id in &ids {
+            self.workload.on_admitted(id, self.now, &mut self.emit);
+        }
+        ids.clear();
+        self.admitted = ids;
+        !self.emit.arrivals.is_empty()
     }
 
     fn complete(&mut self) {
@@ -150,8 +173,18 @@ impl Engine<'_> {
         } else {
             (self.block.insert_ns(&req), self.block.complete(&req, &mut self.done_bios, self.scheduler, &cx))
         };
+        if self.admissions && !self.passthrough {
+            // Processes woken by the freed request had their bios admitted.
+            self.deliver_admissions();
+        }
         let times = RecordTimes { insert_ns, dispatch_ns, bios };
-        self.collector.record(&req, &service, times);
+        let pid = self.workload.account_pid(req.principal.pid);
+        if pid == req.principal.pid {
+            self.collector.record(&req, &service, times);
+        } else {
+            let counted = Request { principal: crate::request::Principal { pid, ..req.principal }, ..req };
+            self.collector.record(&counted, &service, times);
+        }
         self.bios_completed += self.done_bios.len() as u64;
         for i in 0..self.done_bios.len() {
             let bio = self.done_bios[i];
@@ -194,8 +227,15 @@ impl Engine<'_> {
     /// mechanism is free.
     fn decide(&mut self) {
         if !self.passthrough {
-            let cx = Context { now_ns: self.now, device: self.device.as_view(), in_flight: self.drive.outstanding() };
-            self.block.unplug(self.scheduler, &cx);
+            loop {
+                let cx = Context { now_ns: self.now, device: self.device.as_view(), in_flight: self.drive.outstanding() };
+                self.block.unplug(self.scheduler, &cx);
+                // Submitters whose plugged bios were admitted may submit more at this instant.
+                if !self.admissions || !self.deliver_admissions() {
+                    break;
+                }
+                self.flush_emit();
+            }
         }
         while self.drive.has_slot() && self.scheduler.queued() > 0 {
             if !self.drive.mechanism_busy() {
@@ -294,10 +334,16 @@ pub fn simulate_with<'a>(
         done_bios: Vec::new(),
         bios_completed: 0,
         head_current: false,
+        admissions: false,
+        admitted: Vec::new(),
         wake_at: None,
         now: 0,
         last_completion_ns: 0,
     };
+    if e.workload.wants_admissions() {
+        e.admissions = true;
+        e.block.track_admissions();
+    }
     e.workload.start(&mut e.emit);
     e.flush_emit();
     e.decide();

@@ -81,6 +81,23 @@ pub trait Workload {
     fn on_timer(&mut self, _token: u64, _now: Nanos, _out: &mut Emit) {}
     /// Called when one of this workload's requests reaches the scheduler.
     fn on_arrival(&mut self, _req: &Request, _now: Nanos, _out: &mut Emit) {}
+    /// Whether the workload wants `on_admitted` (the engine then tracks admissions).
+    fn wants_admissions(&self) -> bool {
+        false
+    }
+    /// Bio `id` got its place in the queue (merged into a request or given one of its own):
+    /// its submitter's submit_bio() has returned, where a full request pool made it sleep.
+    /// For a split bio, called as each of its parts is admitted, with the bio's id.
+    fn on_admitted(&mut self, _id: crate::request::RequestId, _now: Nanos, _out: &mut Emit) {}
+    /// The pid a request of process `pid` counts under in the results (a host's child
+    /// processes count under the task that spawned them).
+    fn account_pid(&self, pid: u32) -> u32 {
+        pid
+    }
+    /// A host's report (page cache, writeback, per-task times), for workloads that run one.
+    fn host_report(&self) -> Option<crate::host::report::HostReport> {
+        None
+    }
     fn processes(&self) -> Vec<ProcessInfo>;
 }
 

@@ -1,0 +1,184 @@
+//! Bios: pages of the cache (or a direct transfer) turned into requests for the block layer,
+//! and what their completions do. A bio covers pages contiguous both in their file and on the
+//! disk, at most `max_bio_pages` long.
+
+use super::kernel::{Kernel, Wait};
+use super::{Ino, PageKey, BDEV_INO, PAGE_BYTES, PAGE_SECTORS};
+use crate::request::{Op, Principal, Request};
+use crate::time::Nanos;
+use crate::workload::{Emit, NewRequest};
+
+/// Who submitted a bio.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Submitter {
+    /// A task submitting from its own queue, paced by admissions (writeback it does itself,
+    /// direct I/O).
+    Task(usize),
+    /// A task's page reads (it waits on the pages, not on the bio).
+    Reader(usize),
+    Flusher,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BioKind {
+    /// Pages `[first, first + pages)` of `ino` being read into the cache.
+    Read { ino: Ino, first: u64, pages: u64 },
+    /// Pages being written back.
+    Write { ino: Ino, first: u64, pages: u64 },
+    /// An O_DIRECT transfer of `bytes`.
+    Direct { write: bool, bytes: u64 },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BioInfo {
+    pub kind: BioKind,
+    pub submitter: Submitter,
+}
+
+impl Kernel {
+    /// Disk runs `(sector, pages)` of pages `[first, first + pages)` of `ino`, in file order.
+    pub(super) fn disk_runs(&self, ino: Ino, first: u64, pages: u64) -> Vec<(u64, u64)> {
+        if ino == BDEV_INO {
+            return vec![(first * PAGE_SECTORS, pages)];
+        }
+        self.layout.runs(ino, first, pages)
+    }
+
+    /// Bios for pages `[first, first + pages)` of `ino`: one per disk-contiguous piece of at
+    /// most `max_bio_pages`.
+    fn bios_for(&self, ino: Ino, first: u64, pages: u64, mut f: impl FnMut(u64, u64, u64)) {
+        let max = self.cfg.max_bio_pages.max(1);
+        let mut index = first;
+        for (sector, n) in self.disk_runs(ino, first, pages) {
+            let mut done = 0;
+            while done < n {
+                let k = max.min(n - done);
+                f(index + done, sector + done * PAGE_SECTORS, k);
+                done += k;
+            }
+            index += n;
+        }
+    }
+
+    /// Reads the pages of `[first, first + pages)` of `ino` that are not in the cache: each is
+    /// added locked, and bios for the missing runs are emitted at once. Returns pages read.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn read_pages(&mut self, t: usize, ino: Ino, first: u64, pages: u64, meta: bool, now: Nanos, out: &mut Emit) -> u64 {
+        let mut runs: Vec<(u64, u64)> = Vec::new();
+        for index in first..first.saturating_add(pages) {
+            let key = PageKey::new(ino, index);
+            if self.cache.contains(key) {
+                continue;
+            }
+            self.cache.add_locked(key);
+            match runs.last_mut() {
+                Some((s, n)) if *s + *n == index => *n += 1,
+                _ => runs.push((index, 1)),
+            }
+        }
+        let principal = self.tasks[t].principal;
+        let prio = self.tasks[t].prio;
+        let mut total = 0;
+        for (s, n) in runs {
+            total += n;
+            let mut bios = Vec::new();
+            self.bios_for(ino, s, n, |index, sector, k| bios.push((index, sector, k)));
+            for (index, sector, k) in bios {
+                let req = NewRequest {
+                    principal,
+                    op: Op::Read,
+                    sync: true,
+                    start_sector: sector,
+                    size_sectors: (k * PAGE_SECTORS) as u32,
+                    flags: if meta { Request::META } else { 0 },
+                    prio,
+                };
+                let info = BioInfo { kind: BioKind::Read { ino, first: index, pages: k }, submitter: super::bio::Submitter::Reader(t) };
+                self.emit_bio(req, info, now, out);
+            }
+        }
+        let r = &mut self.tasks[t].report;
+        if meta {
+            r.meta_pages_read += total;
+        } else {
+            r.data_pages_read += total;
+        }
+        total
+    }
+
+    /// Write bios for pages already moved to writeback (`[first, first + pages)` of `ino`).
+    pub(super) fn write_bios(
+        &mut self,
+        ino: Ino,
+        first: u64,
+        pages: u64,
+        principal: Principal,
+        sync: bool,
+        submitter: Submitter,
+    ) -> Vec<(NewRequest, BioInfo)> {
+        *self.ino_writeback.entry(ino).or_default() += pages;
+        let prio = match submitter {
+            Submitter::Task(t) | Submitter::Reader(t) => self.tasks[t].prio,
+            Submitter::Flusher => Default::default(),
+        };
+        let meta = ino == BDEV_INO;
+        let mut v = Vec::new();
+        self.bios_for(ino, first, pages, |index, sector, k| {
+            v.push((
+                NewRequest {
+                    principal,
+                    op: Op::Write,
+                    sync,
+                    start_sector: sector,
+                    size_sectors: (k * PAGE_SECTORS) as u32,
+                    flags: if meta { Request::META } else { 0 },
+                    prio,
+                },
+                BioInfo { kind: BioKind::Write { ino, first: index, pages: k }, submitter },
+            ))
+        });
+        v
+    }
+
+    pub(super) fn complete_bio(&mut self, info: BioInfo, now: Nanos, out: &mut Emit) {
+        match info.kind {
+            BioKind::Read { ino, first, pages } => {
+                for index in first..first + pages {
+                    let key = PageKey::new(ino, index);
+                    self.cache.read_done(key);
+                    self.page_ready(key, now, out);
+                }
+            }
+            BioKind::Write { ino, first, pages } => {
+                self.cache.end_writeback(ino, first, pages);
+                if let Some(n) = self.ino_writeback.get_mut(&ino) {
+                    *n = n.saturating_sub(pages);
+                    if *n == 0 {
+                        self.ino_writeback.remove(&ino);
+                    }
+                }
+                self.disk_written_bytes += pages * PAGE_BYTES;
+                self.wb.on_written(pages, now);
+                if let Submitter::Task(t) = info.submitter {
+                    self.tasks[t].outstanding -= 1;
+                    self.tasks[t].report.pages_written += pages;
+                }
+                self.writeback_progress(ino, now, out);
+            }
+            BioKind::Direct { write, .. } => {
+                if let Submitter::Task(t) = info.submitter {
+                    self.tasks[t].outstanding -= 1;
+                    if write {
+                        self.disk_written_bytes += match info.kind {
+                            BioKind::Direct { bytes, .. } => bytes,
+                            _ => 0,
+                        };
+                    }
+                    if self.tasks[t].wait == Wait::OwnIo {
+                        self.check_io_wait(t, now, out);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,704 @@
+//! The host's kernel: tasks making system calls against the page cache, the file system and
+//! the CPUs, and the flusher writing dirty pages back. It is the engine's `Workload`: bios go
+//! down through `Emit::submit`, completions come back through `on_complete`, admissions (a
+//! submitter's submit_bio() returning) through `on_admitted`.
+//!
+//! A task runs its program one call at a time until a call blocks (on a page, its own bios,
+//! a writeback, the CPU, a timer, a child); when what it waits for happens, the call is tried
+//! again from where it stopped (`Task::progress`), so every call's steps are idempotent.
+//! Read path: read.rs; write path, fsync and throttling: write.rs; bios: bio.rs.
+
+use super::config::{HostConfig, KernelKind};
+use super::cpu::Cpus;
+use super::fs::{Layout, Tree};
+use super::page_cache::PageCache;
+use super::readahead::RaState;
+use super::report::{HostReport, Sample, TaskReport};
+use super::syscall::{Program, Syscall};
+use super::writeback::Writeback;
+use super::{Ino, PageKey, PAGE_BYTES};
+use crate::request::{IoPrio, Principal, Request, RequestId};
+use crate::sched::ProcessEvent;
+use crate::time::{ns_to_s, Nanos};
+use crate::workload::{rng_stream, Emit, NewRequest, ProcessInfo, Workload};
+use rand_pcg::Pcg64;
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+
+pub(super) use super::bio::{BioInfo, BioKind, Submitter};
+
+/// What a blocked task waits for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Wait {
+    None,
+    /// A page being read.
+    Page(PageKey),
+    /// Its own bios (`Task::outstanding`) and its queued submissions.
+    OwnIo,
+    /// Its own bios, then no page of the inode under writeback (fsync).
+    Writeback(Ino),
+    /// Its own bios, then no page at all under writeback (sync).
+    AllWriteback,
+    Cpu,
+    Timer,
+    Child,
+}
+
+/// How far a multi-stage call has got.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub(super) enum Stage {
+    #[default]
+    Start,
+    /// Writing pages (progress = bytes done).
+    Pages,
+    /// Paused by dirty throttling: own writeback queued, then a sleep.
+    Throttled,
+    /// Writing a file's (or every) dirty pages and waiting for them.
+    Flush,
+}
+
+/// A task's start: at a time, or when another task exits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Start {
+    At(Nanos),
+    /// `delay` after task `index` exits.
+    After { index: usize, delay_ns: Nanos },
+}
+
+/// A top-level task to run.
+pub struct TaskDef {
+    pub name: String,
+    pub program: Box<dyn Program>,
+    pub start: Start,
+    pub prio: IoPrio,
+    pub weight: u32,
+}
+
+pub(super) struct Task {
+    pub name: String,
+    pub principal: Principal,
+    /// The top-level task whose results count this one's.
+    pub root: usize,
+    pub parent_waiting: Option<usize>,
+    pub program: Box<dyn Program>,
+    pub calls: VecDeque<Syscall>,
+    pub current: Option<Syscall>,
+    pub stage: Stage,
+    pub progress: u64,
+    /// The file's size before the current write extended it.
+    pub old_size: u64,
+    pub wait: Wait,
+    pub rng: Pcg64,
+    pub ra: BTreeMap<Ino, RaState>,
+    pub prio: IoPrio,
+    pub weight: u32,
+    /// Own bios not yet completed.
+    pub outstanding: u32,
+    /// Own bios to submit one after another (each after the previous was admitted).
+    pub queue: VecDeque<(NewRequest, BioInfo)>,
+    pub awaiting: Option<RequestId>,
+    pub emitted_unresolved: bool,
+    pub throttled_since: Option<Nanos>,
+    pub started: bool,
+    pub done: bool,
+    pub successors: Vec<(usize, Nanos)>,
+    pub report: TaskReport,
+}
+
+pub(super) struct Flusher {
+    pub principal: Principal,
+    pub queue: VecDeque<(NewRequest, BioInfo)>,
+    pub awaiting: Option<RequestId>,
+    pub emitted_unresolved: bool,
+    /// A periodic wake-up is scheduled at this time.
+    pub wake_at: Option<Nanos>,
+    pub pages_written: u64,
+}
+
+const TOKEN_KIND_SHIFT: u32 = 60;
+const TOKEN_TASK: u64 = 0;
+const TOKEN_CPU: u64 = 1;
+const TOKEN_FLUSHER: u64 = 2;
+const TOKEN_SAMPLE: u64 = 3;
+const TOKEN_START: u64 = 4;
+
+fn token(kind: u64, value: u64) -> u64 {
+    kind << TOKEN_KIND_SHIFT | value & ((1 << TOKEN_KIND_SHIFT) - 1)
+}
+
+pub struct Kernel {
+    pub(super) cfg: HostConfig,
+    pub(super) cache: PageCache,
+    pub(super) wb: Writeback,
+    pub(super) tree: Tree,
+    pub(super) layout: Layout,
+    pub(super) cpus: Cpus,
+    cpu_generation: u64,
+    /// Dentries and inodes in memory (the dcache and icache: never shrunk but by drop_caches).
+    pub(super) dcache: BTreeSet<Ino>,
+    pub(super) tasks: Vec<Task>,
+    by_pid: HashMap<u32, usize>,
+    next_pid: u32,
+    pub(super) flusher: Flusher,
+    /// Bios emitted whose ids the engine has not told yet (it does, in order, at arrival).
+    pub(super) unresolved: VecDeque<BioInfo>,
+    pub(super) bios: HashMap<RequestId, BioInfo>,
+    pub(super) page_waiters: BTreeMap<PageKey, Vec<usize>>,
+    /// Pages under writeback, per inode.
+    pub(super) ino_writeback: BTreeMap<Ino, u64>,
+    pub(super) written_bytes: u64,
+    pub(super) disk_written_bytes: u64,
+    timeline: Vec<Sample>,
+    pub stop_ns: Nanos,
+    seed: u64,
+}
+
+impl Kernel {
+    pub fn new(cfg: HostConfig, tree: Tree, layout: Layout, defs: Vec<TaskDef>, stop_ns: Nanos, seed: u64) -> Self {
+        let cache = PageCache::new(cfg.memory_pages);
+        let wb = Writeback::new(cfg.writeback.clone());
+        let cpus = Cpus::new(cfg.cpu);
+        let mut k = Kernel {
+            cfg,
+            cache,
+            wb,
+            tree,
+            layout,
+            cpus,
+            cpu_generation: 0,
+            dcache: BTreeSet::new(),
+            tasks: Vec::new(),
+            by_pid: HashMap::new(),
+            next_pid: 1,
+            flusher: Flusher {
+                principal: Principal::default(),
+                queue: VecDeque::new(),
+                awaiting: None,
+                emitted_unresolved: false,
+                wake_at: None,
+                pages_written: 0,
+            },
+            unresolved: VecDeque::new(),
+            bios: HashMap::new(),
+            page_waiters: BTreeMap::new(),
+            ino_writeback: BTreeMap::new(),
+            written_bytes: 0,
+            disk_written_bytes: 0,
+            timeline: Vec::new(),
+            stop_ns,
+            seed,
+        };
+        let mut starts = Vec::new();
+        for d in defs {
+            let i = k.add_task(d.name, d.program, None, d.prio, d.weight);
+            starts.push(d.start);
+            debug_assert_eq!(i, starts.len() - 1);
+        }
+        for (i, s) in starts.into_iter().enumerate() {
+            if let Start::After { index, delay_ns } = s {
+                k.tasks[index].successors.push((i, delay_ns));
+            } else {
+                k.tasks[i].successors.shrink_to_fit();
+            }
+        }
+        let pid = k.next_pid;
+        k.next_pid += 1;
+        k.flusher.principal = Principal { pid, group: pid };
+        k
+    }
+
+    fn add_task(&mut self, name: String, program: Box<dyn Program>, parent: Option<usize>, prio: IoPrio, weight: u32) -> usize {
+        let pid = self.next_pid;
+        self.next_pid += 1;
+        let index = self.tasks.len();
+        let root = parent.map_or(index, |p| self.tasks[p].root);
+        let group = parent.map_or(pid, |p| self.tasks[p].principal.group);
+        self.tasks.push(Task {
+            report: TaskReport { name: name.clone(), pid, ..Default::default() },
+            name,
+            principal: Principal { pid, group },
+            root,
+            parent_waiting: None,
+            program,
+            calls: VecDeque::new(),
+            current: None,
+            stage: Stage::Start,
+            progress: 0,
+            old_size: 0,
+            wait: Wait::None,
+            rng: rng_stream(self.seed, 1_000 + index as u64),
+            ra: BTreeMap::new(),
+            prio,
+            weight,
+            outstanding: 0,
+            queue: VecDeque::new(),
+            awaiting: None,
+            emitted_unresolved: false,
+            throttled_since: None,
+            started: false,
+            done: false,
+            successors: Vec::new(),
+        });
+        self.by_pid.insert(pid, index);
+        index
+    }
+
+    /// Which kernel the host follows.
+    pub fn kernel(&self) -> KernelKind {
+        self.cfg.kernel
+    }
+
+    pub fn tree(&self) -> &Tree {
+        &self.tree
+    }
+
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// The report: top-level tasks in definition order (children counted in their root).
+    pub fn report(&self) -> HostReport {
+        HostReport {
+            kernel: self.cfg.kernel.as_str().into(),
+            tasks: self.tasks.iter().enumerate().filter(|(i, t)| t.root == *i).map(|(_, t)| t.report.clone()).collect(),
+            cache: self.cache.stats(),
+            flusher_pages: self.flusher.pages_written,
+            dirty_pages_at_end: self.cache.dirty_pages(),
+            timeline: self.timeline.clone(),
+        }
+    }
+
+    fn begin(&mut self, t: usize, now: Nanos, out: &mut Emit) {
+        let task = &mut self.tasks[t];
+        task.started = true;
+        if task.root == t {
+            task.report.start_s = Some(ns_to_s(now));
+        }
+        out.process_event(ProcessEvent::Started { principal: task.principal, weight: task.weight });
+        self.run(t, now, out);
+    }
+
+    fn exit(&mut self, t: usize, now: Nanos, out: &mut Emit) {
+        let task = &mut self.tasks[t];
+        task.done = true;
+        task.wait = Wait::None;
+        out.process_event(ProcessEvent::Exited(task.principal));
+        let root = task.root;
+        if root == t {
+            let r = &mut task.report;
+            r.exit_s = Some(ns_to_s(now));
+            r.elapsed_s = r.start_s.map(|s| ns_to_s(now) - s);
+        } else {
+            // A child's counts go to its root; its memory is released.
+            let child = std::mem::take(&mut task.report);
+            task.ra.clear();
+            task.calls.clear();
+            let r = &mut self.tasks[root].report;
+            r.children += 1;
+            r.bytes_read += child.bytes_read;
+            r.bytes_written += child.bytes_written;
+            r.data_pages_read += child.data_pages_read;
+            r.meta_pages_read += child.meta_pages_read;
+            r.pages_written += child.pages_written;
+            r.throttled_s += child.throttled_s;
+            r.cpu_s += child.cpu_s;
+        }
+        if let Some(parent) = self.tasks[t].parent_waiting.take() {
+            if self.tasks[parent].wait == Wait::Child {
+                self.tasks[parent].wait = Wait::None;
+                self.run(parent, now, out);
+            }
+        }
+        let successors = std::mem::take(&mut self.tasks[t].successors);
+        for (s, delay) in successors {
+            if now < self.stop_ns {
+                out.timer(now.saturating_add(delay), token(TOKEN_START, s as u64));
+            }
+        }
+        self.maybe_wake_flusher(now, out);
+    }
+
+    /// Runs task `t` until a call blocks or the task exits.
+    pub(super) fn run(&mut self, t: usize, now: Nanos, out: &mut Emit) {
+        loop {
+            if self.tasks[t].done {
+                return;
+            }
+            if self.tasks[t].current.is_none() {
+                if now >= self.stop_ns {
+                    return self.exit(t, now, out);
+                }
+                let task = &mut self.tasks[t];
+                let next = match task.calls.pop_front() {
+                    Some(c) => Some(c),
+                    None => {
+                        if !task.program.next(&self.tree, &mut task.rng, &mut task.calls) {
+                            None
+                        } else {
+                            task.calls.pop_front()
+                        }
+                    }
+                };
+                let Some(call) = next else {
+                    if self.tasks[t].calls.is_empty() && self.tasks[t].current.is_none() {
+                        return self.exit(t, now, out);
+                    }
+                    continue;
+                };
+                let task = &mut self.tasks[t];
+                task.current = Some(call);
+                task.stage = Stage::Start;
+                task.progress = 0;
+            }
+            let call = self.tasks[t].current.take().expect("a call is current");
+            if let Syscall::Spawn { name, program, wait } = call {
+                // The program moves to the child; the parent's call is over once it is spawned.
+                if self.spawn(t, name, program, wait, now, out) {
+                    return;
+                }
+                continue;
+            }
+            if self.exec(t, &call, now, out) {
+                self.tasks[t].current = Some(call);
+                return;
+            }
+        }
+    }
+
+    /// Executes (or continues) one call; true if the task now waits.
+    fn exec(&mut self, t: usize, call: &Syscall, now: Nanos, out: &mut Emit) -> bool {
+        match *call {
+            Syscall::Lookup(ino) => self.lookup(t, ino, now, out),
+            Syscall::Readdir(dir) => self.readdir(t, dir, now, out),
+            Syscall::Read { ino, off, len } => self.read(t, ino, off, len, now, out),
+            Syscall::DirectRead { ino, off, len } => self.direct_io(t, ino, off, len, false, now, out),
+            Syscall::Write { ino, off, len, mode } => self.write(t, ino, off, len, mode, now, out),
+            Syscall::Fsync(ino) => self.fsync(t, Some(ino), now, out),
+            Syscall::Sync => self.fsync(t, None, now, out),
+            Syscall::Create { parent, ref name, dir } => self.create(t, parent, name, dir, now, out),
+            Syscall::Compute(ns) => {
+                let task = &mut self.tasks[t];
+                if task.stage == Stage::Start {
+                    task.stage = Stage::Pages;
+                    task.report.cpu_s += ns_to_s(ns);
+                    task.wait = Wait::Cpu;
+                    self.cpus.submit(t as u32, ns, now);
+                    self.arm_cpu_timer(now, out);
+                    return true;
+                }
+                false
+            }
+            Syscall::Sleep(ns) => {
+                let task = &mut self.tasks[t];
+                if task.stage == Stage::Start && ns > 0 {
+                    task.stage = Stage::Pages;
+                    task.wait = Wait::Timer;
+                    out.timer(now.saturating_add(ns), token(TOKEN_TASK, t as u64));
+                    return true;
+                }
+                false
+            }
+            Syscall::Spawn { .. } => unreachable!("run hands spawns to `spawn`"),
+            Syscall::DropCaches => {
+                self.cache.drop_clean();
+                self.dcache.clear();
+                false
+            }
+        }
+    }
+
+    fn arm_cpu_timer(&mut self, _now: Nanos, out: &mut Emit) {
+        self.cpu_generation += 1;
+        if let Some(at) = self.cpus.next_event_ns() {
+            out.timer(at, token(TOKEN_CPU, self.cpu_generation));
+        }
+    }
+
+    fn on_cpu_timer(&mut self, generation: u64, now: Nanos, out: &mut Emit) {
+        if generation != self.cpu_generation & ((1 << TOKEN_KIND_SHIFT) - 1) {
+            return;
+        }
+        let mut done = Vec::new();
+        self.cpus.advance(now, &mut done);
+        self.arm_cpu_timer(now, out);
+        for t in done {
+            let t = t as usize;
+            if self.tasks[t].wait == Wait::Cpu {
+                self.tasks[t].wait = Wait::None;
+                self.run(t, now, out);
+            }
+        }
+    }
+
+    /// Wakes the tasks waiting for page `key` (it became uptodate).
+    pub(super) fn page_ready(&mut self, key: PageKey, now: Nanos, out: &mut Emit) {
+        if let Some(waiters) = self.page_waiters.remove(&key) {
+            for t in waiters {
+                if self.tasks[t].wait == Wait::Page(key) {
+                    self.tasks[t].wait = Wait::None;
+                    self.run(t, now, out);
+                }
+            }
+        }
+    }
+
+    /// Task `t` waits for page `key`.
+    pub(super) fn wait_page(&mut self, t: usize, key: PageKey) -> bool {
+        self.tasks[t].wait = Wait::Page(key);
+        self.page_waiters.entry(key).or_default().push(t);
+        true
+    }
+
+    /// Re-checks a task waiting on its own I/O or on writeback; runs it if done waiting.
+    pub(super) fn check_io_wait(&mut self, t: usize, now: Nanos, out: &mut Emit) {
+        let task = &self.tasks[t];
+        let own_done = task.outstanding == 0 && task.queue.is_empty() && task.awaiting.is_none();
+        let ready = match task.wait {
+            Wait::OwnIo => own_done,
+            Wait::Writeback(ino) => own_done && self.ino_writeback.get(&ino).copied().unwrap_or(0) == 0,
+            Wait::AllWriteback => own_done && self.cache.writeback_pages() == 0,
+            _ => false,
+        };
+        if ready {
+            self.tasks[t].wait = Wait::None;
+            self.run(t, now, out);
+        }
+    }
+
+    /// Tasks waiting for writeback to finish (called when a write completes).
+    pub(super) fn writeback_progress(&mut self, ino: Ino, now: Nanos, out: &mut Emit) {
+        let waiting: Vec<usize> = self
+            .tasks
+            .iter()
+            .enumerate()
+            .filter(|(_, task)| matches!(task.wait, Wait::Writeback(i) if i == ino) || task.wait == Wait::AllWriteback)
+            .map(|(i, _)| i)
+            .collect();
+        for t in waiting {
+            self.check_io_wait(t, now, out);
+        }
+    }
+
+    /// The flusher runs if it has work (dirty pages over the background threshold, expired
+    /// inodes, or a queue of its own), else sleeps until its next periodic wake-up.
+    pub(super) fn maybe_wake_flusher(&mut self, now: Nanos, out: &mut Emit) {
+        if self.wb.need_background(&self.cache) {
+            self.flusher_work(now, out);
+        }
+        self.arm_flusher(now, out);
+    }
+
+    fn arm_flusher(&mut self, now: Nanos, out: &mut Emit) {
+        if self.flusher.wake_at.is_some() || now >= self.stop_ns {
+            return;
+        }
+        // Nothing dirty and nobody left to dirty anything: the flusher sleeps for good.
+        let alive = self.tasks.iter().any(|t| !t.done);
+        if self.cache.dirty_pages() == 0 && !alive {
+            return;
+        }
+        if let Some(at) = self.wb.next_periodic_wakeup_ns(now) {
+            self.flusher.wake_at = Some(at);
+            out.timer(at, token(TOKEN_FLUSHER, 0));
+        }
+    }
+
+    /// The flusher submits its queued bios, one after another as each is admitted, and takes
+    /// the next chunk from the writeback policy when its queue is empty.
+    pub(super) fn flusher_work(&mut self, now: Nanos, out: &mut Emit) {
+        loop {
+            if self.flusher.awaiting.is_some() || self.flusher.emitted_unresolved {
+                return;
+            }
+            if self.flusher.queue.is_empty() {
+                let Some(chunk) = self.wb.next_chunk(&mut self.cache, now) else {
+                    return;
+                };
+                let principal = self.flusher.principal;
+                let bios = self.write_bios(chunk.ino, chunk.first_index, chunk.pages, principal, false, Submitter::Flusher);
+                self.flusher.pages_written += chunk.pages;
+                self.flusher.queue.extend(bios);
+                continue;
+            }
+            let (req, info) = self.flusher.queue.pop_front().expect("queue is not empty");
+            self.flusher.emitted_unresolved = true;
+            self.emit_bio(req, info, now, out);
+        }
+    }
+
+    /// Task `t` submits its queued bios one after another, as each is admitted.
+    pub(super) fn pump_task(&mut self, t: usize, now: Nanos, out: &mut Emit) {
+        loop {
+            let task = &mut self.tasks[t];
+            if task.awaiting.is_some() || task.emitted_unresolved {
+                return;
+            }
+            let Some((req, info)) = task.queue.pop_front() else {
+                return;
+            };
+            task.emitted_unresolved = true;
+            self.emit_bio(req, info, now, out);
+        }
+    }
+
+    pub(super) fn emit_bio(&mut self, req: NewRequest, info: BioInfo, now: Nanos, out: &mut Emit) {
+        if let Submitter::Task(t) = info.submitter {
+            self.tasks[t].outstanding += 1;
+        }
+        self.unresolved.push_back(info);
+        out.submit(now, req);
+    }
+
+    fn sample(&mut self, now: Nanos, out: &mut Emit) {
+        let Some(every) = self.cfg.sample_ns else {
+            return;
+        };
+        let th = self.wb.thresholds(&self.cache);
+        let mib = |pages: u64| pages as f64 * PAGE_BYTES as f64 / (1 << 20) as f64;
+        self.timeline.push(Sample {
+            t_s: ns_to_s(now),
+            dirty_mib: mib(self.cache.dirty_pages()),
+            writeback_mib: mib(self.cache.writeback_pages()),
+            cached_mib: mib(self.cache.cached_pages()),
+            background_mib: mib(th.background_pages),
+            limit_mib: mib(th.limit_pages),
+            written_mib: self.written_bytes as f64 / (1 << 20) as f64,
+            disk_written_mib: self.disk_written_bytes as f64 / (1 << 20) as f64,
+            throttled: self.tasks.iter().filter(|t| t.throttled_since.is_some()).count() as u32,
+        });
+        let alive = self.tasks.iter().any(|t| !t.done);
+        if (alive || self.cache.dirty_pages() + self.cache.writeback_pages() > 0) && now < self.stop_ns {
+            out.timer(now.saturating_add(every), token(TOKEN_SAMPLE, 0));
+        }
+    }
+
+    /// fork() + exec(): the child starts now; the parent waits for it if asked.
+    fn spawn(&mut self, t: usize, name: String, program: Box<dyn Program>, wait: bool, now: Nanos, out: &mut Emit) -> bool {
+        let (prio, weight) = (self.tasks[t].prio, self.tasks[t].weight);
+        let c = self.add_task(name, program, Some(t), prio, weight);
+        if wait {
+            self.tasks[c].parent_waiting = Some(t);
+        }
+        self.begin(c, now, out);
+        // The parent waits only if the child did not run to its end at once (it is not woken
+        // from inside its own call).
+        if wait && !self.tasks[c].done {
+            self.tasks[t].wait = Wait::Child;
+            return true;
+        }
+        false
+    }
+
+impl Workload for Kernel {
+    fn start(&mut self, out: &mut Emit) {
+        out.process_event(ProcessEvent::Started { principal: self.flusher.principal, weight: 1 });
+        let starts: Vec<usize> =
+            (0..self.tasks.len()).filter(|&i| !self.tasks.iter().any(|t| t.successors.iter().any(|&(s, _)| s == i))).collect();
+        for i in starts {
+            out.timer(0, token(TOKEN_START, i as u64));
+        }
+        if self.cfg.sample_ns.is_some() {
+            out.timer(0, token(TOKEN_SAMPLE, 0));
+        }
+    }
+
+    fn on_arrival(&mut self, req: &Request, _now: Nanos, _out: &mut Emit) {
+        let Some(info) = self.unresolved.pop_front() else {
+            return;
+        };
+        match info.submitter {
+            Submitter::Flusher => {
+                self.flusher.emitted_unresolved = false;
+                self.flusher.awaiting = Some(req.id);
+            }
+            Submitter::Task(t) => {
+                let task = &mut self.tasks[t];
+                if task.emitted_unresolved {
+                    task.emitted_unresolved = false;
+                    task.awaiting = Some(req.id);
+                }
+            }
+            Submitter::Reader(_) => {}
+        }
+        self.bios.insert(req.id, info);
+    }
+
+    fn wants_admissions(&self) -> bool {
+        true
+    }
+
+    fn on_admitted(&mut self, id: RequestId, now: Nanos, out: &mut Emit) {
+        if self.flusher.awaiting == Some(id) {
+            self.flusher.awaiting = None;
+            self.flusher_work(now, out);
+            return;
+        }
+        let Some(info) = self.bios.get(&id) else {
+            return;
+        };
+        if let Submitter::Task(t) = info.submitter {
+            if self.tasks[t].awaiting == Some(id) {
+                self.tasks[t].awaiting = None;
+                self.pump_task(t, now, out);
+                self.after_own_submission(t, now, out);
+            }
+        }
+    }
+
+    fn on_complete(&mut self, req: &Request, now: Nanos, out: &mut Emit) {
+        let Some(info) = self.bios.remove(&req.id) else {
+            return;
+        };
+        self.complete_bio(info, now, out);
+    }
+
+    fn on_timer(&mut self, tok: u64, now: Nanos, out: &mut Emit) {
+        let (kind, value) = (tok >> TOKEN_KIND_SHIFT, tok & ((1 << TOKEN_KIND_SHIFT) - 1));
+        match kind {
+            TOKEN_TASK => {
+                let t = value as usize;
+                if self.tasks[t].wait == Wait::Timer {
+                    self.tasks[t].wait = Wait::None;
+                    self.timer_fired(t, now, out);
+                }
+            }
+            TOKEN_CPU => self.on_cpu_timer(value, now, out),
+            TOKEN_FLUSHER => {
+                self.flusher.wake_at = None;
+                self.wb.periodic_wakeup(now);
+                self.flusher_work(now, out);
+                self.arm_flusher(now, out);
+            }
+            TOKEN_SAMPLE => self.sample(now, out),
+            TOKEN_START => {
+                let t = value as usize;
+                if !self.tasks[t].started && now < self.stop_ns {
+                    self.begin(t, now, out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn processes(&self) -> Vec<ProcessInfo> {
+        let mut v: Vec<ProcessInfo> = self
+            .tasks
+            .iter()
+            .enumerate()
+            .filter(|(i, t)| t.root == *i)
+            .map(|(_, t)| ProcessInfo { pid: t.principal.pid, name: t.name.clone() })
+            .collect();
+        v.push(ProcessInfo { pid: self.flusher.principal.pid, name: "flush".into() });
+        v
+    }
+
+    fn account_pid(&self, pid: u32) -> u32 {
+        match self.by_pid.get(&pid) {
+            Some(&t) => self.tasks[self.tasks[t].root].principal.pid,
+            None => pid,
+        }
+    }
+
+    fn host_report(&self) -> Option<HostReport> {
+        Some(self.report())
+    }
+}

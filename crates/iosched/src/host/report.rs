@@ -1,0 +1,59 @@
+//! What the host tells about a run: per task (a top-level process with its children), the
+//! page cache and writeback totals, and (when asked) the dirty-page timeline.
+
+use super::page_cache::CacheStats;
+
+/// One top-level task and every child it spawned (their I/O and time count here).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct TaskReport {
+    pub name: String,
+    pub pid: u32,
+    pub start_s: Option<f64>,
+    pub exit_s: Option<f64>,
+    /// exit - start (None if it had not exited when the run ended).
+    pub elapsed_s: Option<f64>,
+    /// Processes it spawned (each `cat` of a `find -exec cat`).
+    pub children: u64,
+    /// Bytes returned by read() and written by write() calls.
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    /// Pages of file data it caused to be read from disk (its own misses and its readahead).
+    pub data_pages_read: u64,
+    /// Pages of metadata (inode-table, directory and indirect blocks) it caused to be read.
+    pub meta_pages_read: u64,
+    /// Pages it wrote to disk itself (O_DIRECT, fsync, O_SYNC, or throttled writeback in 2.6).
+    pub pages_written: u64,
+    /// Time spent paused by dirty-page throttling (balance_dirty_pages).
+    pub throttled_s: f64,
+    /// CPU time its compute steps asked for.
+    pub cpu_s: f64,
+}
+
+/// One sample of the writeback state (`[host] sample_ms`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct Sample {
+    pub t_s: f64,
+    pub dirty_mib: f64,
+    pub writeback_mib: f64,
+    pub cached_mib: f64,
+    pub background_mib: f64,
+    pub limit_mib: f64,
+    /// Bytes write() calls have put in the cache so far.
+    pub written_mib: f64,
+    /// Bytes of writes the disk has completed so far.
+    pub disk_written_mib: f64,
+    /// Tasks paused by dirty throttling at this instant.
+    pub throttled: u32,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct HostReport {
+    pub kernel: String,
+    pub tasks: Vec<TaskReport>,
+    pub cache: CacheStats,
+    /// Pages the flusher wrote back.
+    pub flusher_pages: u64,
+    /// Dirty pages left when the run ended.
+    pub dirty_pages_at_end: u64,
+    pub timeline: Vec<Sample>,
+}

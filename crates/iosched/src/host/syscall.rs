@@ -1,0 +1,66 @@
+//! What a process asks of the host: the system calls a task's program makes, one at a time.
+//! A program produces its calls lazily (it sees the file tree as it is when it needs more), so
+//! `cp -r` can name the directory it created a moment ago.
+
+use super::fs::Tree;
+use super::Ino;
+use crate::time::Nanos;
+use rand_pcg::Pcg64;
+use std::collections::VecDeque;
+
+/// How a write reaches the disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum WriteMode {
+    /// Through the page cache: the pages are dirtied and written back later.
+    Buffered,
+    /// O_SYNC: buffered, then the file's dirty pages and its inode are written before the call
+    /// returns.
+    Sync,
+    /// O_DIRECT: straight from the process's buffer to the disk, bypassing the cache.
+    Direct,
+}
+
+pub enum Syscall {
+    /// open() or stat(): the path walk to `ino`. A component whose dentry is not cached costs
+    /// its parent's directory blocks up to the entry, then its inode's block.
+    Lookup(Ino),
+    /// getdents() over a whole directory: every directory block.
+    Readdir(Ino),
+    /// read() of bytes `[off, off + len)` through the page cache (with readahead).
+    Read { ino: Ino, off: u64, len: u64 },
+    /// A read with O_DIRECT.
+    DirectRead { ino: Ino, off: u64, len: u64 },
+    Write { ino: Ino, off: u64, len: u64, mode: WriteMode },
+    /// fsync(): the file's dirty pages and its inode block, waited for.
+    Fsync(Ino),
+    /// creat() / mkdir() of `name` in `parent` (an error if it exists).
+    Create { parent: Ino, name: String, dir: bool },
+    /// Computation on a CPU (stretched when processes share the CPUs).
+    Compute(Nanos),
+    /// Off-CPU waiting (a think time, a timer).
+    Sleep(Nanos),
+    /// fork() + exec() of a child with its own pid; the parent waits for it if `wait`.
+    Spawn { name: String, program: Box<dyn Program>, wait: bool },
+    /// `echo 3 > /proc/sys/vm/drop_caches`: clean pages, dentries and inodes are dropped.
+    DropCaches,
+    /// sync(): every dirty page written, waited for.
+    Sync,
+}
+
+/// A process's behaviour: appends its next calls to `out` (false: the process exits).
+pub trait Program: Send {
+    fn next(&mut self, tree: &Tree, rng: &mut Pcg64, out: &mut VecDeque<Syscall>) -> bool;
+}
+
+/// A fixed list of calls.
+pub struct Script(pub Vec<Syscall>);
+
+impl Program for Script {
+    fn next(&mut self, _tree: &Tree, _rng: &mut Pcg64, out: &mut VecDeque<Syscall>) -> bool {
+        if self.0.is_empty() {
+            return false;
+        }
+        out.extend(self.0.drain(..));
+        true
+    }
+}
