@@ -24,6 +24,8 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 mod block;
+mod host;
+pub use host::{FileSection, HostSection, TaskSection, TreeSection};
 pub use block::{BlockSection, DEFAULT_MAX_SECTORS_KB, DEFAULT_NR_REQUESTS, DEFAULT_QUEUE_AGING_MS};
 
 /// A user mistake in a scenario, with where it is.
@@ -55,6 +57,12 @@ pub struct Scenario {
     /// The block layer (merging, plugging, request limits); absent: none.
     #[serde(default)]
     pub block: Option<BlockSection>,
+    /// A simulated host (page cache, writeback, file system, CPUs) whose `[[task]]`s run
+    /// commands; absent: none.
+    #[serde(default)]
+    pub host: Option<HostSection>,
+    #[serde(default)]
+    pub task: Vec<TaskSection>,
     /// Each table: `name`, optional `label`, and the scheduler's tunables.
     #[serde(default)]
     pub scheduler: Vec<toml::Table>,
@@ -528,6 +536,24 @@ impl Scenario {
             Ok(())
         };
         within("run.duration_s", self.run.duration_s(), 1e-6, 1e6)?;
+        match (&self.host, self.task.is_empty()) {
+            (Some(_), true) => return Err("[host] has no [[task]] entries: add at least one task".into()),
+            (None, false) => return Err("[[task]] entries need a [host] table".into()),
+            (Some(h), false) => {
+                if self.workload.is_some() || !self.process.is_empty() || self.app.is_some() {
+                    return Err("a [host] with [[task]]s is the workload: give no [workload], [[process]] or [app]".into());
+                }
+                let mut names = std::collections::BTreeSet::new();
+                for t in &self.task {
+                    if !names.insert(t.name.as_str()) {
+                        return Err(format!("task `{}`: two tasks have this name", t.name));
+                    }
+                }
+                h.build(&self.task, capacity_bytes / SECTOR_BYTES, self.scenario_dir().as_deref(), self.run.seed, self.run.duration_ns())?;
+                return Ok(());
+            }
+            (None, true) => {}
+        }
         match (&self.workload, self.process.is_empty(), &self.app) {
             (Some(_), false, _) => return Err("give either [workload] or [[process]] entries, not both".into()),
             (Some(_), _, Some(_)) => return Err("give either [workload] or [app], not both".into()),
@@ -735,8 +761,20 @@ impl Scenario {
         Ok(())
     }
 
+    /// The scenario file's directory, if it came from a file (relative paths start there).
+    pub fn scenario_dir(&self) -> Option<std::path::PathBuf> {
+        let src = std::path::Path::new(&self.source);
+        match src.parent() {
+            Some(dir) if src.is_file() => Some(dir.to_path_buf()),
+            _ => None,
+        }
+    }
+
     fn workload(&self, device: &dyn DeviceView, seed: u64) -> Result<Box<dyn Workload>, String> {
         let capacity = device.capacity_sectors();
+        if let Some(h) = &self.host {
+            return Ok(Box::new(h.build(&self.task, capacity, self.scenario_dir().as_deref(), seed, self.run.duration_ns())?));
+        }
         if let Some(a) = &self.app {
             return Ok(Box::new(a.build(capacity, seed, self.run.duration_ns())?));
         }
@@ -816,6 +854,9 @@ impl Scenario {
     }
 
     fn workload_label(&self) -> String {
+        if self.host.is_some() {
+            return "host".into();
+        }
         match (&self.workload, &self.app) {
             (Some(w), _) => w.kind.clone(),
             (None, Some(a)) => a.kind.clone(),
@@ -919,6 +960,7 @@ impl Scenario {
             summary.seed = seed;
             summary.scheduler_counters = sim.scheduler_counters.iter().map(|(k, v)| (k.to_string(), *v)).collect();
             summary.block = sim.block;
+            summary.host = workload.host_report();
             if let Some(Stop::Cancelled { at_ns }) = sim.stop {
                 summary.stopped = Some(format!("cancelled at {:.3} s of simulated time", at_ns as f64 / 1e9));
             }

@@ -38,6 +38,8 @@ pub(super) enum Wait {
     Writeback(Ino),
     /// Its own bios, then no page at all under writeback (sync).
     AllWriteback,
+    /// Its queued bios to be admitted (a throttled writer submitting its chunk).
+    Submitting,
     Cpu,
     Timer,
     Child,
@@ -98,6 +100,11 @@ pub(super) struct Task {
     pub awaiting: Option<RequestId>,
     pub emitted_unresolved: bool,
     pub throttled_since: Option<Nanos>,
+    /// The current throttling pause: its length, and whether it has been slept.
+    pub throttle_sleep_ns: Nanos,
+    pub throttle_slept: bool,
+    /// A readahead window waiting for its indirect blocks.
+    pub pending_window: Option<(Ino, super::readahead::RaWindow)>,
     pub started: bool,
     pub done: bool,
     pub successors: Vec<(usize, Nanos)>,
@@ -123,6 +130,11 @@ const TOKEN_START: u64 = 4;
 
 fn token(kind: u64, value: u64) -> u64 {
     kind << TOKEN_KIND_SHIFT | value & ((1 << TOKEN_KIND_SHIFT) - 1)
+}
+
+/// The timer token of task `t`'s own sleep.
+pub(super) fn task_token(t: usize) -> u64 {
+    token(TOKEN_TASK, t as u64)
 }
 
 pub struct Kernel {
@@ -234,6 +246,9 @@ impl Kernel {
             awaiting: None,
             emitted_unresolved: false,
             throttled_since: None,
+            throttle_sleep_ns: 0,
+            throttle_slept: false,
+            pending_window: None,
             started: false,
             done: false,
             successors: Vec::new(),
@@ -301,6 +316,7 @@ impl Kernel {
             r.pages_written += child.pages_written;
             r.throttled_s += child.throttled_s;
             r.cpu_s += child.cpu_s;
+            r.errors += child.errors;
         }
         if let Some(parent) = self.tasks[t].parent_waiting.take() {
             if self.tasks[parent].wait == Wait::Child {
@@ -372,8 +388,8 @@ impl Kernel {
             Syscall::Read { ino, off, len } => self.read(t, ino, off, len, now, out),
             Syscall::DirectRead { ino, off, len } => self.direct_io(t, ino, off, len, false, now, out),
             Syscall::Write { ino, off, len, mode } => self.write(t, ino, off, len, mode, now, out),
-            Syscall::Fsync(ino) => self.fsync(t, Some(ino), now, out),
-            Syscall::Sync => self.fsync(t, None, now, out),
+            Syscall::Fsync(ino) => self.flush(t, Some(ino), now, out),
+            Syscall::Sync => self.flush(t, None, now, out),
             Syscall::Create { parent, ref name, dir } => self.create(t, parent, name, dir, now, out),
             Syscall::Compute(ns) => {
                 let task = &mut self.tasks[t];

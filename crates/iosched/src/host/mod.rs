@@ -3,10 +3,17 @@
 //! share. Its one contract to the layer below is the workload's: bios out (`Emit::submit`),
 //! completions back (`Workload::on_complete`). A scenario without `[host]` never builds one.
 
+mod bio;
+pub mod config;
 pub mod cpu;
 pub mod fs;
+pub mod kernel;
 pub mod page_cache;
+mod read;
 pub mod readahead;
+pub mod report;
+pub mod syscall;
+mod write;
 pub mod writeback;
 
 /// Bytes in one page of the page cache.

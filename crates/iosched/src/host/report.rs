@@ -27,6 +27,8 @@ pub struct TaskReport {
     pub throttled_s: f64,
     /// CPU time its compute steps asked for.
     pub cpu_s: f64,
+    /// Calls that failed (creating a file on a full file system).
+    pub errors: u64,
 }
 
 /// One sample of the writeback state (`[host] sample_ms`).

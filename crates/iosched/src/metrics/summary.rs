@@ -108,6 +108,9 @@ pub struct RunSummary {
     pub bios: u64,
     /// The block layer's counts (merges, waits), when the scenario has a block layer.
     pub block: Option<crate::block::BlockCounters>,
+    /// The host's report (page cache, writeback, tasks), when the scenario has a `[host]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<crate::host::report::HostReport>,
     pub seek: SeekStats,
     /// Mean seek, rotation and transfer per request, in ms (over every request).
     pub per_request_ms: ServiceParts,
