@@ -385,6 +385,17 @@ def reproduce_block(
     _reproduce("block", out_dir, jobs, dask, quick=quick)
 
 
+@reproduce_app.command("host")
+def reproduce_host(
+    out_dir: Path = typer.Option(Path("results/host"), "--out", help="Output directory."),
+    quick: bool = typer.Option(False, "--quick", help="Smaller files and trees (a smoke test)."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help=_JOBS_HELP),
+    dask: Optional[str] = typer.Option(None, "--dask", help=_DASK_HELP),
+) -> None:
+    """The host: writeback of a dd (today's throttling vs 2.6's), readahead windows, find -exec cat."""
+    _reproduce("host", out_dir, jobs, dask, quick=quick)
+
+
 @app.command()
 def sweep(
     file: Path = typer.Argument(..., help="Base scenario TOML file."),

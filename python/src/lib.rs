@@ -240,6 +240,24 @@ fn fuse_main(py: Python<'_>, args: Vec<String>, self_command: Vec<String>) -> u8
 }
 
 /// An empty run summary as JSON (its fields, for checking metric names before a run).
+/// The readahead windows of a sequential reader (Linux's mm/readahead.c model): `reads` reads
+/// of `read_pages` pages from offset 0 of a file of `file_pages`, every I/O completing at once.
+#[pyfunction]
+fn readahead_windows(read_ahead_kb: u64, read_pages: u64, reads: u64, file_pages: u64) -> String {
+    use iosched::host::readahead::{simulate_sequential, RaConfig, RaKind};
+    let windows = simulate_sequential(&RaConfig::from_kb(read_ahead_kb), read_pages.max(1), reads.min(1 << 20), file_pages);
+    let v: Vec<serde_json::Value> = windows
+        .iter()
+        .map(|w| {
+            serde_json::json!({
+                "start": w.start, "pages": w.pages, "marker": w.marker, "trigger": w.trigger,
+                "kind": match w.kind { RaKind::Sync => "sync", RaKind::Async => "async" },
+            })
+        })
+        .collect();
+    serde_json::to_string(&v).expect("windows serialize")
+}
+
 #[pyfunction]
 fn empty_summary() -> String {
     serde_json::to_string(&iosched::metrics::RunSummary::default()).expect("summary serializes")
@@ -266,6 +284,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate_trace, m)?)?;
     m.add_function(wrap_pyfunction!(fuse_main, m)?)?;
     m.add_function(wrap_pyfunction!(empty_summary, m)?)?;
+    m.add_function(wrap_pyfunction!(readahead_windows, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("MAX_SCENARIO_BYTES", iosched::input::MAX_DESCRIPTION_BYTES)?;
     m.add("CDF_QUANTILES", iosched::metrics::histogram::CDF_QUANTILES.to_vec())?;
