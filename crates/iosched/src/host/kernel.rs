@@ -680,7 +680,6 @@ impl Workload for Kernel {
             TOKEN_CPU => self.on_cpu_timer(value, now, out),
             TOKEN_FLUSHER => {
                 self.flusher.wake_at = None;
-                self.wb.periodic_wakeup(now);
                 self.flusher_work(now, out);
                 self.arm_flusher(now, out);
             }

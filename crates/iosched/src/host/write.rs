@@ -98,7 +98,9 @@ impl Kernel {
     /// balance_dirty_pages after `dirtied` newly dirtied pages; true if the task is now
     /// throttled (its write goes on from the throttled stage).
     fn balance(&mut self, t: usize, ino: Ino, dirtied: u64, now: Nanos, out: &mut Emit) -> bool {
-        match self.wb.balance(&mut self.cache, ino, dirtied, now) {
+        let _ = ino;
+        let pid = self.tasks[t].principal.pid;
+        match self.wb.balance(&mut self.cache, pid, dirtied, now) {
             Balance::Continue => {
                 let task = &mut self.tasks[t];
                 if let Some(since) = task.throttled_since.take() {
@@ -132,7 +134,13 @@ impl Kernel {
     /// of the same pages already on its way.
     pub(super) fn flush(&mut self, t: usize, ino: Option<Ino>, now: Nanos, out: &mut Emit) -> bool {
         if self.tasks[t].stage == Stage::Flush {
-            return false;
+            // Woken with everything written. fsync goes round again for pages that were
+            // redirtied while under writeback (they could not be written then); sync does one
+            // pass, so writers cannot keep it going forever.
+            match ino {
+                Some(i) if self.cache.inode_dirty_pages(i) > 0 => {}
+                _ => return false,
+            }
         }
         let principal = self.tasks[t].principal;
         let mut chunks: Vec<(Ino, u64, u64)> = Vec::new();
@@ -152,7 +160,8 @@ impl Kernel {
                 }
             }
             None => {
-                for i in self.cache.dirty_inodes() {
+                let inodes: Vec<Ino> = self.cache.dirty_inodes().map(|(i, _)| i).collect();
+                for i in inodes {
                     for (first, n) in self.cache.start_writeback(i, 0, u64::MAX) {
                         chunks.push((i, first, n));
                     }
