@@ -395,7 +395,7 @@ impl Layout {
         }
         let ppb = self.geo.block_bytes() / PAGE_BYTES;
         let first = (first_page / ppb).max(NDADDR);
-        let last = ((first_page + pages - 1) / ppb).min(s.blocks.saturating_sub(1));
+        let last = (first_page.saturating_add(pages - 1) / ppb).min(s.blocks.saturating_sub(1));
         let mut out = Vec::new();
         let n = self.geo.nindir;
         let mut lbn = first;
@@ -449,7 +449,8 @@ impl Layout {
     /// Creates `name` in directory `parent` (in `tree` and on disk) with the allocator's
     /// policies: a directory gets its inode's group from Orlov (ext2) or `ffs_dirpref` and its
     /// first block; a file its inode near its directory. Its entry is appended to the parent's
-    /// last directory block (a new block when it does not fit).
+    /// last directory block (a new block when it does not fit). On an error the entry is in
+    /// neither the tree nor the layout.
     pub fn create(&mut self, tree: &mut Tree, parent: Ino, name: &str, kind: Kind) -> Result<(Ino, Alloc), String> {
         check_name(name)?;
         if !self.contains(parent) {
@@ -458,7 +459,14 @@ impl Layout {
         let ino = tree.add(parent, name, kind, 0)?;
         let mut a = Alloc::default();
         if let Err(e) = self.place(ino, parent, name.len(), kind, &mut a) {
-            return Err(format!("creating `{}`: {e}", tree.path_of(ino)));
+            let msg = format!("creating `{}`: {e}", tree.path_of(ino));
+            // The tree and the layout forget the entry; space allocated before the error (a
+            // directory's first block) stays allocated.
+            tree.remove_last(ino);
+            if let Some(s) = self.inodes.get_mut(ino as usize) {
+                *s = InodeState::default();
+            }
+            return Err(msg);
         }
         Ok((ino, a))
     }

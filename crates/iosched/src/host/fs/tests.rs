@@ -356,6 +356,25 @@ fn create_and_extend_allocate_with_the_same_policies() {
 }
 
 #[test]
+fn a_failed_creation_leaves_no_entry() {
+    // A partition of one small group: fill its inodes, then one more creation fails.
+    let mut t = Tree::new();
+    let mut l = Layout::build(&t, FsKind::ffs(), 0, 4 << 11, rng(1)).unwrap();
+    let ipg = l.inodes_per_group();
+    let mut made = 0;
+    let err = loop {
+        match l.create(&mut t, ROOT_INO, &format!("f{made}"), Kind::File) {
+            Ok(_) => made += 1,
+            Err(e) => break e,
+        }
+    };
+    assert_eq!(made, ipg - 3);
+    assert!(err.contains("no free inodes"), "{err}");
+    assert_eq!(t.files(), made as usize);
+    assert!(t.lookup(&format!("f{made}")).is_none());
+}
+
+#[test]
 fn ffs_tails_grow_in_place_or_move() {
     let mut t = Tree::new();
     let mut l = Layout::build(&t, FsKind::ffs(), 0, GIB_SECTORS, rng(1)).unwrap();

@@ -188,6 +188,16 @@ impl Tree {
         Ok(())
     }
 
+    /// Removes `ino` if it is the last inode added and has no entries (undoing a failed
+    /// creation).
+    pub(crate) fn remove_last(&mut self, ino: Ino) {
+        if ino as usize + 1 != self.nodes.len() || !self.nodes[ino as usize].children.is_empty() {
+            return;
+        }
+        let n = self.nodes.pop().expect("the tree holds the inode");
+        self.nodes[n.parent as usize].children.retain(|&c| c != ino);
+    }
+
     /// Builds a tree from nodes in arbitrary numbering, renumbering in walk order. `nodes[0]` is
     /// ignored, `nodes[1]` is the root; children need not be sorted.
     pub(crate) fn from_unordered(mut nodes: Vec<Node>) -> Tree {
