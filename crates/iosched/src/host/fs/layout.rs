@@ -437,8 +437,15 @@ impl Layout {
         self.st(parent).dino
     }
 
+    /// Block allocation in group `g` dirties its block bitmap (FFS: its cylinder group block)
+    /// and its group descriptor (ext2).
     fn group_meta(&self, g: usize, a: &mut Alloc) {
         a.dirty(self.unit_sector(self.geo.groups[g].bitmap));
+        self.descriptor(g, a);
+    }
+
+    /// ext2: the group descriptor table block describing group `g` (32 bytes a group).
+    fn descriptor(&self, g: usize, a: &mut Alloc) {
         if let Some(gdt) = self.geo.gdt {
             a.dirty(self.unit_sector(gdt + (g as u64 * 32) / 4096));
         }
@@ -519,7 +526,7 @@ impl Layout {
         }
         a.dirty(self.unit_sector(self.geo.inode_unit(dino)));
         a.dirty(self.unit_sector(self.geo.groups[g].inode_bitmap));
-        self.group_meta(g, a);
+        self.descriptor(g, a);
         if kind == Kind::Dir {
             let dots = (entry_bytes(&self.geo, 1) + entry_bytes(&self.geo, 2)) as u32;
             self.inodes[ino as usize].dir_fill = vec![dots];
