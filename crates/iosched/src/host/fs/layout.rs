@@ -425,6 +425,36 @@ impl Layout {
         self.st(ino).group
     }
 
+    /// Everything allocated to `ino` as `(sector, sectors)`: data (a tail to its fragments)
+    /// and indirect blocks.
+    #[cfg(test)]
+    pub(crate) fn allocated_sectors(&self, ino: Ino) -> Vec<(u64, u64)> {
+        let s = self.st(ino);
+        let mut out: Vec<(u64, u64)> = s.extents.iter().map(|e| (e.sector, e.pages * PAGE_SECTORS)).collect();
+        if s.tail_units > 0 {
+            let tail = self.unit_sector(s.tail_start);
+            let last = out.last_mut().expect("a tail has an extent");
+            // The tail ends the last extent: cut it to the fragments' end.
+            last.1 = tail + s.tail_units * (self.geo.unit_bytes / SECTOR_BYTES) - last.0;
+        }
+        let bs = self.geo.block_bytes() / SECTOR_BYTES;
+        out.extend(s.indirect.iter().map(|&(_, u)| (self.unit_sector(u), bs)));
+        out
+    }
+
+    /// Sectors of the fixed structures (superblocks, bitmaps, inode tables) of every group.
+    #[cfg(test)]
+    pub(crate) fn fixed_sectors(&self) -> Vec<(u64, u64)> {
+        let us = self.geo.unit_bytes / SECTOR_BYTES;
+        let mut start = 0;
+        let mut out = Vec::new();
+        for g in &self.geo.groups {
+            out.push((self.unit_sector(start), (g.data - start) * us));
+            start = g.end;
+        }
+        out
+    }
+
     pub(crate) fn unit_sector(&self, u: u64) -> u64 {
         self.start_sector + u * (self.geo.unit_bytes / SECTOR_BYTES)
     }

@@ -441,3 +441,67 @@ fn pages_map_to_sectors() {
     assert_eq!(l.runs(f, 2, 100), vec![(s + 16, 4)]);
     assert_eq!(l.runs(f, 6, 1), vec![]);
 }
+
+/// Nothing allocated twice, nothing on the fixed structures, all inside the partition, and the
+/// free count agrees.
+fn check_disjoint(t: &Tree, l: &Layout) {
+    let mut all: Vec<(u64, u64)> = l.fixed_sectors();
+    let fixed: u64 = all.iter().map(|r| r.1).sum();
+    let mut used = 0;
+    for ino in t.walk() {
+        for r in l.allocated_sectors(ino) {
+            used += r.1;
+            all.push(r);
+        }
+    }
+    for e in l.journal() {
+        used += e.pages * PAGE_SECTORS;
+        all.push((e.sector, e.pages * PAGE_SECTORS));
+    }
+    all.sort();
+    for w in all.windows(2) {
+        assert!(w[0].0 + w[0].1 <= w[1].0, "overlap: {:?} and {:?}", w[0], w[1]);
+    }
+    let last = all.last().unwrap();
+    assert!(all[0].0 >= l.start_sector() && last.0 + last.1 <= l.start_sector() + l.sectors());
+    let fs_sectors = fixed + used + l.free_bytes() / 512;
+    assert!(fs_sectors <= l.sectors(), "{fs_sectors} > {}", l.sectors());
+    // Every unit is fixed, used or free: they add up to the file system's size (which may
+    // leave the partition's tail unused).
+    let end = l.group_of_sector(l.start_sector() + fs_sectors - 1);
+    assert!(end.is_some());
+    assert_eq!(l.group_of_sector(l.start_sector() + fs_sectors), None);
+}
+
+#[test]
+fn allocations_never_overlap() {
+    let spec = TreeSpec {
+        depth: 2,
+        dirs_per_dir: 6,
+        files_per_dir: 40,
+        file_size: SizeDist::Lognormal { mean_bytes: 60_000.0, sigma: 2.0 },
+        name_len: 12,
+    };
+    for seed in 0..3 {
+        let t = spec.build(&mut rng(seed)).unwrap();
+        for kind in [FsKind::ext3(), FsKind::ffs(), FsKind::Ffs { cg_bytes: 4 << 20, bytes_per_inode: 8192 }] {
+            let mut t2 = t.clone();
+            let mut l = Layout::build(&t2, kind, 64, 3 * GIB_SECTORS, rng(seed)).unwrap();
+            check_disjoint(&t2, &l);
+            // Grow some files, create more: still disjoint.
+            let files: Vec<Ino> = t2.walk().into_iter().filter(|&i| t2.node(i).kind == Kind::File).collect();
+            for (k, &f) in files.iter().enumerate().step_by(7) {
+                let grow = l.size_of(f) + (k as u64 * 7919) % 300_000;
+                l.extend(f, grow).unwrap();
+                t2.set_size(f, grow).unwrap();
+            }
+            let dirs: Vec<Ino> = t2.walk().into_iter().filter(|&i| t2.node(i).kind == Kind::Dir).collect();
+            for (k, &d) in dirs.iter().enumerate() {
+                let (nd, _) = l.create(&mut t2, d, &format!("new{k}"), Kind::Dir).unwrap();
+                let (nf, _) = l.create(&mut t2, nd, "file", Kind::File).unwrap();
+                l.extend(nf, 5000 + k as u64 * 3000).unwrap();
+            }
+            check_disjoint(&t2, &l);
+        }
+    }
+}
