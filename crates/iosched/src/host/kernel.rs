@@ -24,7 +24,7 @@ use crate::workload::{rng_stream, Emit, NewRequest, ProcessInfo, Workload};
 use rand_pcg::Pcg64;
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
-pub(super) use super::bio::{BioInfo, BioKind, Submitter};
+pub(super) use super::bio::{BioInfo, Submitter};
 
 /// What a blocked task waits for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,6 +105,8 @@ pub(super) struct Task {
     pub throttle_slept: bool,
     /// A readahead window waiting for its indirect blocks.
     pub pending_window: Option<(Ino, super::readahead::RaWindow)>,
+    /// When a top-level task starts (None: after another, or a child).
+    pub start_at: Option<Nanos>,
     pub started: bool,
     pub done: bool,
     pub successors: Vec<(usize, Nanos)>,
@@ -158,6 +160,8 @@ pub struct Kernel {
     /// Pages under writeback, per inode.
     pub(super) ino_writeback: BTreeMap<Ino, u64>,
     pub(super) written_bytes: u64,
+    /// Writes that found the file system full.
+    pub(super) enospc: u64,
     pub(super) disk_written_bytes: u64,
     timeline: Vec<Sample>,
     pub stop_ns: Nanos,
@@ -194,6 +198,7 @@ impl Kernel {
             page_waiters: BTreeMap::new(),
             ino_writeback: BTreeMap::new(),
             written_bytes: 0,
+            enospc: 0,
             disk_written_bytes: 0,
             timeline: Vec::new(),
             stop_ns,
@@ -206,10 +211,9 @@ impl Kernel {
             debug_assert_eq!(i, starts.len() - 1);
         }
         for (i, s) in starts.into_iter().enumerate() {
-            if let Start::After { index, delay_ns } = s {
-                k.tasks[index].successors.push((i, delay_ns));
-            } else {
-                k.tasks[i].successors.shrink_to_fit();
+            match s {
+                Start::After { index, delay_ns } => k.tasks[index].successors.push((i, delay_ns)),
+                Start::At(at) => k.tasks[i].start_at = Some(at),
             }
         }
         let pid = k.next_pid;
@@ -249,6 +253,7 @@ impl Kernel {
             throttle_sleep_ns: 0,
             throttle_slept: false,
             pending_window: None,
+            start_at: None,
             started: false,
             done: false,
             successors: Vec::new(),
@@ -292,16 +297,19 @@ impl Kernel {
         self.run(t, now, out);
     }
 
-    fn exit(&mut self, t: usize, now: Nanos, out: &mut Emit) {
+    /// Task `t` exits: at the end of its program (`finished`), or stopped by the run's end.
+    fn exit(&mut self, t: usize, now: Nanos, out: &mut Emit, finished: bool) {
         let task = &mut self.tasks[t];
         task.done = true;
         task.wait = Wait::None;
         out.process_event(ProcessEvent::Exited(task.principal));
         let root = task.root;
         if root == t {
-            let r = &mut task.report;
-            r.exit_s = Some(ns_to_s(now));
-            r.elapsed_s = r.start_s.map(|s| ns_to_s(now) - s);
+            if finished {
+                let r = &mut task.report;
+                r.exit_s = Some(ns_to_s(now));
+                r.elapsed_s = r.start_s.map(|s| ns_to_s(now) - s);
+            }
         } else {
             // A child's counts go to its root; its memory is released.
             let child = std::mem::take(&mut task.report);
@@ -326,7 +334,7 @@ impl Kernel {
         }
         let successors = std::mem::take(&mut self.tasks[t].successors);
         for (s, delay) in successors {
-            if now < self.stop_ns {
+            if finished && now < self.stop_ns {
                 out.timer(now.saturating_add(delay), token(TOKEN_START, s as u64));
             }
         }
@@ -341,7 +349,7 @@ impl Kernel {
             }
             if self.tasks[t].current.is_none() {
                 if now >= self.stop_ns {
-                    return self.exit(t, now, out);
+                    return self.exit(t, now, out, false);
                 }
                 let task = &mut self.tasks[t];
                 let next = match task.calls.pop_front() {
@@ -356,7 +364,7 @@ impl Kernel {
                 };
                 let Some(call) = next else {
                     if self.tasks[t].calls.is_empty() && self.tasks[t].current.is_none() {
-                        return self.exit(t, now, out);
+                        return self.exit(t, now, out, true);
                     }
                     continue;
                 };
@@ -603,14 +611,15 @@ impl Kernel {
         }
         false
     }
+}
 
 impl Workload for Kernel {
     fn start(&mut self, out: &mut Emit) {
         out.process_event(ProcessEvent::Started { principal: self.flusher.principal, weight: 1 });
-        let starts: Vec<usize> =
-            (0..self.tasks.len()).filter(|&i| !self.tasks.iter().any(|t| t.successors.iter().any(|&(s, _)| s == i))).collect();
-        for i in starts {
-            out.timer(0, token(TOKEN_START, i as u64));
+        for (i, t) in self.tasks.iter().enumerate() {
+            if let Some(at) = t.start_at {
+                out.timer(at, token(TOKEN_START, i as u64));
+            }
         }
         if self.cfg.sample_ns.is_some() {
             out.timer(0, token(TOKEN_SAMPLE, 0));

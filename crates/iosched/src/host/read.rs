@@ -235,9 +235,10 @@ impl Kernel {
             // Already there (a program that creates twice): nothing to do.
             return false;
         }
-        match self.layout.create(&mut self.tree, parent, name, dir) {
-            Ok((ino, dirtied)) => {
-                for s in dirtied {
+        let kind = if dir { super::fs::Kind::Dir } else { super::fs::Kind::File };
+        match self.layout.create(&mut self.tree, parent, name, kind) {
+            Ok((ino, alloc)) => {
+                for s in alloc.dirty.into_iter().chain(alloc.indirect) {
                     self.dirty_meta(s, now);
                 }
                 self.dcache.insert(ino);

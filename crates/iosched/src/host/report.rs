@@ -9,8 +9,9 @@ pub struct TaskReport {
     pub name: String,
     pub pid: u32,
     pub start_s: Option<f64>,
+    /// When it ran to its end (None: stopped by the run's end, or never started).
     pub exit_s: Option<f64>,
-    /// exit - start (None if it had not exited when the run ended).
+    /// exit - start (None if it had not finished when the run ended).
     pub elapsed_s: Option<f64>,
     /// Processes it spawned (each `cat` of a `find -exec cat`).
     pub children: u64,

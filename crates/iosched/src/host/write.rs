@@ -17,12 +17,20 @@ impl Kernel {
         if new_size <= self.tree.size(ino) {
             return;
         }
-        let dirtied = self.layout.extend(&mut self.tree, ino, new_size);
-        for s in dirtied {
-            self.dirty_meta(s, now);
+        match self.layout.extend(ino, new_size) {
+            Ok(alloc) => {
+                for s in alloc.dirty.into_iter().chain(alloc.indirect) {
+                    self.dirty_meta(s, now);
+                }
+                // The tree follows the layout (set_size fails only for a directory).
+                let _ = self.tree.set_size(ino, new_size);
+            }
+            Err(_) => {
+                // The file system is full: the file keeps its size (pages beyond it are
+                // still cached and written back where blocks exist).
+                self.enospc += 1;
+            }
         }
-        let inode = self.layout.inode_block(ino);
-        self.dirty_meta(inode, now);
     }
 
     /// write() of `[off, off + len)`.

@@ -10,7 +10,7 @@ use crate::host::readahead::RaConfig;
 use crate::host::syscall::{Syscall, WriteMode};
 use crate::host::writeback::{Throttle, WritebackConfig};
 use crate::host::{Ino, PAGE_BYTES};
-use crate::request::{IoPrio, PrioClass, SECTOR_BYTES};
+use crate::request::{IoPrio, PrioClass};
 use crate::time::{ms_to_ns, us_to_ns, Nanos};
 use crate::workload::commands::{self, Cat, CopyTree, Dd, FindExecCat, ListRecursive, ReadAll};
 use serde::{Deserialize, Serialize};
@@ -223,7 +223,7 @@ impl HostSection {
                         _ => rel.to_path_buf(),
                     };
                     let text = crate::input::read_text(&path, 1 << 30).map_err(|e| format!("field `{field}.listing`: {e}"))?;
-                    Tree::parse_listing(&text, &path.display().to_string())?
+                    crate::host::fs::parse_listing(&text, &path.display().to_string())?
                 }
                 None => {
                     let spec = TreeSpec {
@@ -234,12 +234,12 @@ impl HostSection {
                             mean_bytes: positive(&format!("{field}.file_mean_kib"), t.file_mean_kib.unwrap_or(12.0), 1e9)? * 1024.0,
                             sigma: t.file_size_sigma.unwrap_or(1.0),
                         },
+                        ..TreeSpec::default()
                     };
-                    spec.validate().map_err(|e| format!("field `{field}`: {e}"))?;
-                    Tree::from_spec(&spec, &mut crate::workload::rng_stream(seed, 10_000 + i as u64))
+                    spec.build(&mut crate::workload::rng_stream(seed, 10_000 + i as u64)).map_err(|e| format!("field `{field}`: {e}"))?
                 }
             };
-            tree.graft(&t.path, sub).map_err(|e| format!("field `{field}.path`: {e}"))?;
+            tree.graft(&t.path, &sub).map_err(|e| format!("field `{field}.path`: {e}"))?;
         }
         for (i, f) in self.file.iter().enumerate() {
             if !(f.size_mib.is_finite() && f.size_mib >= 0.0 && f.size_mib <= 16_777_216.0) {
@@ -277,7 +277,10 @@ impl HostSection {
         }
         let mut cfg = cfg;
         let kind = self.fs_kind(cfg.kernel)?;
-        cfg.meta_block_pages = kind.block_bytes() / PAGE_BYTES;
+        cfg.meta_block_pages = match kind {
+            FsKind::Ffs { .. } => 4, // 16 KiB blocks: inode and directory blocks are read whole
+            FsKind::Ext2 { .. } => 1,
+        };
         // Output files named by tasks exist before the run (dd's, tar's): created empty.
         for t in tasks {
             let out = match t.command.as_str() {
@@ -291,7 +294,7 @@ impl HostSection {
                 }
             }
         }
-        let layout = Layout::build(&mut tree, kind, start, sectors, &mut crate::workload::rng_stream(seed, 20_000))?;
+        let layout = Layout::build(&tree, kind, start, sectors, crate::workload::rng_stream(seed, 20_000))?;
         let defs = task_defs(tasks, &tree)?;
         Ok(Kernel::new(cfg, tree, layout, defs, stop_ns, seed))
     }
@@ -408,6 +411,5 @@ fn task_defs(tasks: &[TaskSection], tree: &Tree) -> Result<Vec<TaskDef>, String>
             at = tasks.iter().position(|o| &o.name == name).unwrap_or(at);
         }
     }
-    let _ = SECTOR_BYTES;
     Ok(defs)
 }

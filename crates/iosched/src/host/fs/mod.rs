@@ -13,6 +13,7 @@ pub mod listing;
 mod space;
 pub mod spec;
 pub mod tree;
+mod tree_ops;
 
 pub use layout::{Alloc, Extent, FsKind, Layout};
 pub use listing::{parse_listing, read_listing, MAX_LISTED_BYTES, MAX_LISTING_BYTES};
