@@ -394,6 +394,7 @@ impl Kernel {
             Syscall::Lookup(ino) => self.lookup(t, ino, now, out),
             Syscall::Readdir(dir) => self.readdir(t, dir, now, out),
             Syscall::Read { ino, off, len } => self.read(t, ino, off, len, now, out),
+            Syscall::Fault { ino, off, len } => self.fault(t, ino, off, len, now, out),
             Syscall::DirectRead { ino, off, len } => self.direct_io(t, ino, off, len, false, now, out),
             Syscall::Write { ino, off, len, mode } => self.write(t, ino, off, len, mode, now, out),
             Syscall::Fsync(ino) => self.flush(t, Some(ino), now, out),

@@ -2,7 +2,9 @@
 //! O_DIRECT transfers, path lookup and readdir with their metadata reads, and creat/mkdir.
 
 use super::bio::{BioInfo, BioKind, Submitter};
+use super::config::KernelKind;
 use super::kernel::{Kernel, Stage, Wait};
+use super::readahead_freebsd::fault_window;
 use super::page_cache::{Lookup, PageCache};
 use super::readahead::{self, CacheProbe, RaWindow};
 use super::{Ino, PageKey, BDEV_INO, PAGE_BYTES, PAGE_SECTORS};
@@ -160,6 +162,56 @@ impl Kernel {
                     if !self.cache.contains(key) {
                         // The window did not cover the page (it cannot happen inside the file);
                         // read it alone rather than loop.
+                        self.read_pages(t, ino, index, 1, false, now, out);
+                    }
+                    return self.wait_page(t, key);
+                }
+            }
+        }
+    }
+
+    /// A copy out of a mapping of `[off, off + len)`: page by page from where it stopped; a
+    /// resident page is used (no readahead marks are honoured: faults do not read ahead
+    /// asynchronously), a missing one faults: Linux reads `read_ahead_kb` of pages around it
+    /// (filemap_fault's do_sync_mmap_readahead: the window starts half a window before the
+    /// page); FreeBSD 4 reads up to 7 pages behind and 8 ahead that are not resident
+    /// (vm_fault). The task waits for the faulting page.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn fault(&mut self, t: usize, ino: Ino, off: u64, len: u64, now: Nanos, out: &mut Emit) -> bool {
+        let size = self.tree.size(ino);
+        let end = off.saturating_add(len.max(1)).min(size);
+        let file_pages = size.div_ceil(PAGE_BYTES);
+        loop {
+            let pos = off + self.tasks[t].progress;
+            if pos >= end {
+                self.tasks[t].report.bytes_read += end.saturating_sub(off);
+                return false;
+            }
+            let index = pos / PAGE_BYTES;
+            let key = PageKey::new(ino, index);
+            match self.cache.find(key) {
+                Lookup::Uptodate => self.tasks[t].progress = ((index + 1) * PAGE_BYTES).min(end) - off,
+                Lookup::Locked => return self.wait_page(t, key),
+                Lookup::Miss => {
+                    let (first, pages) = match self.cfg.kernel {
+                        KernelKind::FreeBsd => {
+                            let cache = &self.cache;
+                            let (lo, hi) = fault_window(index, file_pages, &|p| cache.contains(PageKey::new(ino, p)));
+                            (lo, hi - lo)
+                        }
+                        KernelKind::Linux => {
+                            let ra = self.cfg.readahead.max_pages.max(1);
+                            let first = index.saturating_sub(ra / 2);
+                            (first, ra.min(file_pages - first))
+                        }
+                    };
+                    for s in self.layout.indirect_blocks_for(ino, first, pages) {
+                        if self.need_meta(t, s, now, out) {
+                            return true;
+                        }
+                    }
+                    self.read_pages(t, ino, first, pages, false, now, out);
+                    if !self.cache.contains(key) {
                         self.read_pages(t, ino, index, 1, false, now, out);
                     }
                     return self.wait_page(t, key);

@@ -28,6 +28,9 @@ pub enum Syscall {
     Readdir(Ino),
     /// read() of bytes `[off, off + len)` through the page cache (with readahead).
     Read { ino: Ino, off: u64, len: u64 },
+    /// A copy out of a mapping of bytes `[off, off + len)`: page faults on the pages not
+    /// resident (Linux: filemap_fault's read-around; FreeBSD: vm_fault's read-behind/ahead).
+    Fault { ino: Ino, off: u64, len: u64 },
     /// A read with O_DIRECT.
     DirectRead { ino: Ino, off: u64, len: u64 },
     Write { ino: Ino, off: u64, len: u64, mode: WriteMode },
