@@ -177,3 +177,19 @@ fn app_errors_name_the_field_and_value() {
     let e = Scenario::parse("[app]\nkind = \"tpcb\"\n[[process]]\nname = \"p\"\n", "f.toml").unwrap_err().to_string();
     assert!(e.contains("[app]"), "{e}");
 }
+
+#[test]
+fn stride_with_the_combination_heuristic_keeps_the_contract_within_tau() {
+    // Section 4.7: TPC-B select on two databases, Stride 1:2 relaxed by tau = 1 s, anticipation
+    // with the combination heuristic. The relaxed policy lets the clocks (disk time / weight)
+    // differ by up to tau, so over the run the contract may be off by about tau, no more. A
+    // client whose anticipation wait timed out used to rejoin at the system virtual time and lose
+    // its lag: 23.3 s against 30.0 s of disk time (clocks 8.4 s apart, 1:1.28) in 60 s.
+    let text = "[device]\npreset = \"ibm-deskstar-34gxp\"\n[app]\nkind = \"tpcb\"\nclients = 2\ndatabases = 2\nquery = \"select\"\n\
+                weights = [1, 2]\n[run]\nduration_s = 60\nseed = 1\n[[scheduler]]\nname = \"anticipatory\"\npolicy = \"stride\"\ntau_ms = 1000\n";
+    let r = Scenario::parse(text, "test").unwrap().run(None).unwrap().remove(0);
+    let disk = |name: &str| r.summary.processes.iter().find(|p| p.name == name).unwrap().disk_time_s;
+    let (p, q) = (disk("client1"), disk("client2"));
+    assert!((p - q / 2.0).abs() < 1.1, "client1 {p:.2} s, client2 {q:.2} s of disk time: clocks {:.2} s apart", (p - q / 2.0).abs());
+    assert!(q / p > 1.8, "1:{:.2}", q / p);
+}

@@ -263,7 +263,10 @@ def applications(directory: Path, pool: Optional[Pool] = None, progress=None) ->
     md.append("\n### Section 4.7 / Figure 1: Stride with a 1:2 contract (TPC-B select, two databases)\n\n"
               "Paper: without anticipation 60 transactions/s at about 1:1; proportional heuristic 77 tps at 1:2; "
               "combination heuristic (tau = 1 s) 98 tps at 1:2. The contract is in disk time.\n\n"
-              + markdown_table(["scheduler", "transactions/s", "requests client1:client2", "disk time client1:client2"], srows))
+              + markdown_table(["scheduler", "transactions/s", "requests client1:client2", "disk time client1:client2"], srows)
+              + "\n\nThe relaxed Stride keeps the clocks (disk time / weight) within tau of each other, so in 60 s the "
+              "combination heuristic's ratio may be off 1:2 by about tau = 1 s of the weight-1 client's disk time; tau vs "
+              "ratio and the mechanism: docs/reproductions/iyer2001/stride-notes.md.")
     ro, ra = pair("apache-read")
     c = ra.get("scheduler_counters", {})
     md.append(f"\nKnown differences (mechanisms, not tuned): Apache with read() gains less than in the paper: FreeBSD's "

@@ -5,7 +5,8 @@
 //! process becomes backlogged (so repeated `peek`s agree).
 //!
 //! The lottery itself keeps no history, but the virtual clocks of [`share`](super::share) are
-//! kept as for Stride (measured disk time / weight, no banked credit): the anticipation
+//! kept as for Stride (measured disk time / weight, offset from the global pass kept across
+//! think times and idling): the anticipation
 //! heuristics read them, and the relaxed form uses them: with `tau_ms > 0` the choice is Stride's
 //! relaxed one (least positioning time among processes with clock <= minclock + tau) and no
 //! lottery is drawn.

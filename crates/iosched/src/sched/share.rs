@@ -10,16 +10,27 @@
 //! count time, not requests or bytes: a clock is the disk time a process received divided by its
 //! weight, and `tau_ms` is in the same unit.
 //!
-//! **No banked credit.** A process that becomes backlogged again after idling (its queue was
-//! empty when a request arrives), or appears for the first time, has its clock raised to at least
-//! the system virtual time `V`. `V` is the minimum clock of the backlogged processes, taken at
-//! each dispatch over the processes with a queued request *including the one being dispatched*,
-//! and never decreases. Taking it at dispatch rather than at the arrival matters: a synchronous
-//! process re-issues while its own previous request or another process's is in service, when the
-//! process in service has nothing queued and would otherwise not count. So a process that idled
-//! rejoins at the clock of the least-served competitor, while a process that merely thought for a
-//! few hundred microseconds keeps the lag it had (which is what the anticipation heuristic of
-//! section 3.4 acts on).
+//! **Leaving and rejoining (pass clocks: Stride, Lottery).** As in Waldspurger & Weihl's stride
+//! scheduling (`client_leave` / `client_join` with `remain`), a **global pass** `G` advances, at
+//! each completion, by the service divided by the total weight of the *active* processes (those
+//! with a request queued or in flight, the completing one included). A process becomes inactive
+//! when it has nothing queued or in flight; it keeps its offset from `G`: on its return its clock
+//! moves up by how much `G` advanced while it was away. So time away earns no credit (a process
+//! that idled while others were served comes back level with them, not at the clock it left
+//! with), and a process that lagged behind while it was backlogged keeps that lag, however the
+//! disk was used during its think time. A new process starts at `G`.
+//!
+//! This replaced a rule that raised a returning process's clock to the system virtual time V (the
+//! least backlogged clock at the last dispatch): a synchronous process between two requests then
+//! lost all its lag whenever another process was dispatched during its think time (an
+//! anticipation wait that timed out), which in the relaxed form, where the clocks may legitimately
+//! drift apart by up to tau, forgave up to tau of lag each time: Stride 1:2 with tau = 1 s and the
+//! combination heuristic gave 1:1.28 on TPC-B select (docs/reproductions/iyer2001/stride-notes.md).
+//!
+//! **Tags (YFQ).** Start-time fair queueing: a request's start tag is max(V, the finish tag of
+//! the process's previous request), with V the minimum clock of the backlogged processes, taken
+//! at each dispatch over the processes with a queued request *including the one being
+//! dispatched*, and never decreasing; so a process that idled cannot bank credit.
 //!
 //! Unknown processes (no `ProcessEvent::Started`) have weight 1.
 
@@ -82,6 +93,10 @@ pub struct ProcShare {
     /// consumed in order whichever of its requests is dispatched (its requests are
     /// interchangeable for fairness; the relaxed form may serve them out of order).
     tags: VecDeque<(f64, f64)>,
+    /// Pass only: the global pass when it last became inactive (nothing queued or in flight), or
+    /// when it was first seen. On its return its clock moves up by how much the global pass
+    /// advanced meanwhile (Waldspurger & Weihl's `remain`: the offset is kept).
+    left_at: f64,
     /// Decayed mean of its measured service times (ns).
     service_ns: Option<f64>,
     /// Its queued requests by id (oldest first).
@@ -97,6 +112,7 @@ impl ProcShare {
             weight: weight.max(1),
             clock,
             tags: VecDeque::new(),
+            left_at: clock,
             service_ns: None,
             fifo: BTreeMap::new(),
             cyl: CylinderQueue::default(),
@@ -108,6 +124,11 @@ impl ProcShare {
         !self.fifo.is_empty()
     }
 
+    /// Has a request queued or in flight (a stride client that has not left).
+    pub fn is_active(&self) -> bool {
+        self.is_backlogged() || self.in_flight > 0
+    }
+
     pub fn oldest(&self) -> Option<&Request> {
         self.fifo.values().next()
     }
@@ -117,8 +138,10 @@ impl ProcShare {
 pub struct Share {
     procs: BTreeMap<u32, ProcShare>,
     kind: ClockKind,
-    /// System virtual time V (see the module doc).
+    /// System virtual time V (see the module doc): the tags' reference.
     vtime: f64,
+    /// Pass only: the global pass (see the module doc): the pass clocks' reference.
+    gpass: f64,
     tau_ns: f64,
     len: usize,
     /// Tags only: the virtual service charged in the tags of each request in flight.
@@ -129,7 +152,16 @@ pub struct Share {
 
 impl Share {
     pub fn new(kind: ClockKind, tau_ms: f64) -> Self {
-        Share { procs: BTreeMap::new(), kind, vtime: 0.0, tau_ns: tau_ms * 1e6, len: 0, charged: BTreeMap::new(), global_service_ns: None }
+        Share {
+            procs: BTreeMap::new(),
+            kind,
+            vtime: 0.0,
+            gpass: 0.0,
+            tau_ns: tau_ms * 1e6,
+            len: 0,
+            charged: BTreeMap::new(),
+            global_service_ns: None,
+        }
     }
 
     pub fn relaxed(&self) -> bool {
@@ -157,7 +189,10 @@ impl Share {
     }
 
     fn entry(&mut self, pid: u32) -> &mut ProcShare {
-        let v = self.vtime;
+        let v = match self.kind {
+            ClockKind::Pass => self.gpass,
+            ClockKind::Tags => self.vtime,
+        };
         self.procs.entry(pid).or_insert_with(|| ProcShare::new(1, v))
     }
 
@@ -171,14 +206,14 @@ impl Share {
 
     /// Adds a request; returns true if its process just became backlogged.
     pub fn add(&mut self, req: Request, cx: &Context) -> bool {
-        let (kind, relaxed, v) = (self.kind, self.relaxed(), self.vtime);
+        let (kind, relaxed, v, g) = (self.kind, self.relaxed(), self.vtime, self.gpass);
         let global = self.global_service_ns;
         let p = self.entry(req.principal.pid);
         let was_idle = !p.is_backlogged();
         match kind {
             ClockKind::Pass => {
-                if was_idle {
-                    p.clock = p.clock.max(v);
+                if !p.is_active() {
+                    p.clock += g - p.left_at;
                 }
             }
             ClockKind::Tags => {
@@ -262,6 +297,13 @@ impl Share {
         let k = mean_keep();
         self.global_service_ns = Some(self.global_service_ns.map_or(service, |m| k * m + (1.0 - k) * service));
         let charged = self.charged.remove(&done.request.id);
+        if self.kind == ClockKind::Pass {
+            // The global pass advances by the service over the weight of the active processes
+            // (the completing one included).
+            let active: u32 = self.procs.values().filter(|p| p.is_active()).map(|p| p.weight).sum();
+            self.gpass += service / active.max(1) as f64;
+        }
+        let g = self.gpass;
         let Some(p) = self.procs.get_mut(&done.request.principal.pid) else {
             return;
         };
@@ -269,7 +311,12 @@ impl Share {
         p.service_ns = Some(p.service_ns.map_or(service, |m| k * m + (1.0 - k) * service));
         let actual = service / p.weight as f64;
         match self.kind {
-            ClockKind::Pass => p.clock += actual,
+            ClockKind::Pass => {
+                p.clock += actual;
+                if !p.is_active() {
+                    p.left_at = g;
+                }
+            }
             ClockKind::Tags => {
                 // The tags charged the expected service; correct the process's finish tag, and the
                 // tags of its queued requests that were chained from it, by the difference.
@@ -299,7 +346,12 @@ impl Share {
     /// See [`ProportionalShare::virtual_clock`].
     pub fn virtual_clock(&self, pid: u32) -> Option<f64> {
         let p = self.procs.get(&pid)?;
-        Some(if p.is_backlogged() { self.eff(p) } else { p.clock.max(self.vtime) })
+        Some(match self.kind {
+            ClockKind::Pass if p.is_active() => p.clock,
+            ClockKind::Pass => p.clock + self.gpass - p.left_at,
+            ClockKind::Tags if p.is_backlogged() => self.eff(p),
+            ClockKind::Tags => p.clock.max(self.vtime),
+        })
     }
 
     pub fn has_pending(&self, pid: u32) -> bool {

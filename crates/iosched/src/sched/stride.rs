@@ -5,8 +5,8 @@
 //! quantum of variable length, so the pass advances by the measured service time / weight.
 //!
 //! Relaxed form (`tau_ms > 0`, section 3.5): among processes whose clock is at most minclock +
-//! tau, the request with the least positioning time. Bookkeeping (clocks, no banked credit,
-//! relaxed search) is in [`share`](super::share).
+//! tau, the request with the least positioning time. Bookkeeping (clocks, the global pass a
+//! returning process keeps its offset from, relaxed search) is in [`share`](super::share).
 
 use super::share::{ClockKind, SharePolicy, TAU};
 use super::tunables::{Tunable, TunableValues};

@@ -39,17 +39,18 @@ fn stride_with(tau_ms: f64, p_ms: f64, q_ms: f64, q_pending: bool, disk: &ToyDis
     let cx = |now| Context { now_ns: now, device: disk, in_flight: 0 };
     s.process_event(ProcessEvent::Started { principal: Principal { pid: 1, group: 1 }, weight: 1 }, &cx(0));
     s.process_event(ProcessEvent::Started { principal: Principal { pid: 2, group: 2 }, weight: 2 }, &cx(0));
-    // Both served at once (dispatched together from V = 0), so neither clock is raised.
+    // Both served at once (dispatched together); 1's candidate is queued before its request
+    // completes, so 1 never leaves and 2 has just left: neither clock is moved by a return.
     let (a, b) = (read(0, 1, 1000), read(1, 2, 1100));
     s.add(a, &cx(0));
     s.add(b, &cx(0));
     s.take(&a, &cx(0));
     s.take(&b, &cx(0));
+    let candidate = read(2, 1, 50_000);
+    s.add(candidate, &cx(0));
     let ns = |ms: f64| (ms * NS_PER_MS as f64) as Nanos;
     s.completed(&Completion { request: a, dispatch_ns: 0, positioning_ns: 0 }, &cx(ns(p_ms)));
     s.completed(&Completion { request: b, dispatch_ns: 0, positioning_ns: 0 }, &cx(ns(q_ms)));
-    let candidate = read(2, 1, 50_000);
-    s.add(candidate, &cx(0));
     if q_pending {
         s.add(read(3, 2, 2000), &cx(0));
     }
