@@ -13,7 +13,7 @@ use crate::request::{IoPrio, Op, Principal, PrioClass, SECTOR_BYTES};
 use crate::sched::registry;
 use crate::sim::{simulate_with, RunControl, SimOptions, Stop};
 use crate::time::{us_to_ns, NS_PER_S};
-use crate::workload::apps::{self, AppWorkload, KernelModel};
+use crate::workload::apps::{self, AppWorkload, File, KernelModel, ProcDef};
 use crate::workload::closed_queue::ClosedQueue;
 use crate::workload::pattern::Pattern;
 use crate::workload::poisson::Poisson;
@@ -537,8 +537,17 @@ impl Scenario {
         };
         within("run.duration_s", self.run.duration_s(), 1e-6, 1e6)?;
         match (&self.host, self.task.is_empty()) {
-            (Some(_), true) => return Err("[host] has no [[task]] entries: add at least one task".into()),
             (None, false) => return Err("[[task]] entries need a [host] table".into()),
+            (Some(h), true) if self.app.is_some() => {
+                if self.workload.is_some() || !self.process.is_empty() {
+                    return Err("an [app] on a [host] is the workload: give no [workload] or [[process]]".into());
+                }
+                let app = self.app.as_ref().expect("checked");
+                app.validate(capacity_bytes)?;
+                h.build_app(app, capacity_bytes / SECTOR_BYTES, self.scenario_dir().as_deref(), self.run.seed, self.run.duration_ns())?;
+                return Ok(());
+            }
+            (Some(_), true) => return Err("[host] has no [[task]] entries (nor an [app]): add at least one task".into()),
             (Some(h), false) => {
                 if self.workload.is_some() || !self.process.is_empty() || self.app.is_some() {
                     return Err("a [host] with [[task]]s is the workload: give no [workload], [[process]] or [app]".into());
@@ -773,6 +782,9 @@ impl Scenario {
     fn workload(&self, device: &dyn DeviceView, seed: u64) -> Result<Box<dyn Workload>, String> {
         let capacity = device.capacity_sectors();
         if let Some(h) = &self.host {
+            if let Some(a) = &self.app {
+                return Ok(Box::new(h.build_app(a, capacity, self.scenario_dir().as_deref(), seed, self.run.duration_ns())?));
+            }
             return Ok(Box::new(h.build(&self.task, capacity, self.scenario_dir().as_deref(), seed, self.run.duration_ns())?));
         }
         if let Some(a) = &self.app {
@@ -855,7 +867,10 @@ impl Scenario {
 
     fn workload_label(&self) -> String {
         if self.host.is_some() {
-            return "host".into();
+            return match &self.app {
+                Some(a) => format!("{} (host)", a.kind),
+                None => "host".into(),
+            };
         }
         match (&self.workload, &self.app) {
             (Some(w), _) => w.kind.clone(),
@@ -1224,6 +1239,33 @@ impl AppSection {
 
     /// The workload; `capacity` in sectors, `stop_ns` from run.duration_s.
     pub fn build(&self, capacity: u64, seed: u64, stop_ns: u64) -> Result<AppWorkload, String> {
+        let (files, defs, model) = self.parts(capacity, seed)?;
+        Ok(AppWorkload::new(files, defs, model, stop_ns, seed, 1))
+    }
+
+    /// The Andrew benchmark's settings (the file system's place only matters to the model
+    /// without a host).
+    pub fn andrew_config(&self, fs_start: u64, fs_sectors: u64) -> apps::andrew::AndrewConfig {
+        let d = apps::andrew::AndrewConfig::default();
+        apps::andrew::AndrewConfig {
+            clients: self.clients.unwrap_or(d.clients),
+            directories: self.directories.unwrap_or(d.directories),
+            files_per_dir: self.files_per_dir.unwrap_or(d.files_per_dir),
+            file_mean_bytes: self.file_mean_bytes.unwrap_or(d.file_mean_bytes),
+            file_size_sigma: self.file_size_sigma.unwrap_or(d.file_size_sigma),
+            fs_start_sector: fs_start,
+            fs_sectors,
+            exec_ns: self.exec_us.map(us_to_ns).unwrap_or(d.exec_ns),
+            open_ns: self.open_us.map(us_to_ns).unwrap_or(d.open_ns),
+            grep_ns_per_kib: self.grep_us_per_kib.map(|x| x * 1e3).unwrap_or(d.grep_ns_per_kib),
+            wc_ns_per_kib: self.wc_us_per_kib.map(|x| x * 1e3).unwrap_or(d.wc_ns_per_kib),
+            read_bytes: self.read_kib.map(|x| (x * 1024.0) as u64).unwrap_or(d.read_bytes),
+            start_ns: us_to_ns(self.start_us.unwrap_or(0.0)),
+        }
+    }
+
+    /// The application's files (where its own model places them), processes and kernel model.
+    pub fn parts(&self, capacity: u64, seed: u64) -> Result<(Vec<File>, Vec<ProcDef>, KernelModel), String> {
         use crate::time::ms_to_ns;
         let kib = |v: f64| (v * 2.0).round() as u64; // KiB -> sectors
         let mib = |v: f64| (v * 2048.0).round() as u64;
@@ -1240,22 +1282,7 @@ impl AppSection {
         let fs_mib = |default: f64| mib(self.fs_mib.unwrap_or(default)).min(capacity.saturating_sub(fs_start));
         let (files, defs) = match self.kind.as_str() {
             "andrew" => {
-                let d = apps::andrew::AndrewConfig::default();
-                let cfg = apps::andrew::AndrewConfig {
-                    clients: self.clients.unwrap_or(d.clients),
-                    directories: self.directories.unwrap_or(d.directories),
-                    files_per_dir: self.files_per_dir.unwrap_or(d.files_per_dir),
-                    file_mean_bytes: self.file_mean_bytes.unwrap_or(d.file_mean_bytes),
-                    file_size_sigma: self.file_size_sigma.unwrap_or(d.file_size_sigma),
-                    fs_start_sector: fs_start,
-                    fs_sectors: fs_mib(4096.0),
-                    exec_ns: self.exec_us.map(us_to_ns).unwrap_or(d.exec_ns),
-                    open_ns: self.open_us.map(us_to_ns).unwrap_or(d.open_ns),
-                    grep_ns_per_kib: self.grep_us_per_kib.map(|x| x * 1e3).unwrap_or(d.grep_ns_per_kib),
-                    wc_ns_per_kib: self.wc_us_per_kib.map(|x| x * 1e3).unwrap_or(d.wc_ns_per_kib),
-                    read_bytes: self.read_kib.map(|x| (x * 1024.0) as u64).unwrap_or(d.read_bytes),
-                    start_ns,
-                };
+                let cfg = self.andrew_config(fs_start, fs_mib(4096.0));
                 apps::andrew::build(&cfg, &mut layout_rng).map_err(|e| format!("[app] (andrew): {e}; raise app.fs_mib"))?
             }
             "apache" => {
@@ -1322,7 +1349,7 @@ impl AppSection {
         if let Some(f) = files.iter().find(|f| f.end_sector() > capacity) {
             return Err(format!("[app] ({}): a file ends at sector {} beyond the disk ({capacity} sectors)", self.kind, f.end_sector()));
         }
-        Ok(AppWorkload::new(files, defs, model, stop_ns, seed, 1))
+        Ok((files, defs, model))
     }
 }
 

@@ -162,6 +162,9 @@ impl Kernel {
                 if let Submitter::Task(t) = info.submitter {
                     self.tasks[t].outstanding -= 1;
                     self.tasks[t].report.pages_written += pages;
+                    if self.tasks[t].wait == Wait::OwnIo {
+                        self.check_io_wait(t, now, out);
+                    }
                 }
                 self.writeback_progress(ino, now, out);
             }

@@ -91,6 +91,9 @@ pub(super) struct Task {
     pub wait: Wait,
     pub rng: Pcg64,
     pub ra: BTreeMap<Ino, RaState>,
+    /// FreeBSD: the sequential heuristic per open file, and the current read()'s count.
+    pub bsd_seq: BTreeMap<Ino, super::readahead_freebsd::SeqState>,
+    pub bsd_seqcount: u64,
     pub prio: IoPrio,
     pub weight: u32,
     /// Own bios not yet completed.
@@ -243,6 +246,8 @@ impl Kernel {
             wait: Wait::None,
             rng: rng_stream(self.seed, 1_000 + index as u64),
             ra: BTreeMap::new(),
+            bsd_seq: BTreeMap::new(),
+            bsd_seqcount: 0,
             prio,
             weight,
             outstanding: 0,
@@ -314,6 +319,7 @@ impl Kernel {
             // A child's counts go to its root; its memory is released.
             let child = std::mem::take(&mut task.report);
             task.ra.clear();
+            task.bsd_seq.clear();
             task.calls.clear();
             let r = &mut self.tasks[root].report;
             r.children += 1;
@@ -322,6 +328,7 @@ impl Kernel {
             r.data_pages_read += child.data_pages_read;
             r.meta_pages_read += child.meta_pages_read;
             r.pages_written += child.pages_written;
+            r.prefetch_pages += child.prefetch_pages;
             r.throttled_s += child.throttled_s;
             r.cpu_s += child.cpu_s;
             r.errors += child.errors;
@@ -393,7 +400,10 @@ impl Kernel {
         match *call {
             Syscall::Lookup(ino) => self.lookup(t, ino, now, out),
             Syscall::Readdir(dir) => self.readdir(t, dir, now, out),
-            Syscall::Read { ino, off, len } => self.read(t, ino, off, len, now, out),
+            Syscall::Read { ino, off, len } => match self.cfg.kernel {
+                KernelKind::Linux => self.read(t, ino, off, len, now, out),
+                KernelKind::FreeBsd => self.read_freebsd(t, ino, off, len, now, out),
+            },
             Syscall::Fault { ino, off, len } => self.fault(t, ino, off, len, now, out),
             Syscall::DirectRead { ino, off, len } => self.direct_io(t, ino, off, len, false, now, out),
             Syscall::Write { ino, off, len, mode } => self.write(t, ino, off, len, mode, now, out),

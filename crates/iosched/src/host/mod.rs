@@ -10,7 +10,9 @@ pub mod fs;
 pub mod kernel;
 pub mod page_cache;
 mod read;
+mod read_freebsd;
 pub mod readahead;
+pub mod readahead_freebsd;
 pub mod report;
 pub mod syscall;
 mod write;
@@ -41,3 +43,6 @@ impl PageKey {
         PageKey { ino, index }
     }
 }
+
+/// FreeBSD 4's MAXPHYS in pages: the longest transfer, so the longest read cluster (128 KiB).
+pub const FREEBSD_MAXPHYS_PAGES: u64 = 32;

@@ -69,6 +69,11 @@ impl Kernel {
             }
             self.dcache.insert(child);
         }
+        // An open starts with a fresh readahead state (Linux's file_ra_state, FreeBSD's
+        // f_seqcount live in the open file).
+        let task = &mut self.tasks[t];
+        task.ra.remove(&ino);
+        task.bsd_seq.remove(&ino);
         false
     }
 
@@ -142,9 +147,12 @@ impl Kernel {
                             let ra = self.tasks[t].ra.entry(ino).or_default();
                             readahead::async_readahead(&self.cfg.readahead, ra, &probe, index, last - index, file_pages)
                         };
+                        let before = self.tasks[t].report.data_pages_read;
                         if self.submit_window(t, ino, w, now, out) {
                             return true;
                         }
+                        let task = &mut self.tasks[t];
+                        task.report.prefetch_pages += task.report.data_pages_read - before;
                     }
                     let next = ((index + 1) * PAGE_BYTES).min(end);
                     self.tasks[t].progress = next - off;
@@ -280,6 +288,9 @@ impl Kernel {
     /// creat() / mkdir(): the walk to the parent, all its directory blocks (the entry goes in
     /// the first with room), then the allocation, whose metadata pages are dirtied.
     pub(super) fn create(&mut self, t: usize, parent: Ino, name: &str, dir: bool, now: Nanos, out: &mut Emit) -> bool {
+        if self.tasks[t].stage == Stage::Flush {
+            return false; // FreeBSD: its synchronous metadata writes are done
+        }
         if self.readdir(t, parent, now, out) {
             return true;
         }
@@ -290,10 +301,16 @@ impl Kernel {
         let kind = if dir { super::fs::Kind::Dir } else { super::fs::Kind::File };
         match self.layout.create(&mut self.tree, parent, name, kind) {
             Ok((ino, alloc)) => {
-                for s in alloc.dirty.into_iter().chain(alloc.indirect) {
+                let sectors: Vec<u64> = alloc.dirty.into_iter().chain(alloc.indirect).collect();
+                for &s in &sectors {
                     self.dirty_meta(s, now);
                 }
                 self.dcache.insert(ino);
+                if self.cfg.kernel == KernelKind::FreeBsd {
+                    // FFS without soft updates writes the new inode and the directory entry
+                    // synchronously (ufs_makeinode / ufs_direnter's bwrite), the bitmaps later.
+                    return self.write_meta_now(t, &sectors, now, out);
+                }
             }
             Err(e) => {
                 // Out of space or inodes: the call fails, the program goes on (as a real one
@@ -303,6 +320,33 @@ impl Kernel {
             }
         }
         false
+    }
+
+    /// The task writes the metadata blocks holding `sectors` itself and waits (true if any
+    /// write was needed).
+    fn write_meta_now(&mut self, t: usize, sectors: &[u64], now: Nanos, out: &mut Emit) -> bool {
+        let per = self.cfg.meta_block_pages.max(1);
+        let principal = self.tasks[t].principal;
+        let mut bios = Vec::new();
+        let mut seen = std::collections::BTreeSet::new();
+        for &s in sectors {
+            let page = s / PAGE_SECTORS / per * per;
+            if !seen.insert(page) {
+                continue;
+            }
+            for (first, n) in self.cache.start_writeback_range(BDEV_INO, page, page + per, per) {
+                bios.extend(self.write_bios(BDEV_INO, first, n, principal, true, Submitter::Task(t)));
+            }
+        }
+        if bios.is_empty() {
+            return false;
+        }
+        let task = &mut self.tasks[t];
+        task.queue.extend(bios);
+        task.stage = Stage::Flush;
+        task.wait = Wait::OwnIo;
+        self.pump_task(t, now, out);
+        true
     }
 
     /// A metadata block (holding `sector`) was modified in memory.

@@ -20,6 +20,8 @@ pub struct TaskReport {
     pub bytes_written: u64,
     /// Pages of file data it caused to be read from disk (its own misses and its readahead).
     pub data_pages_read: u64,
+    /// Of `data_pages_read`, pages read ahead asynchronously (nobody waited for them then).
+    pub prefetch_pages: u64,
     /// Pages of metadata (inode-table, directory and indirect blocks) it caused to be read.
     pub meta_pages_read: u64,
     /// Pages it wrote to disk itself (O_DIRECT, fsync, O_SYNC, or throttled writeback in 2.6).

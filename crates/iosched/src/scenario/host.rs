@@ -141,11 +141,6 @@ impl HostSection {
 
     pub fn config(&self) -> Result<HostConfig, String> {
         let kernel = self.kernel()?;
-        if kernel == KernelKind::FreeBsd {
-            return Err("field `host.kernel` = \"freebsd\": the FreeBSD read path runs only in [app] workloads for now; \
-                        tasks run on the linux host"
-                .into());
-        }
         let memory_mib = positive("host.memory_mib", self.memory_mib.unwrap_or(DEFAULT_MEMORY_MIB), 16_777_216.0)?;
         let memory_pages = (memory_mib * (1 << 20) as f64 / PAGE_BYTES as f64).floor() as u64;
         if memory_pages < 1 {
@@ -162,7 +157,10 @@ impl HostSection {
             dirty_background_bytes: self.dirty_background_bytes.unwrap_or(d.dirty_background_bytes),
             dirty_bytes: self.dirty_bytes.unwrap_or(d.dirty_bytes),
             dirty_expire_centisecs: self.dirty_expire_centisecs.unwrap_or(d.dirty_expire_centisecs),
-            dirty_writeback_centisecs: self.dirty_writeback_centisecs.unwrap_or(d.dirty_writeback_centisecs),
+            // FreeBSD's syncer visits its worklist every second (files 30 s after dirtying).
+            dirty_writeback_centisecs: self
+                .dirty_writeback_centisecs
+                .unwrap_or(if kernel == KernelKind::FreeBsd { 100 } else { d.dirty_writeback_centisecs }),
             throttle: match self.dirty_throttle.as_deref().unwrap_or("io-less") {
                 "io-less" => Throttle::IoLess,
                 "2.6" => Throttle::Legacy26,
@@ -193,7 +191,8 @@ impl HostSection {
             readahead: RaConfig::from_kb(ra_kb),
             writeback,
             cpu,
-            max_bio_pages: 256,
+            // Linux's BIO_MAX_PAGES (1 MiB); FreeBSD 4's MAXPHYS (128 KiB).
+            max_bio_pages: if kernel == KernelKind::FreeBsd { crate::host::FREEBSD_MAXPHYS_PAGES } else { 256 },
             meta_block_pages: 1,
             sample_ns,
         })
@@ -260,27 +259,7 @@ impl HostSection {
         seed: u64,
         stop_ns: Nanos,
     ) -> Result<Kernel, String> {
-        let cfg = self.config()?;
         let mut tree = self.tree(scenario_dir, seed)?;
-        let start = (self.fs_start_mib.unwrap_or(0.0) * 2048.0) as u64;
-        let sectors = match self.fs_mib {
-            Some(m) => (positive("host.fs_mib", m, 1e9)? * 2048.0) as u64,
-            None => capacity.saturating_sub(start),
-        };
-        if start.checked_add(sectors).is_none_or(|end| end > capacity) || sectors == 0 {
-            return Err(format!(
-                "fields `host.fs_start_mib`/`host.fs_mib`: the partition [{} MiB, {} MiB) does not fit the disk ({} MiB)",
-                start / 2048,
-                (start + sectors) / 2048,
-                capacity / 2048
-            ));
-        }
-        let mut cfg = cfg;
-        let kind = self.fs_kind(cfg.kernel)?;
-        cfg.meta_block_pages = match kind {
-            FsKind::Ffs { .. } => 4, // 16 KiB blocks: inode and directory blocks are read whole
-            FsKind::Ext2 { .. } => 1,
-        };
         // Output files named by tasks exist before the run (dd's, tar's): created empty.
         for t in tasks {
             let out = match t.command.as_str() {
@@ -294,11 +273,78 @@ impl HostSection {
                 }
             }
         }
-        let layout = Layout::build(&tree, kind, start, sectors, crate::workload::rng_stream(seed, 20_000))?;
         let defs = task_defs(tasks, &tree)?;
+        self.finish(tree, defs, capacity, seed, stop_ns)
+    }
+}
+
+impl HostSection {
+    /// An `[app]` of Iyer & Druschel run on this host: its files placed in the tree (Andrew's
+    /// repositories are made by its own phases), its processes as tasks.
+    pub fn build_app(
+        &self,
+        app: &super::AppSection,
+        capacity: u64,
+        scenario_dir: Option<&Path>,
+        seed: u64,
+        stop_ns: Nanos,
+    ) -> Result<Kernel, String> {
+        use crate::workload::apps::{andrew_host, on_host};
+        let mut tree = self.tree(scenario_dir, seed)?;
+        let mut rng = crate::workload::rng_stream(seed, 0);
+        let defs = match app.kind.as_str() {
+            "andrew" => {
+                let base = app.andrew_config(0, 0);
+                andrew_host::build(&andrew_host::AndrewHostConfig { base, ..Default::default() }, &mut tree, &mut rng)?
+            }
+            kind => {
+                let (files, defs, _) = app.parts(capacity, seed)?;
+                let objects = app.objects.unwrap_or(crate::workload::apps::gnuld::GnuldConfig::default().objects).max(1) as usize;
+                let placed = on_host::place(&mut tree, &files, |i| match kind {
+                    "apache" => "/www".to_string(),
+                    "gnuld" => format!("/ld{}", i / objects + 1),
+                    _ => format!("/db{}", i + 1),
+                })?;
+                let log = if kind == "apache" {
+                    let ino = tree.add_file("/www-logs/access_log", 0)?;
+                    Some(on_host::AccessLog { ino, line_bytes: APACHE_LOG_LINE_BYTES, end: Default::default() })
+                } else {
+                    None
+                };
+                on_host::tasks(defs, &placed, log)
+            }
+        };
+        self.finish(tree, defs, capacity, seed, stop_ns)
+    }
+
+    /// Lays the tree out on the partition and builds the kernel.
+    fn finish(&self, tree: Tree, defs: Vec<TaskDef>, capacity: u64, seed: u64, stop_ns: Nanos) -> Result<Kernel, String> {
+        let mut cfg = self.config()?;
+        let start = (self.fs_start_mib.unwrap_or(0.0) * 2048.0) as u64;
+        let sectors = match self.fs_mib {
+            Some(m) => (positive("host.fs_mib", m, 1e9)? * 2048.0) as u64,
+            None => capacity.saturating_sub(start),
+        };
+        if start.checked_add(sectors).is_none_or(|end| end > capacity) || sectors == 0 {
+            return Err(format!(
+                "fields `host.fs_start_mib`/`host.fs_mib`: the partition [{} MiB, {} MiB) does not fit the disk ({} MiB)",
+                start / 2048,
+                (start + sectors) / 2048,
+                capacity / 2048
+            ));
+        }
+        let kind = self.fs_kind(cfg.kernel)?;
+        cfg.meta_block_pages = match kind {
+            FsKind::Ffs { .. } => 4, // 16 KiB blocks: inode and directory blocks are read whole
+            FsKind::Ext2 { .. } => 1,
+        };
+        let layout = Layout::build(&tree, kind, start, sectors, crate::workload::rng_stream(seed, 20_000))?;
         Ok(Kernel::new(cfg, tree, layout, defs, stop_ns, seed))
     }
 }
+
+/// An access-log line of Apache's common log format (about 100 bytes).
+pub const APACHE_LOG_LINE_BYTES: u64 = 100;
 
 fn lookup(tree: &Tree, task: &TaskSection, field: &str, path: Option<&str>) -> Result<Ino, String> {
     let p = path.ok_or_else(|| format!("task `{}`: command `{}` needs `{field}`", task.name, task.command))?;

@@ -19,8 +19,10 @@
 //! of the workload, and a page on its way for another process is waited for, not read twice.
 
 pub mod andrew;
+pub mod andrew_host;
 pub mod apache;
 pub mod gnuld;
+pub mod on_host;
 pub mod tpcb;
 
 use super::page_cache::PageCache;
