@@ -11,6 +11,7 @@ pub mod kernel;
 pub mod page_cache;
 mod read;
 pub mod readahead;
+pub mod readahead_freebsd;
 pub mod report;
 pub mod syscall;
 mod write;
