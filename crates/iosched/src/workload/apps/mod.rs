@@ -28,6 +28,7 @@ pub mod tpcb;
 use super::page_cache::PageCache;
 use super::process::PAGE_SECTORS;
 use super::{rng_stream, Emit, NewRequest, ProcessInfo, Workload};
+use crate::host::readahead_freebsd as fbsd;
 use crate::request::{Op, Principal, Request, SECTOR_BYTES};
 use crate::sched::ProcessEvent;
 use crate::time::Nanos;
@@ -36,6 +37,8 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 /// Bytes in one page of the page cache.
 pub const PAGE_BYTES: u64 = PAGE_SECTORS * SECTOR_BYTES;
+// The FreeBSD read-path decisions (host::readahead_freebsd) count in the host's pages.
+const _: () = assert!(PAGE_BYTES == crate::host::PAGE_BYTES);
 
 /// A file: a contiguous extent starting on a page boundary.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -151,8 +154,8 @@ struct Proc {
     rng: Pcg64,
     /// Requests the current access waits for.
     waiting: u32,
-    /// Per open file: (offset where the previous read ended, FreeBSD's sequential count).
-    seq: HashMap<u32, (u64, u64)>,
+    /// Per open file: FreeBSD's sequential heuristic (vfs_vnops.c).
+    seq: HashMap<u32, fbsd::SeqState>,
     /// The current access continues after a wait (its sequential count, for a read()).
     resume: Option<u64>,
     state: State,
@@ -349,25 +352,13 @@ impl AppWorkload {
     }
 
     /// read(): FreeBSD 4's sequential heuristic (vfs_vnops.c) and ffs_read / cluster_read
-    /// (vfs_cluster.c), block by block. The heuristic counts a read as sequential if it starts
-    /// where the previous read of the open file ended (a fresh open counts: its next offset is 0)
-    /// or at 0 after sequential reads, adding its length in BKVASIZE (16 KiB) units to
-    /// `seqcount` (at most 127); any other read drops the count to 1 if it was above 1, else to
-    /// 0, and is itself read without read-ahead. Per block of the read:
-    /// - the file's last block is read alone, without read-ahead (ffs_read's bread);
-    /// - a missing block is read synchronously, together with the following blocks the read
-    ///   still needs (a cluster of whole blocks inside the file, at most `readahead` long);
-    ///   then read-ahead may follow;
-    /// - a cached block gives read-ahead only if it carries a read-ahead mark (B_RAM) and the
-    ///   read is sequential; the mark is consumed and the read-ahead starts after the blocks
-    ///   already in core;
-    /// - read-ahead starts at block `next` only if `next < block + seqcount` and `next` is a
-    ///   whole block inside the file, and reads `max(seqcount, blocks of this read)` whole
-    ///   blocks (at most `readahead`), stopping at a block in core; it marks its first and last
-    ///   block, a synchronous cluster its second and last, a single synchronous block itself.
-    /// So the first read of a file never reads ahead and the second does: "filesystem prefetch
-    /// is conservative and does not occur until a threshold number of requests are found to be
-    /// sequential" (section 4.4).
+    /// (vfs_cluster.c), block by block, as decided by [`crate::host::readahead_freebsd`] (see
+    /// there for the rules): the first read of a file never reads ahead and the second does;
+    /// the file's last block is read alone; a missing block is read synchronously with the
+    /// following blocks the read still needs; read-ahead follows a synchronous read or a cached
+    /// block carrying a B_RAM mark. Here: which pages of a block the read needs, waiting for the
+    /// ones on their way, and submitting what `cluster_read` asks for (the pages neither cached
+    /// nor on their way). A read that waits goes on at the next block when its data arrive.
     #[allow(clippy::too_many_arguments)]
     fn read_blocks(&mut self, i: usize, file: u32, off: u64, len: u64, resumed: Option<u64>, now: Nanos, out: &mut Emit) -> bool {
         let f = self.files[file as usize];
@@ -375,31 +366,17 @@ impl AppWorkload {
         let p = &mut self.procs[i];
         let seqcount = match resumed {
             Some(s) => s,
-            None => {
-                let e = p.seq.entry(file).or_insert((0, 0));
-                let s = if (off == 0 && e.1 > 0) || off == e.0 {
-                    e.1 = (e.1 + len.div_ceil(BKVASIZE)).min(SEQ_MAX);
-                    e.1
-                } else {
-                    e.1 = if e.1 > 1 { 1 } else { 0 };
-                    0
-                };
-                e.0 = off + len;
-                s
-            }
+            None => fbsd::sequential_count(p.seq.entry(file).or_default(), off, len),
         };
         let base = f.start_sector / PAGE_SECTORS;
-        let bs = k.model.block_pages;
-        let bsize = bs * PAGE_BYTES;
-        let pages = f.pages();
-        let nblocks = pages.div_ceil(bs);
-        // mnt_iosize_max / block size: the longest cluster, in blocks.
-        let racluster = (k.model.readahead_pages / bs).max(1);
-        let block = |b: u64| (base + b * bs, base + ((b + 1) * bs).min(pages));
+        let geo = fbsd::BsdGeometry::new(k.model.block_pages, k.model.readahead_pages, f.bytes);
         let end = (off + len.max(1)).min(f.bytes.max(1));
         let (p0, p1) = page_range(&f, off, len);
-        for b in p0 / bs..=(p1 - 1) / bs {
-            let (lo, hi) = block(b);
+        let (b0, b1) = fbsd::read_blocks_span(&geo, off, len);
+        let mut reads = Vec::new();
+        for b in b0..=b1 {
+            let (lo, hi) = geo.block_pages_range(b, 1);
+            let (lo, hi) = (base + lo, base + hi);
             // Pages of this block the read needs: on their way (wait, then go on here) or missing.
             let need = (lo.max(base + p0), hi.min(base + p1));
             let mut missing = false;
@@ -418,74 +395,20 @@ impl AppWorkload {
                 }
             }
             if !keys.is_empty() && !missing {
-                return wait_then_resume(
-                    k,
-                    p,
-                    i,
-                    keys,
-                    Step::Read { file, off: off.max((lo - base) * PAGE_BYTES), len: end.saturating_sub(off.max((lo - base) * PAGE_BYTES)) },
-                    seqcount,
-                );
+                let from = off.max((lo - base) * PAGE_BYTES);
+                return wait_then_resume(k, p, i, keys, Step::Read { file, off: from, len: end.saturating_sub(from) }, seqcount);
             }
-            // Bytes the read still wants from the start of this block, within the file.
-            let resid = end.saturating_sub(off.max((lo - base) * PAGE_BYTES));
-            let totread = resid.min(f.bytes.saturating_sub((lo - base) * PAGE_BYTES));
-            let last = (b + 1) * bsize >= f.bytes;
-            let mut next = None;
-            if missing {
-                let mut run = 1;
-                if !last && totread > bsize {
-                    run = totread.div_ceil(bsize).min(racluster);
-                    while run > 1 && (b + run) * bsize > f.bytes {
-                        run -= 1;
-                    }
-                    let mut j = 1;
-                    while j < run && !k.incore(block(b + j)) {
-                        j += 1;
-                    }
-                    run = j;
-                }
-                let (s, _) = block(b);
-                let (_, e) = block(b + run - 1);
-                submit_missing(k, out, now, p.principal, s, e, true, &mut keys);
-                if !last {
-                    if run == 1 {
-                        k.ram.insert(s);
-                    } else {
-                        k.ram.insert(block(b + 1).0);
-                        k.ram.insert(block(b + run - 1).0);
-                    }
-                    next = Some(b + run);
-                }
-            } else if !last && seqcount > 0 && k.ram.remove(&lo) {
-                let maxra = (2 * racluster + totread / bsize).min(MAXRA);
-                let mut j = 1;
-                while j < maxra && b + j < nblocks && k.incore(block(b + j)) {
-                    if j % racluster == racluster - 1 || j == maxra - 1 {
-                        k.ram.insert(block(b + j).0);
-                    }
-                    j += 1;
-                }
-                if j < maxra {
-                    next = Some(b + j);
-                }
-            }
-            if let Some(n) = next {
-                if seqcount > 0 && n < b + seqcount && (n + 1) * bsize <= f.bytes {
-                    let mut run = seqcount.max(resid.div_ceil(bsize)).min(racluster);
-                    while run > 1 && (n + run) * bsize > f.bytes {
-                        run -= 1;
-                    }
-                    if !k.incore(block(n)) {
-                        let mut j = 1;
-                        while j < run && !k.incore(block(n + j)) {
-                            j += 1;
-                        }
-                        k.ram.insert(block(n).0);
-                        k.ram.insert(block(n + j - 1).0);
-                        let mut ignore = Vec::new();
-                        submit_missing(k, out, now, p.principal, block(n).0, block(n + j - 1).1, false, &mut ignore);
-                    }
+            reads.clear();
+            let resid = fbsd::resid_bytes(&geo, off, len, b);
+            let mut probe = AppProbe { cache: &k.cache, inflight: &k.inflight, ram: &mut k.ram, base, geo };
+            fbsd::cluster_read(&geo, &mut probe, b, missing, resid, seqcount, &mut reads);
+            for r in &reads {
+                let (a, e) = r.pages(&geo);
+                if r.is_sync() {
+                    submit_missing(k, out, now, p.principal, base + a, base + e, true, &mut keys);
+                } else {
+                    let mut ignore = Vec::new();
+                    submit_missing(k, out, now, p.principal, base + a, base + e, false, &mut ignore);
                 }
             }
             if !keys.is_empty() {
@@ -499,8 +422,9 @@ impl AppWorkload {
     /// A copy out of a mapping: FreeBSD 4's vm_fault at the first page that is not resident
     /// reads it with up to VM_FAULT_READ_BEHIND (7) pages before it and VM_FAULT_READ_AHEAD (8)
     /// after it, within the mapping, that are not resident either (vm_fault_additional_pages
-    /// stops at a resident page), in one synchronous request; nothing is read asynchronously.
-    /// A sequential copy thus faults every 9 pages. A page on its way is waited for.
+    /// stops at a resident page), in one synchronous request ([`fbsd::fault_window`]); nothing
+    /// is read asynchronously. A sequential copy thus faults every 9 pages. A page on its way
+    /// is waited for.
     #[allow(clippy::too_many_arguments)]
     fn fault_pages(&mut self, i: usize, file: u32, off: u64, len: u64, now: Nanos, out: &mut Emit) -> bool {
         let f = self.files[file as usize];
@@ -518,15 +442,9 @@ impl AppWorkload {
             match k.inflight.get(&(base + pg)) {
                 Some(&key) => keys.push(key),
                 None => {
-                    let resident = |k: &Kernel, q: u64| k.cache.contains(base + q) || k.inflight.contains_key(&(base + q));
-                    let mut lo = pg;
-                    while lo > 0 && pg - lo < FAULT_BEHIND && !resident(k, lo - 1) {
-                        lo -= 1;
-                    }
-                    let mut hi = pg + 1;
-                    while hi < pages && hi - pg - 1 < FAULT_AHEAD && !resident(k, hi) {
-                        hi += 1;
-                    }
+                    let (cache, inflight) = (&k.cache, &k.inflight);
+                    let resident = |q: u64| cache.contains(base + q) || inflight.contains_key(&(base + q));
+                    let (lo, hi) = fbsd::fault_window(pg, pages, &resident);
                     submit_missing(k, out, now, p.principal, base + lo, base + hi, true, &mut keys);
                 }
             }
@@ -537,15 +455,39 @@ impl AppWorkload {
     }
 }
 
-/// FreeBSD 4's BKVASIZE: the sequential heuristic counts reads in these units.
-const BKVASIZE: u64 = 16 * 1024;
-/// FreeBSD 4's IO_SEQMAX: the largest sequential count.
-const SEQ_MAX: u64 = 127;
-/// FreeBSD 4's MAXRA: the furthest cluster_read scans for blocks in core.
-const MAXRA: u64 = 32;
-/// FreeBSD 4's VM_FAULT_READ_BEHIND and VM_FAULT_READ_AHEAD (pages).
-const FAULT_BEHIND: u64 = 7;
-const FAULT_AHEAD: u64 = 8;
+/// The shared page cache as FreeBSD's cluster_read sees one file: block `b` is the file's pages
+/// `[b * block_pages, (b + 1) * block_pages)` (clipped to the file) at absolute page `base`;
+/// B_RAM marks are kept on a block's first absolute page.
+struct AppProbe<'a> {
+    cache: &'a PageCache,
+    inflight: &'a HashMap<u64, u64>,
+    ram: &'a mut HashSet<u64>,
+    base: u64,
+    geo: fbsd::BsdGeometry,
+}
+
+impl AppProbe<'_> {
+    fn first_page(&self, block: u64) -> u64 {
+        self.base + block * self.geo.block_pages
+    }
+}
+
+impl fbsd::BlockProbe for AppProbe<'_> {
+    fn incore(&self, block: u64) -> bool {
+        let (a, b) = self.geo.block_pages_range(block, 1);
+        (self.base + a..self.base + b).any(|pg| self.cache.contains(pg) || self.inflight.contains_key(&pg))
+    }
+
+    fn take_mark(&mut self, block: u64) -> bool {
+        let pg = self.first_page(block);
+        self.ram.remove(&pg)
+    }
+
+    fn set_mark(&mut self, block: u64) {
+        let pg = self.first_page(block);
+        self.ram.insert(pg);
+    }
+}
 
 /// The process waits for `keys`, then runs `rest` of its access, if any (flagged as a
 /// continuation).
@@ -581,14 +523,6 @@ fn submit_missing(k: &mut Kernel, out: &mut Emit, now: Nanos, principal: Princip
     let parts: u64 = runs.iter().map(|&(_, n)| if max == 0 { 1 } else { (n * PAGE_SECTORS).div_ceil(max) }).sum();
     for (s, n) in runs {
         submit(k, out, now, principal, s, n, sync, sync && parts > 1, keys);
-    }
-}
-
-impl Kernel {
-    /// Some page of absolute range `[a, b)` is cached or on its way (FreeBSD: the block's
-    /// buffer is in core).
-    fn incore(&self, (a, b): (u64, u64)) -> bool {
-        (a..b).any(|pg| self.cache.contains(pg) || self.inflight.contains_key(&pg))
     }
 }
 
