@@ -215,7 +215,9 @@ impl HostSection {
             let sub = match &t.listing {
                 Some(listing) => {
                     if t.depth.is_some() || t.dirs_per_dir.is_some() || t.files_per_dir.is_some() || t.file_mean_kib.is_some() {
-                        return Err(format!("field `{field}.listing`: give a listing or a description (depth, dirs_per_dir, ...), not both"));
+                        return Err(format!(
+                            "field `{field}.listing`: give a listing or a description (depth, dirs_per_dir, ...), not both"
+                        ));
                     }
                     let rel = Path::new(listing);
                     let path = match scenario_dir {
