@@ -25,8 +25,8 @@ use std::collections::BTreeMap;
 
 mod block;
 mod host;
-pub use host::{FileSection, HostSection, TaskSection, TreeSection};
 pub use block::{BlockSection, DEFAULT_MAX_SECTORS_KB, DEFAULT_NR_REQUESTS, DEFAULT_QUEUE_AGING_MS};
+pub use host::{FileSection, HostSection, TaskSection, TreeSection};
 
 /// A user mistake in a scenario, with where it is.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

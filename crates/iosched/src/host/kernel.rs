@@ -63,7 +63,10 @@ pub(super) enum Stage {
 pub enum Start {
     At(Nanos),
     /// `delay` after task `index` exits.
-    After { index: usize, delay_ns: Nanos },
+    After {
+        index: usize,
+        delay_ns: Nanos,
+    },
 }
 
 /// A top-level task to run.

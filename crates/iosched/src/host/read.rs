@@ -4,9 +4,9 @@
 use super::bio::{BioInfo, BioKind, Submitter};
 use super::config::KernelKind;
 use super::kernel::{Kernel, Stage, Wait};
-use super::readahead_freebsd::fault_window;
 use super::page_cache::{Lookup, PageCache};
 use super::readahead::{self, CacheProbe, RaWindow};
+use super::readahead_freebsd::fault_window;
 use super::{Ino, PageKey, BDEV_INO, PAGE_BYTES, PAGE_SECTORS};
 use crate::request::Op;
 use crate::time::Nanos;

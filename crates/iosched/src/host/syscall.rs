@@ -27,23 +27,48 @@ pub enum Syscall {
     /// getdents() over a whole directory: every directory block.
     Readdir(Ino),
     /// read() of bytes `[off, off + len)` through the page cache (with readahead).
-    Read { ino: Ino, off: u64, len: u64 },
+    Read {
+        ino: Ino,
+        off: u64,
+        len: u64,
+    },
     /// A copy out of a mapping of bytes `[off, off + len)`: page faults on the pages not
     /// resident (Linux: filemap_fault's read-around; FreeBSD: vm_fault's read-behind/ahead).
-    Fault { ino: Ino, off: u64, len: u64 },
+    Fault {
+        ino: Ino,
+        off: u64,
+        len: u64,
+    },
     /// A read with O_DIRECT.
-    DirectRead { ino: Ino, off: u64, len: u64 },
-    Write { ino: Ino, off: u64, len: u64, mode: WriteMode },
+    DirectRead {
+        ino: Ino,
+        off: u64,
+        len: u64,
+    },
+    Write {
+        ino: Ino,
+        off: u64,
+        len: u64,
+        mode: WriteMode,
+    },
     /// fsync(): the file's dirty pages and its inode block, waited for.
     Fsync(Ino),
     /// creat() / mkdir() of `name` in `parent` (an error if it exists).
-    Create { parent: Ino, name: String, dir: bool },
+    Create {
+        parent: Ino,
+        name: String,
+        dir: bool,
+    },
     /// Computation on a CPU (stretched when processes share the CPUs).
     Compute(Nanos),
     /// Off-CPU waiting (a think time, a timer).
     Sleep(Nanos),
     /// fork() + exec() of a child with its own pid; the parent waits for it if `wait`.
-    Spawn { name: String, program: Box<dyn Program>, wait: bool },
+    Spawn {
+        name: String,
+        program: Box<dyn Program>,
+        wait: bool,
+    },
     /// `echo 3 > /proc/sys/vm/drop_caches`: clean pages, dentries and inodes are dropped.
     DropCaches,
     /// sync(): every dirty page written, waited for.

@@ -158,9 +158,11 @@ impl HostSection {
             dirty_bytes: self.dirty_bytes.unwrap_or(d.dirty_bytes),
             dirty_expire_centisecs: self.dirty_expire_centisecs.unwrap_or(d.dirty_expire_centisecs),
             // FreeBSD's syncer visits its worklist every second (files 30 s after dirtying).
-            dirty_writeback_centisecs: self
-                .dirty_writeback_centisecs
-                .unwrap_or(if kernel == KernelKind::FreeBsd { 100 } else { d.dirty_writeback_centisecs }),
+            dirty_writeback_centisecs: self.dirty_writeback_centisecs.unwrap_or(if kernel == KernelKind::FreeBsd {
+                100
+            } else {
+                d.dirty_writeback_centisecs
+            }),
             throttle: match self.dirty_throttle.as_deref().unwrap_or("io-less") {
                 "io-less" => Throttle::IoLess,
                 "2.6" => Throttle::Legacy26,
@@ -214,7 +216,9 @@ impl HostSection {
             let sub = match &t.listing {
                 Some(listing) => {
                     if t.depth.is_some() || t.dirs_per_dir.is_some() || t.files_per_dir.is_some() || t.file_mean_kib.is_some() {
-                        return Err(format!("field `{field}.listing`: give a listing or a description (depth, dirs_per_dir, ...), not both"));
+                        return Err(format!(
+                            "field `{field}.listing`: give a listing or a description (depth, dirs_per_dir, ...), not both"
+                        ));
                     }
                     let rel = Path::new(listing);
                     let path = match scenario_dir {

@@ -226,7 +226,13 @@ impl Program for CopyTree {
                 }
                 for c in children {
                     if !tree.is_dir(c) {
-                        self.files.push_back(CopyFile { src: c, dst_parent: dst, name: tree.name(c).to_string(), bs_bytes: self.bs_bytes, step: 0 });
+                        self.files.push_back(CopyFile {
+                            src: c,
+                            dst_parent: dst,
+                            name: tree.name(c).to_string(),
+                            bs_bytes: self.bs_bytes,
+                            step: 0,
+                        });
                     }
                 }
                 return true;
