@@ -1031,6 +1031,9 @@ pub struct AppSection {
     pub open_us: Option<f64>,
     pub grep_us_per_kib: Option<f64>,
     pub wc_us_per_kib: Option<f64>,
+    /// On a [host]: the phases to run ("mkdir", "cp", "stat", "scan", "gcc"; default all).
+    /// Phases after the first find what the skipped ones would have made, on a cold cache.
+    pub phases: Option<Vec<String>>,
     // andrew, apache
     pub read_kib: Option<f64>,
     // apache
@@ -1087,6 +1090,7 @@ impl AppSection {
         add(self.open_us.is_some(), "open_us", ANDREW);
         add(self.grep_us_per_kib.is_some(), "grep_us_per_kib", ANDREW);
         add(self.wc_us_per_kib.is_some(), "wc_us_per_kib", ANDREW);
+        add(self.phases.is_some(), "phases", ANDREW);
         add(self.read_kib.is_some(), "read_kib", READ);
         add(self.mode.is_some(), "mode", APACHE);
         add(self.files.is_some(), "files", APACHE);

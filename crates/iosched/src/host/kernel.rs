@@ -165,6 +165,13 @@ pub struct Kernel {
     pub(super) page_waiters: BTreeMap<PageKey, Vec<usize>>,
     /// Pages under writeback, per inode.
     pub(super) ino_writeback: BTreeMap<Ino, u64>,
+    /// Tasks started or to be started that have not exited (the flusher sleeps for good when
+    /// none is left and nothing is dirty).
+    alive: usize,
+    /// Tasks waiting in fsync()/sync() for writeback to end.
+    pub(super) writeback_waiters: BTreeSet<usize>,
+    /// Tasks paused by dirty throttling now.
+    pub(super) throttled_now: u32,
     pub(super) written_bytes: u64,
     /// Writes that found the file system full.
     pub(super) enospc: u64,
@@ -203,6 +210,9 @@ impl Kernel {
             bios: HashMap::new(),
             page_waiters: BTreeMap::new(),
             ino_writeback: BTreeMap::new(),
+            alive: 0,
+            writeback_waiters: BTreeSet::new(),
+            throttled_now: 0,
             written_bytes: 0,
             enospc: 0,
             disk_written_bytes: 0,
@@ -267,6 +277,7 @@ impl Kernel {
             successors: Vec::new(),
         });
         self.by_pid.insert(pid, index);
+        self.alive += 1;
         index
     }
 
@@ -307,8 +318,12 @@ impl Kernel {
 
     /// Task `t` exits: at the end of its program (`finished`), or stopped by the run's end.
     fn exit(&mut self, t: usize, now: Nanos, out: &mut Emit, finished: bool) {
+        self.alive -= 1;
         let task = &mut self.tasks[t];
         task.done = true;
+        // What the task held is released (a run with many short processes stays small).
+        task.program = Box::new(super::syscall::Script(Vec::new()));
+        task.queue = VecDeque::new();
         task.wait = Wait::None;
         out.process_event(ProcessEvent::Exited(task.principal));
         let root = task.root;
@@ -498,18 +513,21 @@ impl Kernel {
         };
         if ready {
             self.tasks[t].wait = Wait::None;
+            self.writeback_waiters.remove(&t);
             self.run(t, now, out);
         }
     }
 
     /// Tasks waiting for writeback to finish (called when a write completes).
     pub(super) fn writeback_progress(&mut self, ino: Ino, now: Nanos, out: &mut Emit) {
+        if self.writeback_waiters.is_empty() {
+            return;
+        }
         let waiting: Vec<usize> = self
-            .tasks
+            .writeback_waiters
             .iter()
-            .enumerate()
-            .filter(|(_, task)| matches!(task.wait, Wait::Writeback(i) if i == ino) || task.wait == Wait::AllWriteback)
-            .map(|(i, _)| i)
+            .copied()
+            .filter(|&t| matches!(self.tasks[t].wait, Wait::Writeback(i) if i == ino) || self.tasks[t].wait == Wait::AllWriteback)
             .collect();
         for t in waiting {
             self.check_io_wait(t, now, out);
@@ -530,8 +548,7 @@ impl Kernel {
             return;
         }
         // Nothing dirty and nobody left to dirty anything: the flusher sleeps for good.
-        let alive = self.tasks.iter().any(|t| !t.done);
-        if self.cache.dirty_pages() == 0 && !alive {
+        if self.cache.dirty_pages() == 0 && self.alive == 0 {
             return;
         }
         if let Some(at) = self.wb.next_periodic_wakeup_ns(now) {
@@ -601,10 +618,9 @@ impl Kernel {
             limit_mib: mib(th.limit_pages),
             written_mib: self.written_bytes as f64 / (1 << 20) as f64,
             disk_written_mib: self.disk_written_bytes as f64 / (1 << 20) as f64,
-            throttled: self.tasks.iter().filter(|t| t.throttled_since.is_some()).count() as u32,
+            throttled: self.throttled_now,
         });
-        let alive = self.tasks.iter().any(|t| !t.done);
-        if (alive || self.cache.dirty_pages() + self.cache.writeback_pages() > 0) && now < self.stop_ns {
+        if (self.alive > 0 || self.cache.dirty_pages() + self.cache.writeback_pages() > 0) && now < self.stop_ns {
             out.timer(now.saturating_add(every), token(TOKEN_SAMPLE, 0));
         }
     }

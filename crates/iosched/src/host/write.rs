@@ -113,6 +113,7 @@ impl Kernel {
                 let task = &mut self.tasks[t];
                 if let Some(since) = task.throttled_since.take() {
                     task.report.throttled_s += ns_to_s(now - since);
+                    self.throttled_now -= 1;
                 }
                 task.stage = Stage::Pages;
                 self.maybe_wake_flusher(now, out);
@@ -126,7 +127,10 @@ impl Kernel {
                 }
                 let task = &mut self.tasks[t];
                 task.queue.extend(bios);
-                task.throttled_since.get_or_insert(now);
+                if task.throttled_since.is_none() {
+                    task.throttled_since = Some(now);
+                    self.throttled_now += 1;
+                }
                 task.stage = Stage::Throttled;
                 task.throttle_slept = false;
                 task.throttle_sleep_ns = sleep_ns;
@@ -187,6 +191,7 @@ impl Kernel {
             Some(i) => Wait::Writeback(i),
             None => Wait::AllWriteback,
         };
+        self.writeback_waiters.insert(t);
         self.pump_task(t, now, out);
         // Nothing to write and nothing on its way: done at once.
         let task = &self.tasks[t];
@@ -197,6 +202,7 @@ impl Kernel {
         };
         if own_done && pending == 0 {
             self.tasks[t].wait = Wait::None;
+            self.writeback_waiters.remove(&t);
             return false;
         }
         true

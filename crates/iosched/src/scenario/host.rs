@@ -12,7 +12,7 @@ use crate::host::writeback::{Throttle, WritebackConfig};
 use crate::host::{Ino, PAGE_BYTES};
 use crate::request::{IoPrio, PrioClass};
 use crate::time::{ms_to_ns, us_to_ns, Nanos};
-use crate::workload::commands::{self, Cat, CopyTree, Dd, FindExecCat, ListRecursive, ReadAll};
+use crate::workload::commands::{self, Cat, CopyTree, Dd, FindExecCat, ListRecursive, ReadAccess, ReadAll, Reader};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -108,6 +108,15 @@ pub struct TaskSection {
     pub start_ms: f64,
     /// Start when the task of this name exits (`start_ms` after it): phases of a scenario.
     pub after: Option<String>,
+    /// reader: "mmap" (default) or "read".
+    pub access: Option<String>,
+    /// reader: think time after each access (computation), and its distribution: "fixed"
+    /// (default), "uniform" (on [0, think_us]) or "adversary" (`adversary_quick` quick ones,
+    /// then one of `adversary_wait_us`).
+    pub think_us: Option<f64>,
+    pub think: Option<String>,
+    pub adversary_quick: Option<u32>,
+    pub adversary_wait_us: Option<f64>,
     pub prio_class: Option<String>,
     pub prio_level: Option<u8>,
     #[serde(default = "d_weight")]
@@ -121,7 +130,7 @@ fn d_weight() -> u32 {
 pub const DEFAULT_MEMORY_MIB: f64 = 1024.0;
 pub const DEFAULT_TASK_BS_KIB: f64 = 128.0;
 pub const DEFAULT_EXEC_US: f64 = 1000.0;
-pub const COMMANDS: [&str; 9] = ["cat", "find-exec-cat", "ls-lR", "cat-all", "tar", "cp-r", "dd", "drop-caches", "sync"];
+pub const COMMANDS: [&str; 10] = ["cat", "find-exec-cat", "ls-lR", "cat-all", "tar", "cp-r", "dd", "reader", "drop-caches", "sync"];
 
 fn positive(field: &str, v: f64, max: f64) -> Result<f64, String> {
     if !(v.is_finite() && v > 0.0 && v <= max) {
@@ -299,7 +308,9 @@ impl HostSection {
         let defs = match app.kind.as_str() {
             "andrew" => {
                 let base = app.andrew_config(0, 0);
-                andrew_host::build(&andrew_host::AndrewHostConfig { base, ..Default::default() }, &mut tree, &mut rng)?
+                let phases = app.phases.clone().unwrap_or_else(|| andrew_host::PHASES.iter().map(|p| p.to_string()).collect());
+                check_andrew_phases(&phases)?;
+                andrew_host::build(&andrew_host::AndrewHostConfig { base, phases, ..Default::default() }, &mut tree, &mut rng)?
             }
             kind => {
                 let (files, defs, _) = app.parts(capacity, seed)?;
@@ -320,7 +331,30 @@ impl HostSection {
         };
         self.finish(tree, defs, capacity, seed, stop_ns)
     }
+}
 
+/// `app.phases`: known phases, each once, in the benchmark's order.
+fn check_andrew_phases(phases: &[String]) -> Result<(), String> {
+    {
+        use crate::workload::apps::andrew_host::PHASES;
+        if phases.is_empty() {
+            return Err("field `app.phases`: give at least one phase".into());
+        }
+        let mut last = None;
+        for p in phases {
+            let Some(i) = PHASES.iter().position(|q| q == p) else {
+                return Err(format!("field `app.phases`: unknown phase `{p}` (known: {})", PHASES.join(", ")));
+            };
+            if last.is_some_and(|l| i <= l) {
+                return Err(format!("field `app.phases`: `{p}` is out of order (the order is {})", PHASES.join(", ")));
+            }
+            last = Some(i);
+        }
+        Ok(())
+    }
+}
+
+impl HostSection {
     /// Lays the tree out on the partition and builds the kernel.
     fn finish(&self, tree: Tree, defs: Vec<TaskDef>, capacity: u64, seed: u64, stop_ns: Nanos) -> Result<Kernel, String> {
         let mut cfg = self.config()?;
@@ -421,6 +455,31 @@ fn task_defs(tasks: &[TaskSection], tree: &Tree) -> Result<Vec<TaskDef>, String>
                     Some(o) => return Err(format!("task `{}`: field `flag` = `{o}` (known: direct, sync)", t.name)),
                 };
                 Box::new(Dd::new(ino, bs, (size * (1 << 20) as f64) as u64, mode, t.fsync))
+            }
+            "reader" => {
+                use crate::workload::think::Think;
+                let ino = file(lookup(tree, t, "path", t.path.as_deref())?, "path")?;
+                let access = match t.access.as_deref().unwrap_or("mmap") {
+                    "mmap" => ReadAccess::Mmap,
+                    "read" => ReadAccess::Read,
+                    o => return Err(format!("task `{}`: field `access` = `{o}` (known: mmap, read)", t.name)),
+                };
+                let think_us = t.think_us.unwrap_or(0.0);
+                if !(think_us.is_finite() && (0.0..=3.6e9).contains(&think_us)) {
+                    return Err(format!("task `{}`: field `think_us` must be in [0, 3600000000], got {think_us}", t.name));
+                }
+                let think_ns = us_to_ns(think_us);
+                let think = match t.think.as_deref().unwrap_or("fixed") {
+                    "fixed" => Think::Fixed(think_ns),
+                    "uniform" => Think::Uniform(think_ns),
+                    "adversary" => Think::Adversary {
+                        quick_ns: think_ns,
+                        quick: t.adversary_quick.unwrap_or(0),
+                        wait_ns: us_to_ns(t.adversary_wait_us.unwrap_or(0.0).clamp(0.0, 3.6e9)),
+                    },
+                    o => return Err(format!("task `{}`: field `think` = `{o}` (known: fixed, uniform, adversary)", t.name)),
+                };
+                Box::new(Reader::new(ino, bs, access, think))
             }
             "drop-caches" => commands::once(vec![Syscall::DropCaches]),
             _ => commands::once(vec![Syscall::Sync]),

@@ -334,3 +334,54 @@ impl Program for Dd {
 pub fn once(calls: Vec<Syscall>) -> Box<dyn Program> {
     Box::new(crate::host::syscall::Script(calls))
 }
+
+/// How a microbenchmark reader reaches its file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadAccess {
+    /// Copies out of a mapping (page faults).
+    Mmap,
+    /// read() calls.
+    Read,
+}
+
+/// Iyer & Druschel's microbenchmark process: `bs`-byte sequential accesses of one file (from
+/// the start again at its end), each followed by a think time (computation).
+pub struct Reader {
+    pub ino: Ino,
+    pub bs_bytes: u64,
+    pub access: ReadAccess,
+    pub think: crate::workload::think::Think,
+    off: u64,
+    n: u64,
+}
+
+impl Reader {
+    pub fn new(ino: Ino, bs_bytes: u64, access: ReadAccess, think: crate::workload::think::Think) -> Self {
+        Reader { ino, bs_bytes: bs_bytes.max(1), access, think, off: 0, n: 0 }
+    }
+}
+
+impl Program for Reader {
+    fn next(&mut self, tree: &Tree, rng: &mut Pcg64, out: &mut VecDeque<Syscall>) -> bool {
+        let size = tree.size(self.ino);
+        if size == 0 {
+            return false;
+        }
+        if self.off >= size || self.n == 0 {
+            self.off = 0;
+            out.push_back(Syscall::Lookup(self.ino));
+        }
+        let (ino, off, len) = (self.ino, self.off, self.bs_bytes.min(size - self.off));
+        out.push_back(match self.access {
+            ReadAccess::Mmap => Syscall::Fault { ino, off, len },
+            ReadAccess::Read => Syscall::Read { ino, off, len },
+        });
+        self.off += len;
+        let think = self.think.sample(self.n, rng);
+        self.n += 1;
+        if think > 0 {
+            out.push_back(Syscall::Compute(think));
+        }
+        true
+    }
+}

@@ -32,11 +32,19 @@ pub struct AndrewHostConfig {
     pub gcc_ns_per_kib: f64,
     /// The linker's computation per object (assumption).
     pub link_ns_per_object: Nanos,
+    /// The phases run, in order (a subset of [`PHASES`]); the repositories a skipped mkdir
+    /// or cp would have made exist at the start.
+    pub phases: Vec<String>,
 }
 
 impl Default for AndrewHostConfig {
     fn default() -> Self {
-        AndrewHostConfig { base: AndrewConfig::default(), gcc_ns_per_kib: 2_000_000.0, link_ns_per_object: 1_000_000 }
+        AndrewHostConfig {
+            base: AndrewConfig::default(),
+            gcc_ns_per_kib: 2_000_000.0,
+            link_ns_per_object: 1_000_000,
+            phases: PHASES.iter().map(|p| p.to_string()).collect(),
+        }
     }
 }
 
@@ -270,10 +278,28 @@ impl Program for Link {
 /// another (task index `client * 5 + phase`).
 pub fn build(cfg: &AndrewHostConfig, tree: &mut Tree, rng: &mut Pcg64) -> Result<Vec<TaskDef>, String> {
     let srcs = sources(&cfg.base, tree, rng)?;
+    let runs = |p: &str| cfg.phases.iter().any(|q| q == p);
+    // What skipped phases would have made: the directories (mkdir), their files (cp).
+    if !runs("mkdir") || !runs("cp") {
+        for c in 1..=cfg.base.clients {
+            for d in 0..cfg.base.directories {
+                let dir = format!("/client{c}/{}", dir_name(d));
+                tree.make_dirs(&dir)?;
+                if !runs("cp") {
+                    for (f, &src) in srcs.iter().enumerate() {
+                        tree.add_file(&format!("{dir}/f{f:02}.c"), tree.size(src))?;
+                    }
+                }
+            }
+        }
+    }
     let mut defs = Vec::new();
     for c in 1..=cfg.base.clients {
-        for (p, &phase) in PHASES.iter().enumerate() {
+        let mut first = true;
+        for &phase in PHASES.iter().filter(|p| runs(p)) {
             let index = defs.len();
+            let p = if first { 0 } else { 1 };
+            first = false;
             defs.push(TaskDef {
                 name: format!("{phase}{c}"),
                 program: Box::new(Phase {
