@@ -31,7 +31,7 @@ def test_iyer2001_full_from_any_directory(tmp_path):
     assert r.returncode == 0, r.stderr
     report = (tmp_path / "rep" / "report.md").read_text()
     assert "## Applications (sections 4.3-4.7)" in report
-    for row in ["4.3 Andrew scan phase time", "4.4 Apache (read)", "4.5 GnuLD", "4.6 TPC-B", "Stride with a 1:2 contract"]:
+    for row in ["4.3 Andrew: scan phase time saved", "4.4 Apache (read)", "4.5 GnuLD", "4.6 TPC-B", "Stride with a 1:2 contract", "Figure 8 on the host", "Figure 7 adversary"]:
         assert row in report, row
 
 

@@ -190,7 +190,8 @@ def report_readahead() -> str:
 # 3 levels of 10 directories under the root (1,111 directories), 16 files in each (17,776
 # files), lognormal sizes of mean 13 KiB (about 225 MiB).
 TREE = {"path": "/linux", "depth": 3, "dirs_per_dir": 10, "files_per_dir": 16, "file_mean_kib": 13.0, "file_size_sigma": 1.2}
-FIND_SCHEDULERS = [("C-LOOK", {"name": "clook"}), ("anticipatory (C-LOOK)", {"name": "anticipatory", "policy": "clook"})]
+FIND_SCHEDULERS = [("C-LOOK", {"name": "clook"}), ("anticipatory (C-LOOK)", {"name": "anticipatory", "policy": "clook"}),
+                   ("deadline (Linux 2.6)", {"name": "deadline"})]
 
 
 def _find_scenario(sched: dict, with_stream: bool, quick: bool) -> dict:
