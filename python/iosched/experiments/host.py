@@ -84,6 +84,12 @@ def report_writeback(p: Plan, out: Path, quick: bool) -> str:
             disk.append((b["t_s"], (b["disk_written_mib"] - a["disk_written_mib"]) / dt))
         series[t] = (tl, app, disk)
         peak_dirty = max(x["dirty_mib"] + x["writeback_mib"] for x in tl)
+        busy = [b for a, b in app if a <= (task["elapsed_s"] or 0)]
+        mean_rate = sum(busy) / max(1, len(busy))
+        sd_rate = (sum((b - mean_rate) ** 2 for b in busy) / max(1, len(busy))) ** 0.5
+        during = [x for x in tl if x["throttled"]]
+        mean_level = sum(x["dirty_mib"] + x["writeback_mib"] for x in during) / max(1, len(during))
+        left = next((x["dirty_mib"] for x in tl if x["t_s"] >= (task["elapsed_s"] or 0) + 1), 0.0)
         first_throttle = next((x["t_s"] for x in tl if x["throttled"]), None)
         mib = task["bytes_written"] / 2**20
         rows.append([
@@ -92,13 +98,15 @@ def report_writeback(p: Plan, out: Path, quick: bool) -> str:
             f"{task['elapsed_s']:.1f}" if task["elapsed_s"] is not None else "-",
             f"{mib / task['elapsed_s']:.1f}" if task["elapsed_s"] else "-",
             f"{tl[0]['background_mib']:.0f} / {tl[0]['limit_mib']:.0f}",
-            f"{peak_dirty:.0f}",
+            f"{mean_level:.0f} / {peak_dirty:.0f}",
+            f"{mean_rate:.0f} ± {sd_rate:.0f}",
             f"{first_throttle:.1f}" if first_throttle is not None else "-",
             f"{task['throttled_s']:.1f}",
             f"{task['pages_written'] * 4 / 1024:.0f}",
             f"{h['flusher_pages'] * 4 / 1024:.0f}",
         ])
-        lines.append(f"- {what}: throttled {_phases(tl)}.")
+        lines.append(f"- {what}: throttled {_phases(tl)}; {left:.0f} MiB still dirty when dd exits (below the background "
+                     "threshold, so only dirty_expire_centisecs gets it written, 30 s after it was dirtied).")
     plot = _writeback_plot(series, out / "writeback.png")
     size = "512 MiB" if quick else "2 GiB"
     memory = "256 MiB" if quick else "1 GiB"
@@ -109,15 +117,20 @@ def report_writeback(p: Plan, out: Path, quick: bool) -> str:
         f"today), ext2 layout, {DD_DEVICE}, deadline, the block layer's defaults. The write() call returns once its pages "
         "are dirty; the flusher writes them back in file-offset order, 4 MiB per inode per pass, as asynchronous "
         "requests; a writer above the limit is throttled.\n\n"
-        + markdown_table(["kernel", "MiB written", "dd time s", "dd MiB/s", "background / limit MiB", "peak dirty+writeback MiB",
+        + markdown_table(["kernel", "MiB written", "dd time s", "dd MiB/s", "background / limit MiB", "dirty+writeback while throttled: mean / peak MiB", "write() MiB/s per 100 ms: mean ± sd",
                           "first throttled at s", "throttled s", "written by dd itself MiB", "written by the flusher MiB"], rows)
         + "\n\n" + "\n".join(lines) + "\n\n"
         f"![writeback]({plot.name})\n\n"
-        "The difference is who writes: in 2.6.32 a throttled dd writes back pages itself (write_chunk = 1.5 x the "
-        "ratelimit per pass, then congestion_wait of up to 100 ms), so its own writes compete with the flusher's on the "
-        "disk and the dirty level sawtooths about the limit; with I/O-less throttling (3.2+) only the flusher writes and "
-        "dd sleeps for pauses computed from the dirty position and the measured write bandwidth, so the level settles "
-        "between the background threshold and the limit. Models: docs/host-writeback.md.\n"
+        "What the two throttles do with the same dd: 2.6.32's balance_dirty_pages lets the writer run until "
+        "dirty + writeback reaches the limit, then makes it write back a chunk itself (write_chunk = 1.5 x the "
+        "ratelimit) and, when it could not, sleep in congestion_wait (1 to 100 ms): the level sits at the limit and the "
+        "write() rate comes in bursts (its spread per 100 ms is the larger one). The writer's own writeback finds the "
+        "flusher already writing the same inode (pages under writeback are skipped), so it writes little itself; the "
+        "disk's rate is the same. I/O-less throttling (3.2+) never lets the writer write: it pauses it for times computed "
+        "from the distance to the setpoint between the background threshold and the limit and from the measured write "
+        "bandwidth, so the level stays low in the band and the write() rate follows the disk's. In both, the flusher "
+        "writes in file-offset order, 4 MiB per inode per pass, and dd is throttled from its first second, since nothing "
+        "but the disk limits a write() of zeroes. Models: docs/host-writeback.md.\n"
     )
 
 
@@ -241,10 +254,15 @@ def report_find(p: Plan, quick: bool) -> str:
         "inode-table and directory blocks (and indirect blocks) read for the find side.\n\n"
         + markdown_table(["scheduler", "find runs", "find time s", "cat processes", "MiB read", "metadata pages read",
                           "data pages read", "metadata share", "stream MB/s", "disk MB/s"], rows)
-        + "\n\nSeelam et al.'s Table 2 (deadline 297 s, LAS 4767 s, CAS 255 s) comes from Linux's own anticipatory "
-        "scheduler, which issue 13 builds; here the anticipation framework of Iyer & Druschel (per-process think-time and "
-        "seek statistics around C-LOOK) meets the same workload: each cat is a new process with no history, so "
-        "anticipation cannot wait for it, while it does wait for the streaming reader.\n"
+        + "\n\nAlone, the find side's time is its metadata and small files: every directory's blocks, every file's "
+        "inode block, then one or two reads per file (most are smaller than the first readahead window). Beside the "
+        "stream, C-LOOK starves it: the stream always has its next request just ahead of the head, so the sweep never "
+        "reaches the cats' requests behind it until the stream wraps to its file's start; the anticipation framework "
+        "around C-LOOK cannot change that (it only adds waits for the stream, whose next request is already the "
+        "sweep's next). Linux 2.6's deadline serves a read queued for 500 ms first, so every cat gets its turn after at "
+        "most about half a second: the find side finishes, at the price of the stream's rate (the head goes back and forth "
+        "between the two). Seelam et al.'s Table 2 on their disk and tree: deadline 297 s, LAS 4767 s, CAS 255 s; Linux's "
+        "anticipatory scheduler (LAS) and CAS are issue 13.\n"
     )
 
 
