@@ -184,7 +184,7 @@ pub struct Kernel {
 impl Kernel {
     pub fn new(cfg: HostConfig, tree: Tree, layout: Layout, defs: Vec<TaskDef>, stop_ns: Nanos, seed: u64) -> Self {
         let cache = PageCache::new(cfg.memory_pages);
-        let wb = Writeback::new(cfg.writeback.clone());
+        let wb = Writeback::new(cfg.writeback);
         let cpus = Cpus::new(cfg.cpu);
         let mut k = Kernel {
             cfg,
