@@ -85,7 +85,7 @@ pub struct FileSection {
 #[serde(deny_unknown_fields)]
 pub struct TaskSection {
     pub name: String,
-    /// cat, find-exec-cat, ls-lR, cat-all, tar, cp-r, dd, drop-caches, sync.
+    /// cat, find-exec-cat, ls-lR, cat-all, tar, cp-r, dd, reader, drop-caches, sync (docs/host.md).
     pub command: String,
     /// The file or directory it works on.
     pub path: Option<String>,
