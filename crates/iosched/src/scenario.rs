@@ -976,6 +976,7 @@ impl Scenario {
             summary.scheduler_counters = sim.scheduler_counters.iter().map(|(k, v)| (k.to_string(), *v)).collect();
             summary.block = sim.block;
             summary.host = workload.host_report();
+            summary.bytes_served = workload.bytes_served();
             if let Some(Stop::Cancelled { at_ns }) = sim.stop {
                 summary.stopped = Some(format!("cancelled at {:.3} s of simulated time", at_ns as f64 / 1e9));
             }

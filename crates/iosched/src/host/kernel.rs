@@ -752,6 +752,10 @@ impl Workload for Kernel {
         }
     }
 
+    fn bytes_served(&self) -> Option<u64> {
+        Some(self.tasks.iter().enumerate().filter(|(i, t)| t.root == *i).map(|(_, t)| t.report.bytes_read).sum())
+    }
+
     fn host_report(&self) -> Option<HostReport> {
         Some(self.report())
     }

@@ -108,6 +108,11 @@ pub struct RunSummary {
     pub bios: u64,
     /// The block layer's counts (merges, waits), when the scenario has a block layer.
     pub block: Option<crate::block::BlockCounters>,
+    /// Bytes the application's reads returned (cache hits included), for workloads that count
+    /// them (applications and hosts): the application-observed throughput is this over
+    /// `elapsed_s`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes_served: Option<u64>,
     /// The host's report (page cache, writeback, tasks), when the scenario has a `[host]`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host: Option<crate::host::report::HostReport>,

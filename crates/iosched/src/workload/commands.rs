@@ -345,7 +345,9 @@ pub enum ReadAccess {
 }
 
 /// Iyer & Druschel's microbenchmark process: `bs`-byte sequential accesses of one file (from
-/// the start again at its end), each followed by a think time (computation).
+/// the start again at its end), each followed by a think time. The paper's processes "pause"
+/// between requests ("the duration ... each process spends waiting between requests", section
+/// 4.2.1): the think time is a sleep, off the CPU.
 pub struct Reader {
     pub ino: Ino,
     pub bs_bytes: u64,
@@ -380,7 +382,7 @@ impl Program for Reader {
         let think = self.think.sample(self.n, rng);
         self.n += 1;
         if think > 0 {
-            out.push_back(Syscall::Compute(think));
+            out.push_back(Syscall::Sleep(think));
         }
         true
     }

@@ -95,6 +95,11 @@ pub trait Workload {
     fn account_pid(&self, pid: u32) -> u32 {
         pid
     }
+    /// Bytes the application's reads returned (read() calls and copies out of mappings, cache
+    /// hits included): the application-observed throughput's numerator. None: not counted.
+    fn bytes_served(&self) -> Option<u64> {
+        None
+    }
     /// A host's report (page cache, writeback, per-task times), for workloads that run one.
     fn host_report(&self) -> Option<crate::host::report::HostReport> {
         None

@@ -617,6 +617,10 @@ impl Workload for AppWorkload {
         }
     }
 
+    fn bytes_served(&self) -> Option<u64> {
+        Some(self.procs.iter().map(|p| p.stats.bytes).sum())
+    }
+
     fn processes(&self) -> Vec<ProcessInfo> {
         let mut v: Vec<ProcessInfo> = self.procs.iter().map(|p| p.info.clone()).collect();
         v.push(ProcessInfo { pid: self.syncer.pid, name: "syncer".into() });
