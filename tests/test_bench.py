@@ -12,5 +12,5 @@ def test_bench_json_reports_every_case():
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     cases = {(r["case"], r["scheduler"]) for r in out["results"]}
-    assert len(cases) == 12
+    assert len(cases) == 14
     assert all(r["requests"] >= 1000 and r["requests_per_cpu_s"] > 0 for r in out["results"])

@@ -47,3 +47,16 @@ def test_bad_host_input_is_an_error(tmp_path):
     res = CliRunner().invoke(app, ["run", str(bad)])
     assert res.exit_code != 0
     assert "dirty_background_ratio" in res.output and "Traceback" not in res.output
+
+
+def test_host_reproduction_is_deterministic(tmp_path):
+    """The same reproduction twice (and with one worker or two) gives the same report, apart
+    from its wall time."""
+    import re
+
+    reports = []
+    for out, jobs in [(tmp_path / "a", "1"), (tmp_path / "b", "2")]:
+        res = CliRunner().invoke(app, ["reproduce", "host", "--quick", "--out", str(out), "--jobs", jobs])
+        assert res.exit_code == 0, res.output
+        reports.append(re.sub(r"runs in [0-9.]+ s", "runs in X s", (out / "report.md").read_text()))
+    assert reports[0] == reports[1]
