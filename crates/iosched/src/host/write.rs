@@ -80,13 +80,15 @@ impl Kernel {
             let covers_old = pos == page_start && page_end >= (page_start + PAGE_BYTES).min(old_size);
             let need_read = page_start < old_size && !covers_old;
             let key = PageKey::new(ino, index);
-            match self.cache.find(key) {
-                Lookup::Locked => return self.wait_page(t, key),
-                Lookup::Miss if need_read => {
+            if !self.cache.contains(key) {
+                // A page the write creates is no cache miss; one with old data on disk is read.
+                if need_read {
+                    self.cache.find(key);
                     self.read_pages(t, ino, index, 1, false, now, out);
                     return self.wait_page(t, key);
                 }
-                _ => {}
+            } else if self.cache.find(key) == Lookup::Locked {
+                return self.wait_page(t, key);
             }
             let newly = self.cache.write(key, now);
             self.written_bytes += page_end - pos;
