@@ -396,6 +396,18 @@ def reproduce_host(
     _reproduce("host", out_dir, jobs, dask, quick=quick)
 
 
+@reproduce_app.command("seelam2005")
+def reproduce_seelam2005(
+    out_dir: Path = typer.Option(Path("results/seelam2005"), "--out", help="Output directory."),
+    quick: bool = typer.Option(False, "--quick", help="Smaller files, trees and memory, shorter runs (a smoke test)."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help=_JOBS_HELP),
+    dask: Optional[str] = typer.Option(None, "--dask", help=_DASK_HELP),
+) -> None:
+    """Seelam et al. 2005, 'Enhancements to Linux I/O scheduling': Tables 1-3 and Figure 3 on the host
+    (deadline, LAS, CAS; schedulers not registered are skipped)."""
+    _reproduce("seelam2005", out_dir, jobs, dask, quick=quick)
+
+
 @app.command()
 def sweep(
     file: Path = typer.Argument(..., help="Base scenario TOML file."),

@@ -143,6 +143,7 @@ impl Kernel {
     pub(super) fn complete_bio(&mut self, info: BioInfo, now: Nanos, out: &mut Emit) {
         match info.kind {
             BioKind::Read { ino, first, pages } => {
+                self.disk_read_bytes += pages * PAGE_BYTES;
                 for index in first..first + pages {
                     let key = PageKey::new(ino, index);
                     self.cache.read_done(key);
@@ -171,11 +172,14 @@ impl Kernel {
             BioKind::Direct { write, .. } => {
                 if let Submitter::Task(t) = info.submitter {
                     self.tasks[t].outstanding -= 1;
+                    let bytes = match info.kind {
+                        BioKind::Direct { bytes, .. } => bytes,
+                        _ => 0,
+                    };
                     if write {
-                        self.disk_written_bytes += match info.kind {
-                            BioKind::Direct { bytes, .. } => bytes,
-                            _ => 0,
-                        };
+                        self.disk_written_bytes += bytes;
+                    } else {
+                        self.disk_read_bytes += bytes;
                     }
                     if self.tasks[t].wait == Wait::OwnIo {
                         self.check_io_wait(t, now, out);

@@ -176,6 +176,7 @@ pub struct Kernel {
     /// Writes that found the file system full.
     pub(super) enospc: u64,
     pub(super) disk_written_bytes: u64,
+    pub(super) disk_read_bytes: u64,
     timeline: Vec<Sample>,
     pub stop_ns: Nanos,
     seed: u64,
@@ -216,6 +217,7 @@ impl Kernel {
             written_bytes: 0,
             enospc: 0,
             disk_written_bytes: 0,
+            disk_read_bytes: 0,
             timeline: Vec::new(),
             stop_ns,
             seed,
@@ -618,6 +620,7 @@ impl Kernel {
             limit_mib: mib(th.limit_pages),
             written_mib: self.written_bytes as f64 / (1 << 20) as f64,
             disk_written_mib: self.disk_written_bytes as f64 / (1 << 20) as f64,
+            disk_read_mib: self.disk_read_bytes as f64 / (1 << 20) as f64,
             throttled: self.throttled_now,
         });
         if (self.alive > 0 || self.cache.dirty_pages() + self.cache.writeback_pages() > 0) && now < self.stop_ns {

@@ -47,6 +47,8 @@ pub struct Sample {
     pub written_mib: f64,
     /// Bytes of writes the disk has completed so far.
     pub disk_written_mib: f64,
+    /// Bytes of reads the disk has completed so far (file data, metadata, direct reads).
+    pub disk_read_mib: f64,
     /// Tasks paused by dirty throttling at this instant.
     pub throttled: u32,
 }
