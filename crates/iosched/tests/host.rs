@@ -736,3 +736,43 @@ fn host_and_tasks_go_together_and_alone() {
     let e = err(&format!("[host]\n{ONE_FILE}{ONE_TASK}[[process]]\nname = \"p\"\n"));
     assert!(e.contains("[[process]]") && e.contains("[host]"), "{e}");
 }
+
+/// A task after another may name what that one makes: `tar` of `cp -r`'s copy reads what cp
+/// wrote; a path that never appears is the task's error, not a panic or a silent success.
+#[test]
+fn a_later_task_finds_what_an_earlier_one_made() {
+    let text = r#"
+[host]
+memory_mib = 64
+fs_mib = 2048
+tree = [{ path = "/src", depth = 1, dirs_per_dir = 2, files_per_dir = 5, file_mean_kib = 16 }]
+[[task]]
+name = "cp"
+command = "cp-r"
+path = "/src"
+to = "/copy"
+[[task]]
+name = "tar"
+command = "tar"
+path = "/copy"
+to = "/backup.tar"
+after = "cp"
+[[task]]
+name = "ghost"
+command = "cat"
+path = "/nowhere/file"
+after = "tar"
+[[scheduler]]
+name = "deadline"
+[run]
+duration_s = 600
+"#;
+    let r = run(text);
+    let (cp, tar, ghost) = (task(&r, "cp"), task(&r, "tar"), task(&r, "ghost"));
+    assert!(cp.bytes_written > 0 && cp.errors == 0);
+    assert_eq!(tar.bytes_read, cp.bytes_written, "tar reads exactly the copy");
+    assert!(tar.bytes_written > tar.bytes_read, "the archive adds headers and padding");
+    assert_eq!(ghost.errors, 1);
+    assert!(ghost.error.as_deref().unwrap_or("").contains("/nowhere/file"), "{:?}", ghost.error);
+    assert_eq!(ghost.bytes_read, 0);
+}

@@ -352,6 +352,9 @@ impl Kernel {
             r.throttled_s += child.throttled_s;
             r.cpu_s += child.cpu_s;
             r.errors += child.errors;
+            if r.error.is_none() {
+                r.error = child.error;
+            }
         }
         if let Some(parent) = self.tasks[t].parent_waiting.take() {
             if self.tasks[parent].wait == Wait::Child {
@@ -453,6 +456,12 @@ impl Kernel {
                 false
             }
             Syscall::Spawn { .. } => unreachable!("run hands spawns to `spawn`"),
+            Syscall::Fail(ref message) => {
+                let r = &mut self.tasks[t].report;
+                r.errors += 1;
+                r.error.get_or_insert_with(|| message.clone());
+                false
+            }
             Syscall::DropCaches => {
                 self.cache.drop_clean();
                 self.dcache.clear();

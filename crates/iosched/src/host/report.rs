@@ -30,8 +30,11 @@ pub struct TaskReport {
     pub throttled_s: f64,
     /// CPU time its compute steps asked for.
     pub cpu_s: f64,
-    /// Calls that failed (creating a file on a full file system).
+    /// Calls that failed (creating a file on a full file system, a path missing when the task
+    /// started).
     pub errors: u64,
+    /// The first failure's message.
+    pub error: Option<String>,
 }
 
 /// One sample of the writeback state (`[host] sample_ms`).

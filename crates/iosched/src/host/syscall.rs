@@ -73,6 +73,9 @@ pub enum Syscall {
     DropCaches,
     /// sync(): every dirty page written, waited for.
     Sync,
+    /// A call that cannot be made (a path that does not exist when the task starts): counted
+    /// in the task's `errors`, the message kept.
+    Fail(String),
 }
 
 /// A process's behaviour: appends its next calls to `out` (false: the process exits).

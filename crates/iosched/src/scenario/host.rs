@@ -389,101 +389,135 @@ fn lookup(tree: &Tree, task: &TaskSection, field: &str, path: Option<&str>) -> R
     tree.lookup(p).ok_or_else(|| format!("task `{}`: field `{field}` = `{p}`: no such file or directory in the host's tree", task.name))
 }
 
+/// The program of task `t`, its paths looked up in `tree`.
+fn program_for(t: &TaskSection, tree: &Tree) -> Result<Box<dyn crate::host::syscall::Program>, String> {
+    let bs =
+        (positive(&format!("task `{}`: field `bs_kib`", t.name), t.bs_kib.unwrap_or(DEFAULT_TASK_BS_KIB), 1_048_576.0)? * 1024.0) as u64;
+    let exec_ns = us_to_ns(t.exec_us.unwrap_or(DEFAULT_EXEC_US).max(0.0));
+    let dir = |ino: Ino, field: &str| -> Result<Ino, String> {
+        if tree.is_dir(ino) {
+            Ok(ino)
+        } else {
+            Err(format!("task `{}`: field `{field}` must name a directory", t.name))
+        }
+    };
+    let file = |ino: Ino, field: &str| -> Result<Ino, String> {
+        if tree.is_dir(ino) {
+            Err(format!("task `{}`: field `{field}` must name a regular file", t.name))
+        } else {
+            Ok(ino)
+        }
+    };
+    Ok(match t.command.as_str() {
+        "cat" => {
+            let ino = file(lookup(tree, t, "path", t.path.as_deref())?, "path")?;
+            let direct = match t.flag.as_deref() {
+                None => false,
+                Some("direct") => true,
+                Some(o) => return Err(format!("task `{}`: field `flag` = `{o}`: cat takes only \"direct\"", t.name)),
+            };
+            Box::new(Cat::new(ino, bs, t.loops.unwrap_or(1), direct, 0))
+        }
+        "find-exec-cat" => Box::new(FindExecCat::new(dir(lookup(tree, t, "path", t.path.as_deref())?, "path")?, bs, exec_ns)),
+        "ls-lR" => Box::new(ListRecursive::new(dir(lookup(tree, t, "path", t.path.as_deref())?, "path")?)),
+        "cat-all" => Box::new(ReadAll::new(dir(lookup(tree, t, "path", t.path.as_deref())?, "path")?, bs, None)),
+        "tar" => {
+            let root = dir(lookup(tree, t, "path", t.path.as_deref())?, "path")?;
+            let archive = file(lookup(tree, t, "to", t.to.as_deref())?, "to")?;
+            Box::new(ReadAll::new(root, bs, Some(archive)))
+        }
+        "cp-r" => {
+            let src = dir(lookup(tree, t, "path", t.path.as_deref())?, "path")?;
+            let to = t.to.as_deref().ok_or_else(|| format!("task `{}`: command `cp-r` needs `to`", t.name))?;
+            let (parent_path, name) = match to.trim_end_matches('/').rsplit_once('/') {
+                Some((p, n)) if !n.is_empty() => (if p.is_empty() { "/" } else { p }, n),
+                _ => return Err(format!("task `{}`: field `to` = `{to}`: give an absolute path such as /copy", t.name)),
+            };
+            let parent = tree
+                .lookup(parent_path)
+                .ok_or_else(|| format!("task `{}`: field `to` = `{to}`: directory `{parent_path}` does not exist", t.name))?;
+            if tree.lookup(to).is_some() {
+                return Err(format!("task `{}`: field `to` = `{to}` exists already", t.name));
+            }
+            Box::new(CopyTree::new(src, dir(parent, "to")?, name.to_string(), bs))
+        }
+        "dd" => {
+            let ino = file(lookup(tree, t, "path", t.path.as_deref())?, "path")?;
+            let size = positive(&format!("task `{}`: field `size_mib`", t.name), t.size_mib.unwrap_or(0.0), 16_777_216.0)?;
+            let mode = match t.flag.as_deref() {
+                None => WriteMode::Buffered,
+                Some("direct") => WriteMode::Direct,
+                Some("sync") => WriteMode::Sync,
+                Some(o) => return Err(format!("task `{}`: field `flag` = `{o}` (known: direct, sync)", t.name)),
+            };
+            Box::new(Dd::new(ino, bs, (size * (1 << 20) as f64) as u64, mode, t.fsync))
+        }
+        "reader" => {
+            use crate::workload::think::Think;
+            let ino = file(lookup(tree, t, "path", t.path.as_deref())?, "path")?;
+            let access = match t.access.as_deref().unwrap_or("mmap") {
+                "mmap" => ReadAccess::Mmap,
+                "read" => ReadAccess::Read,
+                o => return Err(format!("task `{}`: field `access` = `{o}` (known: mmap, read)", t.name)),
+            };
+            let think_us = t.think_us.unwrap_or(0.0);
+            if !(think_us.is_finite() && (0.0..=3.6e9).contains(&think_us)) {
+                return Err(format!("task `{}`: field `think_us` must be in [0, 3600000000], got {think_us}", t.name));
+            }
+            let think_ns = us_to_ns(think_us);
+            let think = match t.think.as_deref().unwrap_or("fixed") {
+                "fixed" => Think::Fixed(think_ns),
+                "uniform" => Think::Uniform(think_ns),
+                "adversary" => Think::Adversary {
+                    quick_ns: think_ns,
+                    quick: t.adversary_quick.unwrap_or(0),
+                    wait_ns: us_to_ns(t.adversary_wait_us.unwrap_or(0.0).clamp(0.0, 3.6e9)),
+                },
+                o => return Err(format!("task `{}`: field `think` = `{o}` (known: fixed, uniform, adversary)", t.name)),
+            };
+            Box::new(Reader::new(ino, bs, access, think))
+        }
+        "drop-caches" => commands::once(vec![Syscall::DropCaches]),
+        _ => commands::once(vec![Syscall::Sync]),
+    })
+}
+
+/// A task whose paths are looked up when it starts (they name what an earlier task makes).
+struct Deferred {
+    task: TaskSection,
+    inner: Option<Box<dyn crate::host::syscall::Program>>,
+}
+
+impl crate::host::syscall::Program for Deferred {
+    fn next(&mut self, tree: &Tree, rng: &mut rand_pcg::Pcg64, out: &mut std::collections::VecDeque<Syscall>) -> bool {
+        if self.inner.is_none() {
+            match program_for(&self.task, tree) {
+                Ok(p) => self.inner = Some(p),
+                Err(e) => {
+                    // Reported in the task's results; the task ends.
+                    out.push_back(Syscall::Fail(e));
+                    self.inner = Some(commands::once(Vec::new()));
+                    return true;
+                }
+            }
+        }
+        self.inner.as_mut().expect("built above").next(tree, rng, out)
+    }
+}
+
 fn task_defs(tasks: &[TaskSection], tree: &Tree) -> Result<Vec<TaskDef>, String> {
     let mut defs = Vec::new();
     for t in tasks {
         if !COMMANDS.contains(&t.command.as_str()) {
             return Err(format!("task `{}`: field `command`: unknown command `{}` (known: {})", t.name, t.command, COMMANDS.join(", ")));
         }
-        let bs = (positive(&format!("task `{}`: field `bs_kib`", t.name), t.bs_kib.unwrap_or(DEFAULT_TASK_BS_KIB), 1_048_576.0)? * 1024.0)
-            as u64;
-        let exec_ns = us_to_ns(t.exec_us.unwrap_or(DEFAULT_EXEC_US).max(0.0));
-        let dir = |ino: Ino, field: &str| -> Result<Ino, String> {
-            if tree.is_dir(ino) {
-                Ok(ino)
-            } else {
-                Err(format!("task `{}`: field `{field}` must name a directory", t.name))
-            }
-        };
-        let file = |ino: Ino, field: &str| -> Result<Ino, String> {
-            if tree.is_dir(ino) {
-                Err(format!("task `{}`: field `{field}` must name a regular file", t.name))
-            } else {
-                Ok(ino)
-            }
-        };
-        let program: Box<dyn crate::host::syscall::Program> = match t.command.as_str() {
-            "cat" => {
-                let ino = file(lookup(tree, t, "path", t.path.as_deref())?, "path")?;
-                let direct = match t.flag.as_deref() {
-                    None => false,
-                    Some("direct") => true,
-                    Some(o) => return Err(format!("task `{}`: field `flag` = `{o}`: cat takes only \"direct\"", t.name)),
-                };
-                Box::new(Cat::new(ino, bs, t.loops.unwrap_or(1), direct, 0))
-            }
-            "find-exec-cat" => Box::new(FindExecCat::new(dir(lookup(tree, t, "path", t.path.as_deref())?, "path")?, bs, exec_ns)),
-            "ls-lR" => Box::new(ListRecursive::new(dir(lookup(tree, t, "path", t.path.as_deref())?, "path")?)),
-            "cat-all" => Box::new(ReadAll::new(dir(lookup(tree, t, "path", t.path.as_deref())?, "path")?, bs, None)),
-            "tar" => {
-                let root = dir(lookup(tree, t, "path", t.path.as_deref())?, "path")?;
-                let archive = file(lookup(tree, t, "to", t.to.as_deref())?, "to")?;
-                Box::new(ReadAll::new(root, bs, Some(archive)))
-            }
-            "cp-r" => {
-                let src = dir(lookup(tree, t, "path", t.path.as_deref())?, "path")?;
-                let to = t.to.as_deref().ok_or_else(|| format!("task `{}`: command `cp-r` needs `to`", t.name))?;
-                let (parent_path, name) = match to.trim_end_matches('/').rsplit_once('/') {
-                    Some((p, n)) if !n.is_empty() => (if p.is_empty() { "/" } else { p }, n),
-                    _ => return Err(format!("task `{}`: field `to` = `{to}`: give an absolute path such as /copy", t.name)),
-                };
-                let parent = tree
-                    .lookup(parent_path)
-                    .ok_or_else(|| format!("task `{}`: field `to` = `{to}`: directory `{parent_path}` does not exist", t.name))?;
-                if tree.lookup(to).is_some() {
-                    return Err(format!("task `{}`: field `to` = `{to}` exists already", t.name));
-                }
-                Box::new(CopyTree::new(src, dir(parent, "to")?, name.to_string(), bs))
-            }
-            "dd" => {
-                let ino = file(lookup(tree, t, "path", t.path.as_deref())?, "path")?;
-                let size = positive(&format!("task `{}`: field `size_mib`", t.name), t.size_mib.unwrap_or(0.0), 16_777_216.0)?;
-                let mode = match t.flag.as_deref() {
-                    None => WriteMode::Buffered,
-                    Some("direct") => WriteMode::Direct,
-                    Some("sync") => WriteMode::Sync,
-                    Some(o) => return Err(format!("task `{}`: field `flag` = `{o}` (known: direct, sync)", t.name)),
-                };
-                Box::new(Dd::new(ino, bs, (size * (1 << 20) as f64) as u64, mode, t.fsync))
-            }
-            "reader" => {
-                use crate::workload::think::Think;
-                let ino = file(lookup(tree, t, "path", t.path.as_deref())?, "path")?;
-                let access = match t.access.as_deref().unwrap_or("mmap") {
-                    "mmap" => ReadAccess::Mmap,
-                    "read" => ReadAccess::Read,
-                    o => return Err(format!("task `{}`: field `access` = `{o}` (known: mmap, read)", t.name)),
-                };
-                let think_us = t.think_us.unwrap_or(0.0);
-                if !(think_us.is_finite() && (0.0..=3.6e9).contains(&think_us)) {
-                    return Err(format!("task `{}`: field `think_us` must be in [0, 3600000000], got {think_us}", t.name));
-                }
-                let think_ns = us_to_ns(think_us);
-                let think = match t.think.as_deref().unwrap_or("fixed") {
-                    "fixed" => Think::Fixed(think_ns),
-                    "uniform" => Think::Uniform(think_ns),
-                    "adversary" => Think::Adversary {
-                        quick_ns: think_ns,
-                        quick: t.adversary_quick.unwrap_or(0),
-                        wait_ns: us_to_ns(t.adversary_wait_us.unwrap_or(0.0).clamp(0.0, 3.6e9)),
-                    },
-                    o => return Err(format!("task `{}`: field `think` = `{o}` (known: fixed, uniform, adversary)", t.name)),
-                };
-                Box::new(Reader::new(ino, bs, access, think))
-            }
-            "drop-caches" => commands::once(vec![Syscall::DropCaches]),
-            _ => commands::once(vec![Syscall::Sync]),
-        };
+        // A task that runs after another may name what that one makes (cp -r's copy): its
+        // paths are then looked up when it starts.
+        let deferred = t.after.is_some()
+            && [t.path.as_deref(), t.to.as_deref()].iter().flatten().any(|p| tree.lookup(p).is_none())
+            && t.command != "cp-r";
+        let program: Box<dyn crate::host::syscall::Program> =
+            if deferred { Box::new(Deferred { task: t.clone(), inner: None }) } else { program_for(t, tree)? };
         let start = match &t.after {
             None => Start::At(ms_to_ns(t.start_ms.max(0.0))),
             Some(name) => {
