@@ -13,6 +13,7 @@ pub mod deadline_v25;
 pub mod fcfs;
 pub mod gstf;
 pub mod kyber;
+pub mod las;
 pub mod look;
 pub mod lottery;
 pub mod mq_deadline;
@@ -217,6 +218,10 @@ impl<P: Policy> Scheduler for P {
     }
 }
 
+#[cfg(test)]
+mod cas_tests;
+#[cfg(test)]
+mod las_tests;
 #[cfg(test)]
 mod share_tests;
 #[cfg(test)]
