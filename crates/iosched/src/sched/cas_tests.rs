@@ -1,0 +1,1 @@
+//! CAS tests (to come).

@@ -1001,3 +1001,10 @@ pub fn new_las(t: &TunableValues) -> Result<As, String> {
 pub fn new_cas(t: &TunableValues) -> Result<As, String> {
     As::new(Variant::Cas { consume_limit_pct: whole(t, "antic_consume_limit")? }, t)
 }
+
+#[cfg(test)]
+#[path = "las_tests.rs"]
+mod las_tests;
+#[cfg(test)]
+#[path = "cas_tests.rs"]
+mod cas_tests;

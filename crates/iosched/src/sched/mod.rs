@@ -219,10 +219,6 @@ impl<P: Policy> Scheduler for P {
 }
 
 #[cfg(test)]
-mod cas_tests;
-#[cfg(test)]
-mod las_tests;
-#[cfg(test)]
 mod share_tests;
 #[cfg(test)]
 mod tests;
