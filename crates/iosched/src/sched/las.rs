@@ -500,8 +500,7 @@ impl As {
     fn antic_waitreq(&mut self) {
         if self.antic_status == AnticStatus::Off {
             self.waits += 1;
-            self.antic_status =
-                if self.io_context.is_none() || self.ioc_finished { AnticStatus::WaitNext } else { AnticStatus::WaitReq };
+            self.antic_status = if self.io_context.is_none() || self.ioc_finished { AnticStatus::WaitNext } else { AnticStatus::WaitReq };
         }
     }
 
@@ -510,11 +509,8 @@ impl As {
     fn close_req(&self, aic: &Aic, req: &Request, now: Nanos) -> bool {
         let last = self.last_sector[self.batch_dir];
         let next = req.start_sector;
-        let delay = if self.antic_status == AnticStatus::Off || !self.ioc_finished {
-            0
-        } else {
-            now.saturating_sub(self.antic_start) / NS_PER_MS
-        };
+        let delay =
+            if self.antic_status == AnticStatus::Off || !self.ioc_finished { 0 } else { now.saturating_sub(self.antic_start) / NS_PER_MS };
         let delta = if delay == 0 {
             CLOSE_WINDOW
         } else if delay <= 20 && delay <= self.antic_expire_jiffies {
@@ -831,8 +827,7 @@ impl Scheduler for As {
         self.dirs[dir].insert(Queued { req, deadline_ns: now + self.fifo_expire[dir], seq: self.seq });
         let key = (req.start_sector, req.id);
         self.next_rq[dir] = self.choose_req(dir, Some(key), self.next_rq[dir]);
-        if matches!(self.antic_status, AnticStatus::WaitReq | AnticStatus::WaitNext) && self.can_break(Some(&req), now).is_some()
-        {
+        if matches!(self.antic_status, AnticStatus::WaitReq | AnticStatus::WaitNext) && self.can_break(Some(&req), now).is_some() {
             self.antic_stop();
         }
     }
@@ -974,7 +969,11 @@ pub const LAS_TUNABLES: &[Tunable] = &[
         WRITE_BATCH_EXPIRE_MS,
         "target length of a write batch (write_batch_count is tuned toward it; starts at this / 10, at least 2)",
     ),
-    ms_tunable("antic_expire", ANTIC_EXPIRE_MS, "longest wait for the anticipated process after its request completes; 0 = no anticipation"),
+    ms_tunable(
+        "antic_expire",
+        ANTIC_EXPIRE_MS,
+        "longest wait for the anticipated process after its request completes; 0 = no anticipation",
+    ),
 ];
 
 pub const CAS_TUNABLES: &[Tunable] = &[
@@ -1003,8 +1002,8 @@ pub fn new_cas(t: &TunableValues) -> Result<As, String> {
 }
 
 #[cfg(test)]
-#[path = "las_tests.rs"]
-mod las_tests;
-#[cfg(test)]
 #[path = "cas_tests.rs"]
 mod cas_tests;
+#[cfg(test)]
+#[path = "las_tests.rs"]
+mod las_tests;
