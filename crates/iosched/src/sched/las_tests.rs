@@ -651,3 +651,23 @@ fn an_expired_read_is_served_before_the_batch_order() {
     // yet expired, then next check at 250.
     assert_eq!(served_f_at, Some(250));
 }
+
+#[test]
+fn registry_builds_las_and_cas_with_linux_tunable_names() {
+    use super::super::registry::{build, info};
+    let t = |pairs: &[(&str, f64)]| -> BTreeMap<String, f64> { pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect() };
+    let names: Vec<_> = info("las").unwrap().tunables.iter().map(|t| t.name).collect();
+    assert_eq!(names, ["read_expire", "write_expire", "read_batch_expire", "write_batch_expire", "antic_expire"]);
+    assert_eq!(info("as-2.6").unwrap().name, "las");
+    assert_eq!(info("cas").unwrap().tunables.last().unwrap().name, "antic_consume_limit");
+    assert_eq!(build("las", None, &t(&[("antic_expire", 10.0)])).unwrap().name(), "las");
+    assert_eq!(build("cas", None, &t(&[("antic_consume_limit", 50.0)])).unwrap().name(), "cas");
+    assert!(build("las", None, &t(&[("antic_consume_limit", 50.0)])).is_err(), "CAS's tunable only");
+    assert!(build("las", None, &t(&[("fifo_batch", 16.0)])).err().unwrap().contains("unknown tunable"));
+    assert!(build("las", None, &t(&[("antic_expire", 1.5)])).is_err());
+    assert!(!build("las", None, &BTreeMap::new()).unwrap().is_work_conserving());
+    // A scenario names them too.
+    let text = "[device]\npreset = \"fujitsu-m2361a\"\n[workload]\nkind = \"closed-queue\"\nqueue_depth = 4\nrequest_kib = 4\nrequests = 50\n[[scheduler]]\nname = \"las\"\nantic_expire = 3\nread_expire = 100\n[[scheduler]]\nname = \"cas\"\nantic_consume_limit = 40\n";
+    let runs = crate::scenario::Scenario::parse(text, "t.toml").unwrap().run(None).unwrap();
+    assert!(runs.iter().all(|r| r.summary.requests == 50));
+}
