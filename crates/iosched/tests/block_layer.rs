@@ -23,6 +23,10 @@ name = "noop"
 name = "clook"
 [[scheduler]]
 name = "anticipatory"
+[[scheduler]]
+name = "las"
+[[scheduler]]
+name = "cas"
 "#;
 
 #[test]

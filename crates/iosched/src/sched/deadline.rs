@@ -107,6 +107,11 @@ impl DirQueue {
         self.sort.range((Excluded(key), Unbounded)).next().copied()
     }
 
+    /// The last request in sector order strictly before `key` (Linux: rb_prev).
+    pub fn before(&self, key: (u64, RequestId)) -> Option<(u64, RequestId)> {
+        self.sort.range(..key).next_back().copied()
+    }
+
     /// The first request starting at or after `sector` (mq-deadline's deadline_from_pos).
     pub fn at_or_after(&self, sector: u64) -> Option<(u64, RequestId)> {
         self.sort.range((sector, 0)..).next().copied()

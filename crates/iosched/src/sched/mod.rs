@@ -13,6 +13,7 @@ pub mod deadline_v25;
 pub mod fcfs;
 pub mod gstf;
 pub mod kyber;
+pub mod las;
 pub mod look;
 pub mod lottery;
 pub mod mq_deadline;

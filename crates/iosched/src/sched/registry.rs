@@ -73,6 +73,22 @@ pub const SCHEDULERS: &[SchedulerInfo] = &[
         tunables: mq_deadline::TUNABLES,
     },
     SchedulerInfo {
+        name: "las",
+        aliases: &["as-2.6"],
+        kind: "scheduler",
+        summary: "Linux 2.6 anticipatory scheduler: deadline-style read/write batches and FIFOs, one-way elevator with penalised back seeks, per-process think time and seek distance, waits for the last reader's next request",
+        source: "Linux block/as-iosched.c (2.6.32), Documentation/block/as-iosched.txt",
+        tunables: las::LAS_TUNABLES,
+    },
+    SchedulerInfo {
+        name: "cas",
+        aliases: &[],
+        kind: "scheduler",
+        summary: "cooperative anticipatory scheduler: LAS whose anticipation moves to any process issuing a close read, with cooperative and system exit probabilities",
+        source: "Seelam et al. 2005 sections 4 and 7 (on Linux 2.6.32's as-iosched.c)",
+        tunables: las::CAS_TUNABLES,
+    },
+    SchedulerInfo {
         name: "sstf",
         aliases: &["ssf"],
         kind: "policy",
@@ -215,6 +231,8 @@ fn build_scheduler(info: &SchedulerInfo, tunables: &BTreeMap<String, f64>) -> Re
         "deadline-2.5" => Box::new(deadline_v25::DeadlineV25::new(&t)?),
         "deadline" => Box::new(deadline::Deadline::new(&t)?),
         "mq-deadline" => Box::new(mq_deadline::MqDeadline::new(&t)?),
+        "las" => Box::new(las::new_las(&t)?),
+        "cas" => Box::new(las::new_cas(&t)?),
         other => return Err(format!("`{other}` cannot be built on its own")),
     })
 }
