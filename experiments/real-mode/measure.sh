@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Reproduces the "More measurements" section of docs/real-mode.md.
-# Usage: experiments/real-mode/measure.sh [dd|cat|find|sim|fio|fio4|all]   (root or fusermount3 needed)
+# Usage: experiments/real-mode/measure.sh [dd|cat|find|las|sim|fio|fio4|all]   (root or fusermount3 needed)
 # Work files go to $WORK (default /tmp/iosched-rm); the mount is always unmounted on exit.
 set -u
 cd "$(dirname "$0")/../.."
@@ -133,6 +133,9 @@ case $what in
             build_find_tree; mount_it "$WORK/find-backing" find-alone clook && \
               /usr/bin/time -f "find -exec cat alone %e s" find "$MNT/tree" -type f -exec cat {} \; > /dev/null
             iosched umount "$MNT" ;;&
+  las|all) run_find find-dio-las las --direct-io; run_find find-dio-cas cas --direct-io
+           run_find find-las las; run_find find-cas cas
+           iosched run experiments/real-mode/find-sim-dio-las.toml ;;&
   sim|all) for f in cat-sim-128 cat-sim-256 find-sim-cache find-sim-dio fio-sim-sequential fio-sim-random; do
              iosched run experiments/real-mode/$f.toml; done ;;&
   fio|all) for rw in read randread; do run_fio fio-$rw-clook $rw clook; run_fio fio-$rw-as $rw anticipatory aged-sptf; done ;;&
