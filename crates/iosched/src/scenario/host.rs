@@ -110,7 +110,7 @@ pub struct TaskSection {
     pub after: Option<String>,
     /// reader: "mmap" (default) or "read".
     pub access: Option<String>,
-    /// reader: think time after each access (computation), and its distribution: "fixed"
+    /// reader: think time after each access (a sleep: the paper's pause), and its distribution: "fixed"
     /// (default), "uniform" (on [0, think_us]) or "adversary" (`adversary_quick` quick ones,
     /// then one of `adversary_wait_us`).
     pub think_us: Option<f64>,
