@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import time
+from statistics import median
 from collections import defaultdict
 from pathlib import Path
 from typing import Callable, Optional
@@ -243,12 +244,6 @@ def _run_seeds(paths: list, pool: Pool, progress=None) -> dict:
     return out
 
 
-def _median(xs: list) -> float:
-    xs = sorted(xs)
-    n = len(xs)
-    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
-
-
 def _served_mb_s(s: dict) -> float:
     """Application-observed throughput (the paper's metric): bytes the reads returned, cache hits
     included, per second (MB = 10^6 B)."""
@@ -306,7 +301,7 @@ def applications(directory: Path, pool: Optional[Pool] = None, progress=None, ad
     table = []
 
     def seeds_range(xs: list, fmt: str) -> str:
-        return f"{fmt.format(_median(xs))} (seeds: {fmt.format(min(xs))} to {fmt.format(max(xs))})"
+        return f"{fmt.format(median(xs))} (seeds: {fmt.format(min(xs))} to {fmt.format(max(xs))})"
 
     # 4.3 Andrew: the scan phase's time.
     def andrew_saved(runs: dict, phase_time) -> list:
@@ -317,27 +312,27 @@ def applications(directory: Path, pool: Optional[Pool] = None, progress=None, ad
     hf = host["andrew"]
     table.append(["4.3 Andrew: scan phase time saved by AS", "54%", seeds_range(old_saved, "{:.0%}"),
                   f"whole benchmark: {seeds_range(full_saved, '{:.0%}')}; scan phase alone: {seeds_range(scan_saved, '{:.0%}')}",
-                  _verdict(0.4 < _median(full_saved) < 0.7)])
+                  _verdict(0.4 < median(full_saved) < 0.7)])
     # 4.4 Apache: application-observed throughput.
     for variant, paper, lo, hi in [("read", "+29%", 0.15, 0.45), ("mmap", "+71%", 0.45, 1.0), ("default", "+59% (2.2 -> 3.5 MB/s)", 0.4, 0.8)]:
         name = f"apache-{variant}"
         g_old = [_served_mb_s(a) / _served_mb_s(o) - 1 for o, a in zip(old_all[name][O], old_all[name][A])]
         g = [_served_mb_s(a) / _served_mb_s(o) - 1 for o, a in zip(host_all[name][O], host_all[name][A])]
-        ho = _median([_served_mb_s(x) for x in host_all[name][O]])
-        ha = _median([_served_mb_s(x) for x in host_all[name][A]])
-        oo = _median([_served_mb_s(x) for x in old_all[name][O]])
-        oa = _median([_served_mb_s(x) for x in old_all[name][A]])
+        ho = median([_served_mb_s(x) for x in host_all[name][O]])
+        ha = median([_served_mb_s(x) for x in host_all[name][A]])
+        oo = median([_served_mb_s(x) for x in old_all[name][O]])
+        oa = median([_served_mb_s(x) for x in old_all[name][A]])
         table.append([f"4.4 Apache ({variant}{', the default configuration' if variant == 'default' else ''}): throughput", paper,
                       f"{oo:.1f} -> {oa:.1f} MB/s, gain {seeds_range(g_old, '{:+.0%}')}",
-                      f"{ho:.1f} -> {ha:.1f} MB/s, gain {seeds_range(g, '{:+.0%}')}", _verdict(lo < _median(g) < hi)])
+                      f"{ho:.1f} -> {ha:.1f} MB/s, gain {seeds_range(g, '{:+.0%}')}", _verdict(lo < median(g) < hi)])
     apache_rows, ratios = [], []
     for variant in ["read", "mmap", "default"]:
         name = f"apache-{variant}"
         for where, runs in [("model", old_all), ("host", host_all)]:
             cells = []
             for label in (O, A):
-                served = _median([_served_mb_s(x) for x in runs[name][label]])
-                disk = _median([x["throughput_mb_s"] for x in runs[name][label]])
+                served = median([_served_mb_s(x) for x in runs[name][label]])
+                disk = median([x["throughput_mb_s"] for x in runs[name][label]])
                 ratios.append(served / max(disk, 1e-9))
                 cells += [f"{served:.1f}", f"{disk:.2f}"]
             apache_rows.append([variant, where] + cells)

@@ -93,7 +93,7 @@ impl Kernel {
                     flags: if meta { Request::META } else { 0 },
                     prio,
                 };
-                let info = BioInfo { kind: BioKind::Read { ino, first: index, pages: k }, submitter: super::bio::Submitter::Reader(t) };
+                let info = BioInfo { kind: BioKind::Read { ino, first: index, pages: k }, submitter: Submitter::Reader(t) };
                 self.emit_bio(req, info, now, out);
             }
         }
@@ -169,13 +169,9 @@ impl Kernel {
                 }
                 self.writeback_progress(ino, now, out);
             }
-            BioKind::Direct { write, .. } => {
+            BioKind::Direct { write, bytes } => {
                 if let Submitter::Task(t) = info.submitter {
                     self.tasks[t].outstanding -= 1;
-                    let bytes = match info.kind {
-                        BioKind::Direct { bytes, .. } => bytes,
-                        _ => 0,
-                    };
                     if write {
                         self.disk_written_bytes += bytes;
                     } else {

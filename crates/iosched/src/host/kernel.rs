@@ -173,8 +173,6 @@ pub struct Kernel {
     /// Tasks paused by dirty throttling now.
     pub(super) throttled_now: u32,
     pub(super) written_bytes: u64,
-    /// Writes that found the file system full.
-    pub(super) enospc: u64,
     pub(super) disk_written_bytes: u64,
     pub(super) disk_read_bytes: u64,
     timeline: Vec<Sample>,
@@ -215,7 +213,6 @@ impl Kernel {
             writeback_waiters: BTreeSet::new(),
             throttled_now: 0,
             written_bytes: 0,
-            enospc: 0,
             disk_written_bytes: 0,
             disk_read_bytes: 0,
             timeline: Vec::new(),
@@ -281,11 +278,6 @@ impl Kernel {
         self.by_pid.insert(pid, index);
         self.alive += 1;
         index
-    }
-
-    /// Which kernel the host follows.
-    pub fn kernel(&self) -> KernelKind {
-        self.cfg.kernel
     }
 
     pub fn tree(&self) -> &Tree {
@@ -440,7 +432,7 @@ impl Kernel {
                     task.report.cpu_s += ns_to_s(ns);
                     task.wait = Wait::Cpu;
                     self.cpus.submit(t as u32, ns, now);
-                    self.arm_cpu_timer(now, out);
+                    self.arm_cpu_timer(out);
                     return true;
                 }
                 false
@@ -470,7 +462,7 @@ impl Kernel {
         }
     }
 
-    fn arm_cpu_timer(&mut self, _now: Nanos, out: &mut Emit) {
+    fn arm_cpu_timer(&mut self, out: &mut Emit) {
         self.cpu_generation += 1;
         if let Some(at) = self.cpus.next_event_ns() {
             out.timer(at, token(TOKEN_CPU, self.cpu_generation));
@@ -483,7 +475,7 @@ impl Kernel {
         }
         let mut done = Vec::new();
         self.cpus.advance(now, &mut done);
-        self.arm_cpu_timer(now, out);
+        self.arm_cpu_timer(out);
         for t in done {
             let t = t as usize;
             if self.tasks[t].wait == Wait::Cpu {
@@ -755,6 +747,10 @@ impl Workload for Kernel {
             .collect();
         v.push(ProcessInfo { pid: self.flusher.principal.pid, name: "flush".into() });
         v
+    }
+
+    fn remaps_pids(&self) -> bool {
+        true
     }
 
     fn account_pid(&self, pid: u32) -> u32 {

@@ -235,7 +235,7 @@ impl Kernel {
         match self.tasks[t].stage {
             Stage::Start => {
                 if write {
-                    self.allocate(ino, off.saturating_add(len), now);
+                    self.allocate(t, ino, off.saturating_add(len), now);
                 }
                 let size = self.tree.size(ino);
                 let end = if write { off.saturating_add(len) } else { off.saturating_add(len).min(size) };

@@ -62,12 +62,8 @@ impl Kernel {
         let (_, last_block) = read_blocks_span(&geo, off, len);
         loop {
             let pos = off + self.tasks[t].progress;
-            if pos >= end {
-                self.tasks[t].report.bytes_read += end - off;
-                return false;
-            }
             let block = pos / geo.block_bytes();
-            if block > last_block {
+            if pos >= end || block > last_block {
                 self.tasks[t].report.bytes_read += end - off;
                 return false;
             }

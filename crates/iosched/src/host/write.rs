@@ -11,9 +11,10 @@ use crate::time::{ns_to_s, Nanos};
 use crate::workload::Emit;
 
 impl Kernel {
-    /// The file grows to `new_size` bytes: blocks (and indirect blocks) are allocated, and the
-    /// bitmaps, group descriptor and inode they change are dirtied.
-    pub(super) fn allocate(&mut self, ino: Ino, new_size: u64, now: Nanos) {
+    /// Task `t`'s file grows to `new_size` bytes: blocks (and indirect blocks) are allocated,
+    /// and the bitmaps, group descriptor and inode they change are dirtied. A full file system
+    /// is the task's error (the file keeps its size; its pages stay cached).
+    pub(super) fn allocate(&mut self, t: usize, ino: Ino, new_size: u64, now: Nanos) {
         if new_size <= self.tree.size(ino) {
             return;
         }
@@ -25,10 +26,10 @@ impl Kernel {
                 // The tree follows the layout (set_size fails only for a directory).
                 let _ = self.tree.set_size(ino, new_size);
             }
-            Err(_) => {
-                // The file system is full: the file keeps its size (pages beyond it are
-                // still cached and written back where blocks exist).
-                self.enospc += 1;
+            Err(e) => {
+                let r = &mut self.tasks[t].report;
+                r.errors += 1;
+                r.error.get_or_insert(e);
             }
         }
     }
@@ -44,7 +45,7 @@ impl Kernel {
             Stage::Flush => return false,
             Stage::Start => {
                 self.tasks[t].old_size = self.tree.size(ino);
-                self.allocate(ino, end, now);
+                self.allocate(t, ino, end, now);
                 self.tasks[t].stage = Stage::Pages;
             }
             Stage::Pages | Stage::Throttled => {}
@@ -64,7 +65,7 @@ impl Kernel {
                     return true;
                 }
                 // Slept: balance_dirty_pages checks again.
-                if self.balance(t, ino, 0, now, out) {
+                if self.balance(t, 0, now, out) {
                     continue;
                 }
             }
@@ -93,7 +94,7 @@ impl Kernel {
             let newly = self.cache.write(key, now);
             self.written_bytes += page_end - pos;
             self.tasks[t].progress = page_end - off;
-            if newly && self.balance(t, ino, 1, now, out) {
+            if newly && self.balance(t, 1, now, out) {
                 continue;
             }
         }
@@ -107,8 +108,7 @@ impl Kernel {
 
     /// balance_dirty_pages after `dirtied` newly dirtied pages; true if the task is now
     /// throttled (its write goes on from the throttled stage).
-    fn balance(&mut self, t: usize, ino: Ino, dirtied: u64, now: Nanos, out: &mut Emit) -> bool {
-        let _ = ino;
+    fn balance(&mut self, t: usize, dirtied: u64, now: Nanos, out: &mut Emit) -> bool {
         let pid = self.tasks[t].principal.pid;
         match self.wb.balance(&mut self.cache, pid, dirtied, now) {
             Balance::Continue => {

@@ -115,6 +115,8 @@ struct Engine<'a> {
     admissions: bool,
     /// Admitted bio ids (a reused buffer).
     admitted: Vec<RequestId>,
+    /// The workload counts some processes' requests under another pid (`Workload::account_pid`).
+    remap_pids: bool,
     wake_at: Option<Nanos>,
     now: Nanos,
     last_completion_ns: Nanos,
@@ -178,7 +180,7 @@ impl Engine<'_> {
             self.deliver_admissions();
         }
         let times = RecordTimes { insert_ns, dispatch_ns, bios };
-        let pid = self.workload.account_pid(req.principal.pid);
+        let pid = if self.remap_pids { self.workload.account_pid(req.principal.pid) } else { req.principal.pid };
         if pid == req.principal.pid {
             self.collector.record(&req, &service, times);
         } else {
@@ -336,10 +338,12 @@ pub fn simulate_with<'a>(
         head_current: false,
         admissions: false,
         admitted: Vec::new(),
+        remap_pids: false,
         wake_at: None,
         now: 0,
         last_completion_ns: 0,
     };
+    e.remap_pids = e.workload.remaps_pids();
     if e.workload.wants_admissions() {
         e.admissions = true;
         e.block.track_admissions();

@@ -20,8 +20,9 @@ use crate::time::Nanos;
 use rand_pcg::Pcg64;
 use std::collections::VecDeque;
 
-/// The calls to read a whole file in `bs`-byte read()s, after opening it.
-fn read_file(tree: &Tree, ino: Ino, bs: u64, direct: bool, out: &mut VecDeque<Syscall>) {
+/// The calls to read a whole file in `bs`-byte read()s, after opening it; with
+/// `cpu_ns_per_kib` > 0, each read is followed by that much computation per KiB read.
+pub(crate) fn read_file(tree: &Tree, ino: Ino, bs: u64, direct: bool, cpu_ns_per_kib: f64, out: &mut VecDeque<Syscall>) {
     out.push_back(Syscall::Lookup(ino));
     let size = tree.size(ino);
     let bs = bs.max(1);
@@ -29,6 +30,9 @@ fn read_file(tree: &Tree, ino: Ino, bs: u64, direct: bool, out: &mut VecDeque<Sy
     while off < size {
         let len = bs.min(size - off);
         out.push_back(if direct { Syscall::DirectRead { ino, off, len } } else { Syscall::Read { ino, off, len } });
+        if cpu_ns_per_kib > 0.0 {
+            out.push_back(Syscall::Compute((cpu_ns_per_kib * len as f64 / 1024.0).round() as Nanos));
+        }
         off += len;
     }
 }
@@ -58,7 +62,7 @@ impl Program for Cat {
         if self.exec_ns > 0 {
             out.push_back(Syscall::Compute(self.exec_ns));
         }
-        read_file(tree, self.ino, self.bs_bytes, self.direct, out);
+        read_file(tree, self.ino, self.bs_bytes, self.direct, 0.0, out);
         self.done += 1;
         true
     }
@@ -177,7 +181,7 @@ impl Program for ReadAll {
         };
         out.push_back(Syscall::Readdir(dir));
         for f in files {
-            read_file(tree, f, self.bs_bytes, false, out);
+            read_file(tree, f, self.bs_bytes, false, 0.0, out);
             if let Some(a) = self.archive {
                 let len = TAR_BLOCK + tree.size(f).div_ceil(TAR_BLOCK) * TAR_BLOCK;
                 out.push_back(Syscall::Write { ino: a, off: self.archive_off, len, mode: WriteMode::Buffered });
@@ -226,13 +230,7 @@ impl Program for CopyTree {
                 }
                 for c in children {
                     if !tree.is_dir(c) {
-                        self.files.push_back(CopyFile {
-                            src: c,
-                            dst_parent: dst,
-                            name: tree.name(c).to_string(),
-                            bs_bytes: self.bs_bytes,
-                            step: 0,
-                        });
+                        self.files.push_back(CopyFile::new(c, dst, tree.name(c).to_string(), self.bs_bytes, 0));
                     }
                 }
                 return true;
@@ -247,13 +245,21 @@ impl Program for CopyTree {
     }
 }
 
-/// One file of `cp -r`: open the source, create the copy, then read and write it.
-struct CopyFile {
+/// One file copied by `cp` (run inline by the copying process): open the source, create the
+/// copy, then read and write it in `bs` pieces; `open_ns` of computation before the open.
+pub(crate) struct CopyFile {
     src: Ino,
     dst_parent: Ino,
     name: String,
     bs_bytes: u64,
+    open_ns: Nanos,
     step: u8,
+}
+
+impl CopyFile {
+    pub(crate) fn new(src: Ino, dst_parent: Ino, name: String, bs_bytes: u64, open_ns: Nanos) -> Self {
+        CopyFile { src, dst_parent, name, bs_bytes, open_ns, step: 0 }
+    }
 }
 
 impl Program for CopyFile {
@@ -261,6 +267,9 @@ impl Program for CopyFile {
         match self.step {
             0 => {
                 self.step = 1;
+                if self.open_ns > 0 {
+                    out.push_back(Syscall::Compute(self.open_ns));
+                }
                 out.push_back(Syscall::Lookup(self.src));
                 out.push_back(Syscall::Create { parent: self.dst_parent, name: self.name.clone(), dir: false });
                 true

@@ -90,6 +90,10 @@ pub trait Workload {
     /// its submitter's submit_bio() has returned, where a full request pool made it sleep.
     /// For a split bio, called as each of its parts is admitted, with the bio's id.
     fn on_admitted(&mut self, _id: crate::request::RequestId, _now: Nanos, _out: &mut Emit) {}
+    /// Whether `account_pid` maps any pid (the engine asks it only then: a call per completion).
+    fn remaps_pids(&self) -> bool {
+        false
+    }
     /// The pid a request of process `pid` counts under in the results (a host's child
     /// processes count under the task that spawned them).
     fn account_pid(&self, pid: u32) -> u32 {

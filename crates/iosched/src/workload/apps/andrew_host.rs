@@ -17,6 +17,7 @@ use crate::host::kernel::{Start, TaskDef};
 use crate::host::syscall::{Program, Syscall, WriteMode};
 use crate::host::Ino;
 use crate::time::Nanos;
+use crate::workload::commands::{read_file, CopyFile};
 use rand::Rng;
 use rand_pcg::Pcg64;
 use std::collections::VecDeque;
@@ -69,19 +70,6 @@ fn repo_dir(tree: &Tree, client: u32, d: u32) -> Option<Ino> {
     tree.child(top, &dir_name(d))
 }
 
-/// Reads a whole file in `bs` pieces, with `ns_per_kib` of computation after each.
-fn read_with_cpu(tree: &Tree, ino: Ino, bs: u64, ns_per_kib: f64, out: &mut VecDeque<Syscall>) {
-    out.push_back(Syscall::Lookup(ino));
-    let size = tree.size(ino);
-    let mut off = 0;
-    while off < size {
-        let len = bs.min(size - off);
-        out.push_back(Syscall::Read { ino, off, len });
-        out.push_back(Syscall::Compute((ns_per_kib * len as f64 / 1024.0).round() as Nanos));
-        off += len;
-    }
-}
-
 /// One phase of one client, a directory at a time.
 struct Phase {
     phase: &'static str,
@@ -92,7 +80,7 @@ struct Phase {
     /// mkdir: the client's top directory is made first.
     started: bool,
     /// Pieces run inline by this process (cp's copies of one directory).
-    inline: VecDeque<WriteCopy>,
+    inline: VecDeque<CopyFile>,
 }
 
 impl Program for Phase {
@@ -126,9 +114,7 @@ impl Program for Phase {
                 // cp of the 71 files: each source opened and read, the copy created and written.
                 out.push_back(Syscall::Compute(b.exec_ns));
                 for (f, &src) in self.srcs.iter().enumerate() {
-                    out.push_back(Syscall::Compute(b.open_ns));
-                    out.push_back(Syscall::Lookup(src));
-                    self.inline.push_back(WriteCopy { dir, name: format!("f{f:02}.c"), src, bs: b.read_bytes, done: false });
+                    self.inline.push_back(CopyFile::new(src, dir, format!("f{f:02}.c"), b.read_bytes, b.open_ns));
                 }
             }
             "stat" => {
@@ -147,7 +133,7 @@ impl Program for Phase {
                     for &c in tree.children(dir) {
                         if !tree.is_dir(c) && tree.name(c).ends_with(".c") {
                             q.push_back(Syscall::Compute(b.open_ns));
-                            read_with_cpu(tree, c, b.read_bytes, per_kib, &mut q);
+                            read_file(tree, c, b.read_bytes, false, per_kib, &mut q);
                         }
                     }
                     calls.extend(q);
@@ -180,38 +166,6 @@ impl Program for Phase {
     }
 }
 
-/// Creates `dir/name` and writes `src`'s bytes into it.
-struct WriteCopy {
-    dir: Ino,
-    name: String,
-    src: Ino,
-    bs: u64,
-    done: bool,
-}
-
-impl Program for WriteCopy {
-    fn next(&mut self, tree: &Tree, _rng: &mut Pcg64, out: &mut VecDeque<Syscall>) -> bool {
-        if self.done {
-            return false;
-        }
-        match tree.child(self.dir, &self.name) {
-            None => out.push_back(Syscall::Create { parent: self.dir, name: self.name.clone(), dir: false }),
-            Some(dst) => {
-                self.done = true;
-                let size = tree.size(self.src);
-                let mut off = 0;
-                while off < size {
-                    let len = self.bs.min(size - off);
-                    out.push_back(Syscall::Read { ino: self.src, off, len });
-                    out.push_back(Syscall::Write { ino: dst, off, len, mode: WriteMode::Buffered });
-                    off += len;
-                }
-            }
-        }
-        true
-    }
-}
-
 struct Compile {
     dir: Ino,
     src: Ino,
@@ -226,7 +180,7 @@ impl Program for Compile {
             0 => {
                 self.step = 1;
                 out.push_back(Syscall::Compute(self.cfg.base.exec_ns));
-                read_with_cpu(tree, self.src, self.cfg.base.read_bytes, self.cfg.gcc_ns_per_kib, out);
+                read_file(tree, self.src, self.cfg.base.read_bytes, false, self.cfg.gcc_ns_per_kib, out);
                 out.push_back(Syscall::Create { parent: self.dir, name: obj, dir: false });
                 true
             }
@@ -256,7 +210,7 @@ impl Program for Link {
                 out.push_back(Syscall::Compute(self.cfg.base.exec_ns));
                 let objs: Vec<Ino> = tree.children(self.dir).iter().copied().filter(|&c| tree.name(c).ends_with(".o")).collect();
                 for &o in &objs {
-                    read_with_cpu(tree, o, self.cfg.base.read_bytes, 0.0, out);
+                    read_file(tree, o, self.cfg.base.read_bytes, false, 0.0, out);
                     out.push_back(Syscall::Compute(self.cfg.link_ns_per_object));
                 }
                 out.push_back(Syscall::Create { parent: self.dir, name: "a.out".into(), dir: false });
