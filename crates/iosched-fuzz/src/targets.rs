@@ -7,7 +7,7 @@ use crate::mutate::Rng;
 use iosched::device::calibration::{parse_calibration, CalibratedView};
 use iosched::device::disksim::{map_document, parse::parse_str, DiskSimDrive};
 use iosched::device::{ArmPath, Device, DeviceView, RotationalDisk};
-use iosched::request::{Op, Principal, Request};
+use iosched::request::{Op, Request};
 use iosched::scenario::Scenario;
 use iosched::trace::validate::{replay, validate_on, Drive};
 use iosched::trace::{Trace, TraceFormat};
@@ -147,17 +147,7 @@ pub fn run(target: &str, input: &[u8], env: &Env) -> Result<Outcome, String> {
 }
 
 fn req(id: u64, op: Op, start: u64, size: u32, at: u64) -> Request {
-    Request {
-        id,
-        principal: Principal::default(),
-        op,
-        sync: true,
-        start_sector: start,
-        size_sectors: size,
-        issue_ns: at,
-        flags: 0,
-        prio: Default::default(),
-    }
+    Request::new(id, op, start, size, at)
 }
 
 /// Serves a few requests (derived from the input) on a built drive and checks that time moves

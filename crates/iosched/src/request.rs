@@ -125,6 +125,22 @@ impl Request {
     /// File-system metadata (inode, directory, indirect blocks): CFQ and BFQ may favour it.
     pub const META: u8 = 2;
 
+    /// A synchronous request of the default principal, no flags, default priority (what tests,
+    /// tools and fuzz targets build; change fields with struct update syntax).
+    pub fn new(id: RequestId, op: Op, start_sector: u64, size_sectors: u32, issue_ns: Nanos) -> Request {
+        Request {
+            id,
+            principal: Principal::default(),
+            op,
+            sync: true,
+            start_sector,
+            size_sectors,
+            issue_ns,
+            flags: 0,
+            prio: IoPrio::default(),
+        }
+    }
+
     pub fn is_split(&self) -> bool {
         self.flags & Request::SPLIT != 0
     }

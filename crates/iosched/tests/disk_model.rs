@@ -5,7 +5,7 @@
 use iosched::device::geometry::ZoneSpec;
 use iosched::device::seek::SeekCurve;
 use iosched::device::{ArmPath, Device, DeviceView, RotationalDisk, RotationalSpec};
-use iosched::request::{Op, Principal, Request};
+use iosched::request::{Op, Request};
 use iosched::time::NS_PER_MS;
 
 fn spec(cache_segments: u32) -> RotationalSpec {
@@ -30,17 +30,7 @@ fn spec(cache_segments: u32) -> RotationalSpec {
 }
 
 fn req(id: u64, op: Op, start: u64, size: u32, at_ms: f64) -> Request {
-    Request {
-        id,
-        principal: Principal::default(),
-        op,
-        sync: true,
-        start_sector: start,
-        size_sectors: size,
-        issue_ns: (at_ms * 1e6) as u64,
-        flags: 0,
-        prio: Default::default(),
-    }
+    Request::new(id, op, start, size, (at_ms * 1e6) as u64)
 }
 
 fn ms(ns: u64) -> f64 {

@@ -5,7 +5,7 @@
 use iosched::device::disksim::parse::parse_str;
 use iosched::device::disksim::{map_document, DiskSimDrive, DiskSimError};
 
-use iosched::request::{Op, Principal, Request};
+use iosched::request::{Op, Request};
 use iosched::scenario::Scenario;
 use iosched::trace::Trace;
 use std::path::Path;
@@ -141,17 +141,7 @@ fn param_err(name: &str, value: &str) -> String {
 }
 
 fn req(id: u64, op: Op, start: u64, size: u32, at: u64) -> Request {
-    Request {
-        id,
-        principal: Principal::default(),
-        op,
-        sync: true,
-        start_sector: start,
-        size_sectors: size,
-        issue_ns: at,
-        flags: 0,
-        prio: Default::default(),
-    }
+    Request::new(id, op, start, size, at)
 }
 
 #[test]

@@ -175,20 +175,10 @@ impl DriveQueue {
 mod tests {
     use super::*;
     use crate::device::{presets::preset, Device, RotationalDisk};
-    use crate::request::{Principal, Request};
+    use crate::request::Request;
 
     fn req(id: u64, sector: u64, op: Op) -> Request {
-        Request {
-            id,
-            principal: Principal::default(),
-            op,
-            sync: true,
-            start_sector: sector,
-            size_sectors: 8,
-            issue_ns: 0,
-            flags: 0,
-            prio: Default::default(),
-        }
+        Request::new(id, op, sector, 8, 0)
     }
 
     fn disk() -> RotationalDisk {

@@ -511,17 +511,7 @@ pub(super) mod test_util {
     pub const MS: Nanos = NS_PER_MS;
 
     pub fn rq(id: u64, op: Op, start: u64, size: u32) -> Request {
-        Request {
-            id,
-            principal: Principal { pid: 1, group: 1 },
-            op,
-            sync: op == Op::Read,
-            start_sector: start,
-            size_sectors: size,
-            issue_ns: 0,
-            flags: 0,
-            prio: Default::default(),
-        }
+        Request { principal: Principal { pid: 1, group: 1 }, sync: op == Op::Read, ..Request::new(id, op, start, size, 0) }
     }
 
     pub fn read(id: u64, start: u64) -> Request {

@@ -2,7 +2,6 @@
 
 use super::*;
 use crate::device::{presets::preset, RotationalDisk};
-use crate::request::Principal;
 use crate::sched::registry::build;
 
 const MS: Nanos = 1_000_000;
@@ -12,17 +11,7 @@ fn disk() -> RotationalDisk {
 }
 
 fn rq(id: u64, op: Op, start: u64) -> Request {
-    Request {
-        id,
-        principal: Principal::default(),
-        op,
-        sync: true,
-        start_sector: start,
-        size_sectors: if op == Op::Flush { 0 } else { 8 },
-        issue_ns: 0,
-        flags: 0,
-        prio: Default::default(),
-    }
+    Request::new(id, op, start, if op == Op::Flush { 0 } else { 8 }, 0)
 }
 
 fn done(req: Request, dispatch_ns: Nanos) -> Completion {

@@ -13,17 +13,7 @@ pub(super) const P: u32 = 1;
 pub(super) const Q: u32 = 2;
 
 pub(super) fn rq(id: u64, pid: u32, op: Op, start: u64) -> Request {
-    Request {
-        id,
-        principal: Principal { pid, group: 1 },
-        op,
-        sync: op == Op::Read,
-        start_sector: start,
-        size_sectors: 8,
-        issue_ns: 0,
-        flags: 0,
-        prio: Default::default(),
-    }
+    Request { principal: Principal { pid, group: 1 }, sync: op == Op::Read, ..Request::new(id, op, start, 8, 0) }
 }
 
 pub(super) fn rd(id: u64, pid: u32, start: u64) -> Request {

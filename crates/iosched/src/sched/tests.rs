@@ -11,17 +11,7 @@ use std::cell::Cell;
 use std::collections::BTreeMap;
 
 fn req(id: u64, sector: u64, issue_ns: Nanos) -> Request {
-    Request {
-        id,
-        principal: Principal { pid: 1, group: 1 },
-        op: Op::Read,
-        sync: true,
-        start_sector: sector,
-        size_sectors: 8,
-        issue_ns,
-        flags: 0,
-        prio: Default::default(),
-    }
+    Request { principal: Principal { pid: 1, group: 1 }, ..Request::new(id, Op::Read, sector, 8, issue_ns) }
 }
 
 /// Queues `sectors` (ids 0..) at time 0 with the head at `head`, then drains the scheduler,

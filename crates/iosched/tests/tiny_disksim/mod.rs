@@ -4,7 +4,7 @@
 
 use iosched::device::disksim::parse::parse_str;
 use iosched::device::disksim::{map_document, DiskSimDrive};
-use iosched::request::{Op, Principal, Request};
+use iosched::request::{Op, Request};
 use std::path::Path;
 
 pub const MS: u64 = 1_000_000;
@@ -52,15 +52,5 @@ disksim_disk TINY {{
 }
 
 pub fn req(id: u64, op: Op, start: u64, size: u32) -> Request {
-    Request {
-        id,
-        principal: Principal::default(),
-        op,
-        sync: true,
-        start_sector: start,
-        size_sectors: size,
-        issue_ns: 0,
-        flags: 0,
-        prio: Default::default(),
-    }
+    Request::new(id, op, start, size, 0)
 }
