@@ -6,12 +6,13 @@ use crate::device::calibration::{calibrate_spec, CalibratedDevice, CalibrationOp
 use crate::device::disksim::load_drive;
 use crate::device::drive_queue::DriveQueueConfig;
 use crate::device::presets::{preset, PRESET_NAMES};
+use crate::device::raid0::Raid0;
 use crate::device::rotational::DiskExtensions;
-use crate::device::{Device, DeviceView, RotationalDisk, RotationalSpec};
+use crate::device::{Device, RotationalDisk, RotationalSpec};
 use crate::metrics::{RecordSink, RequestRecord, RunSummary};
 use crate::request::{IoPrio, Op, Principal, PrioClass, SECTOR_BYTES};
 use crate::sched::registry;
-use crate::sim::{simulate_with, RunControl, SimOptions, Stop};
+use crate::sim::{simulate_array, simulate_with, RunControl, SimOptions, Stop};
 use crate::time::{us_to_ns, NS_PER_S};
 use crate::workload::apps::{self, AppWorkload, File, KernelModel, ProcDef};
 use crate::workload::closed_queue::ClosedQueue;
@@ -23,8 +24,10 @@ use crate::workload::Workload;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+mod array;
 mod block;
 mod host;
+pub use array::ArraySection;
 pub use block::{BlockSection, DEFAULT_MAX_SECTORS_KB, DEFAULT_NR_REQUESTS, DEFAULT_QUEUE_AGING_MS};
 pub use host::{FileSection, HostSection, TaskSection, TreeSection};
 
@@ -57,6 +60,9 @@ pub struct Scenario {
     /// The block layer (merging, plugging, request limits); absent: none.
     #[serde(default)]
     pub block: Option<BlockSection>,
+    /// A RAID-0 array of copies of the `[device]` drive; absent: the drive alone.
+    #[serde(default)]
+    pub array: Option<ArraySection>,
     /// A simulated host (page cache, writeback, file system, CPUs) whose `[[task]]`s run
     /// commands; absent: none.
     #[serde(default)]
@@ -423,6 +429,21 @@ impl Scenario {
         block::drive_queue(&self.device, preset.as_deref())
     }
 
+    /// The striping when `[array]` is given (None: a single drive).
+    pub fn array_layout(&self) -> Result<Option<Raid0>, String> {
+        let Some(a) = &self.array else { return Ok(None) };
+        let (_, _, member) = self.device_model()?;
+        a.layout(member).map(Some)
+    }
+
+    /// Sectors the workload addresses: the drive's, or the array's.
+    pub fn capacity_sectors(&self) -> Result<u64, String> {
+        match self.array_layout()? {
+            Some(a) => Ok(a.capacity_sectors()),
+            None => Ok(self.device_model()?.2),
+        }
+    }
+
     /// `device.positioning_estimator`: "model" (default) or "calibrated".
     pub fn positioning_estimator(&self) -> Result<PositioningEstimator, String> {
         match &self.device.positioning_estimator {
@@ -496,7 +517,7 @@ impl Scenario {
     }
 
     fn validate(&self) -> Result<(), String> {
-        let (_, _, capacity_sectors) = self.device_model()?;
+        let capacity_sectors = self.capacity_sectors()?;
         self.positioning_estimator()?;
         self.drive_queue()?;
         if let Some(b) = &self.block {
@@ -779,8 +800,7 @@ impl Scenario {
         }
     }
 
-    fn workload(&self, device: &dyn DeviceView, seed: u64) -> Result<Box<dyn Workload>, String> {
-        let capacity = device.capacity_sectors();
+    fn workload(&self, capacity: u64, seed: u64) -> Result<Box<dyn Workload>, String> {
         if let Some(h) = &self.host {
             if let Some(a) = &self.app {
                 return Ok(Box::new(h.build_app(a, capacity, self.scenario_dir().as_deref(), seed, self.run.duration_ns())?));
@@ -904,6 +924,9 @@ impl Scenario {
             .collect();
         v["scheduler"] = serde_json::Value::from(schedulers);
         v["device"]["resolved"] = serde_json::json!({"spec": spec, "capacity_sectors": capacity_sectors});
+        if let Some(a) = self.array_layout().map_err(err)? {
+            v["array"]["resolved"] = serde_json::json!({"chunk_sectors": a.chunk_sectors, "member_sectors": a.member_sectors, "capacity_sectors": a.capacity_sectors()});
+        }
         v["source"] = serde_json::Value::from(self.source.clone());
         Ok(v)
     }
@@ -934,19 +957,31 @@ impl Scenario {
         };
         let block = self.block.as_ref().map(BlockSection::config).transpose().map_err(err)?;
         let drive = self.drive_queue().map_err(err)?;
+        let array = self.array_layout().map_err(err)?;
+        let capacity = self.capacity_sectors().map_err(err)?;
+        let device_name = match array {
+            None => spec.name.clone(),
+            Some(a) => format!("raid0 of {} x {}, chunk {} KiB", a.members, spec.name, a.chunk_sectors * SECTOR_BYTES / 1024),
+        };
         let mut out = Vec::with_capacity(choices.len());
         for (index, choice) in choices.into_iter().enumerate() {
             // Ctrl-C between runs: the next scheduler's run does not start.
             if control.is_some_and(|c| c.is_cancelled()) && !out.is_empty() {
                 break;
             }
-            let disk = RotationalDisk::with_extensions(spec.clone(), ext.clone()).map_err(err)?;
-            let mut device: Box<dyn Device> = match &curve {
-                None => Box::new(disk),
-                Some(c) => Box::new(CalibratedDevice::new(disk, c.clone())),
-            };
-            let mut scheduler = registry::build(&choice.name, choice.policy.as_deref(), &choice.tunables).map_err(err)?;
-            let mut workload = self.workload(device.as_view(), seed).map_err(err)?;
+            // A drive and a scheduler per member (one of each without an array).
+            let members = array.map_or(1, |a| a.members as usize);
+            let mut devices: Vec<Box<dyn Device>> = Vec::with_capacity(members);
+            let mut schedulers = Vec::with_capacity(members);
+            for _ in 0..members {
+                let disk = RotationalDisk::with_extensions(spec.clone(), ext.clone()).map_err(err)?;
+                devices.push(match &curve {
+                    None => Box::new(disk),
+                    Some(c) => Box::new(CalibratedDevice::new(disk, c.clone())),
+                });
+                schedulers.push(registry::build(&choice.name, choice.policy.as_deref(), &choice.tunables).map_err(err)?);
+            }
+            let mut workload = self.workload(capacity, seed).map_err(err)?;
             if let Some(s) = sink.as_deref_mut() {
                 s.begin_run(index, &choice.label);
             }
@@ -957,7 +992,17 @@ impl Scenario {
                 block: block.clone(),
                 drive,
             };
-            let sim = simulate_with(device.as_mut(), scheduler.as_mut(), workload.as_mut(), options);
+            let sim = match array {
+                None => simulate_with(devices[0].as_mut(), schedulers[0].as_mut(), workload.as_mut(), options),
+                Some(a) => {
+                    let lanes: Vec<(&mut dyn Device, &mut dyn crate::sched::Scheduler)> = devices
+                        .iter_mut()
+                        .zip(schedulers.iter_mut())
+                        .map(|(d, s)| (d.as_mut() as &mut dyn Device, s.as_mut() as &mut dyn crate::sched::Scheduler))
+                        .collect();
+                    simulate_array(lanes, a, workload.as_mut(), options)
+                }
+            };
             if let Some(Stop::NoProgress { at_ns, events }) = sim.stop {
                 return Err(err(format!(
                     "scheduler `{}`: the simulation makes no progress: {events} events at t = {:.6} s without simulated time \
@@ -970,7 +1015,7 @@ impl Scenario {
             let mut summary = sim.accumulator.finish(0, sim.end_ns, &workload.processes(), sim.invariants);
             summary.scheduler = choice.label.clone();
             summary.scheduler_name = choice.name.clone();
-            summary.device = spec.name.clone();
+            summary.device = device_name.clone();
             summary.workload = self.workload_label();
             summary.seed = seed;
             summary.scheduler_counters = sim.scheduler_counters.iter().map(|(k, v)| (k.to_string(), *v)).collect();

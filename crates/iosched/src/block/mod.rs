@@ -63,6 +63,20 @@ pub struct BlockCounters {
     pub split_bios: u64,
 }
 
+impl BlockCounters {
+    /// Adds another queue's counts (an array's members, reported as one).
+    pub fn add(&mut self, o: &BlockCounters) {
+        self.bios += o.bios;
+        self.requests += o.requests;
+        self.back_merges += o.back_merges;
+        self.front_merges += o.front_merges;
+        self.request_merges += o.request_merges;
+        self.plug_merges += o.plug_merges;
+        self.waited_bios += o.waited_bios;
+        self.split_bios += o.split_bios;
+    }
+}
+
 pub struct BlockLayer {
     cfg: BlockConfig,
     index: MergeIndex,
@@ -90,6 +104,12 @@ pub struct BlockLayer {
 
 impl BlockLayer {
     pub fn new(cfg: BlockConfig) -> Self {
+        Self::for_member(cfg, 0)
+    }
+
+    /// The request queue of member `member` of an array: its requests and split parts get ids
+    /// of their own ranges, so that no two members' requests share an id in the records.
+    pub fn for_member(cfg: BlockConfig, member: u32) -> Self {
         BlockLayer {
             cfg,
             index: MergeIndex::default(),
@@ -101,8 +121,8 @@ impl BlockLayer {
             last_merge: None,
             part_of: HashMap::new(),
             split_parents: HashMap::new(),
-            next_part_id: PART_ID_BASE,
-            next_request_id: 0,
+            next_part_id: PART_ID_BASE + ((member as RequestId) << MEMBER_PART_ID_SHIFT),
+            next_request_id: (member as RequestId) << MEMBER_PART_ID_SHIFT,
             counters: BlockCounters::default(),
             admitted: None,
         }
@@ -415,6 +435,8 @@ impl BlockLayer {
 
 /// Ids of the parts of split bios (far above any id the engine gives).
 const PART_ID_BASE: RequestId = 1 << 62;
+/// Each array member's request and part ids start this far apart (2^55 each; 64 members fit).
+const MEMBER_PART_ID_SHIFT: u32 = 55;
 
 /// The request a run of contiguous bios makes: the first bio's identity, their whole span.
 fn unit_request(unit: &[Request]) -> Request {

@@ -8,6 +8,7 @@ pub mod disksim;
 pub mod drive_queue;
 pub mod geometry;
 pub mod presets;
+pub mod raid0;
 pub mod rotational;
 pub mod seek;
 

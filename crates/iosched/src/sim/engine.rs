@@ -11,6 +11,7 @@ use super::control::RunControl;
 use super::event_queue::EventQueue;
 use crate::block::{BlockConfig, BlockCounters, BlockLayer};
 use crate::device::drive_queue::{DriveQueue, DriveQueueConfig};
+use crate::device::raid0::Raid0;
 use crate::device::{Device, Service};
 use crate::metrics::{Collector, RecordSink, RecordTimes, RequestRecord, RunAccumulator};
 use crate::request::Op;
@@ -18,13 +19,16 @@ use crate::request::{Request, RequestId};
 use crate::sched::{Completion, Context, Decision, Scheduler};
 use crate::time::Nanos;
 use crate::workload::{Emit, NewRequest, Workload};
+use std::collections::HashMap;
 
 // Kept small: the request in flight lives in the engine, not in its completion event.
 enum Event {
     Arrival(NewRequest),
-    Completion,
+    /// The lane's mechanism finished its command.
+    Completion(u32),
     WorkloadTimer(u64),
-    Wake,
+    /// The lane's scheduler asked to be asked again.
+    Wake(u32),
 }
 
 /// Counts of broken invariants (all zero in a correct run).
@@ -91,9 +95,32 @@ pub struct SimOutput {
 /// timing from the device.
 type Serving = (Request, Nanos, Service);
 
-struct Engine<'a> {
+/// One drive with its own request queue: the device, its scheduler, block layer and command
+/// queue. A single disk is one lane; a RAID-0 array has a lane per member.
+struct Lane<'a> {
     device: &'a mut dyn Device,
     scheduler: &'a mut dyn Scheduler,
+    block: BlockLayer,
+    drive: DriveQueue,
+    serving: Option<Serving>,
+    /// The device's head state has been brought up to `now` and nothing was served since.
+    head_current: bool,
+    wake_at: Option<Nanos>,
+}
+
+/// An array's bios in flight: each was cut into pieces, one request stream per member.
+#[derive(Default)]
+struct StripeState {
+    /// Piece id -> the id of the bio it is part of.
+    piece_of: HashMap<RequestId, RequestId>,
+    /// Bio id -> the bio, its pieces not yet completed, its pieces not yet admitted.
+    bios: HashMap<RequestId, (Request, u32, u32)>,
+    /// Pieces of the bio being submitted (a reused buffer).
+    pieces: Vec<(u32, Request)>,
+}
+
+struct Engine<'a> {
+    lanes: Vec<Lane<'a>>,
     workload: &'a mut dyn Workload,
     events: EventQueue<Event>,
     emit: Emit,
@@ -102,36 +129,36 @@ struct Engine<'a> {
     collector: Collector<'a>,
     invariants: InvariantReport,
     next_id: RequestId,
-    block: BlockLayer,
     passthrough: bool,
-    drive: DriveQueue,
-    serving: Option<Serving>,
+    /// RAID-0: how the array maps onto the lanes (None: one disk).
+    array: Option<Raid0>,
+    stripes: StripeState,
     /// Bios handed back by a completion (a reused buffer).
     done_bios: Vec<Request>,
     bios_completed: u64,
-    /// The device's head state has been brought up to `now` and nothing was served since.
-    head_current: bool,
     /// The workload wants to know when its bios are admitted (`Workload::on_admitted`).
     admissions: bool,
     /// Admitted bio ids (a reused buffer).
     admitted: Vec<RequestId>,
     /// The workload counts some processes' requests under another pid (`Workload::account_pid`).
     remap_pids: bool,
-    wake_at: Option<Nanos>,
     now: Nanos,
     last_completion_ns: Nanos,
+}
+
+macro_rules! lane_cx {
+    ($lane:expr, $now:expr) => {
+        Context { now_ns: $now, device: $lane.device.as_view(), in_flight: $lane.drive.outstanding() }
+    };
 }
 
 impl Engine<'_> {
     fn arrive(&mut self, nr: NewRequest) {
         let bio = nr.into_request(self.next_id, self.now);
         self.next_id += 1;
-        let cx = Context { now_ns: self.now, device: self.device.as_view(), in_flight: self.drive.outstanding() };
-        if self.passthrough {
-            self.block.counters.bios += 1;
-            self.scheduler.add(bio, &cx);
-        } else {
-            self.block.submit(bio, self.scheduler, &cx);
+        match self.array {
+            None => self.submit_to(0, bio),
+            Some(array) => self.submit_striped(array, bio),
         }
         self.workload.on_arrival(&bio, self.now, &mut self.emit);
         if self.admissions {
@@ -143,11 +170,56 @@ impl Engine<'_> {
         }
     }
 
-    /// Tells the workload which bios the block layer admitted; true if it emitted arrivals.
+    fn submit_to(&mut self, lane: usize, bio: Request) {
+        let now = self.now;
+        let l = &mut self.lanes[lane];
+        let cx = lane_cx!(l, now);
+        if self.passthrough {
+            l.block.counters.bios += 1;
+            l.scheduler.add(bio, &cx);
+        } else {
+            l.block.submit(bio, l.scheduler, &cx);
+        }
+    }
+
+    /// md raid0: the bio is cut at chunk boundaries and each piece, a bio of its own with the
+    /// process's identity, goes to its member's queue.
+    fn submit_striped(&mut self, array: Raid0, bio: Request) {
+        let mut pieces = std::mem::take(&mut self.stripes.pieces);
+        array.split(bio.start_sector, bio.size_sectors, |p| {
+            pieces.push((p.member, Request { id: 0, start_sector: p.member_sector, size_sectors: p.sectors, ..bio }));
+        });
+        let n = pieces.len() as u32;
+        self.stripes.bios.insert(bio.id, (bio, n, n));
+        for &(member, piece) in &pieces {
+            let piece = Request { id: self.next_id, ..piece };
+            self.next_id += 1;
+            self.stripes.piece_of.insert(piece.id, bio.id);
+            self.submit_to(member as usize, piece);
+        }
+        pieces.clear();
+        self.stripes.pieces = pieces;
+    }
+
+    /// Tells the workload which bios the block layer admitted; true if it emitted arrivals. An
+    /// array's bio is admitted once all its pieces are.
     fn deliver_admissions(&mut self) -> bool {
         let mut ids = std::mem::take(&mut self.admitted);
-        self.block.take_admitted(&mut ids);
+        for lane in &mut self.lanes {
+            lane.block.take_admitted(&mut ids);
+        }
         for &id in &ids {
+            let id = if self.array.is_some() {
+                let Some(&bio) = self.stripes.piece_of.get(&id) else { continue };
+                let Some(entry) = self.stripes.bios.get_mut(&bio) else { continue };
+                entry.2 = entry.2.saturating_sub(1);
+                if entry.2 > 0 {
+                    continue;
+                }
+                bio
+            } else {
+                id
+            };
             self.workload.on_admitted(id, self.now, &mut self.emit);
         }
         ids.clear();
@@ -155,25 +227,27 @@ impl Engine<'_> {
         !self.emit.arrivals.is_empty()
     }
 
-    fn complete(&mut self) {
-        let Some((req, dispatch_ns, service)) = self.serving.take() else {
+    fn complete(&mut self, lane: usize) {
+        let now = self.now;
+        let l = &mut self.lanes[lane];
+        let Some((req, dispatch_ns, service)) = l.serving.take() else {
             self.invariants.bad_completions += 1;
             return;
         };
-        if service.completion_ns != self.now {
+        if service.completion_ns != now {
             self.invariants.bad_completions += 1;
         }
-        self.drive.completed();
-        self.last_completion_ns = self.now;
-        let cx = Context { now_ns: self.now, device: self.device.as_view(), in_flight: self.drive.outstanding() };
+        l.drive.completed();
+        self.last_completion_ns = now;
+        let cx = lane_cx!(l, now);
         let done = Completion { request: req, dispatch_ns, positioning_ns: service.seek_ns + service.rotation_ns };
-        self.scheduler.completed(&done, &cx);
+        l.scheduler.completed(&done, &cx);
         self.done_bios.clear();
         let (insert_ns, bios) = if self.passthrough {
             self.done_bios.push(req);
             (req.issue_ns, 1)
         } else {
-            (self.block.insert_ns(&req), self.block.complete(&req, &mut self.done_bios, self.scheduler, &cx))
+            (l.block.insert_ns(&req), l.block.complete(&req, &mut self.done_bios, l.scheduler, &cx))
         };
         if self.admissions && !self.passthrough {
             // Processes woken by the freed request had their bios admitted.
@@ -189,7 +263,18 @@ impl Engine<'_> {
         }
         self.bios_completed += self.done_bios.len() as u64;
         for i in 0..self.done_bios.len() {
-            let bio = self.done_bios[i];
+            let mut bio = self.done_bios[i];
+            if self.array.is_some() {
+                // A piece: its bio goes back when its last piece has.
+                let Some(parent) = self.stripes.piece_of.remove(&bio.id) else { continue };
+                let Some(entry) = self.stripes.bios.get_mut(&parent) else { continue };
+                entry.1 -= 1;
+                if entry.1 > 0 {
+                    continue;
+                }
+                bio = entry.0;
+                self.stripes.bios.remove(&parent);
+            }
             self.workload.on_complete(&bio, self.now, &mut self.emit);
         }
     }
@@ -198,9 +283,12 @@ impl Engine<'_> {
     /// once (they would be the next events popped anyway, as nothing is due earlier).
     fn flush_emit(&mut self) {
         if !self.emit.process_events.is_empty() {
-            let cx = Context { now_ns: self.now, device: self.device.as_view(), in_flight: self.drive.outstanding() };
+            let now = self.now;
             for ev in self.emit.process_events.drain(..) {
-                self.scheduler.process_event(ev, &cx);
+                for l in &mut self.lanes {
+                    let cx = lane_cx!(l, now);
+                    l.scheduler.process_event(ev, &cx);
+                }
             }
         }
         for (at, token) in self.emit.timers.drain(..) {
@@ -224,14 +312,17 @@ impl Engine<'_> {
         }
     }
 
-    /// At the end of an instant: plugged bios go to the queue; the scheduler is asked for
-    /// requests while the drive has free slots; the drive starts its next command if its
+    /// At the end of an instant: plugged bios go to the queues; each scheduler is asked for
+    /// requests while its drive has free slots; each drive starts its next command if its
     /// mechanism is free.
     fn decide(&mut self) {
         if !self.passthrough {
             loop {
-                let cx = Context { now_ns: self.now, device: self.device.as_view(), in_flight: self.drive.outstanding() };
-                self.block.unplug(self.scheduler, &cx);
+                let now = self.now;
+                for l in &mut self.lanes {
+                    let cx = lane_cx!(l, now);
+                    l.block.unplug(l.scheduler, &cx);
+                }
                 // Submitters whose plugged bios were admitted may submit more at this instant.
                 if !self.admissions || !self.deliver_admissions() {
                     break;
@@ -239,69 +330,80 @@ impl Engine<'_> {
                 self.flush_emit();
             }
         }
-        while self.drive.has_slot() && self.scheduler.queued() > 0 {
-            if !self.drive.mechanism_busy() {
+        for lane in 0..self.lanes.len() {
+            self.dispatch(lane);
+            self.start_mechanism(lane);
+        }
+    }
+
+    /// Asks the lane's scheduler for requests while its drive has free slots.
+    fn dispatch(&mut self, lane: usize) {
+        let (now, passthrough) = (self.now, self.passthrough);
+        let l = &mut self.lanes[lane];
+        while l.drive.has_slot() && l.scheduler.queued() > 0 {
+            if !l.drive.mechanism_busy() {
                 // Bring the head state up to now (read-ahead) before a decision that uses it.
-                self.advance_head();
+                advance_head(l, now);
             }
-            let cx = Context { now_ns: self.now, device: self.device.as_view(), in_flight: self.drive.outstanding() };
-            match self.scheduler.next(&cx) {
+            let cx = lane_cx!(l, now);
+            match l.scheduler.next(&cx) {
                 Decision::Dispatch(req, path) => {
-                    if !self.passthrough {
-                        self.block.dispatched(&req);
+                    if !passthrough {
+                        l.block.dispatched(&req);
                     }
-                    self.drive.accept(req, path, self.device.as_view(), self.now);
+                    l.drive.accept(req, path, l.device.as_view(), now);
                 }
                 Decision::WaitUntil(t) => {
-                    if self.scheduler.is_work_conserving() && self.drive.outstanding() == 0 {
+                    if l.scheduler.is_work_conserving() && l.drive.outstanding() == 0 {
                         self.invariants.idled_with_work += 1;
                     }
-                    let t = t.max(self.now);
-                    if self.wake_at != Some(t) {
-                        self.wake_at = Some(t);
-                        self.events.push(t, Event::Wake);
+                    let t = t.max(now);
+                    if l.wake_at != Some(t) {
+                        l.wake_at = Some(t);
+                        self.events.push(t, Event::Wake(lane as u32));
                     }
                     break;
                 }
                 Decision::Empty => {
-                    if self.scheduler.queued() > 0 && self.drive.outstanding() == 0 {
+                    if l.scheduler.queued() > 0 && l.drive.outstanding() == 0 {
                         self.invariants.idled_with_work += 1;
                     }
                     break;
                 }
             }
         }
-        self.start_mechanism();
-    }
-
-    /// `Device::advance_to(now)`, once per instant and state (it walks the read-ahead stream).
-    fn advance_head(&mut self) {
-        if !self.head_current {
-            self.device.advance_to(self.now);
-            self.head_current = true;
-        }
     }
 
     /// The drive's firmware picks the next command it holds, if the mechanism is free.
-    fn start_mechanism(&mut self) {
-        if self.serving.is_some() || self.drive.outstanding() == 0 {
+    fn start_mechanism(&mut self, lane: usize) {
+        let now = self.now;
+        let l = &mut self.lanes[lane];
+        if l.serving.is_some() || l.drive.outstanding() == 0 {
             return;
         }
         // The firmware chooses from where the head is now.
-        self.advance_head();
-        let Some(q) = self.drive.start_next(self.device.as_view(), self.now) else {
+        advance_head(l, now);
+        let Some(q) = l.drive.start_next(l.device.as_view(), now) else {
             return;
         };
         let service = if q.req.op == Op::Flush {
             // The presets' caches write through: nothing to write back.
-            Service { dispatch_ns: self.now, completion_ns: self.now, ..Service::default() }
+            Service { dispatch_ns: now, completion_ns: now, ..Service::default() }
         } else {
-            self.head_current = false;
-            self.device.service(&q.req, q.path, self.now)
+            l.head_current = false;
+            l.device.service(&q.req, q.path, now)
         };
-        debug_assert!(service.completion_ns >= self.now);
-        self.events.push(service.completion_ns, Event::Completion);
-        self.serving = Some((q.req, q.accepted_ns, service));
+        debug_assert!(service.completion_ns >= now);
+        self.events.push(service.completion_ns, Event::Completion(lane as u32));
+        l.serving = Some((q.req, q.accepted_ns, service));
+    }
+}
+
+/// `Device::advance_to(now)`, once per instant and state (it walks the read-ahead stream).
+fn advance_head(l: &mut Lane, now: Nanos) {
+    if !l.head_current {
+        l.device.advance_to(now);
+        l.head_current = true;
     }
 }
 
@@ -317,11 +419,45 @@ pub fn simulate_with<'a>(
     workload: &'a mut dyn Workload,
     options: SimOptions<'a>,
 ) -> SimOutput {
+    run(vec![(device, scheduler)], None, workload, options)
+}
+
+/// Runs the workload on a RAID-0 array: `members[i]` is member i's drive and the scheduler of
+/// its request queue (each member has its own block layer and drive queue, both configured by
+/// `options`). The workload addresses the array's sectors (`array.capacity_sectors()`).
+pub fn simulate_array<'a>(
+    members: Vec<(&'a mut dyn Device, &'a mut dyn Scheduler)>,
+    array: Raid0,
+    workload: &'a mut dyn Workload,
+    options: SimOptions<'a>,
+) -> SimOutput {
+    assert_eq!(members.len(), array.members as usize, "one device and scheduler per member");
+    run(members, Some(array), workload, options)
+}
+
+fn run<'a>(
+    members: Vec<(&'a mut dyn Device, &'a mut dyn Scheduler)>,
+    array: Option<Raid0>,
+    workload: &'a mut dyn Workload,
+    options: SimOptions<'a>,
+) -> SimOutput {
     let control = options.control;
     let block_cfg = options.block.unwrap_or_else(BlockConfig::passthrough);
+    let lanes = members
+        .into_iter()
+        .enumerate()
+        .map(|(i, (device, scheduler))| Lane {
+            device,
+            scheduler,
+            block: BlockLayer::for_member(block_cfg, i as u32),
+            drive: DriveQueue::new(options.drive),
+            serving: None,
+            head_current: false,
+            wake_at: None,
+        })
+        .collect();
     let mut e = Engine {
-        device,
-        scheduler,
+        lanes,
         workload,
         events: EventQueue::default(),
         emit: Emit::default(),
@@ -329,24 +465,23 @@ pub fn simulate_with<'a>(
         collector: Collector::new(options.keep_records, options.sink),
         invariants: InvariantReport::default(),
         next_id: 0,
-        block: BlockLayer::new(block_cfg),
         passthrough: block_cfg.is_passthrough(),
-        drive: DriveQueue::new(options.drive),
-        serving: None,
+        array,
+        stripes: StripeState::default(),
         done_bios: Vec::new(),
         bios_completed: 0,
-        head_current: false,
         admissions: false,
         admitted: Vec::new(),
         remap_pids: false,
-        wake_at: None,
         now: 0,
         last_completion_ns: 0,
     };
     e.remap_pids = e.workload.remaps_pids();
     if e.workload.wants_admissions() {
         e.admissions = true;
-        e.block.track_admissions();
+        for l in &mut e.lanes {
+            l.block.track_admissions();
+        }
     }
     e.workload.start(&mut e.emit);
     e.flush_emit();
@@ -370,16 +505,19 @@ pub fn simulate_with<'a>(
             }
         }
         if t != e.now {
-            e.head_current = false;
+            for l in &mut e.lanes {
+                l.head_current = false;
+            }
         }
         e.now = t;
         match ev {
             Event::Arrival(nr) => e.arrive(nr),
-            Event::Completion => e.complete(),
+            Event::Completion(lane) => e.complete(lane as usize),
             Event::WorkloadTimer(token) => e.workload.on_timer(token, t, &mut e.emit),
-            Event::Wake => {
-                if e.wake_at == Some(t) {
-                    e.wake_at = None;
+            Event::Wake(lane) => {
+                let l = &mut e.lanes[lane as usize];
+                if l.wake_at == Some(t) {
+                    l.wake_at = None;
                 }
             }
         }
@@ -390,17 +528,30 @@ pub fn simulate_with<'a>(
         e.decide();
     }
     // A run stopped early leaves work behind by design: that is not a broken invariant.
-    let held = e.scheduler.queued() as u64 + e.drive.outstanding() as u64 + e.block.held_bios() as u64;
+    let held: u64 = e.lanes.iter().map(|l| l.scheduler.queued() as u64 + l.drive.outstanding() as u64 + l.block.held_bios() as u64).sum();
+    let mut block = BlockCounters::default();
+    for l in &e.lanes {
+        block.add(&l.block.counters);
+    }
     if stop.is_none() {
         e.invariants.left_behind = held;
         // With nothing left, every bio submitted came back exactly once (a merged request
         // completes all its bios).
         if held == 0 {
-            e.invariants.bios_unaccounted = e.block.counters.bios.abs_diff(e.bios_completed);
+            e.invariants.bios_unaccounted = block.bios.abs_diff(e.bios_completed);
         }
     }
-    let scheduler_counters = e.scheduler.counters();
-    let block = (!e.passthrough).then_some(e.block.counters);
+    // An array reports its members' counts summed, by name.
+    let mut scheduler_counters: Vec<(&'static str, u64)> = e.lanes[0].scheduler.counters();
+    for l in &e.lanes[1..] {
+        for (name, v) in l.scheduler.counters() {
+            match scheduler_counters.iter_mut().find(|(n, _)| *n == name) {
+                Some(c) => c.1 += v,
+                None => scheduler_counters.push((name, v)),
+            }
+        }
+    }
+    let block = (!e.passthrough).then_some(block);
     let (accumulator, records) = e.collector.finish();
     SimOutput { accumulator, records, invariants: e.invariants, end_ns: e.last_completion_ns, scheduler_counters, stop, block }
 }

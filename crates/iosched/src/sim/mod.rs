@@ -5,4 +5,4 @@ pub mod engine;
 pub mod event_queue;
 
 pub use control::RunControl;
-pub use engine::{simulate, simulate_with, SimOptions, SimOutput, Stop};
+pub use engine::{simulate, simulate_array, simulate_with, SimOptions, SimOutput, Stop};
