@@ -60,6 +60,9 @@ pub const MAXBACK: u64 = 1024 * 1024;
 pub const BACK_PENALTY: u64 = 2;
 /// The close-request window at no waiting (sectors).
 pub const CLOSE_WINDOW: u64 = 8192;
+/// Linux 2.6.9's close-request window at no or 1 ms of waiting (sectors): 32 KiB, doubling
+/// with each further ms to 1 MiB at 6 ms.
+pub const CLOSE_WINDOW_2_6_9: u64 = 64;
 /// Fixed point of the probabilities and filters: 1.0 = 256.
 pub const FX: u64 = 256;
 
@@ -74,6 +77,17 @@ pub(super) fn dir_of(req: &Request) -> usize {
     } else {
         ASYNC
     }
+}
+
+/// Which as-iosched.c the rules follow. Linux 2.6.9-2.6.15 (the kernels of Seelam et al.'s
+/// experiments: 2.6.9 and 2.6.11) had a close window of 64 sectors growing to 1 MiB, let an
+/// exited process end the anticipation at once, never let another process's close request
+/// update the anticipated process's history, and tested the seek distance after the think
+/// time; by 2.6.18 the window was 8192 sectors growing to 256 MiB, with `exit_no_coop`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kernel {
+    V2_6_9,
+    V2_6_32,
 }
 
 /// One of the two schedulers.
@@ -118,6 +132,9 @@ pub enum Break {
     ThinkTime,
     /// CAS section 7: the process's anticipations keep timing out.
     Consumed,
+    /// 2.6.9's last rule: the request is nearer than the process's mean seek distance (2.6.32
+    /// folds this into the close test).
+    SeekDistance,
 }
 
 impl Break {
@@ -131,10 +148,11 @@ impl Break {
             Break::NewProcess => "break_new_process",
             Break::ThinkTime => "break_think_time",
             Break::Consumed => "break_consumed",
+            Break::SeekDistance => "break_seek_distance",
         }
     }
 
-    const ALL: [Break; 8] = [
+    const ALL: [Break; 9] = [
         Break::SameProcess,
         Break::Expired,
         Break::Queued,
@@ -143,6 +161,7 @@ impl Break {
         Break::NewProcess,
         Break::ThinkTime,
         Break::Consumed,
+        Break::SeekDistance,
     ];
 }
 
@@ -252,6 +271,7 @@ fn decay(p: &mut u64) {
 /// Linux `struct as_data`.
 pub struct As {
     variant: Variant,
+    kernel: Kernel,
     // run time data
     dirs: [DirQueue; 2],
     seq: u64,
@@ -289,17 +309,22 @@ pub struct As {
     // counts
     waits: u64,
     timeouts: u64,
-    breaks: [u64; 8],
+    breaks: [u64; 9],
     batches: [u64; 2],
 }
 
 impl As {
     pub fn new(variant: Variant, t: &TunableValues) -> Result<Self, String> {
+        Self::for_kernel(variant, Kernel::V2_6_32, t)
+    }
+
+    pub fn for_kernel(variant: Variant, kernel: Kernel, t: &TunableValues) -> Result<Self, String> {
         let ms = |name| whole(t, name).map(|v| v.saturating_mul(NS_PER_MS));
         let batch_expire = [ms("read_batch_expire")?, ms("write_batch_expire")?];
         let antic = whole(t, "antic_expire")?;
         Ok(As {
             variant,
+            kernel,
             dirs: Default::default(),
             seq: 0,
             flushes: VecDeque::new(),
@@ -327,7 +352,7 @@ impl As {
             procs: HashMap::new(),
             waits: 0,
             timeouts: 0,
-            breaks: [0; 8],
+            breaks: [0; 9],
             batches: [0; 2],
         })
     }
@@ -486,8 +511,8 @@ impl As {
             // The process anticipated on has exited or timed out.
             rise(&mut self.est.exit_prob);
         }
-        if !aic.running {
-            // Not "saved" by a cooperating request.
+        if !aic.running && self.kernel == Kernel::V2_6_32 {
+            // Not "saved" by a cooperating request (2.6.9 has no such estimate).
             rise(&mut self.est.exit_no_coop);
         }
         if cas {
@@ -511,6 +536,17 @@ impl As {
         let next = req.start_sector;
         let delay =
             if self.antic_status == AnticStatus::Off || !self.ioc_finished { 0 } else { now.saturating_sub(self.antic_start) / NS_PER_MS };
+        if self.kernel == Kernel::V2_6_9 {
+            let delta = if delay <= 1 {
+                CLOSE_WINDOW_2_6_9
+            } else if delay <= 20 && delay <= self.antic_expire_jiffies {
+                CLOSE_WINDOW_2_6_9 << (delay - 1)
+            } else {
+                return true;
+            };
+            // Linux's `last - (delta >> 1) <= next` (an unsigned wrap near sector 0 aside).
+            return last <= next + delta / 2 && next <= last + delta;
+        }
         let delta = if delay == 0 {
             CLOSE_WINDOW
         } else if delay <= 20 && delay <= self.antic_expire_jiffies {
@@ -551,6 +587,9 @@ impl As {
             return Some(Break::Expired);
         }
         let aic = self.procs.get(&pid)?.clone();
+        if self.kernel == Kernel::V2_6_9 && matches!(self.variant, Variant::Las) {
+            return self.las_2_6_9_rules(aic, req, now);
+        }
         if aic.nr_queued > 0 {
             // 3. The process has more requests queued.
             return Some(Break::Queued);
@@ -593,6 +632,43 @@ impl As {
         } else if aic.ttime_mean > self.antic_expire_jiffies {
             // 7. The process thinks too long between requests.
             return Some(Break::ThinkTime);
+        }
+        None
+    }
+
+    /// Linux 2.6.9's rules after 1-2, in its order: exited (at once), queued, close (which only
+    /// restarts the anticipated process's think-time clock), no history (new processes' think
+    /// time, or exit_prob > 1/2), think time, then a request nearer the batch's position than
+    /// the process's mean seek distance.
+    fn las_2_6_9_rules(&mut self, aic: Aic, req: Option<&Request>, now: Nanos) -> Option<Break> {
+        if !aic.running {
+            if aic.ttime_samples == 0 {
+                rise(&mut self.est.exit_prob);
+            }
+            return Some(Break::Exited);
+        }
+        if aic.nr_queued > 0 {
+            return Some(Break::Queued);
+        }
+        if req.is_some_and(|r| dir_of(r) == SYNC && self.close_req(&aic, r, now)) {
+            // A cooperating process: the anticipated one's think time restarts from now.
+            if let Some(a) = self.io_context.and_then(|pid| self.procs.get_mut(&pid)) {
+                a.last_end_request_ns = now;
+            }
+            return Some(Break::Close);
+        }
+        if aic.ttime_samples == 0 {
+            if self.est.new_ttime_mean > self.antic_expire_jiffies || self.est.exit_prob > FX / 2 {
+                return Some(Break::NewProcess);
+            }
+        } else if aic.ttime_mean > self.antic_expire_jiffies {
+            return Some(Break::ThinkTime);
+        }
+        let r = req?;
+        let s = r.start_sector.abs_diff(self.last_sector[SYNC]);
+        let mean = if aic.seek_samples == 0 { self.est.new_seek_mean } else { aic.seek_mean };
+        if mean > s {
+            return Some(Break::SeekDistance);
         }
         None
     }
@@ -804,9 +880,11 @@ impl As {
 
 impl Scheduler for As {
     fn name(&self) -> &str {
-        match self.variant {
-            Variant::Las => "las",
-            Variant::Cas { .. } => "cas",
+        match (self.variant, self.kernel) {
+            (Variant::Las, Kernel::V2_6_32) => "las",
+            (Variant::Las, Kernel::V2_6_9) => "las-2.6.9",
+            (Variant::Cas { .. }, Kernel::V2_6_32) => "cas",
+            (Variant::Cas { .. }, Kernel::V2_6_9) => "cas-2.6.9",
         }
     }
 
@@ -999,6 +1077,15 @@ pub fn new_las(t: &TunableValues) -> Result<As, String> {
 
 pub fn new_cas(t: &TunableValues) -> Result<As, String> {
     As::new(Variant::Cas { consume_limit_pct: whole(t, "antic_consume_limit")? }, t)
+}
+
+pub fn new_las_2_6_9(t: &TunableValues) -> Result<As, String> {
+    As::for_kernel(Variant::Las, Kernel::V2_6_9, t)
+}
+
+/// CAS on the kernel Seelam et al. extended: its steps with 2.6.9's close test.
+pub fn new_cas_2_6_9(t: &TunableValues) -> Result<As, String> {
+    As::for_kernel(Variant::Cas { consume_limit_pct: whole(t, "antic_consume_limit")? }, Kernel::V2_6_9, t)
 }
 
 #[cfg(test)]

@@ -89,6 +89,22 @@ pub const SCHEDULERS: &[SchedulerInfo] = &[
         tunables: las::CAS_TUNABLES,
     },
     SchedulerInfo {
+        name: "las-2.6.9",
+        aliases: &["as-2.6.9"],
+        kind: "scheduler",
+        summary: "Linux 2.6.9's anticipatory scheduler (the kernel of Seelam et al.'s experiments): las with a 32 KiB-1 MiB close window, no exit_no_coop, exited processes end waits at once",
+        source: "Linux drivers/block/as-iosched.c as of 2.6.9 (unchanged through 2.6.11; read in dmgerman/history-token)",
+        tunables: las::LAS_TUNABLES,
+    },
+    SchedulerInfo {
+        name: "cas-2.6.9",
+        aliases: &[],
+        kind: "scheduler",
+        summary: "cas on Linux 2.6.9's anticipatory scheduler (the base Seelam et al. extended): CAS's steps with 2.6.9's close test",
+        source: "Seelam et al. 2005 sections 4 and 7, on Linux 2.6.9's drivers/block/as-iosched.c",
+        tunables: las::CAS_TUNABLES,
+    },
+    SchedulerInfo {
         name: "sstf",
         aliases: &["ssf"],
         kind: "policy",
@@ -233,6 +249,8 @@ fn build_scheduler(info: &SchedulerInfo, tunables: &BTreeMap<String, f64>) -> Re
         "mq-deadline" => Box::new(mq_deadline::MqDeadline::new(&t)?),
         "las" => Box::new(las::new_las(&t)?),
         "cas" => Box::new(las::new_cas(&t)?),
+        "las-2.6.9" => Box::new(las::new_las_2_6_9(&t)?),
+        "cas-2.6.9" => Box::new(las::new_cas_2_6_9(&t)?),
         other => return Err(format!("`{other}` cannot be built on its own")),
     })
 }
