@@ -38,6 +38,8 @@ impl Bench {
         let s = match name {
             "las" => new_las(&TunableValues::resolve(LAS_TUNABLES, &given).unwrap()).unwrap(),
             "cas" => new_cas(&TunableValues::resolve(CAS_TUNABLES, &given).unwrap()).unwrap(),
+            "las-2.6.9" => new_las_2_6_9(&TunableValues::resolve(LAS_TUNABLES, &given).unwrap()).unwrap(),
+            "cas-2.6.9" => new_cas_2_6_9(&TunableValues::resolve(CAS_TUNABLES, &given).unwrap()).unwrap(),
             _ => unreachable!(),
         };
         Bench { s, disk: ToyDisk { head: Cell::new(0) }, now: 0, next_id: 0 }
@@ -728,6 +730,108 @@ name = "cas"
             assert_eq!(ids.len(), r.records.len(), "{}: a request completed twice", s.scheduler);
             let c: BTreeMap<_, _> = s.scheduler_counters.iter().map(|(k, v)| (k.as_str(), *v)).collect();
             assert!(c["antic_waits"] > 0 && c["write_batches"] > 0, "{} depth {depth}: {c:?}", s.scheduler);
+        }
+    }
+}
+
+// ---- Linux 2.6.9's rules (las-2.6.9) ----
+
+#[test]
+fn close_window_of_2_6_9_is_64_sectors_doubling_from_the_second_ms() {
+    let mut b = Bench::new("las-2.6.9", &[]);
+    let (_, last) = b.anticipating_on_p();
+    let aic = b.s.aic(P).unwrap().clone();
+    let start = b.now;
+    for w in 0..=6u64 {
+        let delta = if w <= 1 { 64 } else { 64u64 << (w - 1) };
+        b.now = start + w * MS;
+        assert!(b.s.close_req(&aic, &rd(99, Q, last + delta), b.now), "waited {w} ms: {delta} ahead is close");
+        assert!(!b.s.close_req(&aic, &rd(99, Q, last + delta + 1), b.now), "waited {w} ms");
+        assert!(b.s.close_req(&aic, &rd(99, Q, last - delta / 2), b.now));
+        assert!(!b.s.close_req(&aic, &rd(99, Q, last - delta / 2 - 1), b.now));
+    }
+    b.now = start + 7 * MS;
+    assert!(b.s.close_req(&aic, &rd(99, Q, 90_000_000), b.now), "past antic_expire every request is close");
+    // The mean seek distance is not part of 2.6.9's close test.
+    let mut seeky = aic.clone();
+    seeky.seek_mean = 20_000;
+    assert!(!b.s.close_req(&seeky, &rd(99, Q, last + 19_999), start));
+}
+
+#[test]
+fn in_2_6_9_a_close_read_only_restarts_the_think_time_clock() {
+    let mut b = Bench::new("las-2.6.9", &[]);
+    let (_, last) = b.anticipating_on_p();
+    b.now += MS;
+    let before = b.s.aic(P).unwrap().clone();
+    let c = b.read(Q, last + 10);
+    assert_eq!(b.s.breaks(Break::Close), 1);
+    let after = b.s.aic(P).unwrap();
+    assert_eq!(
+        (after.ttime_total, after.seek_total, after.last_request_pos),
+        (before.ttime_total, before.seek_total, before.last_request_pos)
+    );
+    assert_eq!(after.last_end_request_ns, b.now);
+    assert_eq!(b.dispatch(), c);
+}
+
+#[test]
+fn in_2_6_9_an_exited_process_ends_the_wait_at_once() {
+    let mut b = Bench::new("las-2.6.9", &[]);
+    b.anticipating_on_p();
+    b.exit(P);
+    b.now += MS;
+    b.read(Q, 60_000_000);
+    assert_eq!(b.s.breaks(Break::Exited), 1);
+    assert_eq!(b.dispatch().principal.pid, Q);
+    assert_eq!(b.s.est.exit_no_coop, 0, "2.6.9 has no exit_no_coop");
+}
+
+#[test]
+fn in_2_6_9_a_far_read_of_a_new_process_keeps_waiting_until_the_timer() {
+    // 200,000 sectors ahead after 5 ms: within 2.6.32's window (8192 << 5), far outside
+    // 2.6.9's (64 << 4).
+    let mut b = Bench::new("las-2.6.9", &[]);
+    let (_, last) = b.anticipating_on_p();
+    b.now += 5 * MS;
+    b.read(Q, last + 200_000);
+    assert_eq!(b.s.breaks(Break::Close), 0);
+    assert!(matches!(b.next(), Decision::WaitUntil(_)));
+    let mut l = Bench::new("las", &[]);
+    let (_, last) = l.anticipating_on_p();
+    l.now += 5 * MS;
+    l.read(Q, last + 200_000);
+    assert_eq!(l.s.breaks(Break::Close), 1);
+}
+
+#[test]
+fn in_2_6_9_the_seek_rule_comes_last_and_uses_the_process_mean() {
+    let mut b = Bench::new("las-2.6.9", &[]);
+    let (_, last) = b.anticipating_on_p();
+    b.s.procs.get_mut(&P).unwrap().seek_mean = 5_000;
+    b.now += MS;
+    // Not close (64 sectors), but nearer than P's mean seek of 5,000 sectors.
+    let r = b.read(Q, last + 4_000);
+    assert_eq!((b.s.breaks(Break::Close), b.s.breaks(Break::SeekDistance)), (0, 1));
+    assert_eq!(b.dispatch(), r);
+}
+
+#[test]
+fn in_2_6_9_a_new_process_is_not_waited_on_once_exits_are_likely() {
+    for (exit_prob, waits) in [(128, true), (129, false)] {
+        let mut b = Bench::new("las-2.6.9", &[]);
+        let r = b.read(P, 1000);
+        assert_eq!(b.dispatch(), r);
+        let far = b.read(Q, 500_000);
+        b.now = MS;
+        b.complete(r);
+        // exit_prob alone decides (2.6.32 multiplies it by exit_no_coop).
+        b.s.est.exit_prob = exit_prob;
+        if waits {
+            assert!(matches!(b.next(), Decision::WaitUntil(_)));
+        } else {
+            assert_eq!(b.dispatch(), far);
+            assert_eq!(b.s.breaks(Break::NewProcess), 1);
         }
     }
 }
