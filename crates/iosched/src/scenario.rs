@@ -11,7 +11,9 @@ use crate::device::rotational::DiskExtensions;
 use crate::device::{Device, RotationalDisk, RotationalSpec};
 use crate::metrics::{RecordSink, RequestRecord, RunSummary};
 use crate::request::{IoPrio, Op, Principal, PrioClass, SECTOR_BYTES};
+use crate::sched::adaptive::{self, Adaptive};
 use crate::sched::registry;
+use crate::sched::tunables::TunableValues;
 use crate::sim::{simulate_array, simulate_with, RunControl, SimOptions, Stop};
 use crate::time::{us_to_ns, NS_PER_S};
 use crate::workload::apps::{self, AppWorkload, File, KernelModel, ProcDef};
@@ -27,6 +29,7 @@ use std::collections::BTreeMap;
 mod array;
 mod block;
 mod host;
+mod selection;
 pub use array::ArraySection;
 pub use block::{BlockSection, DEFAULT_MAX_SECTORS_KB, DEFAULT_NR_REQUESTS, DEFAULT_QUEUE_AGING_MS};
 pub use host::{FileSection, HostSection, TaskSection, TreeSection};
@@ -221,6 +224,9 @@ pub struct ProcessSection {
     /// chain: time from one instance's exit to the next one's first access.
     #[serde(default)]
     pub chain_gap_us: f64,
+    /// Start only once the named `[[process]]` (an earlier entry with count = 1 and `requests`)
+    /// has finished, `start_us` after its exit: phases of a workload.
+    pub after: Option<String>,
     /// Accesses kept outstanding at once (asynchronous direct I/O, fio's iodepth); needs
     /// access = "mmap" or "direct" (no page cache). Default 1.
     pub iodepth: Option<u32>,
@@ -493,7 +499,15 @@ impl Scenario {
                         (_, v) => return Err(format!("field `{at}.{k}`: expected a number or boolean tunable, got {v}")),
                     }
                 }
-                registry::build(&name, policy.as_deref(), &tunables).map_err(|e| format!("field `{at}`: {e}"))?;
+                if info.name == "adaptive" {
+                    // Built at run time, once its table is measured on this scenario's device.
+                    if policy.is_some() {
+                        return Err(format!("field `{at}.policy`: `adaptive` wraps no policy"));
+                    }
+                    TunableValues::resolve(info.tunables, &tunables).map_err(|e| format!("field `{at}`: {e}"))?;
+                } else {
+                    registry::build(&name, policy.as_deref(), &tunables).map_err(|e| format!("field `{at}`: {e}"))?;
+                }
                 let policy = registry::resolved_policy(info, policy.as_deref());
                 let label = label.unwrap_or_else(|| match &policy {
                     Some(p) => format!("{}({p})", info.name),
@@ -770,6 +784,20 @@ impl Scenario {
             }
         }
         for (i, p) in self.process.iter().enumerate() {
+            let at = format!("process[{i}]");
+            if let Some(name) = &p.after {
+                let Some(q) = self.process[..i].iter().find(|q| &q.name == name) else {
+                    return Err(format!("field `{at}.after`: no earlier [[process]] is named `{name}`"));
+                };
+                if q.count != 1 || q.requests.is_none() {
+                    return Err(format!(
+                        "field `{at}.after`: process `{name}` must have count = 1 and `requests` (it must finish, as one process)"
+                    ));
+                }
+                if p.chain {
+                    return Err(format!("field `{at}.after`: not with chain = true"));
+                }
+            }
             if let Some(j) = self.process[..i].iter().position(|q| q.name == p.name) {
                 return Err(format!(
                     "field `process[{i}].name`: `{}` is already the name of process[{j}]; per-process results are told apart by name",
@@ -858,7 +886,11 @@ impl Scenario {
                         _ => Think::Fixed(think_ns),
                     },
                     start_ns: us_to_ns(if p.chain && k > 0 { p.chain_gap_us } else { p.start_us }),
-                    after: (p.chain && k > 0).then(|| index as usize - 1),
+                    after: match &p.after {
+                        // The named entry has count 1: its one instance, by name.
+                        Some(name) => specs.iter().position(|s: &ProcessSpec| &s.name == name),
+                        None => (p.chain && k > 0).then(|| index as usize - 1),
+                    },
                     max_requests: p.requests,
                     weight: p.weight,
                     access: match p.access.as_str() {
@@ -964,10 +996,18 @@ impl Scenario {
             Some(a) => format!("raid0 of {} x {}, chunk {} KiB", a.members, spec.name, a.chunk_sectors * SECTOR_BYTES / 1024),
         };
         let mut out = Vec::with_capacity(choices.len());
+        let mut selection: Option<std::sync::Arc<adaptive::SelectionTable>> = None;
         for (index, choice) in choices.into_iter().enumerate() {
             // Ctrl-C between runs: the next scheduler's run does not start.
             if control.is_some_and(|c| c.is_cancelled()) && !out.is_empty() {
                 break;
+            }
+            // adaptive's table: measured once, on this device, before its run.
+            if choice.name == "adaptive" && selection.is_none() {
+                let t = TunableValues::resolve(adaptive::TUNABLES, &choice.tunables).map_err(err)?;
+                let table =
+                    selection::measure(self, &t).map_err(|e| err(format!("scheduler `{}`: measuring its table: {e}", choice.label)))?;
+                selection = Some(std::sync::Arc::new(table));
             }
             // A drive and a scheduler per member (one of each without an array).
             let members = array.map_or(1, |a| a.members as usize);
@@ -979,7 +1019,13 @@ impl Scenario {
                     None => Box::new(disk),
                     Some(c) => Box::new(CalibratedDevice::new(disk, c.clone())),
                 });
-                schedulers.push(registry::build(&choice.name, choice.policy.as_deref(), &choice.tunables).map_err(err)?);
+                schedulers.push(match &selection {
+                    Some(table) if choice.name == "adaptive" => {
+                        let t = TunableValues::resolve(adaptive::TUNABLES, &choice.tunables).map_err(err)?;
+                        Box::new(Adaptive::new(table.clone(), build_candidate, &t).map_err(err)?)
+                    }
+                    _ => registry::build(&choice.name, choice.policy.as_deref(), &choice.tunables).map_err(err)?,
+                });
             }
             let mut workload = self.workload(capacity, seed).map_err(err)?;
             if let Some(s) = sink.as_deref_mut() {
@@ -1021,6 +1067,9 @@ impl Scenario {
             summary.scheduler_counters = sim.scheduler_counters.iter().map(|(k, v)| (k.to_string(), *v)).collect();
             summary.block = sim.block;
             summary.host = workload.host_report();
+            if choice.name == "adaptive" {
+                summary.selection = selection.as_deref().cloned();
+            }
             summary.bytes_served = workload.bytes_served();
             if let Some(Stop::Cancelled { at_ns }) = sim.stop {
                 summary.stopped = Some(format!("cancelled at {:.3} s of simulated time", at_ns as f64 / 1e9));
@@ -1515,3 +1564,8 @@ name = "aged-sptf"
 name = "anticipatory"
 policy = "aged-sptf"
 "#;
+
+/// Builds one of adaptive's candidates with its default tunables.
+fn build_candidate(name: &str) -> Result<Box<dyn crate::sched::Scheduler>, String> {
+    registry::build(name, None, &BTreeMap::new())
+}

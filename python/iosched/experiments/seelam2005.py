@@ -348,7 +348,7 @@ def _las_t2_note(p: Plan, rows: list) -> str:
         fate = "B did not finish" if b["elapsed_s"] is None else f"B took {b['elapsed_s']:.0f} s"
         parts.append(f"{label.split(' (')[0]}: {fate}; anticipation waits {c.get('antic_waits', 0)}, ended by a close request "
                      f"{c.get('break_close', 0)}, by the timeout {c.get('antic_timeouts', 0)}; dispatch decisions where A's own "
-                     f"next request was queued {c.get('break_same_process', 0)}; B's cats ended by exiting {c.get('break_exited', 0)}")
+                     f"next request was queued {c.get('break_same_process', 0)}; dispatches because the anticipated cat had exited {c.get('break_exited', 0)}")
     if not parts:
         return ""
     return ("\nWhy (mechanism, from the schedulers' counters): " + "; ".join(parts) + ". In 2.6.9 a request of another "

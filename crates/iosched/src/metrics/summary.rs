@@ -116,6 +116,9 @@ pub struct RunSummary {
     /// The host's report (page cache, writeback, tasks), when the scenario has a `[host]`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host: Option<crate::host::report::HostReport>,
+    /// `adaptive`: the selection table it measured on this device before the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub selection: Option<crate::sched::adaptive::SelectionTable>,
     pub seek: SeekStats,
     /// Mean seek, rotation and transfer per request, in ms (over every request).
     pub per_request_ms: ServiceParts,

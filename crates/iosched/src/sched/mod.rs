@@ -5,6 +5,7 @@
 //! Drivers assign request ids in arrival order (a later arrival has a larger id); policies use
 //! the id as their FIFO tie-break.
 
+pub mod adaptive;
 pub mod aged_sptf;
 pub mod clook;
 pub mod cscan;

@@ -89,6 +89,14 @@ pub const SCHEDULERS: &[SchedulerInfo] = &[
         tunables: las::CAS_TUNABLES,
     },
     SchedulerInfo {
+        name: "adaptive",
+        aliases: &[],
+        kind: "scheduler",
+        summary: "switches at run time among noop, deadline and las-2.6.9 by the mean request size, from a table of their throughputs measured beforehand by simulation of the same device; drains the queue at each switch",
+        source: "Seelam et al. 2005 section 6 (the selection methodology); Linux elevator_switch (2.6.11) for the drain",
+        tunables: adaptive::TUNABLES,
+    },
+    SchedulerInfo {
         name: "las-2.6.9",
         aliases: &["as-2.6.9"],
         kind: "scheduler",
@@ -251,6 +259,11 @@ fn build_scheduler(info: &SchedulerInfo, tunables: &BTreeMap<String, f64>) -> Re
         "cas" => Box::new(las::new_cas(&t)?),
         "las-2.6.9" => Box::new(las::new_las_2_6_9(&t)?),
         "cas-2.6.9" => Box::new(las::new_cas_2_6_9(&t)?),
+        "adaptive" => {
+            return Err("`adaptive` measures its selection table on the scenario's device: it runs in a scenario \
+                        (`iosched run`, `iosched sweep`), not on its own (e.g. not in `iosched mount`)"
+                .into())
+        }
         other => return Err(format!("`{other}` cannot be built on its own")),
     })
 }
