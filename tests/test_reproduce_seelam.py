@@ -15,6 +15,10 @@ def test_seelam_quick(tmp_path):
                     "## Table 3 and Figure 3: one and two chunk readers"]:
         assert section in report, section
     assert (out / "figure3.png").stat().st_size > 1000
+    # Section 6: the measured ranking on both arrays and adaptive against each fixed scheduler.
+    assert "## Figure 5 and the adaptive scheduler (section 6)" in report
+    assert (out / "figure5.png").stat().st_size > 1000
+    assert report.count("adaptive switched") == 2
     assert list((out / "scenarios").glob("t2-*.toml"))
     known = seelam2005.registered_names()
     # deadline always runs, with the paper's figures beside ours.

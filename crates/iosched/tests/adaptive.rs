@@ -22,7 +22,7 @@ fn build(name: &str) -> Result<Box<dyn Scheduler>, String> {
 #[test]
 fn a_switch_drains_with_commands_at_the_drive_and_loses_nothing() {
     // A hand-made table: noop for small requests (where it starts), deadline at 64 KiB.
-    let p = |kib: f64, mb_s: [f64; 3]| TablePoint { request_kib: kib, mean_request_kib: kib, mb_s: mb_s.to_vec() };
+    let p = |kib: f64, mb_s: [f64; 3]| TablePoint { readers_kib: vec![kib], mean_request_kib: kib, mb_s: mb_s.to_vec() };
     let table =
         Arc::new(SelectionTable { candidates: CANDIDATES.to_vec(), points: vec![p(4.0, [2.0, 1.0, 1.0]), p(64.0, [1.0, 2.0, 1.0])] });
     let given: BTreeMap<String, f64> = [("window_requests".to_string(), 16.0), ("switch_interval_ms".to_string(), 0.0)].into();

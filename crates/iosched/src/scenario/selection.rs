@@ -63,8 +63,48 @@ pub fn measure(scn: &Scenario, t: &TunableValues) -> Result<SelectionTable, Stri
         let mb_s: Vec<f64> = runs.iter().map(|r| r.summary.throughput_mb_s).collect();
         let (bytes, requests) = runs.iter().fold((0u64, 0u64), |(b, n), r| (b + r.summary.bytes, n + r.summary.requests));
         let mean_request_kib = if requests == 0 { kib } else { bytes as f64 / requests as f64 / 1024.0 };
-        points.push(TablePoint { request_kib: kib, mean_request_kib, mb_s });
+        points.push(TablePoint { readers_kib: vec![kib], mean_request_kib, mb_s });
     }
+    Ok(SelectionTable { candidates: CANDIDATES.to_vec(), points: merge_same_sizes(points) })
+}
+
+/// Sizes within this ratio are one size to the scheduler.
+const SAME_SIZE_RATIO: f64 = 1.01;
+
+/// Sorts the points by the schedulers' mean request size and merges those the schedulers saw
+/// as the same size (their throughputs averaged): at run time only that size is known.
+fn merge_same_sizes(mut points: Vec<TablePoint>) -> Vec<TablePoint> {
     points.sort_by(|a, b| a.mean_request_kib.total_cmp(&b.mean_request_kib));
-    Ok(SelectionTable { candidates: CANDIDATES.to_vec(), points })
+    let mut out: Vec<(TablePoint, f64)> = Vec::new();
+    for p in points {
+        match out.last_mut() {
+            Some((q, n)) if p.mean_request_kib <= q.mean_request_kib * SAME_SIZE_RATIO => {
+                let k = *n;
+                q.readers_kib.extend(p.readers_kib);
+                q.mean_request_kib = (q.mean_request_kib * k + p.mean_request_kib) / (k + 1.0);
+                for (a, b) in q.mb_s.iter_mut().zip(&p.mb_s) {
+                    *a = (*a * k + b) / (k + 1.0);
+                }
+                *n += 1.0;
+            }
+            _ => out.push((p, 1.0)),
+        }
+    }
+    out.into_iter().map(|(p, _)| p).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn points_of_one_mean_size_are_merged_by_average() {
+        let p = |kib: f64, mean: f64, mb_s: [f64; 3]| TablePoint { readers_kib: vec![kib], mean_request_kib: mean, mb_s: mb_s.to_vec() };
+        let merged = merge_same_sizes(vec![p(256.0, 64.0, [3.0, 3.0, 6.0]), p(4.0, 4.0, [1.0, 2.0, 3.0]), p(64.0, 64.0, [5.0, 5.0, 2.0])]);
+        assert_eq!(merged.len(), 2);
+        assert_eq!(merged[0].readers_kib, vec![4.0]);
+        assert_eq!(merged[1].readers_kib, vec![256.0, 64.0]);
+        assert_eq!(merged[1].mb_s, vec![4.0, 4.0, 4.0]);
+        assert_eq!(merged[1].best(), 0, "a tie goes to the first candidate");
+    }
 }

@@ -62,8 +62,10 @@ pub const TUNABLES: &[Tunable] = &[
 /// One row of the selection table: a request size and each candidate's measured throughput.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct TablePoint {
-    /// The size the measuring readers asked for.
-    pub request_kib: f64,
+    /// The sizes the measuring readers asked for: more than one when they gave the schedulers
+    /// requests of the same mean size (an array cuts every bio at its chunk size), whose
+    /// throughputs are then averaged, since at run time they cannot be told apart.
+    pub readers_kib: Vec<f64>,
     /// The mean size of the requests the schedulers saw (after splitting and merging), the key
     /// the run-time mean is compared with.
     pub mean_request_kib: f64,

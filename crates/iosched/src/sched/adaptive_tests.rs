@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 fn table() -> Arc<SelectionTable> {
     // noop best for small requests, deadline for large ones.
-    let p = |kib: f64, mb_s: [f64; 3]| TablePoint { request_kib: kib, mean_request_kib: kib, mb_s: mb_s.to_vec() };
+    let p = |kib: f64, mb_s: [f64; 3]| TablePoint { readers_kib: vec![kib], mean_request_kib: kib, mb_s: mb_s.to_vec() };
     Arc::new(SelectionTable {
         candidates: CANDIDATES.to_vec(),
         points: vec![p(4.0, [3.0, 2.0, 1.0]), p(64.0, [5.0, 6.0, 4.0]), p(512.0, [10.0, 20.0, 15.0])],
