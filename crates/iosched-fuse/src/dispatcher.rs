@@ -513,7 +513,10 @@ impl Dispatcher {
 
     fn housekeeping(&mut self) {
         let now = self.now();
-        let t = self.sched_time(now);
+        // Right after a completion the scheduler's clock must stay at the modelled completion
+        // (the host's is ahead) for the decision that follows; housekeeping then runs at that
+        // clock, so that a disk kept busy does not hold it off (it did, for seconds).
+        let t = if self.decide_at_completion { self.sched_clock_ns } else { self.sched_time(now) };
         if t >= self.next_reap_ns {
             self.next_reap_ns = t + REAP_NS;
             let gone = self.principals.lock().unwrap_or_else(|p| p.into_inner()).reap();
@@ -596,11 +599,7 @@ impl Dispatcher {
 
     fn run(mut self) -> Outcome {
         loop {
-            // Right after a completion the decision comes first (housekeeping would read the
-            // host's clock, which is ahead of the device's).
-            if !self.decide_at_completion {
-                self.housekeeping();
-            }
+            self.housekeeping();
             if self.disconnected {
                 break; // the mount is gone: replies can no longer be delivered
             }

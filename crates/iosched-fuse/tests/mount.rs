@@ -186,3 +186,36 @@ fn exits_are_noticed_as_they_happen_not_at_the_next_poll() {
     assert_eq!(after["samples"], CATS, "{exits}");
     assert!(after["max"].as_f64().unwrap() < 100.0, "exit noticed too late: {exits}");
 }
+
+#[test]
+fn polled_exits_are_noticed_while_the_disk_stays_busy() {
+    if !fuse_available() {
+        return;
+    }
+    // The fallback where pidfds are refused: /proc every 250 ms. The poll once ran only when
+    // the scheduler had nothing to dispatch at a completion, so a streaming reader (its
+    // readahead always queued) held it off for seconds.
+    let mut f = Fixture::new("polled-exits");
+    std::fs::write(f.backing.join("big"), pattern(24 << 20, 6)).unwrap();
+    std::fs::write(f.backing.join("small"), pattern(8192, 7)).unwrap();
+    f.mount_with_env(&["--scheduler", "fcfs"], &[(iosched_fuse::mount::EXITS_ENV, "poll")]);
+    let (big, small) = (f.mnt.join("big"), f.mnt.join("small"));
+    let stream = Command::new("cat").arg(&big).stdout(std::process::Stdio::null()).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    const CATS: u64 = 5;
+    for _ in 0..CATS {
+        // O_DIRECT: its reads are requests, not page-cache hits (the mount keeps the cache).
+        run("dd", &[&format!("if={}", small.display()), "of=/dev/null", "bs=64k", "iflag=direct", "status=none"]);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let stream_done = within(Duration::from_secs(30), "the stream", move || stream.wait_with_output().unwrap());
+    assert!(stream_done.status.success());
+    std::thread::sleep(Duration::from_millis(400)); // the last polls
+    let out = f.stop(libc::SIGTERM);
+    let doc = summary_of(&out);
+    let exits = &doc["runs"][0]["exits"];
+    assert_eq!(exits["watched"], 0, "{exits}");
+    assert_eq!(exits["polled"], CATS + 1, "{exits}");
+    let after = &exits["after_last_completion_ms"];
+    assert!(after["max"].as_f64().unwrap() < 1000.0, "an exit polled too late: {exits}");
+}
