@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Reproduces the "More measurements" section of docs/real-mode.md.
-# Usage: experiments/real-mode/measure.sh [dd|cat|find|las|sim|fio|fio4|all]   (root or fusermount3 needed)
+# Usage: experiments/real-mode/measure.sh [dd|cat|find|las|las-gap|sim|fio|fio4|all]   (root or fusermount3 needed)
 # Work files go to $WORK (default /tmp/iosched-rm); the mount is always unmounted on exit.
 set -u
 cd "$(dirname "$0")/../.."
@@ -78,13 +78,14 @@ build_find_tree() { # big (256 MiB) at 0, then tree/ with 200 x 64 KiB files rig
   for i in $(seq 0 199); do head -c 64K /dev/urandom > "$b/tree/f$i"; done
 }
 
-run_find() { # tag scheduler [policy] [--direct-io]
+run_find() { # tag scheduler [policy] [--direct-io]   ($FIND_SLEEP_S: each cat starts after this sleep)
   local tag=$1; shift
+  local each=(cat); [ -n "${FIND_SLEEP_S:-}" ] && each=(sh -c "sleep $FIND_SLEEP_S; exec cat \"\$1\"" sh)
   build_find_tree
   mount_it "$WORK/find-backing" "$tag" "$@" || return 1
   ( /usr/bin/time -f "stream cat %e s" cat "$MNT/big" > /dev/null ) 2> "$OUT/$tag.t1" &
   sleep 0.5
-  ( /usr/bin/time -f "find -exec cat %e s" find "$MNT/tree" -type f -exec cat {} \; > /dev/null ) 2> "$OUT/$tag.t2" &
+  ( /usr/bin/time -f "find -exec cat %e s" find "$MNT/tree" -type f -exec "${each[@]}" {} \; > /dev/null ) 2> "$OUT/$tag.t2" &
   wait
   cat "$OUT/$tag.t1" "$OUT/$tag.t2"
   iosched umount "$MNT"
@@ -136,6 +137,10 @@ case $what in
   las|all) run_find find-dio-las las --direct-io; run_find find-dio-cas cas --direct-io
            run_find find-las las; run_find find-cas cas
            iosched run experiments/real-mode/find-sim-dio-las.toml ;;&
+  las-gap|all) # the same with a 10 ms sleep before each cat: every gap above antic_expire (6 ms)
+           FIND_SLEEP_S=0.01 run_find find-gap-las las --direct-io; FIND_SLEEP_S=0.01 run_find find-gap-cas cas --direct-io
+           FIND_SLEEP_S=0.01 run_find find-gap-clook clook --direct-io
+           iosched run experiments/real-mode/find-sim-dio-las-gap.toml ;;&
   sim|all) for f in cat-sim-128 cat-sim-256 find-sim-cache find-sim-dio fio-sim-sequential fio-sim-random; do
              iosched run experiments/real-mode/$f.toml; done ;;&
   fio|all) for rw in read randread; do run_fio fio-$rw-clook $rw clook; run_fio fio-$rw-as $rw anticipatory aged-sptf; done ;;&

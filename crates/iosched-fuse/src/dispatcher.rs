@@ -23,8 +23,9 @@ use std::time::{Duration, Instant};
 
 /// Sleep until this long before a deadline, then spin.
 const SPIN_NS: Nanos = 200_000;
-/// How often exited processes are looked for (and the requests CSV flushed).
-const REAP_NS: Nanos = 250_000_000;
+/// How often /proc is polled for the exits of processes without a pidfd (exit_watch.rs reports
+/// the others as they happen), and the requests CSV flushed.
+pub const REAP_NS: Nanos = 250_000_000;
 /// The shortest interval between live statistics lines (0 turns them off).
 pub const MIN_STATS_INTERVAL_S: f64 = 0.1;
 
@@ -109,6 +110,11 @@ pub enum Msg {
         name: String,
     },
     Io(Io),
+    /// A watched process exited (exit_watch.rs), seen at `at`.
+    Exited {
+        pid: u32,
+        at: Instant,
+    },
     /// The mount is ending: stop at once (requests still queued are answered EIO).
     Shutdown,
 }
@@ -146,6 +152,7 @@ pub struct Outcome {
     pub processes: Vec<ProcessTotals>,
     pub counters: Vec<(String, u64)>,
     pub scheduler_name: String,
+    pub exits: ExitNotices,
     /// Rows written to the requests CSV, or its first write error.
     pub csv: Option<Result<u64, String>>,
 }
@@ -232,6 +239,17 @@ impl LiveProcess {
     }
 }
 
+/// How the exits of processes that did I/O were noticed.
+#[derive(Default)]
+pub struct ExitNotices {
+    /// Reported by the exit watcher as they happened.
+    pub watched: u64,
+    /// Found by polling /proc (up to REAP_NS late).
+    pub polled: u64,
+    /// From a process's last completion to the notice of its exit (processes with a completion).
+    pub after_last_completion: LatencyHistogram,
+}
+
 /// Per process: its last completion and how many of its requests are outstanding.
 #[derive(Default, Clone, Copy)]
 struct Thinking {
@@ -286,6 +304,7 @@ struct Dispatcher {
     live: BTreeMap<u32, LiveProcess>,
     exited: Vec<ProcessTotals>,
     groups: HashMap<u32, u32>,
+    exits: ExitNotices,
     principals: Arc<Mutex<Principals>>,
     cfg: Config,
     // Live statistics since the last line.
@@ -314,6 +333,7 @@ impl Dispatcher {
         // may have been busy since), but its clock never goes back.
         let arrived = match &msg {
             Msg::Io(io) => (io.arrived.saturating_duration_since(self.origin).as_nanos() as Nanos).min(now),
+            Msg::Exited { at, .. } => (at.saturating_duration_since(self.origin).as_nanos() as Nanos).min(now),
             Msg::Started { .. } => self.sched_clock_ns,
             Msg::Shutdown => {
                 self.disconnected = true;
@@ -335,6 +355,12 @@ impl Dispatcher {
                 self.scheduler.process_event(ProcessEvent::Started { principal, weight: 1 }, &cx);
             }
             Msg::Shutdown => {}
+            Msg::Exited { pid, .. } => {
+                // Unless /proc polling found it first.
+                if self.principals.lock().unwrap_or_else(|p| p.into_inner()).forget(pid) {
+                    self.process_exited(pid, arrived, t, true);
+                }
+            }
             Msg::Io(io) => {
                 // Think time: the gap since this process's last completion, when nothing else of
                 // it was outstanding.
@@ -487,21 +513,18 @@ impl Dispatcher {
 
     fn housekeeping(&mut self) {
         let now = self.now();
-        let t = self.sched_time(now);
+        // Right after a completion the scheduler's clock must stay at the modelled completion
+        // (the host's is ahead) for the decision that follows; housekeeping then runs at that
+        // clock, so that a disk kept busy does not hold it off (it did, for seconds).
+        let t = if self.decide_at_completion { self.sched_clock_ns } else { self.sched_time(now) };
         if t >= self.next_reap_ns {
             self.next_reap_ns = t + REAP_NS;
-            let gone = self.principals.lock().unwrap().reap();
-            let cx = Context { now_ns: t, device: view_of(&self.timing), in_flight: self.in_flight };
+            let gone = self.principals.lock().unwrap_or_else(|p| p.into_inner()).reap();
             if let Some(csv) = &mut self.csv {
                 csv.flush(); // rows reach the file while the mount runs
             }
             for pid in gone {
-                self.thinking.remove(&pid);
-                if let Some(p) = self.live.remove(&pid) {
-                    self.exited.push(p.totals(pid));
-                }
-                let group = self.groups.remove(&pid).unwrap_or(pid);
-                self.scheduler.process_event(ProcessEvent::Exited(Principal { pid, group }), &cx);
+                self.process_exited(pid, now, t, false);
             }
         }
         if t >= self.next_stats_ns {
@@ -509,6 +532,26 @@ impl Dispatcher {
             self.next_stats_ns = if iv > 0.0 { t + (iv * 1e9) as Nanos } else { Nanos::MAX };
             self.print_stats(t);
         }
+    }
+
+    /// Process `pid` exited (noticed at `seen_ns`): its totals are kept, and the scheduler is
+    /// told at `t` (its clock).
+    fn process_exited(&mut self, pid: u32, seen_ns: Nanos, t: Nanos, watched: bool) {
+        self.thinking.remove(&pid);
+        if let Some(p) = self.live.remove(&pid) {
+            if p.last_complete_ns > 0 {
+                self.exits.after_last_completion.record(seen_ns.saturating_sub(p.last_complete_ns));
+            }
+            self.exited.push(p.totals(pid));
+        }
+        if watched {
+            self.exits.watched += 1;
+        } else {
+            self.exits.polled += 1;
+        }
+        let group = self.groups.remove(&pid).unwrap_or(pid);
+        let cx = Context { now_ns: t, device: view_of(&self.timing), in_flight: self.in_flight };
+        self.scheduler.process_event(ProcessEvent::Exited(Principal { pid, group }), &cx);
     }
 
     fn print_stats(&mut self, t: Nanos) {
@@ -556,11 +599,7 @@ impl Dispatcher {
 
     fn run(mut self) -> Outcome {
         loop {
-            // Right after a completion the decision comes first (housekeeping would read the
-            // host's clock, which is ahead of the device's).
-            if !self.decide_at_completion {
-                self.housekeeping();
-            }
+            self.housekeeping();
             if self.disconnected {
                 break; // the mount is gone: replies can no longer be delivered
             }
@@ -607,6 +646,7 @@ impl Dispatcher {
             processes,
             counters: self.scheduler.counters().into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
             scheduler_name: self.scheduler.name().to_string(),
+            exits: self.exits,
             csv: self.csv.map(CsvOut::finish),
         }
     }
@@ -676,6 +716,7 @@ pub fn spawn(
                 live: BTreeMap::new(),
                 exited: Vec::new(),
                 groups: HashMap::new(),
+                exits: ExitNotices::default(),
                 principals,
                 cfg,
                 next_stats_ns: first_stats,
@@ -734,6 +775,13 @@ pub fn summary_json(out: &Outcome, cfg: &Config, label: &str, workload: &str, ex
     let t = out.think.summary_ms();
     run["think_us"] =
         serde_json::json!({"samples": out.think.count(), "mean": us(t.mean), "p50": us(t.p50), "p95": us(t.p95), "max": us(t.max)});
+    // How exits were noticed: watched ones as they happened, polled ones up to REAP_NS late.
+    let e = out.exits.after_last_completion.summary_ms();
+    run["exits"] = serde_json::json!({
+        "watched": out.exits.watched,
+        "polled": out.exits.polled,
+        "after_last_completion_ms": {"samples": out.exits.after_last_completion.count(), "p50": e.p50, "p95": e.p95, "max": e.max},
+    });
     if let (Some(obj), serde_json::Value::Object(extra)) = (run.as_object_mut(), extra) {
         obj.extend(extra);
     }

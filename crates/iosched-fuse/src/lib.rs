@@ -4,6 +4,7 @@
 pub mod address_view;
 pub mod cli;
 pub mod dispatcher;
+pub mod exit_watch;
 pub mod fiemap;
 pub mod fs;
 pub mod layout;

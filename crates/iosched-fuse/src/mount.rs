@@ -2,6 +2,7 @@
 
 use crate::address_view::AddressView;
 use crate::dispatcher::{self, Backend, Config, CsvOut, Msg, Timing};
+use crate::exit_watch::ExitWatcher;
 use crate::fiemap;
 use crate::fs::{AddressCounts, RealFs};
 use crate::layout::Layout;
@@ -298,6 +299,27 @@ pub struct Ended {
     pub aborted: bool,
 }
 
+/// Set to `poll` to have exits polled for even where pidfds work (for comparison and tests).
+pub const EXITS_ENV: &str = "IOSCHED_FUSE_EXITS";
+
+/// The principals table, with exits reported to the dispatcher as they happen where pidfds and
+/// epoll work, else (said in the log) polled for.
+fn principals_watching_exits(tx: &mpsc::Sender<Msg>) -> Principals {
+    let poll_ms = dispatcher::REAP_NS / 1_000_000;
+    if std::env::var(EXITS_ENV).is_ok_and(|v| v == "poll") {
+        eprintln!("iosched-fuse: {EXITS_ENV}=poll: process exits are noticed by polling /proc every {poll_ms} ms");
+        return Principals::default();
+    }
+    let tx = tx.clone();
+    match ExitWatcher::start(Box::new(move |pid, at| tx.send(Msg::Exited { pid, at }).is_ok())) {
+        Ok(w) => Principals::with_exit_watcher(w),
+        Err(e) => {
+            eprintln!("iosched-fuse: cannot watch process exits ({e}): they are noticed by polling /proc every {poll_ms} ms");
+            Principals::default()
+        }
+    }
+}
+
 /// Mounts and serves until unmounted (by a signal or `iosched umount`); returns the summary.
 pub fn run(opts: MountOptions) -> Result<Ended, String> {
     let (backing, mountpoint) = validate(&opts.backing, &opts.mountpoint, &opts.cfg)?;
@@ -318,8 +340,8 @@ pub fn run(opts: MountOptions) -> Result<Ended, String> {
     };
     let capacity = dispatcher::view_capacity(&timing);
     let layout = Layout::from_tree_by(&backing, capacity, |_, m| Some((m.dev(), m.ino())));
-    let principals = Arc::new(Mutex::new(Principals::default()));
     let (tx, rx) = mpsc::channel::<Msg>();
+    let principals = Arc::new(Mutex::new(principals_watching_exits(&tx)));
     let origin = Instant::now();
     let csv = outputs.requests_csv.map(CsvOut::new);
     let stop_dispatcher = tx.clone();

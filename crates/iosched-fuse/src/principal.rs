@@ -1,6 +1,8 @@
 //! Who issued a FUSE request: FUSE gives the calling thread's id; the principal is its process
-//! (the thread group id) and that process's process group.
+//! (the thread group id) and that process's process group. Each new process's exit is watched
+//! (a pidfd) where the kernel allows it, else polled for in /proc.
 
+use crate::exit_watch::ExitWatcher;
 use iosched::request::Principal;
 use std::collections::{BTreeMap, HashMap};
 
@@ -34,6 +36,8 @@ pub fn comm_of(pid: u32) -> String {
 pub struct Known {
     pub name: String,
     pub start_time: Option<u64>,
+    /// Its exit will be reported by the exit watcher (else `reap` polls for it).
+    pub watched: bool,
 }
 
 /// Thread -> principal cache and the processes seen (shared by the FUSE thread, which adds,
@@ -42,9 +46,15 @@ pub struct Known {
 pub struct Principals {
     by_tid: HashMap<u32, Principal>,
     pub live: BTreeMap<u32, Known>,
+    exits: Option<ExitWatcher>,
 }
 
 impl Principals {
+    /// Processes seen from now on have their exits reported by `exits`.
+    pub fn with_exit_watcher(exits: ExitWatcher) -> Principals {
+        Principals { exits: Some(exits), ..Principals::default() }
+    }
+
     /// The principal of thread `tid`, and whether its process is new (not seen, or seen exit).
     pub fn resolve(&mut self, tid: u32) -> (Principal, Option<Known>) {
         if tid == 0 {
@@ -62,26 +72,39 @@ impl Principals {
         if self.live.contains_key(&p.pid) {
             return (p, None);
         }
-        let k = Known { name: comm_of(p.pid), start_time: start_time_of(p.pid) };
+        // The process is inside a FUSE request, so alive: its pid names it for pidfd_open.
+        // If it cannot be watched (the watcher logs why, once), `reap` polls for its exit.
+        let watched = self.exits.as_ref().is_some_and(|w| w.watch(p.pid).is_ok());
+        let k = Known { name: comm_of(p.pid), start_time: start_time_of(p.pid), watched };
         self.live.insert(p.pid, k.clone());
         (p, Some(k))
     }
 
-    /// Processes that have exited since they were seen (checked against /proc); forgets them.
+    /// Processes not watched (or all, if the watcher has stopped) that have exited since they
+    /// were seen (checked against /proc); forgets them.
     pub fn reap(&mut self) -> Vec<u32> {
+        let watcher_running = self.exits.as_ref().is_some_and(ExitWatcher::running);
         let gone: Vec<u32> = self
             .live
             .iter()
+            .filter(|(_, k)| !(k.watched && watcher_running))
             .filter(|(pid, k)| start_time_of(**pid).is_none() || start_time_of(**pid) != k.start_time)
             .map(|(p, _)| *p)
             .collect();
         for pid in &gone {
-            self.live.remove(pid);
-        }
-        if !gone.is_empty() {
-            self.by_tid.retain(|_, p| !gone.contains(&p.pid));
+            self.forget(*pid);
         }
         gone
+    }
+
+    /// Forgets an exited process (reported by the exit watcher); false if it was not known (its
+    /// exit was already reaped).
+    pub fn forget(&mut self, pid: u32) -> bool {
+        let known = self.live.remove(&pid).is_some();
+        if known {
+            self.by_tid.retain(|_, p| p.pid != pid);
+        }
+        known
     }
 }
 

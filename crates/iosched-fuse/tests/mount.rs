@@ -7,6 +7,7 @@ mod common;
 use common::*;
 use iosched_fuse::mount::mount_at;
 use std::process::Command;
+use std::time::Duration;
 
 #[test]
 fn reads_and_writes_through_real_processes_then_sigterm() {
@@ -151,4 +152,70 @@ fn daemon_then_umount_writes_the_summary() {
     let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&summary).expect("summary written")).unwrap();
     assert_eq!(doc["runs"][0]["scheduler"], "sptf");
     assert!(doc["runs"][0]["requests"].as_u64().unwrap() >= 1);
+}
+
+#[test]
+fn exits_are_noticed_as_they_happen_not_at_the_next_poll() {
+    if !fuse_available() {
+        return;
+    }
+    if let Err(e) = iosched_fuse::exit_watch::pidfd_open(std::process::id()) {
+        eprintln!("SKIP: pidfd_open refused here ({e}): the mount can only poll for exits");
+        return;
+    }
+    // Anticipatory schedulers wait on a process after its request; that wait must end when the
+    // process exits. Before the pidfd watcher, /proc was polled every 250 ms.
+    let mut f = Fixture::new("exits");
+    std::fs::write(f.backing.join("small"), pattern(8192, 5)).unwrap();
+    f.mount(&["--scheduler", "las", "--direct-io"]);
+    let file = f.mnt.join("small");
+    const CATS: u64 = 10;
+    for _ in 0..CATS {
+        run("cat", &[file.to_str().unwrap()]);
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    let out = f.stop(libc::SIGTERM);
+    let doc = summary_of(&out);
+    let exits = &doc["runs"][0]["exits"];
+    assert_eq!(exits["watched"], CATS, "every cat's exit seen by its pidfd: {exits}");
+    assert_eq!(exits["polled"], 0, "{exits}");
+    // From each cat's last completion to its exit notice: its last read, close and exit. A
+    // 250 ms poll is uniform over 0-250 ms, so ten notices under 100 ms by polling would have
+    // a chance of 0.4^10.
+    let after = &exits["after_last_completion_ms"];
+    assert_eq!(after["samples"], CATS, "{exits}");
+    assert!(after["max"].as_f64().unwrap() < 100.0, "exit noticed too late: {exits}");
+}
+
+#[test]
+fn polled_exits_are_noticed_while_the_disk_stays_busy() {
+    if !fuse_available() {
+        return;
+    }
+    // The fallback where pidfds are refused: /proc every 250 ms. The poll once ran only when
+    // the scheduler had nothing to dispatch at a completion, so a streaming reader (its
+    // readahead always queued) held it off for seconds.
+    let mut f = Fixture::new("polled-exits");
+    std::fs::write(f.backing.join("big"), pattern(24 << 20, 6)).unwrap();
+    std::fs::write(f.backing.join("small"), pattern(8192, 7)).unwrap();
+    f.mount_with_env(&["--scheduler", "fcfs"], &[(iosched_fuse::mount::EXITS_ENV, "poll")]);
+    let (big, small) = (f.mnt.join("big"), f.mnt.join("small"));
+    let stream = Command::new("cat").arg(&big).stdout(std::process::Stdio::null()).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    const CATS: u64 = 5;
+    for _ in 0..CATS {
+        // O_DIRECT: its reads are requests, not page-cache hits (the mount keeps the cache).
+        run("dd", &[&format!("if={}", small.display()), "of=/dev/null", "bs=64k", "iflag=direct", "status=none"]);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let stream_done = within(Duration::from_secs(30), "the stream", move || stream.wait_with_output().unwrap());
+    assert!(stream_done.status.success());
+    std::thread::sleep(Duration::from_millis(400)); // the last polls
+    let out = f.stop(libc::SIGTERM);
+    let doc = summary_of(&out);
+    let exits = &doc["runs"][0]["exits"];
+    assert_eq!(exits["watched"], 0, "{exits}");
+    assert_eq!(exits["polled"], CATS + 1, "{exits}");
+    let after = &exits["after_last_completion_ms"];
+    assert!(after["max"].as_f64().unwrap() < 1000.0, "an exit polled too late: {exits}");
 }

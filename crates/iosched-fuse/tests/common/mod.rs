@@ -44,7 +44,13 @@ impl Fixture {
 
     /// Mounts in the foreground (a child process); returns once the mount is visible.
     pub fn mount(&mut self, extra: &[&str]) {
+        self.mount_with_env(extra, &[]);
+    }
+
+    /// `mount` with these environment variables set for the mount's process.
+    pub fn mount_with_env(&mut self, extra: &[&str], env: &[(&str, &str)]) {
         let child = Command::new(BIN)
+            .envs(env.iter().copied())
             .arg("mount")
             .arg(&self.backing)
             .arg(&self.mnt)
