@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Reproduces the "More measurements" section of docs/real-mode.md.
-# Usage: experiments/real-mode/measure.sh [dd|cat|find|las|las-gap|sim|fio|fio4|all]   (root or fusermount3 needed)
+# Usage: experiments/real-mode/measure.sh [dd|cat|find|las|las-gap|las-2.6.9|sim|fio|fio4|all]   (root or fusermount3 needed)
 # Work files go to $WORK (default /tmp/iosched-rm); the mount is always unmounted on exit.
 set -u
 cd "$(dirname "$0")/../.."
@@ -141,6 +141,9 @@ case $what in
            FIND_SLEEP_S=0.01 run_find find-gap-las las --direct-io; FIND_SLEEP_S=0.01 run_find find-gap-cas cas --direct-io
            FIND_SLEEP_S=0.01 run_find find-gap-clook clook --direct-io
            iosched run experiments/real-mode/find-sim-dio-las-gap.toml ;;&
+  las-2.6.9|all) # the paper's kernel: LAS starves the find, CAS bounds it (docs/real-mode.md)
+           run_find find-dio-las269 las-2.6.9 --direct-io; run_find find-dio-cas269 cas-2.6.9 --direct-io
+           iosched run experiments/real-mode/find-sim-dio-las-2.6.9.toml ;;&
   sim|all) for f in cat-sim-128 cat-sim-256 find-sim-cache find-sim-dio fio-sim-sequential fio-sim-random; do
              iosched run experiments/real-mode/$f.toml; done ;;&
   fio|all) for rw in read randread; do run_fio fio-$rw-clook $rw clook; run_fio fio-$rw-as $rw anticipatory aged-sptf; done ;;&

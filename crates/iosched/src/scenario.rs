@@ -224,6 +224,10 @@ pub struct ProcessSection {
     /// chain: time from one instance's exit to the next one's first access.
     #[serde(default)]
     pub chain_gap_us: f64,
+    /// Time from the last access's completion to the process's exit (default 0: at once); a
+    /// chain's next instance starts `chain_gap_us` after the exit.
+    #[serde(default)]
+    pub exit_us: f64,
     /// Start only once the named `[[process]]` (an earlier entry with count = 1 and `requests`)
     /// has finished, `start_us` after its exit: phases of a workload.
     pub after: Option<String>,
@@ -785,6 +789,7 @@ impl Scenario {
         }
         for (i, p) in self.process.iter().enumerate() {
             let at = format!("process[{i}]");
+            within(&format!("{at}.exit_us"), p.exit_us, 0.0, 3.6e9)?;
             if let Some(name) = &p.after {
                 let Some(q) = self.process[..i].iter().find(|q| &q.name == name) else {
                     return Err(format!("field `{at}.after`: no earlier [[process]] is named `{name}`"));
@@ -892,6 +897,7 @@ impl Scenario {
                         None => (p.chain && k > 0).then(|| index as usize - 1),
                     },
                     max_requests: p.requests,
+                    exit_ns: us_to_ns(p.exit_us),
                     weight: p.weight,
                     access: match p.access.as_str() {
                         "read" => Access::Read(ReadModel {

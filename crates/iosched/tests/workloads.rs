@@ -27,6 +27,7 @@ fn spec(pid: u32, pattern: Pattern, access: Access, think_us: u64) -> ProcessSpe
         start_ns: 0,
         after: None,
         max_requests: None,
+        exit_ns: 0,
         weight: 1,
         access,
         max_transfer_sectors: 0,

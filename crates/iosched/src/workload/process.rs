@@ -66,6 +66,9 @@ pub struct ProcessSpec {
     pub start_ns: Nanos,
     /// Start when the process at this index exits (a chain such as `find -exec cat`).
     pub after: Option<usize>,
+    /// Time from its last access's completion to its exit (a real process returns from read,
+    /// closes and exits: the scheduler hears of the exit later than of the completion).
+    pub exit_ns: Nanos,
     /// Stop after this many accesses (None: run until the deadline).
     pub max_requests: Option<u64>,
     /// Share for proportional-share schedulers.
@@ -242,7 +245,17 @@ impl Processes {
         if p.lanes_done < p.lanes.len() as u32 {
             return;
         }
-        out.process_event(ProcessEvent::Exited(p.spec.principal));
+        if by_limit && p.spec.exit_ns > 0 {
+            out.timer(now.saturating_add(p.spec.exit_ns), token(i, EXIT_LANE));
+            return;
+        }
+        self.exited(i, now, by_limit, out);
+    }
+
+    /// Process `i` exits; if it ended by its request limit, the processes waiting for it start
+    /// their gap.
+    fn exited(&mut self, i: usize, now: Nanos, by_limit: bool, out: &mut Emit) {
+        out.process_event(ProcessEvent::Exited(self.procs[i].spec.principal));
         if !by_limit {
             return;
         }
@@ -266,6 +279,9 @@ impl Processes {
 }
 
 /// A timer's token: the process index and the lane.
+/// The timer token's lane for a process's delayed exit.
+const EXIT_LANE: usize = 0xffff_ffff;
+
 fn token(process: usize, lane: usize) -> u64 {
     process as u64 | (lane as u64) << 32
 }
@@ -424,6 +440,10 @@ impl Workload for Processes {
 
     fn on_timer(&mut self, token: u64, now: Nanos, out: &mut Emit) {
         let (i, lane) = ((token & 0xffff_ffff) as usize, (token >> 32) as usize);
+        if lane == EXIT_LANE {
+            self.exited(i, now, true, out);
+            return;
+        }
         let first = self.procs[i].issued == 0 && lane == 0;
         self.issue(i, lane, now, out);
         // An asynchronous process fills its other lanes at its start.
