@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 mod block;
+mod ffsb;
 mod host;
 pub use block::{BlockSection, DEFAULT_MAX_SECTORS_KB, DEFAULT_NR_REQUESTS, DEFAULT_QUEUE_AGING_MS};
 pub use host::{FileSection, HostSection, TaskSection, TreeSection};

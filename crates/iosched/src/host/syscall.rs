@@ -59,6 +59,13 @@ pub enum Syscall {
         name: String,
         dir: bool,
     },
+    /// unlink() of file `ino` (its last link): the walk to it, its indirect blocks read, then
+    /// its entry, inode and blocks freed (metadata dirtied) and its cached pages dropped (dirty
+    /// ones discarded). An error (counted) for a directory or an inode no longer there.
+    Unlink(Ino),
+    /// wait() until every child this task spawned without waiting has exited (a process
+    /// joining its threads).
+    WaitChildren,
     /// Computation on a CPU (stretched when processes share the CPUs).
     Compute(Nanos),
     /// Off-CPU waiting (a think time, a timer).
