@@ -428,6 +428,15 @@ impl Kernel {
 
     /// Executes (or continues) one call; true if the task now waits.
     fn exec(&mut self, t: usize, call: &Syscall, now: Nanos, out: &mut Emit) -> bool {
+        if let Some(ino) = call.target() {
+            if !self.tree.contains(ino) {
+                // A file deleted (unlinked) before the call ran: the call fails, counted.
+                let r = &mut self.tasks[t].report;
+                r.errors += 1;
+                r.error.get_or_insert_with(|| format!("inode {ino} does not exist (deleted)"));
+                return false;
+            }
+        }
         match *call {
             Syscall::Lookup(ino) => self.lookup(t, ino, now, out),
             Syscall::Readdir(dir) => self.readdir(t, dir, now, out),

@@ -85,6 +85,21 @@ pub enum Syscall {
     Fail(String),
 }
 
+impl Syscall {
+    /// The inode the call works on, which must exist when it runs (None for calls naming none,
+    /// and for unlink, which reports a missing file itself).
+    pub fn target(&self) -> Option<Ino> {
+        match *self {
+            Syscall::Lookup(i) | Syscall::Readdir(i) | Syscall::Fsync(i) => Some(i),
+            Syscall::Read { ino, .. } | Syscall::Fault { ino, .. } | Syscall::DirectRead { ino, .. } | Syscall::Write { ino, .. } => {
+                Some(ino)
+            }
+            Syscall::Create { parent, .. } => Some(parent),
+            _ => None,
+        }
+    }
+}
+
 /// A process's behaviour: appends its next calls to `out` (false: the process exits).
 pub trait Program: Send {
     fn next(&mut self, tree: &Tree, rng: &mut Pcg64, out: &mut VecDeque<Syscall>) -> bool;

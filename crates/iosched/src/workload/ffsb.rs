@@ -133,26 +133,31 @@ impl FfsbThread {
         FfsbThread { id, cfg, dirs, done: 0, created: 0, pending: None, counts: [0; 5], empty: 0 }
     }
 
-    /// A file uniformly among the regular files of the thread's directories.
+    /// A file uniformly among the regular files of the thread's directories: an entry drawn
+    /// uniformly among all their entries, and if it is a directory (FFSB's directories hold
+    /// none, but a tree may), a second draw among the files only (each file then has the same
+    /// chance, 1/files, overall).
     fn pick_file(&self, tree: &Tree, rng: &mut Pcg64) -> Option<Ino> {
-        let count = |d: Ino| tree.children(d).iter().filter(|&&c| !tree.is_dir(c)).count();
-        let total: usize = self.dirs.iter().map(|&d| count(d)).sum();
+        let total: usize = self.dirs.iter().map(|&d| tree.children(d).len()).sum();
         if total == 0 {
             return None;
         }
         let mut k = rng.gen_range(0..total);
         for &d in &self.dirs {
-            for &c in tree.children(d) {
-                if tree.is_dir(c) {
-                    continue;
+            let ch = tree.children(d);
+            if k < ch.len() {
+                if !tree.is_dir(ch[k]) {
+                    return Some(ch[k]);
                 }
-                if k == 0 {
-                    return Some(c);
-                }
-                k -= 1;
+                break;
             }
+            k -= ch.len();
         }
-        None
+        let files: Vec<Ino> = self.dirs.iter().flat_map(|&d| tree.children(d).iter().copied()).filter(|&c| !tree.is_dir(c)).collect();
+        if files.is_empty() {
+            return None;
+        }
+        Some(files[rng.gen_range(0..files.len())])
     }
 
     /// Buffered writes of `[off, off + len)` in `write_bs` pieces, then fsync if asked.
