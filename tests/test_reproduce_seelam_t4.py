@@ -23,7 +23,7 @@ def test_table4_quick(tmp_path):
     for label, _ in rows:
         line = next(x for x in report.splitlines() if x.startswith(f"| {label} |"))
         cells = [c.strip() for c in line.strip("|").split("|")]
-        assert len(cells) == 9 and all(c not in ("-", "") for c in cells), line
+        assert len(cells) == 9 and all(c and "not finished" not in c for c in cells), line
         for key in profiles:
             task = p[f"t4-{key}-{seelam2005._key(label)}"]["host"]["tasks"][0]
             assert task["children"] == 4 and task["errors"] == 0, (label, key, task)

@@ -29,7 +29,7 @@ fn unlink_discards_dirty_pages_and_frees_blocks_for_the_next_file() {
         Syscall::Lookup(a),
         Syscall::Write { ino: a, off: 0, len: 64 * KIB, mode: WriteMode::Buffered },
         Syscall::Unlink(a),
-        Syscall::Unlink(a), // gone: an error, counted
+        Syscall::Unlink(a),                          // gone: an error, counted
         Syscall::Read { ino: a, off: 0, len: 4096 }, // so is a read of it
         Syscall::Create { parent: d, name: "b".into(), dir: false },
         Syscall::Write { ino: b, off: 0, len: 16 * KIB, mode: WriteMode::Buffered },

@@ -540,13 +540,14 @@ def report_t4(p: Plan, known: set, quick: bool) -> str:
     for label, _ in rows:
         for key, _, _ in T4_PROFILES:
             ours[(label, key)] = _t4_time(p, f"t4-{key}-{_key(label)}")
-    fmt = lambda t: "-" if t is None else f"{t:.1f}"  # noqa: E731
     table = []
     for label, _ in rows:
         paper = PAPER_T4[label]
         cells = [label]
         for i, (key, _, _) in enumerate(T4_PROFILES):
-            cells += [f"{paper[i]:.0f}", fmt(ours[(label, key)])]
+            t = ours[(label, key)]
+            k = f"t4-{key}-{_key(label)}"
+            cells += [f"{paper[i]:.0f}", f"{t:.1f}" if t is not None else f"> {_run_duration(p, k):.0f} (not finished)"]
         table.append(cells)
     head = ["scheduler"]
     for _, title, _ in T4_PROFILES:
