@@ -28,6 +28,7 @@ use std::collections::BTreeMap;
 
 mod array;
 mod block;
+mod ffsb;
 mod host;
 mod selection;
 pub use array::ArraySection;

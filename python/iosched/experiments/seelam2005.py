@@ -444,6 +444,203 @@ def _figure3(ours: dict, path: Path) -> Path:
     return path
 
 
+# -- Table 4: FFSB's web, mail, file server and metadata profiles (sections 5.1, 5.7-5.10) ------
+
+# Table 4's five schedulers, in the paper's row order; CFQ is not implemented yet (its row is
+# skipped with a line until a scheduler `cfq` is registered).
+T4_SCHEDULERS: List[Tuple[str, dict]] = [  # LAS and CAS of the paper's kernel, as in SCHEDULERS
+    ("deadline", {"name": "deadline"}),
+    ("LAS", {"name": "las-2.6.9"}),
+    ("CAS", {"name": "cas-2.6.9"}),
+    ("CFQ", {"name": "cfq"}),
+    ("noop", {"name": "noop"}),
+]
+# (key, column title, operation weights: FFSB's read/write/create/append/delete).
+T4_PROFILES: List[Tuple[str, str, dict]] = [
+    ("web", "Web server", {"read": 1}),                               # 5.7: random reads of whole files
+    ("mail", "Mail server", {"read": 40, "create": 40, "delete": 20}),  # 5.9
+    ("file", "File server", {"read": 80, "write": 20}),               # 5.8
+    ("meta", "MetaData", {"create": 40, "append": 40, "delete": 20}),  # 5.10: no reads
+]
+PAPER_T4 = {  # seconds: web, mail, file, meta
+    "deadline": (924.0, 118.0, 1127.0, 305.0),
+    "LAS": (863.0, 177.0, 916.0, 295.0),
+    "CAS": (855.0, 109.0, 890.0, 288.0),
+    "CFQ": (931.0, 112.0, 1099.0, 253.0),
+    "noop": (910.0, 125.0, 1127.0, 319.0),
+}
+
+
+def t4_size(quick: bool) -> dict:
+    """The file set, operations and memory. Full: the paper's (100,000 files in 100
+    directories, 4-64 KiB, four threads of 20,000 operations, 1 GiB). Quick: 1/25 of the
+    files, 1/40 of the operations and memory scaled with the file set (the file set still
+    about 3.3 times memory)."""
+    if quick:
+        return {"files": 4000, "dirs": 20, "ops": 500, "memory_mib": 40}
+    return {"files": 100_000, "dirs": 100, "ops": 20_000, "memory_mib": 1024}
+
+
+def t4_rows(known: set) -> Tuple[List[Tuple[str, dict]], List[str]]:
+    rows, skipped = [], []
+    for label, sched in T4_SCHEDULERS:
+        if sched["name"] in known:
+            rows.append((label, sched))
+        else:
+            skipped.append(f"- {label}: not run: scheduler `{sched['name']}` is not registered "
+                           "(`iosched list schedulers` does not know it).")
+    return rows, skipped
+
+
+def _t4_scenario(sched: dict, weights: dict, quick: bool) -> dict:
+    z = t4_size(quick)
+    host = _host(z["memory_mib"], [], [], None)
+    ffsb = {
+        "dirs": z["dirs"], "files": z["files"], "min_kib": 4, "max_kib": 64, "threads": 4, "ops": z["ops"],
+        # FFSB's 4 KiB read and write block sizes; a write operation overwrites 4 KiB, an append
+        # adds 4 KiB; no fsync (FFSB's default; Filebench's varmail would fsync).
+        "read_bs_kib": 4, "write_bs_kib": 4, "write_kib": 4, "append_kib": 4,
+    }
+    ffsb.update(weights)
+    tasks = [{"name": "ffsb", "command": "ffsb", "path": "/data", "ffsb": ffsb}]
+    return _scenario(sched, host, tasks, 600.0 if quick else 20_000.0)
+
+
+# A sensitivity run, not in the paper: the web profile with 64 KiB read()s (every file, at most
+# 64 KiB, in one read() and so in one readahead window) under deadline and CAS, to show how much of
+# the gap between them comes from each file being read in several requests.
+T4_WHOLE_READ_KIB = 64
+
+
+def plan_t4(p: Plan, known: set, quick: bool) -> None:
+    rows, _ = t4_rows(known)
+    for label, sched in rows:
+        for key, _, weights in T4_PROFILES:
+            p.add(f"t4-{key}-{_key(label)}", _t4_scenario(sched, weights, quick))
+    for label, sched in rows:
+        if label in ("deadline", "CAS"):
+            scn = _t4_scenario(sched, T4_PROFILES[0][2], quick)
+            scn["task"][0]["ffsb"]["read_bs_kib"] = T4_WHOLE_READ_KIB
+            p.add(f"t4-web-{_key(label)}-read{T4_WHOLE_READ_KIB}", scn)
+
+
+def _t4_rank(times: list) -> str:
+    """`a < b ≈ c`: fastest first, ≈ between times within 1% of each other."""
+    out = ""
+    prev = None
+    for t, lb in sorted(times):
+        if prev is not None:
+            out += " ≈ " if t <= prev * 1.01 else " < "
+        out += lb
+        prev = t
+    return out
+
+
+def _t4_time(p: Plan, key: str) -> Optional[float]:
+    """The FFSB process's execution time (None: the run's end stopped it)."""
+    task = {t["name"]: t for t in p[key]["host"]["tasks"]}["ffsb"]
+    return task["elapsed_s"]
+
+
+def report_t4(p: Plan, known: set, quick: bool) -> str:
+    rows, skipped = t4_rows(known)
+    ours: dict = {}
+    for label, _ in rows:
+        for key, _, _ in T4_PROFILES:
+            ours[(label, key)] = _t4_time(p, f"t4-{key}-{_key(label)}")
+    table = []
+    for label, _ in rows:
+        paper = PAPER_T4[label]
+        cells = [label]
+        for i, (key, _, _) in enumerate(T4_PROFILES):
+            t = ours[(label, key)]
+            k = f"t4-{key}-{_key(label)}"
+            cells += [f"{paper[i]:.0f}", f"{t:.1f}" if t is not None else f"> {_run_duration(p, k):.0f} (not finished)"]
+        table.append(cells)
+    head = ["scheduler"]
+    for _, title, _ in T4_PROFILES:
+        head += [f"paper: {title} s", f"ours: {title} s"]
+    labels = [label for label, _ in rows]
+    rank_lines = []
+    for i, (key, title, _) in enumerate(T4_PROFILES):
+        done = [(ours[(lb, key)], lb) for lb in labels if ours[(lb, key)] is not None]
+        mine = _t4_rank(done)
+        theirs = _t4_rank([(PAPER_T4[lb][i], lb) for lb in labels])
+        rank_lines.append(f"- {title}: ours {mine or '-'}; paper (same schedulers) {theirs}.")
+    z = t4_size(quick)
+    scale = ("the paper's sizes" if not quick else
+             f"--quick: {z['files']:,} files in {z['dirs']} directories, {z['ops']} operations per thread, "
+             f"{z['memory_mib']} MiB of memory")
+    return (
+        "## Table 4: FFSB's server and metadata profiles (sections 5.1, 5.7-5.10)\n\n"
+        f"FFSB ({scale}): {z['files']:,} files in {z['dirs']} directories below /data, sizes uniform in 4-64 KiB, "
+        f"built before the run (creation not timed); one process with four threads, each running {z['ops']:,} "
+        "operations on the files of its own quarter of the directories, every operation picked by weight. Web: read "
+        "a whole file; mail: read 40, create 40, delete 20; file server: read 80, write 20; metadata: create 40, "
+        "append 40, delete 20. Times are the FFSB process's execution time (seconds), a cold cache.\n\n"
+        + markdown_table(head, table)
+        + "\n\n" + ("\n".join(skipped) + "\n\n" if skipped else "")
+        + "Rankings (fastest first):\n\n" + "\n".join(rank_lines) + "\n\n"
+        + _t4_claims(ours, labels) + "\n\n" + _t4_sensitivity(p, labels) + T4_NOTE + "\n"
+    )
+
+
+def _t4_sensitivity(p: Plan, labels: list) -> str:
+    keys = {lb: f"t4-web-{_key(lb)}-read{T4_WHOLE_READ_KIB}" for lb in ("deadline", "CAS") if lb in labels}
+    if not keys:
+        return ""
+    got = {lb: _t4_time(p, k) for lb, k in keys.items()}
+    base = {lb: _t4_time(p, f"t4-web-{_key(lb)}") for lb in keys}
+    parts = [f"{lb} {fmt_s(got[lb])} s (4 KiB read()s: {fmt_s(base[lb])} s)" for lb in keys]
+    gap = ""
+    if all(got.get(lb) and base.get(lb) for lb in ("deadline", "CAS")):
+        gap = (f" Deadline's time over CAS's: {got['deadline'] / got['CAS']:.2f}x with whole-file reads, "
+               f"{base['deadline'] / base['CAS']:.2f}x with 4 KiB reads.")
+    return (f"Sensitivity (not in the paper): the web profile with {T4_WHOLE_READ_KIB} KiB read()s, each file in one "
+            f"read() and so in one readahead window and one request: " + "; ".join(parts) + "." + gap + "\n\n")
+
+
+def fmt_s(t: Optional[float]) -> str:
+    return "-" if t is None else f"{t:.1f}"
+
+
+def _t4_claims(ours: dict, labels: list) -> str:
+    out = ["The paper's claims, checked:"]
+    for key, title, _ in T4_PROFILES[:3]:
+        done = {lb: ours[(lb, key)] for lb in labels if ours[(lb, key)] is not None}
+        if "CAS" not in done:
+            out.append(f"- CAS best on {title}: not checked (CAS not run or not finished).")
+            continue
+        best = min(done, key=done.get)
+        out.append(f"- CAS best on {title}: {'yes' if best == 'CAS' else 'no'} (ours: {best} best"
+                   + ("" if best == "CAS" else f", CAS {100 * (done['CAS'] / done[best] - 1):+.1f}%") + ").")
+    las, cas = ours.get(("LAS", "mail")), ours.get(("CAS", "mail"))
+    if las and cas:
+        out.append(f"- LAS trails CAS on the mail server by 62%: ours {100 * (las / cas - 1):+.1f}%.")
+    else:
+        out.append("- LAS trails CAS on the mail server by 62%: not checked (LAS or CAS not run).")
+    if "CFQ" in labels:
+        done = {lb: ours[(lb, "meta")] for lb in labels if ours[(lb, "meta")] is not None}
+        best = min(done, key=done.get) if done else None
+        out.append(f"- CFQ best on MetaData: {'yes' if best == 'CFQ' else 'no'} (ours: {best} best).")
+    else:
+        out.append("- CFQ best on MetaData: not checked (no CFQ scheduler yet).")
+    return "\n".join(out)
+
+
+T4_NOTE = (
+    "Where the paper is silent, FFSB's and Filebench's personalities decide (docs/reproductions/seelam2005/"
+    "table4.md): reads are whole files in 4 KiB read()s (FFSB's readall); a write overwrites 4 KiB at a random "
+    "4 KiB-aligned offset inside the file; create writes the new file's whole size (uniform 4-64 KiB) in 4 KiB "
+    "writes; append adds 4 KiB at the end; delete unlinks (inode and blocks freed and reused, cached pages "
+    "dropped, dirty ones never written); no fsync (FFSB's default). The four threads are tasks of one process, "
+    "each with its own pid for the scheduler: Linux 2.6.9 gives every task its own io_context (CLONE_IO came in "
+    "2.6.25), so LAS and CAS keep think-time and seek statistics per thread. ext3's journal is not modelled: "
+    "metadata (directory, inode table, bitmap blocks) is written back in place by the flusher like data, not "
+    "committed to a journal every 5 s."
+)
+
+
 # -- entry point ----------------------------------------------------------------------------
 
 HOST_NOTE = (
@@ -473,6 +670,7 @@ def reproduce(out_dir: "str | Path", quick: bool = False, progress: Optional[Cal
     plan_t1(p, rows, quick)
     plan_t2(p, rows, quick)
     plan_t3(p, rows, quick)
+    plan_t4(p, known, quick)
     f5_skipped = selection.plan_f5(p, quick, known)
     p.execute(progress)
     wall = time.perf_counter() - t0
@@ -480,7 +678,7 @@ def reproduce(out_dir: "str | Path", quick: bool = False, progress: Optional[Cal
     sections = [
         "# Seelam et al. 2005: the anticipatory schedulers' microbenchmarks\n\n"
         "Seelam, Romero, Teller & Buros, \"Enhancements to Linux I/O scheduling\", Ottawa Linux Symposium 2005, "
-        "section 5 (Tables 1-3, Figure 3) on the simulated host, and section 6 (Figure 5, the adaptive scheduler) on "
+        "section 5 (Tables 1-4, Figure 3) on the simulated host, and section 6 (Figure 5, the adaptive scheduler) on "
         "simulated RAID-0 arrays. Generated by `iosched reproduce seelam2005`"
         f"{' --quick' if quick else ''}: {len(p.results)} runs in {wall:.1f} s (every scenario in scenarios/). "
         f"Schedulers run: {ran}.\n\n"
@@ -489,6 +687,7 @@ def reproduce(out_dir: "str | Path", quick: bool = False, progress: Optional[Cal
         report_t1(p, rows, skipped, quick),
         report_t2(p, rows, skipped, quick),
         report_t3(p, rows, skipped, out, quick),
+        report_t4(p, known, quick),
         selection.report_f5(p, out, quick, known, f5_skipped),
     ]
     report = out / "report.md"

@@ -163,7 +163,9 @@ impl Kernel {
                 if let Submitter::Task(t) = info.submitter {
                     self.tasks[t].outstanding -= 1;
                     self.tasks[t].report.pages_written += pages;
-                    if self.tasks[t].wait == Wait::OwnIo {
+                    // A task waiting for another inode's writeback (fsync, unlink) may have
+                    // been waiting for this, its own last bio, too.
+                    if matches!(self.tasks[t].wait, Wait::OwnIo | Wait::Writeback(_) | Wait::AllWriteback) {
                         self.check_io_wait(t, now, out);
                     }
                 }

@@ -43,6 +43,8 @@ pub(super) enum Wait {
     Cpu,
     Timer,
     Child,
+    /// Every child spawned without waiting to exit (WaitChildren).
+    Children,
 }
 
 /// How far a multi-stage call has got.
@@ -84,6 +86,10 @@ pub(super) struct Task {
     /// The top-level task whose results count this one's.
     pub root: usize,
     pub parent_waiting: Option<usize>,
+    /// The parent that did not wait for this child at its spawn (it may join it later).
+    pub detached_parent: Option<usize>,
+    /// Children spawned without waiting that have not exited.
+    pub live_children: u32,
     pub program: Box<dyn Program>,
     pub calls: VecDeque<Syscall>,
     pub current: Option<Syscall>,
@@ -249,6 +255,8 @@ impl Kernel {
             principal: Principal { pid, group },
             root,
             parent_waiting: None,
+            detached_parent: None,
+            live_children: 0,
             program,
             calls: VecDeque::new(),
             current: None,
@@ -354,6 +362,14 @@ impl Kernel {
                 self.run(parent, now, out);
             }
         }
+        if let Some(parent) = self.tasks[t].detached_parent.take() {
+            let p = &mut self.tasks[parent];
+            p.live_children = p.live_children.saturating_sub(1);
+            if p.live_children == 0 && p.wait == Wait::Children {
+                p.wait = Wait::None;
+                self.run(parent, now, out);
+            }
+        }
         let successors = std::mem::take(&mut self.tasks[t].successors);
         for (s, delay) in successors {
             if finished && now < self.stop_ns {
@@ -412,6 +428,15 @@ impl Kernel {
 
     /// Executes (or continues) one call; true if the task now waits.
     fn exec(&mut self, t: usize, call: &Syscall, now: Nanos, out: &mut Emit) -> bool {
+        if let Some(ino) = call.target() {
+            if !self.tree.contains(ino) {
+                // A file deleted (unlinked) before the call ran: the call fails, counted.
+                let r = &mut self.tasks[t].report;
+                r.errors += 1;
+                r.error.get_or_insert_with(|| format!("inode {ino} does not exist (deleted)"));
+                return false;
+            }
+        }
         match *call {
             Syscall::Lookup(ino) => self.lookup(t, ino, now, out),
             Syscall::Readdir(dir) => self.readdir(t, dir, now, out),
@@ -425,6 +450,14 @@ impl Kernel {
             Syscall::Fsync(ino) => self.flush(t, Some(ino), now, out),
             Syscall::Sync => self.flush(t, None, now, out),
             Syscall::Create { parent, ref name, dir } => self.create(t, parent, name, dir, now, out),
+            Syscall::Unlink(ino) => self.unlink(t, ino, now, out),
+            Syscall::WaitChildren => {
+                if self.tasks[t].live_children > 0 {
+                    self.tasks[t].wait = Wait::Children;
+                    return true;
+                }
+                false
+            }
             Syscall::Compute(ns) => {
                 let task = &mut self.tasks[t];
                 if task.stage == Stage::Start {
@@ -635,6 +668,9 @@ impl Kernel {
         let c = self.add_task(name, program, Some(t), prio, weight);
         if wait {
             self.tasks[c].parent_waiting = Some(t);
+        } else {
+            self.tasks[c].detached_parent = Some(t);
+            self.tasks[t].live_children += 1;
         }
         self.begin(c, now, out);
         // The parent waits only if the child did not run to its end at once (it is not woken

@@ -15,6 +15,7 @@ pub mod readahead;
 pub mod readahead_freebsd;
 pub mod report;
 pub mod syscall;
+mod unlink;
 mod write;
 pub mod writeback;
 

@@ -424,6 +424,51 @@ impl PageCache {
         dropped
     }
 
+    /// `truncate_inode_pages` of a deleted file: pages `0..pages` of `ino` leave the cache,
+    /// dirty ones discarded unwritten. Pages locked (being read) or under writeback are left
+    /// (the caller waits for them first, as truncate does). Returns (pages dropped, dirty
+    /// pages among them).
+    pub fn remove_inode_pages(&mut self, ino: Ino, pages: u64) -> (u64, u64) {
+        let (mut dropped, mut discarded) = (0, 0);
+        for index in 0..pages {
+            if let Some(was_dirty) = self.forget(PageKey::new(ino, index)) {
+                dropped += 1;
+                discarded += was_dirty as u64;
+            }
+        }
+        (dropped, discarded)
+    }
+
+    /// Drops one page, dirty or not (`bforget` of a freed metadata block; a truncated file's
+    /// page). A page locked or under writeback stays. Some(was dirty) if it was dropped.
+    pub fn forget(&mut self, key: PageKey) -> Option<bool> {
+        let &slot = self.map.get(&key)?;
+        let flags = self.nodes[slot as usize].flags;
+        if flags & (LOCKED | WRITEBACK) != 0 {
+            return None;
+        }
+        let dirty = flags & DIRTY != 0;
+        if dirty {
+            self.dirty_pages -= 1;
+            if let Some(inode) = self.inodes.get_mut(&key.ino) {
+                inode.pages.remove(&key.index);
+                if inode.pages.is_empty() {
+                    let k = (inode.dirtied_when_ns, inode.seq, key.ino);
+                    self.inodes.remove(&key.ino);
+                    self.dirty_order.remove(&k);
+                }
+            }
+        }
+        self.evict(slot);
+        self.reclaim_blocked = false;
+        Some(dirty)
+    }
+
+    /// Whether the page is cached and locked (a read in progress).
+    pub fn is_locked(&self, key: PageKey) -> bool {
+        self.flags(key) & LOCKED != 0
+    }
+
     pub fn stats(&self) -> CacheStats {
         self.stats
     }

@@ -324,7 +324,7 @@ impl Kernel {
 
     /// The task writes the metadata blocks holding `sectors` itself and waits (true if any
     /// write was needed).
-    fn write_meta_now(&mut self, t: usize, sectors: &[u64], now: Nanos, out: &mut Emit) -> bool {
+    pub(super) fn write_meta_now(&mut self, t: usize, sectors: &[u64], now: Nanos, out: &mut Emit) -> bool {
         let per = self.cfg.meta_block_pages.max(1);
         let principal = self.tasks[t].principal;
         let mut bios = Vec::new();

@@ -59,6 +59,13 @@ pub enum Syscall {
         name: String,
         dir: bool,
     },
+    /// unlink() of file `ino` (its last link): the walk to it, its indirect blocks read, then
+    /// its entry, inode and blocks freed (metadata dirtied) and its cached pages dropped (dirty
+    /// ones discarded). An error (counted) for a directory or an inode no longer there.
+    Unlink(Ino),
+    /// wait() until every child this task spawned without waiting has exited (a process
+    /// joining its threads).
+    WaitChildren,
     /// Computation on a CPU (stretched when processes share the CPUs).
     Compute(Nanos),
     /// Off-CPU waiting (a think time, a timer).
@@ -76,6 +83,21 @@ pub enum Syscall {
     /// A call that cannot be made (a path that does not exist when the task starts): counted
     /// in the task's `errors`, the message kept.
     Fail(String),
+}
+
+impl Syscall {
+    /// The inode the call works on, which must exist when it runs (None for calls naming none,
+    /// and for unlink, which reports a missing file itself).
+    pub fn target(&self) -> Option<Ino> {
+        match *self {
+            Syscall::Lookup(i) | Syscall::Readdir(i) | Syscall::Fsync(i) => Some(i),
+            Syscall::Read { ino, .. } | Syscall::Fault { ino, .. } | Syscall::DirectRead { ino, .. } | Syscall::Write { ino, .. } => {
+                Some(ino)
+            }
+            Syscall::Create { parent, .. } => Some(parent),
+            _ => None,
+        }
+    }
 }
 
 /// A process's behaviour: appends its next calls to `out` (false: the process exits).

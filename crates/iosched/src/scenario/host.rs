@@ -121,6 +121,8 @@ pub struct TaskSection {
     pub prio_level: Option<u8>,
     #[serde(default = "d_weight")]
     pub weight: u32,
+    /// ffsb: the file set, threads, operations and their weights (scenario/ffsb.rs).
+    pub ffsb: Option<super::ffsb::FfsbSection>,
 }
 
 fn d_weight() -> u32 {
@@ -130,7 +132,7 @@ fn d_weight() -> u32 {
 pub const DEFAULT_MEMORY_MIB: f64 = 1024.0;
 pub const DEFAULT_TASK_BS_KIB: f64 = 128.0;
 pub const DEFAULT_EXEC_US: f64 = 1000.0;
-pub const COMMANDS: [&str; 10] = ["cat", "find-exec-cat", "ls-lR", "cat-all", "tar", "cp-r", "dd", "reader", "drop-caches", "sync"];
+pub const COMMANDS: [&str; 11] = ["cat", "find-exec-cat", "ls-lR", "cat-all", "tar", "cp-r", "dd", "reader", "ffsb", "drop-caches", "sync"];
 
 fn positive(field: &str, v: f64, max: f64) -> Result<f64, String> {
     if !(v.is_finite() && v > 0.0 && v <= max) {
@@ -273,6 +275,18 @@ impl HostSection {
         stop_ns: Nanos,
     ) -> Result<Kernel, String> {
         let mut tree = self.tree(scenario_dir, seed)?;
+        // FFSB's file sets exist before the run (its creation phase is not timed).
+        for (i, t) in tasks.iter().enumerate() {
+            match (t.command.as_str(), &t.ffsb) {
+                ("ffsb", Some(f)) => {
+                    let path = t.path.as_deref().ok_or_else(|| format!("task `{}`: command `ffsb` needs `path`", t.name))?;
+                    f.build_files(&t.name, path, &mut tree, &mut crate::workload::rng_stream(seed, 30_000 + i as u64))?;
+                }
+                ("ffsb", None) => return Err(format!("task `{}`: command `ffsb` needs a `[task.ffsb]` table", t.name)),
+                (c, Some(_)) => return Err(format!("task `{}`: table `ffsb` is for command `ffsb`, not `{c}`", t.name)),
+                _ => {}
+            }
+        }
         // Output files named by tasks exist before the run (dd's, tar's): created empty.
         for t in tasks {
             let out = match t.command.as_str() {
@@ -476,6 +490,12 @@ fn program_for(t: &TaskSection, tree: &Tree) -> Result<Box<dyn crate::host::sysc
                 o => return Err(format!("task `{}`: field `think` = `{o}` (known: fixed, uniform, adversary)", t.name)),
             };
             Box::new(Reader::new(ino, bs, access, think))
+        }
+        "ffsb" => {
+            let root = dir(lookup(tree, t, "path", t.path.as_deref())?, "path")?;
+            let section = t.ffsb.as_ref().ok_or_else(|| format!("task `{}`: command `ffsb` needs a `[task.ffsb]` table", t.name))?;
+            let dirs: Vec<Ino> = tree.children(root).iter().copied().filter(|&c| tree.is_dir(c)).collect();
+            Box::new(crate::workload::ffsb::Ffsb::new(section.config(&t.name)?, dirs))
         }
         "drop-caches" => commands::once(vec![Syscall::DropCaches]),
         _ => commands::once(vec![Syscall::Sync]),

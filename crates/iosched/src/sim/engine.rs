@@ -201,7 +201,7 @@ impl Engine<'_> {
         self.stripes.pieces = pieces;
     }
 
-    /// Tells the workload which bios the block layer admitted; true if it emitted arrivals. An
+    /// Tells the workload which bios the block layer admitted; true if it emitted anything. An
     /// array's bio is admitted once all its pieces are.
     fn deliver_admissions(&mut self) -> bool {
         let mut ids = std::mem::take(&mut self.admitted);
@@ -224,7 +224,10 @@ impl Engine<'_> {
         }
         ids.clear();
         self.admitted = ids;
-        !self.emit.arrivals.is_empty()
+        // Anything emitted (a throttled writer's sleep timer, a process event) is moved to the
+        // queue at this instant, not only arrivals: left in the buffer, a timer would be pushed
+        // at a later instant with a time already past.
+        !self.emit.arrivals.is_empty() || !self.emit.timers.is_empty() || !self.emit.process_events.is_empty()
     }
 
     fn complete(&mut self, lane: usize) {
@@ -292,6 +295,7 @@ impl Engine<'_> {
             }
         }
         for (at, token) in self.emit.timers.drain(..) {
+            debug_assert!(at >= self.now, "a workload timer ({token:#x}) at {at} ns, before now ({} ns)", self.now);
             self.events.push(at, Event::WorkloadTimer(token));
         }
         while !self.emit.arrivals.is_empty() {
@@ -488,7 +492,7 @@ fn run<'a>(
     e.decide();
     let (mut events, mut events_at_instant, mut stop) = (0u64, 0u64, None);
     while let Some((t, ev)) = e.events.pop() {
-        debug_assert!(t >= e.now, "time went backwards");
+        debug_assert!(t >= e.now, "time went backwards: {t} < {}", e.now);
         events += 1;
         events_at_instant = if t == e.now { events_at_instant + 1 } else { 0 };
         if events_at_instant >= MAX_EVENTS_AT_ONE_INSTANT {

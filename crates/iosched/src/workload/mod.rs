@@ -4,6 +4,7 @@
 pub mod apps;
 pub mod closed_queue;
 pub mod commands;
+pub mod ffsb;
 pub mod page_cache;
 pub mod pattern;
 pub mod poisson;

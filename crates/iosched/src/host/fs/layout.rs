@@ -99,7 +99,7 @@ pub struct Alloc {
 }
 
 impl Alloc {
-    fn dirty(&mut self, sector: u64) {
+    pub(super) fn dirty(&mut self, sector: u64) {
         if !self.dirty.contains(&sector) {
             self.dirty.push(sector);
         }
@@ -107,27 +107,30 @@ impl Alloc {
 }
 
 #[derive(Clone, Debug, Default)]
-struct InodeState {
+pub(super) struct InodeState {
     /// The disk inode number (0: not laid out).
-    dino: u32,
-    group: u32,
-    kind: Option<Kind>,
-    parent: Ino,
-    size: u64,
+    pub(super) dino: u32,
+    pub(super) group: u32,
+    pub(super) kind: Option<Kind>,
+    pub(super) parent: Ino,
+    pub(super) size: u64,
     /// Whole blocks allocated (logical blocks `0..blocks`).
-    blocks: u64,
+    pub(super) blocks: u64,
     /// FFS: fragments after the blocks, at `tail_start`.
-    tail_units: u64,
-    tail_start: u64,
+    pub(super) tail_units: u64,
+    pub(super) tail_start: u64,
     /// The unit of the last whole block (the next block's goal is just after it).
-    last_unit: Option<u64>,
-    extents: Vec<Extent>,
+    pub(super) last_unit: Option<u64>,
+    pub(super) extents: Vec<Extent>,
     /// Indirect blocks: (key, unit) sorted by key (see `chain`).
-    indirect: Vec<(u64, u64)>,
+    pub(super) indirect: Vec<(u64, u64)>,
     /// A directory's bytes in use in each `dirblk`-sized chunk.
-    dir_fill: Vec<u32>,
+    pub(super) dir_fill: Vec<u32>,
     /// The chunk of the parent directory holding this inode's entry.
-    entry_chunk: u32,
+    pub(super) entry_chunk: u32,
+    /// A directory an entry was removed from: a new entry goes in the first chunk with room
+    /// (ext2_add_link's scan), not only the last.
+    pub(super) holes: bool,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -136,6 +139,9 @@ pub(crate) struct GroupState {
     pub ndirs: u32,
     /// ext2's Orlov debt: directories minus files created in the group lately (0..=255).
     pub debt: u32,
+    /// Inode indices in the group freed by unlink below the high-water mark
+    /// (`used_inodes + freed.len()`); the lowest is reused first (find_first_zero_bit).
+    pub freed: std::collections::BTreeSet<u32>,
 }
 
 /// A tree laid out on a partition.
@@ -149,7 +155,7 @@ pub struct Layout {
     pub(crate) gs: Vec<GroupState>,
     pub(crate) free_inodes: u64,
     pub(crate) ndirs: u64,
-    inodes: Vec<InodeState>,
+    pub(super) inodes: Vec<InodeState>,
     journal: Vec<Extent>,
     pub(crate) rng: Pcg64,
 }
@@ -469,13 +475,13 @@ impl Layout {
 
     /// Block allocation in group `g` dirties its block bitmap (FFS: its cylinder group block)
     /// and its group descriptor (ext2).
-    fn group_meta(&self, g: usize, a: &mut Alloc) {
+    pub(super) fn group_meta(&self, g: usize, a: &mut Alloc) {
         a.dirty(self.unit_sector(self.geo.groups[g].bitmap));
         self.descriptor(g, a);
     }
 
     /// ext2: the group descriptor table block describing group `g` (32 bytes a group).
-    fn descriptor(&self, g: usize, a: &mut Alloc) {
+    pub(super) fn descriptor(&self, g: usize, a: &mut Alloc) {
         if let Some(gdt) = self.geo.gdt {
             a.dirty(self.unit_sector(gdt + (g as u64 * 32) / 4096));
         }
@@ -537,7 +543,10 @@ impl Layout {
             (Kind::File, FsKind::Ffs { .. }) => self.ffs_file_group(self.parent_group(parent)),
         }
         .ok_or("no group with a free inode")?;
-        let idx = self.gs[g].used_inodes;
+        let idx = match self.gs[g].freed.pop_first() {
+            Some(i) => i,
+            None => self.gs[g].used_inodes,
+        };
         debug_assert!(idx < self.geo.ipg);
         let dino = g as u32 * self.geo.ipg + idx + self.geo.ino_base;
         self.gs[g].used_inodes += 1;
@@ -566,8 +575,13 @@ impl Layout {
         let e = entry_bytes(&self.geo, name_len) as u32;
         let dirblk = self.geo.dirblk as u32;
         let p = &mut self.inodes[parent as usize];
-        let chunk = match p.dir_fill.last_mut() {
-            Some(f) if *f + e <= dirblk => {
+        let hole = if p.holes { p.dir_fill.iter().position(|&f| f + e <= dirblk) } else { None };
+        let chunk = match (hole, p.dir_fill.last_mut()) {
+            (Some(c), _) => {
+                p.dir_fill[c] += e;
+                c
+            }
+            (None, Some(f)) if *f + e <= dirblk => {
                 *f += e;
                 p.dir_fill.len() - 1
             }

@@ -14,6 +14,7 @@ mod space;
 pub mod spec;
 pub mod tree;
 mod tree_ops;
+mod unlink;
 
 pub use layout::{Alloc, Extent, FsKind, Layout};
 pub use listing::{parse_listing, read_listing, MAX_LISTED_BYTES, MAX_LISTING_BYTES};
@@ -22,3 +23,5 @@ pub use tree::{check_name, Kind, Node, Tree, MAX_ENTRIES, MAX_NAME_BYTES, ROOT_I
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_unlink;

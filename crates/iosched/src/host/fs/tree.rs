@@ -36,6 +36,9 @@ pub struct Node {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Tree {
     nodes: Vec<Node>,
+    /// Entries removed ([`Tree::remove`]): their slots stay (inode numbers are not reused),
+    /// marked by parent 0.
+    removed: usize,
 }
 
 impl Default for Tree {
@@ -49,7 +52,7 @@ impl Tree {
     pub fn new() -> Self {
         let placeholder = Node { name: String::new(), parent: 0, kind: Kind::File, size_bytes: 0, children: Vec::new() };
         let root = Node { name: String::new(), parent: ROOT_INO, kind: Kind::Dir, size_bytes: 0, children: Vec::new() };
-        Tree { nodes: vec![placeholder, root] }
+        Tree { nodes: vec![placeholder, root], removed: 0 }
     }
 
     /// The node of `ino`. Panics if `ino` is not in the tree.
@@ -59,7 +62,7 @@ impl Tree {
     }
 
     pub fn contains(&self, ino: Ino) -> bool {
-        ino >= ROOT_INO && (ino as usize) < self.nodes.len()
+        ino >= ROOT_INO && (ino as usize) < self.nodes.len() && self.nodes[ino as usize].parent != 0
     }
 
     /// One past the highest inode number (inodes are `ROOT_INO..end_ino()`).
@@ -67,9 +70,9 @@ impl Tree {
         self.nodes.len() as Ino
     }
 
-    /// Entries, the root included.
+    /// Entries, the root included (removed ones not counted).
     pub fn len(&self) -> usize {
-        self.nodes.len() - 1
+        self.nodes.len() - 1 - self.removed
     }
 
     pub fn is_empty(&self) -> bool {
@@ -77,12 +80,12 @@ impl Tree {
     }
 
     pub fn files(&self) -> usize {
-        self.nodes[1..].iter().filter(|n| n.kind == Kind::File).count()
+        self.nodes[1..].iter().filter(|n| n.kind == Kind::File && n.parent != 0).count()
     }
 
     /// Directories, the root included.
     pub fn dirs(&self) -> usize {
-        self.nodes[1..].iter().filter(|n| n.kind == Kind::Dir).count()
+        self.nodes[1..].iter().filter(|n| n.kind == Kind::Dir && n.parent != 0).count()
     }
 
     /// The sum of the files' sizes (saturating).
@@ -165,6 +168,9 @@ impl Tree {
         if self.len() >= MAX_ENTRIES {
             return Err(format!("the tree already holds {MAX_ENTRIES} entries (the limit)"));
         }
+        if self.nodes.len() >= Ino::MAX as usize {
+            return Err("the tree has used every inode number".into());
+        }
         let ino = self.nodes.len() as Ino;
         let pos = {
             let nodes = &self.nodes;
@@ -188,6 +194,25 @@ impl Tree {
         Ok(())
     }
 
+    /// Removes file `ino` from its directory (unlink). Its inode number is not reused: later
+    /// entries get new ones. Directories and the root are refused.
+    pub fn remove(&mut self, ino: Ino) -> Result<(), String> {
+        if !self.contains(ino) {
+            return Err(format!("no inode {ino} in the tree"));
+        }
+        if self.nodes[ino as usize].kind != Kind::File {
+            return Err(format!("`{}` is a directory (only files are removed)", self.path_of(ino)));
+        }
+        let parent = self.nodes[ino as usize].parent;
+        self.nodes[parent as usize].children.retain(|&c| c != ino);
+        let n = &mut self.nodes[ino as usize];
+        n.parent = 0;
+        n.size_bytes = 0;
+        n.name = String::new();
+        self.removed += 1;
+        Ok(())
+    }
+
     /// Removes `ino` if it is the last inode added and has no entries (undoing a failed
     /// creation).
     pub(crate) fn remove_last(&mut self, ino: Ino) {
@@ -206,7 +231,7 @@ impl Tree {
             ch.sort_by(|&a, &b| nodes[a as usize].name.cmp(&nodes[b as usize].name));
             nodes[i].children = ch;
         }
-        let staged = Tree { nodes };
+        let staged = Tree { nodes, removed: 0 };
         let order = staged.walk();
         let mut new_ino = vec![0 as Ino; staged.nodes.len()];
         for (k, &old) in order.iter().enumerate() {
