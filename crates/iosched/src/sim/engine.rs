@@ -108,13 +108,21 @@ struct Lane<'a> {
     wake_at: Option<Nanos>,
 }
 
+/// A bio cut into pieces: it goes back to the workload when `to_complete` reaches 0, and is
+/// admitted when `to_admit` does.
+struct StripedBio {
+    bio: Request,
+    to_complete: u32,
+    to_admit: u32,
+}
+
 /// An array's bios in flight: each was cut into pieces, one request stream per member.
 #[derive(Default)]
 struct StripeState {
     /// Piece id -> the id of the bio it is part of.
     piece_of: HashMap<RequestId, RequestId>,
-    /// Bio id -> the bio, its pieces not yet completed, its pieces not yet admitted.
-    bios: HashMap<RequestId, (Request, u32, u32)>,
+    /// Bio id -> the bio and its pieces' progress.
+    bios: HashMap<RequestId, StripedBio>,
     /// Pieces of the bio being submitted (a reused buffer).
     pieces: Vec<(u32, Request)>,
 }
@@ -190,7 +198,7 @@ impl Engine<'_> {
             pieces.push((p.member, Request { id: 0, start_sector: p.member_sector, size_sectors: p.sectors, ..bio }));
         });
         let n = pieces.len() as u32;
-        self.stripes.bios.insert(bio.id, (bio, n, n));
+        self.stripes.bios.insert(bio.id, StripedBio { bio, to_complete: n, to_admit: n });
         for &(member, piece) in &pieces {
             let piece = Request { id: self.next_id, ..piece };
             self.next_id += 1;
@@ -212,8 +220,8 @@ impl Engine<'_> {
             let id = if self.array.is_some() {
                 let Some(&bio) = self.stripes.piece_of.get(&id) else { continue };
                 let Some(entry) = self.stripes.bios.get_mut(&bio) else { continue };
-                entry.2 = entry.2.saturating_sub(1);
-                if entry.2 > 0 {
+                entry.to_admit = entry.to_admit.saturating_sub(1);
+                if entry.to_admit > 0 {
                     continue;
                 }
                 bio
@@ -271,11 +279,11 @@ impl Engine<'_> {
                 // A piece: its bio goes back when its last piece has.
                 let Some(parent) = self.stripes.piece_of.remove(&bio.id) else { continue };
                 let Some(entry) = self.stripes.bios.get_mut(&parent) else { continue };
-                entry.1 -= 1;
-                if entry.1 > 0 {
+                entry.to_complete = entry.to_complete.saturating_sub(1);
+                if entry.to_complete > 0 {
                     continue;
                 }
-                bio = entry.0;
+                bio = entry.bio;
                 self.stripes.bios.remove(&parent);
             }
             self.workload.on_complete(&bio, self.now, &mut self.emit);
