@@ -103,8 +103,9 @@ struct Lane<'a> {
     block: BlockLayer,
     drive: DriveQueue,
     serving: Option<Serving>,
-    /// The device's head state has been brought up to `now` and nothing was served since.
-    head_current: bool,
+    /// The instant the device's head state was last brought up to, if nothing was served since
+    /// (a stamp, so that a new instant needs no pass over the lanes).
+    head_at: Option<Nanos>,
     wake_at: Option<Nanos>,
 }
 
@@ -402,7 +403,7 @@ impl Engine<'_> {
             // The presets' caches write through: nothing to write back.
             Service { dispatch_ns: now, completion_ns: now, ..Service::default() }
         } else {
-            l.head_current = false;
+            l.head_at = None;
             l.device.service(&q.req, q.path, now)
         };
         debug_assert!(service.completion_ns >= now);
@@ -413,9 +414,9 @@ impl Engine<'_> {
 
 /// `Device::advance_to(now)`, once per instant and state (it walks the read-ahead stream).
 fn advance_head(l: &mut Lane, now: Nanos) {
-    if !l.head_current {
+    if l.head_at != Some(now) {
         l.device.advance_to(now);
-        l.head_current = true;
+        l.head_at = Some(now);
     }
 }
 
@@ -464,7 +465,7 @@ fn run<'a>(
             block: BlockLayer::for_member(block_cfg, i as u32),
             drive: DriveQueue::new(options.drive),
             serving: None,
-            head_current: false,
+            head_at: None,
             wake_at: None,
         })
         .collect();
@@ -514,11 +515,6 @@ fn run<'a>(
                     stop = Some(Stop::Cancelled { at_ns: e.now });
                     break;
                 }
-            }
-        }
-        if t != e.now {
-            for l in &mut e.lanes {
-                l.head_current = false;
             }
         }
         e.now = t;
