@@ -115,6 +115,25 @@ name = "{scheduler}"
 duration_s = 3600
 """
 
+# A RAID-0 of four drives (a lane each: scheduler, block layer, drive), random 64 KiB reads, 32
+# outstanding: the engine's cost of cutting bios into pieces and joining them (the rate is of
+# the workload's bios, each one or two pieces).
+RAID0 = """
+[device]
+preset = "maxtor-6l080l0"
+[array]
+members = 4
+chunk_kib = 64
+[block]
+[workload]
+kind = "closed-queue"
+queue_depth = 32
+request_kib = 64
+requests = {requests}
+[[scheduler]]
+name = "{scheduler}"
+"""
+
 SCHEDULERS = ["fcfs", "clook", "sptf"]
 CASES = [
     ("open random, 60 IOPS, Deskstar", OPEN_RANDOM, 1_000_000, SCHEDULERS),
@@ -125,6 +144,7 @@ CASES = [
     ("closed Q=32, HC310, depth 32 FIFO drive",
      CLOSED_Q32_NCQ.replace("{depth}", "32").replace("[block]", 'queue_order = "fifo"\n[block]'), 500_000, ["noop"]),
     ("4 KiB bios x 32 merged (bios/CPU-s)", MERGING, 2_000_000, ["noop"]),
+    ("RAID-0 4 x Maxtor, closed Q=32, 64 KiB", RAID0, 200_000, ["deadline", "las-2.6.9"]),
     ("host: dd through the page cache (disk requests)", HOST_DD, 4096, ["mq-deadline"]),
     ("host: find -exec cat, 1,776 files (disk requests)", HOST_FIND, 1, ["clook"]),
 ]
