@@ -112,10 +112,12 @@ def registered_names() -> set:
     return names
 
 
-def split_schedulers(known: set) -> Tuple[List[Tuple[str, dict]], List[str]]:
-    """(the rows to run: SCHEDULERS then STAND_INS that are registered; a line per skipped one)."""
+def split_schedulers(known: set,
+                     wanted: Optional[List[Tuple[str, dict]]] = None) -> Tuple[List[Tuple[str, dict]], List[str]]:
+    """(the rows to run: `wanted` (default SCHEDULERS then STAND_INS) that are registered; a line
+    per skipped one)."""
     rows, skipped = [], []
-    for label, sched in SCHEDULERS + STAND_INS:
+    for label, sched in (SCHEDULERS + STAND_INS if wanted is None else wanted):
         if sched["name"] in known:
             rows.append((label, sched))
         else:
@@ -482,14 +484,7 @@ def t4_size(quick: bool) -> dict:
 
 
 def t4_rows(known: set) -> Tuple[List[Tuple[str, dict]], List[str]]:
-    rows, skipped = [], []
-    for label, sched in T4_SCHEDULERS:
-        if sched["name"] in known:
-            rows.append((label, sched))
-        else:
-            skipped.append(f"- {label}: not run: scheduler `{sched['name']}` is not registered "
-                           "(`iosched list schedulers` does not know it).")
-    return rows, skipped
+    return split_schedulers(known, T4_SCHEDULERS)
 
 
 def _t4_scenario(sched: dict, weights: dict, quick: bool) -> dict:
