@@ -145,6 +145,18 @@ impl Inodes {
         self.drop_if_unused(id);
     }
 
+    /// The backing file of `id` is gone (its last name removed): a new file that gets the same
+    /// backing inode number must get a new node id. Reusing it would hand the kernel a live
+    /// entry with the id of an inode it still holds as deleted (mkdir of a name just removed
+    /// then fails with ESTALE).
+    fn detach(&mut self, id: u64) {
+        if let Some(key) = self.nodes.get(&id).map(|n| n.key) {
+            if self.by_key.get(&key) == Some(&id) {
+                self.by_key.remove(&key);
+            }
+        }
+    }
+
     /// Forgets an inode the kernel no longer references and nothing holds open.
     fn drop_if_unused(&mut self, id: u64) {
         if id == ROOT {
@@ -677,6 +689,9 @@ impl Filesystem for RealFs {
             {
                 let mut inodes = self.inodes.lock().unwrap();
                 if let Some(id) = inodes.by_key.get(&key).copied() {
+                    if before.nlink() <= 1 {
+                        inodes.detach(id);
+                    }
                     inodes.unname(id, parent.0, name);
                 }
             }
@@ -696,6 +711,7 @@ impl Filesystem for RealFs {
             std::fs::remove_dir(&path).map_err(errno)?;
             let mut inodes = self.inodes.lock().unwrap();
             if let Some(id) = inodes.by_key.get(&key_of(&before)).copied() {
+                inodes.detach(id);
                 inodes.unname(id, parent.0, name);
             }
             Ok(())
@@ -735,6 +751,10 @@ impl Filesystem for RealFs {
                 inodes.unname(id, parent.0, name);
             }
             if let Some(id) = replaced_id.filter(|&r| Some(r) != moved_id) {
+                let gone = replaced.as_ref().is_some_and(|m| m.is_dir() || m.nlink() <= 1);
+                if gone && !exchange {
+                    inodes.detach(id);
+                }
                 inodes.unname(id, newparent.0, newname);
                 if exchange {
                     inodes.found(parent.0, name, replaced.as_ref().unwrap(), false);

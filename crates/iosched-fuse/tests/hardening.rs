@@ -87,6 +87,47 @@ fn an_unlinked_open_file_keeps_working() {
 }
 
 #[test]
+fn a_name_removed_and_made_again_is_a_new_inode_while_the_old_is_still_held() {
+    if !fuse_available() {
+        return;
+    }
+    let mut f = Fixture::new("recreate");
+    f.mount(&["--scheduler", "noop", "--backend", "real"]);
+    // The backing file system (ext4 here) reuses a freed inode number at once; the kernel still
+    // holds the removed directory or file (an open descriptor keeps it): the new one must not
+    // get its node id (mkdir failed with ESTALE in a soak run).
+    let d = f.mnt.join("w");
+    let file = f.mnt.join("x");
+    for round in 0..200 {
+        std::fs::create_dir(&d).unwrap_or_else(|e| panic!("round {round}: mkdir: {e}"));
+        let dfd = ok(unsafe { libc::open(c(&d).as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY) } as i64, "open dir") as i32;
+        let held_ino = fstat(dfd).st_ino;
+        std::fs::remove_dir(&d).unwrap_or_else(|e| panic!("round {round}: rmdir: {e}"));
+        std::fs::create_dir(&d).unwrap_or_else(|e| panic!("round {round}: mkdir again: {e}"));
+        assert_ne!(stat(&d).st_ino, held_ino, "round {round}: the new directory has the held one's inode");
+        std::fs::write(d.join("f"), b"b").unwrap_or_else(|e| panic!("round {round}: a file in it: {e}"));
+        assert_eq!(std::fs::read(d.join("f")).unwrap(), b"b");
+        std::fs::remove_file(d.join("f")).unwrap();
+        std::fs::remove_dir(&d).unwrap();
+        // The same with a file held open.
+        std::fs::write(&file, b"a").unwrap_or_else(|e| panic!("round {round}: create: {e}"));
+        let ffd = ok(unsafe { libc::open(c(&file).as_ptr(), libc::O_RDONLY) } as i64, "open file") as i32;
+        let held_file = fstat(ffd).st_ino;
+        std::fs::remove_file(&file).unwrap();
+        std::fs::write(&file, b"c").unwrap_or_else(|e| panic!("round {round}: create again: {e}"));
+        assert_ne!(stat(&file).st_ino, held_file, "round {round}: the new file has the held one's inode");
+        assert_eq!(std::fs::read(&file).unwrap(), b"c");
+        std::fs::remove_file(&file).unwrap();
+        unsafe {
+            libc::close(dfd);
+            libc::close(ffd);
+        }
+    }
+    let out = f.stop(libc::SIGTERM);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
 fn hard_links_xattrs_and_special_files() {
     if !fuse_available() {
         return;
