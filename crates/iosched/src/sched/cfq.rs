@@ -664,9 +664,7 @@ impl Cfq {
         if self.serving_class == IDLE {
             return;
         }
-        if original == self.serving_class
-            && self.trees[self.serving_class][self.serving_type].count() > 0
-            && now_s <= self.workload_expires
+        if original == self.serving_class && self.trees[self.serving_class][self.serving_type].count() > 0 && now_s <= self.workload_expires
         {
             return;
         }
@@ -695,10 +693,15 @@ impl Cfq {
         let pos = self.last_position;
         let below = tree.range(..=pos).next_back();
         let above = tree.range(pos.saturating_add(1)..).next();
-        let mut cands: Vec<(u64, Qid)> = below.into_iter().chain(above).map(|(_, &q)| q).filter_map(|q| {
-            let (s, _) = self.queues.get(&q)?.next_rq?;
-            Some((s.abs_diff(pos), q))
-        }).collect();
+        let mut cands: Vec<(u64, Qid)> = below
+            .into_iter()
+            .chain(above)
+            .map(|(_, &q)| q)
+            .filter_map(|q| {
+                let (s, _) = self.queues.get(&q)?.next_rq?;
+                Some((s.abs_diff(pos), q))
+            })
+            .collect();
         cands.sort();
         cands.into_iter().find(|&(d, _)| d <= CLOSE_THR_SECTORS).map(|(_, q)| q)
     }
@@ -775,9 +778,7 @@ impl Cfq {
                 }
                 // A seeky queue on a device faster than it: stop idling for it.
                 let c = &self.queues[&q];
-                if c.seeky()
-                    && c.idle_window
-                    && (c.slice_new || c.slice_end_ns.saturating_sub(now) > now.saturating_sub(c.slice_start_ns))
+                if c.seeky() && c.idle_window && (c.slice_new || c.slice_end_ns.saturating_sub(now) > now.saturating_sub(c.slice_start_ns))
                 {
                     let c = self.queues.get_mut(&q).expect("queue");
                     c.deep = false;
@@ -791,7 +792,8 @@ impl Cfq {
             match go {
                 Step::Keep => return None,
                 Step::GroupIdle => {
-                    if self.group_idle_ms > 0 && self.nr_cfqq == 1 && self.group_dispatched > 0 && !self.group_ttime.big(self.group_idle_ms) {
+                    if self.group_idle_ms > 0 && self.nr_cfqq == 1 && self.group_dispatched > 0 && !self.group_ttime.big(self.group_idle_ms)
+                    {
                         return None;
                     }
                 }
@@ -1283,7 +1285,13 @@ const fn tunable(name: &'static str, default: u64, unit: &'static str, min: f64,
 }
 
 pub const TUNABLES: &[Tunable] = &[
-    tunable("quantum", QUANTUM, "requests", 1.0, "dispatch limit: a queue may have quantum/2 requests at the drive (quantum early in its slice)"),
+    tunable(
+        "quantum",
+        QUANTUM,
+        "requests",
+        1.0,
+        "dispatch limit: a queue may have quantum/2 requests at the drive (quantum early in its slice)",
+    ),
     tunable("fifo_expire_sync", FIFO_EXPIRE_SYNC_MS, "ms", 1.0, "a sync request's FIFO deadline, checked once per slice"),
     tunable("fifo_expire_async", FIFO_EXPIRE_ASYNC_MS, "ms", 1.0, "an async request's FIFO deadline, checked once per slice"),
     tunable("back_seek_max", BACK_SEEK_MAX_KIB, "KiB", 0.0, "farthest backward seek allowed when choosing a queue's next request"),

@@ -3,7 +3,7 @@
 //! a request arriving during an idle wait ends it at once).
 
 use super::*;
-use crate::request::{IoPrio, PrioClass, Principal};
+use crate::request::{IoPrio, Principal, PrioClass};
 use crate::testkit::ToyDisk;
 use std::cell::Cell;
 
@@ -400,4 +400,8 @@ name = "cfq"
     assert!(!a.records.is_empty());
     assert_eq!(a.records, b.records);
     assert_eq!(a.summary, b.summary);
+    // It idled, and never needed the stall rescue (a state Linux cannot reach).
+    let c = |k: &str| a.summary.scheduler_counters.get(k).copied().unwrap_or(u64::MAX);
+    assert!(c("idle_waits") > 0 && c("slices") > 0, "{:?}", a.summary.scheduler_counters);
+    assert_eq!(c("stall_rescues"), 0);
 }
