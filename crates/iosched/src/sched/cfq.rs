@@ -454,7 +454,7 @@ impl Cfq {
                     c.coop = false;
                     c.split_coop = false;
                 } else {
-                    c.procs -= 1;
+                    c.procs = c.procs.saturating_sub(1);
                     cur = None;
                     self.maybe_drop(q);
                 }
@@ -542,7 +542,7 @@ impl Cfq {
 
     /// Linux `cfq_idle_slice_timer`, run when the time comes.
     fn tick(&mut self, now: Nanos) {
-        if !self.idle_timer.is_some_and(|t| now >= t) {
+        if self.idle_timer.is_none_or(|t| now < t) {
             return;
         }
         self.idle_timer = None;
