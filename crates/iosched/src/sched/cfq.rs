@@ -618,7 +618,7 @@ impl Scheduler for Cfq {
             return Decision::Dispatch(r, ArmPath::Direct);
         }
         if let Some(t) = self.idle_timer {
-            return Decision::WaitUntil(t.max(now + 1));
+            return Decision::WaitUntil(t.max(now.saturating_add(1)));
         }
         if self.rq_in_driver > 0 {
             // Waiting for a completion (which asks again): poll meanwhile.
