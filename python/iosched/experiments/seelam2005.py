@@ -448,8 +448,8 @@ def _figure3(ours: dict, path: Path) -> Path:
 
 # -- Table 4: FFSB's web, mail, file server and metadata profiles (sections 5.1, 5.7-5.10) ------
 
-# Table 4's five schedulers, in the paper's row order; CFQ is not implemented yet (its row is
-# skipped with a line until a scheduler `cfq` is registered).
+# Table 4's five schedulers, in the paper's row order. `cfq` follows Linux ~4.4's CFQ (slices,
+# service trees, idling), not 2.6.9's unsliced round-robin CFQ that the paper ran.
 T4_SCHEDULERS: List[Tuple[str, dict]] = [  # LAS and CAS of the paper's kernel, as in SCHEDULERS
     ("deadline", {"name": "deadline"}),
     ("LAS", {"name": "las-2.6.9"}),

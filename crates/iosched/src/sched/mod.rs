@@ -7,6 +7,8 @@
 
 pub mod adaptive;
 pub mod aged_sptf;
+pub mod cfq;
+pub mod cfq_queue;
 pub mod clook;
 pub mod cscan;
 pub mod deadline;

@@ -73,6 +73,14 @@ pub const SCHEDULERS: &[SchedulerInfo] = &[
         tunables: mq_deadline::TUNABLES,
     },
     SchedulerInfo {
+        name: "cfq",
+        aliases: &[],
+        kind: "scheduler",
+        summary: "Linux CFQ (~4.4): per-process queues with time slices by I/O priority, RT/BE/IDLE classes and sync/sync-noidle/async service trees, slice_idle idling with the seeky and think-time rules, low_latency/target_latency, preemption, cooperating queues",
+        source: "Linux block/cfq-iosched.c (4.4)",
+        tunables: cfq::TUNABLES,
+    },
+    SchedulerInfo {
         name: "las",
         aliases: &["as-2.6"],
         kind: "scheduler",
@@ -255,6 +263,7 @@ fn build_scheduler(info: &SchedulerInfo, tunables: &BTreeMap<String, f64>) -> Re
         "deadline-2.5" => Box::new(deadline_v25::DeadlineV25::new(&t)?),
         "deadline" => Box::new(deadline::Deadline::new(&t)?),
         "mq-deadline" => Box::new(mq_deadline::MqDeadline::new(&t)?),
+        "cfq" => Box::new(cfq::Cfq::new(&t)?),
         "las" => Box::new(las::new_las(&t)?),
         "cas" => Box::new(las::new_cas(&t)?),
         "las-2.6.9" => Box::new(las::new_las_2_6_9(&t)?),
