@@ -9,6 +9,7 @@
 
 use super::control::RunControl;
 use super::event_queue::EventQueue;
+use super::striping::Striping;
 use crate::block::{BlockConfig, BlockCounters, BlockLayer};
 use crate::device::drive_queue::{DriveQueue, DriveQueueConfig};
 use crate::device::raid0::Raid0;
@@ -19,7 +20,6 @@ use crate::request::{Request, RequestId};
 use crate::sched::{Completion, Context, Decision, Scheduler};
 use crate::time::Nanos;
 use crate::workload::{Emit, NewRequest, Workload};
-use std::collections::HashMap;
 
 // Kept small: the request in flight lives in the engine, not in its completion event.
 enum Event {
@@ -109,25 +109,6 @@ struct Lane<'a> {
     wake_at: Option<Nanos>,
 }
 
-/// A bio cut into pieces: it goes back to the workload when `to_complete` reaches 0, and is
-/// admitted when `to_admit` does.
-struct StripedBio {
-    bio: Request,
-    to_complete: u32,
-    to_admit: u32,
-}
-
-/// An array's bios in flight: each was cut into pieces, one request stream per member.
-#[derive(Default)]
-struct StripeState {
-    /// Piece id -> the id of the bio it is part of.
-    piece_of: HashMap<RequestId, RequestId>,
-    /// Bio id -> the bio and its pieces' progress.
-    bios: HashMap<RequestId, StripedBio>,
-    /// Pieces of the bio being submitted (a reused buffer).
-    pieces: Vec<(u32, Request)>,
-}
-
 struct Engine<'a> {
     lanes: Vec<Lane<'a>>,
     workload: &'a mut dyn Workload,
@@ -139,9 +120,10 @@ struct Engine<'a> {
     invariants: InvariantReport,
     next_id: RequestId,
     passthrough: bool,
-    /// RAID-0: how the array maps onto the lanes (None: one disk).
-    array: Option<Raid0>,
-    stripes: StripeState,
+    /// RAID-0: the array's bios in flight (None: one disk).
+    array: Option<Striping>,
+    /// Pieces of the bio being submitted (a reused buffer).
+    pieces: Vec<(usize, Request)>,
     /// Bios handed back by a completion (a reused buffer).
     done_bios: Vec<Request>,
     bios_completed: u64,
@@ -165,9 +147,17 @@ impl Engine<'_> {
     fn arrive(&mut self, nr: NewRequest) {
         let bio = nr.into_request(self.next_id, self.now);
         self.next_id += 1;
-        match self.array {
+        match self.array.as_mut() {
             None => self.submit_to(0, bio),
-            Some(array) => self.submit_striped(array, bio),
+            Some(array) => {
+                let mut pieces = std::mem::take(&mut self.pieces);
+                array.cut(bio, &mut self.next_id, &mut pieces);
+                for &(member, piece) in &pieces {
+                    self.submit_to(member, piece);
+                }
+                pieces.clear();
+                self.pieces = pieces;
+            }
         }
         self.workload.on_arrival(&bio, self.now, &mut self.emit);
         if self.admissions {
@@ -191,25 +181,6 @@ impl Engine<'_> {
         }
     }
 
-    /// md raid0: the bio is cut at chunk boundaries and each piece, a bio of its own with the
-    /// process's identity, goes to its member's queue.
-    fn submit_striped(&mut self, array: Raid0, bio: Request) {
-        let mut pieces = std::mem::take(&mut self.stripes.pieces);
-        array.split(bio.start_sector, bio.size_sectors, |p| {
-            pieces.push((p.member, Request { id: 0, start_sector: p.member_sector, size_sectors: p.sectors, ..bio }));
-        });
-        let n = pieces.len() as u32;
-        self.stripes.bios.insert(bio.id, StripedBio { bio, to_complete: n, to_admit: n });
-        for &(member, piece) in &pieces {
-            let piece = Request { id: self.next_id, ..piece };
-            self.next_id += 1;
-            self.stripes.piece_of.insert(piece.id, bio.id);
-            self.submit_to(member as usize, piece);
-        }
-        pieces.clear();
-        self.stripes.pieces = pieces;
-    }
-
     /// Tells the workload which bios the block layer admitted; true if it emitted anything. An
     /// array's bio is admitted once all its pieces are.
     fn deliver_admissions(&mut self) -> bool {
@@ -218,16 +189,12 @@ impl Engine<'_> {
             lane.block.take_admitted(&mut ids);
         }
         for &id in &ids {
-            let id = if self.array.is_some() {
-                let Some(&bio) = self.stripes.piece_of.get(&id) else { continue };
-                let Some(entry) = self.stripes.bios.get_mut(&bio) else { continue };
-                entry.to_admit = entry.to_admit.saturating_sub(1);
-                if entry.to_admit > 0 {
-                    continue;
-                }
-                bio
-            } else {
-                id
+            let id = match self.array.as_mut() {
+                None => id,
+                Some(array) => match array.admitted(id) {
+                    Some(bio) => bio,
+                    None => continue,
+                },
             };
             self.workload.on_admitted(id, self.now, &mut self.emit);
         }
@@ -276,16 +243,12 @@ impl Engine<'_> {
         self.bios_completed += self.done_bios.len() as u64;
         for i in 0..self.done_bios.len() {
             let mut bio = self.done_bios[i];
-            if self.array.is_some() {
+            if let Some(array) = self.array.as_mut() {
                 // A piece: its bio goes back when its last piece has.
-                let Some(parent) = self.stripes.piece_of.remove(&bio.id) else { continue };
-                let Some(entry) = self.stripes.bios.get_mut(&parent) else { continue };
-                entry.to_complete = entry.to_complete.saturating_sub(1);
-                if entry.to_complete > 0 {
-                    continue;
+                match array.completed(bio.id) {
+                    Some(whole) => bio = whole,
+                    None => continue,
                 }
-                bio = entry.bio;
-                self.stripes.bios.remove(&parent);
             }
             self.workload.on_complete(&bio, self.now, &mut self.emit);
         }
@@ -479,8 +442,8 @@ fn run<'a>(
         invariants: InvariantReport::default(),
         next_id: 0,
         passthrough: block_cfg.is_passthrough(),
-        array,
-        stripes: StripeState::default(),
+        array: array.map(Striping::new),
+        pieces: Vec::new(),
         done_bios: Vec::new(),
         bios_completed: 0,
         admissions: false,

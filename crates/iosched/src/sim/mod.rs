@@ -1,8 +1,10 @@
-//! The discrete-event simulator: one device, one scheduler, one workload.
+//! The discrete-event simulator: one workload on one device with its scheduler, or on a RAID-0
+//! array of them.
 
 pub mod control;
 pub mod engine;
 pub mod event_queue;
+mod striping;
 
 pub use control::RunControl;
 pub use engine::{simulate, simulate_array, simulate_with, SimOptions, SimOutput, Stop};
