@@ -152,6 +152,8 @@ fn bad_ffsb_tables_are_refused_naming_the_field() {
     assert!(e.contains("bogus"), "{e}");
     let e = err(&ffsb("noop", "read = 1", 1).replace("[task.ffsb]\n", "[task.ffsb]\nfiles = 10000000\n").replace("files = 400\n", ""));
     assert!(e.contains("field `ffsb.files` must be in [0, 5000000]"), "{e}");
+    let e = err(&ffsb("noop", "read = 1", 1).replace("threads = 4\n", "threads = 9\n"));
+    assert!(e.contains("field `ffsb.threads` (9) exceeds `ffsb.dirs` (8)"), "{e}");
     let no_table = ffsb("noop", "", 1).replace("[task.ffsb]\ndirs = 8\nfiles = 400\nthreads = 4\nops = 60\n", "");
     assert!(err(&no_table).contains("command `ffsb` needs a `[task.ffsb]` table"), "{}", err(&no_table));
 }

@@ -103,6 +103,14 @@ impl FfsbSection {
         if !(1..=100_000).contains(&ndirs) {
             return Err(format!("task `{task}`: field `ffsb.dirs` must be in [1, 100000], got {ndirs}"));
         }
+        // Thread i works on directories [i*dirs/threads, (i+1)*dirs/threads): with more threads
+        // than directories some would have none and silently do nothing.
+        if cfg.threads > ndirs {
+            return Err(format!(
+                "task `{task}`: field `ffsb.threads` ({}) exceeds `ffsb.dirs` ({ndirs}): every thread needs a directory",
+                cfg.threads
+            ));
+        }
         if files > MAX_FFSB_FILES {
             return Err(format!("task `{task}`: field `ffsb.files` must be in [0, {MAX_FFSB_FILES}], got {files}"));
         }
