@@ -7,6 +7,11 @@
 
 pub mod adaptive;
 pub mod aged_sptf;
+pub mod bfq;
+pub mod bfq_budget;
+pub mod bfq_queue;
+pub mod bfq_rules;
+pub mod bfq_wf2q;
 pub mod cfq;
 pub mod cfq_queue;
 pub mod clook;
