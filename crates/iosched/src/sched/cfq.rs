@@ -50,6 +50,11 @@ const PAGE_BYTES: u64 = 4096;
 /// HZ: a preempting queue is keyed 1 s before the first.
 const HZ_NS: i64 = 1_000_000_000;
 const MS: Nanos = NS_PER_MS;
+/// `CFQ_HW_QUEUE_MIN`: a drive seen holding at least this many requests queues internally
+/// (NCQ/TCQ); fewer queued and in the driver, a completion is no sample (cfq_update_hw_tag).
+pub const HW_QUEUE_MIN: u32 = 5;
+/// cfq_update_hw_tag decides after this many samples (`hw_tag_samples++ < 50`: the 51st).
+pub const HW_TAG_SAMPLES: u32 = 50;
 
 /// Per-process state (Linux `struct cfq_io_cq`): its sync queue and think time.
 #[derive(Clone, Debug)]
@@ -111,6 +116,16 @@ pub struct Cfq {
     last_position: u64,
     pub(super) idle_timer: Option<Nanos>,
     last_delayed_sync: i64,
+    /// Linux `cfqd->hw_tag`: -1 not yet known (Linux treats it as true where it tests it), 1
+    /// the drive queues commands internally, 0 it does not (cfq_update_hw_tag).
+    pub(super) hw_tag: i8,
+    /// Linux `hw_tag_est_depth`: the most requests seen in the driver at a completion.
+    pub(super) hw_tag_est_depth: u32,
+    pub(super) hw_tag_samples: u32,
+    /// Linux `blk_queue_nonrot`: false, every device here is rotational (a disk preset or a
+    /// DiskSim disk); the non-rotational rules that read it are kept so that they are visible,
+    /// and the tests set it to check them.
+    pub(super) nonrot: bool,
     // tunables
     quantum: u32,
     fifo_expire_ns: [Nanos; 2],
@@ -182,6 +197,11 @@ impl Cfq {
             idle_timer: None,
             // cfq_init_queue: assume sync I/O was not delayed in the last second.
             last_delayed_sync: -HZ_NS,
+            // cfq_init_queue: hw_tag = -1, indeterminate until cfq_update_hw_tag decides.
+            hw_tag: -1,
+            hw_tag_est_depth: 0,
+            hw_tag_samples: 0,
+            nonrot: false,
             quantum: ms("quantum")?.min(u32::MAX as u64) as u32,
             fifo_expire_ns: [ms_ns(ms("fifo_expire_async")?), ms_ns(ms("fifo_expire_sync")?)],
             // back_seek_max is KiB: 2 sectors each.
@@ -210,6 +230,16 @@ impl Cfq {
 
     pub fn active_queue(&self) -> Option<&Cfqq> {
         self.queues.get(&self.active?)
+    }
+
+    /// Linux `hw_tag`: -1 undecided, 0 no internal queueing, 1 internal queueing detected.
+    pub fn hw_tag(&self) -> i8 {
+        self.hw_tag
+    }
+
+    /// Linux `hw_tag_est_depth`: the deepest drive queue seen at a completion.
+    pub fn hw_tag_est_depth(&self) -> u32 {
+        self.hw_tag_est_depth
     }
 
     // ---- Slices ----
@@ -635,7 +665,11 @@ impl Scheduler for Cfq {
         let now = cx.now_ns;
         self.tick(now);
         let req = &done.request;
-        let Some(q) = self.in_driver.remove(&req.id) else { return };
+        let Some(&q) = self.in_driver.get(&req.id) else { return };
+        // cfq_completed_request samples the drive queue first, the completing request still
+        // counted in rq_in_driver (the engine's cx.in_flight no longer counts it).
+        self.update_hw_tag();
+        self.in_driver.remove(&req.id);
         self.rq_in_driver = self.rq_in_driver.saturating_sub(1);
         self.group_dispatched = self.group_dispatched.saturating_sub(1);
         let c = self.queues.get_mut(&q).expect("queue");
@@ -789,6 +823,8 @@ impl Scheduler for Cfq {
             ("coop_merges", c.coop_merges),
             ("coop_splits", c.coop_splits),
             ("stall_rescues", c.stall_rescues),
+            ("hw_tag", (self.hw_tag == 1) as u64),
+            ("hw_tag_est_depth", self.hw_tag_est_depth as u64),
         ]
     }
 }

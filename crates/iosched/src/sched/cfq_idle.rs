@@ -12,7 +12,10 @@ impl Cfq {
         if self.slice_idle_ms == 0 || c.class == IDLE {
             return false;
         }
-        if c.idle_window {
+        // A queue with its idle window on idles, except on a non-rotational device that queues
+        // commands (`!(blk_queue_nonrot && hw_tag)`; hw_tag -1, undecided, counts as true).
+        // Every device here is rotational, so hw_tag does not change this.
+        if c.idle_window && !(self.nonrot && self.hw_tag != 0) {
             return true;
         }
         // The last queue of its tree (e.g. SYNC_NOIDLE) idles unless the tree thinks long.
@@ -28,6 +31,11 @@ impl Cfq {
     /// Linux `cfq_arm_slice_timer`.
     pub(super) fn arm_slice_timer(&mut self, now: Nanos) {
         let Some(q) = self.active else { return };
+        // 4.4: an SSD that queues commands (and no group_idle) does not idle at all; a
+        // rotational one, or one without queueing, does (sync vs async workloads).
+        if self.nonrot && self.hw_tag != 0 && self.group_idle_ms == 0 {
+            return;
+        }
         let mut group_idle = false;
         if !self.should_idle(q) {
             if self.group_idle_ms == 0 {
@@ -75,6 +83,37 @@ impl Cfq {
         }
         self.counts.idle_timeouts += 1;
         self.slice_expired(false, now);
+    }
+
+    /// Linux `cfq_update_hw_tag` (4.4), at each completion: does the drive queue commands
+    /// internally? The deepest driver queue seen is kept; a completion is a sample only under
+    /// load (more than `HW_QUEUE_MIN` requests queued in CFQ or in the driver) and not while
+    /// the active queue idles with too few requests to fill the drive (then CFQ, not the
+    /// drive, keeps the depth low); after 50 samples (the 51st such completion), hw_tag is 1 if
+    /// the depth ever reached `HW_QUEUE_MIN`, else 0. Once 1 it stays 1. The sample count is
+    /// never reset, so every later sample decides again from the running maximum: a 0 turns
+    /// into 1 as soon as a completion sees `HW_QUEUE_MIN` requests in the driver.
+    pub(super) fn update_hw_tag(&mut self) {
+        let in_driver = self.rq_in_driver;
+        self.hw_tag_est_depth = self.hw_tag_est_depth.max(in_driver);
+        if self.hw_tag == 1 {
+            return;
+        }
+        if self.rq_queued as u64 <= HW_QUEUE_MIN as u64 && in_driver <= HW_QUEUE_MIN {
+            return;
+        }
+        if let Some(c) = self.active.and_then(|a| self.queues.get(&a)) {
+            let queued = c.sort.len() as u64;
+            if c.idle_window && c.dispatched as u64 + queued < HW_QUEUE_MIN as u64 && in_driver < HW_QUEUE_MIN {
+                return;
+            }
+        }
+        let sample = self.hw_tag_samples;
+        self.hw_tag_samples = self.hw_tag_samples.saturating_add(1);
+        if sample < HW_TAG_SAMPLES {
+            return;
+        }
+        self.hw_tag = if self.hw_tag_est_depth >= HW_QUEUE_MIN { 1 } else { 0 };
     }
 
     // ---- Arrivals ----
@@ -172,7 +211,8 @@ impl Cfq {
             }
         }
         self.group_ttime.update(now, 2 * group_idle);
-        self.queues.get_mut(&q).expect("queue").update_seek_history(req);
+        let nonrot = self.nonrot;
+        self.queues.get_mut(&q).expect("queue").update_seek_history(req, nonrot);
         self.update_idle_window(q, pid);
         self.queues.get_mut(&q).expect("queue").last_request_pos = req.end_sector();
         if self.active == Some(q) {

@@ -20,6 +20,9 @@ pub const SYNC: usize = 2;
 
 /// `CFQQ_SEEK_THR`: a request farther than this (sectors) from the queue's last one is a seek.
 pub const SEEK_THR_SECTORS: u64 = 8 * 100;
+/// `CFQQ_SECT_THR_NONROT`: on a non-rotational device a request smaller than this (sectors)
+/// counts as a seek (small random requests are what queueing serves well).
+pub const SECT_THR_NONROT: u64 = 2 * 32;
 /// `CFQQ_CLOSE_THR`: a request this near (sectors) the last dispatched position is close.
 pub const CLOSE_THR_SECTORS: u64 = 8 * 1024;
 /// `sample_valid`: a think-time mean counts once its decayed sample weight exceeds 80 (of 256).
@@ -191,10 +194,17 @@ impl Cfqq {
         }
     }
 
-    /// Linux `cfq_update_io_seektime` (rotational rule): shift in whether `req` is a seek.
-    pub fn update_seek_history(&mut self, req: &Request) {
-        let sdist = if self.last_request_pos != 0 { self.last_request_pos.abs_diff(req.start_sector) } else { 0 };
-        self.seek_history = (self.seek_history << 1) | (sdist > SEEK_THR_SECTORS) as u32;
+    /// Linux `cfq_update_io_seektime`: shift in whether `req` is a seek: on a rotational
+    /// device, farther than `CFQQ_SEEK_THR` from the queue's last request; on a
+    /// non-rotational one (`blk_queue_nonrot`), smaller than `CFQQ_SECT_THR_NONROT`.
+    pub fn update_seek_history(&mut self, req: &Request, nonrot: bool) {
+        let seek = if nonrot {
+            (req.size_sectors as u64) < SECT_THR_NONROT
+        } else {
+            let sdist = if self.last_request_pos != 0 { self.last_request_pos.abs_diff(req.start_sector) } else { 0 };
+            sdist > SEEK_THR_SECTORS
+        };
+        self.seek_history = (self.seek_history << 1) | seek as u32;
     }
 
     pub fn request(&self, key: (u64, RequestId)) -> &Request {

@@ -405,3 +405,163 @@ name = "cfq"
     assert!(c("idle_waits") > 0 && c("slices") > 0, "{:?}", a.summary.scheduler_counters);
     assert_eq!(c("stall_rescues"), 0);
 }
+
+// ---- Drive-queue (NCQ) detection: cfq_update_hw_tag, and what it gates ----
+
+/// P reads sequentially with `depth` requests at the drive and `queued` more waiting in CFQ;
+/// each step completes the oldest (1 ms later) and submits and dispatches one more. Returns
+/// hw_tag after each completion.
+fn hw_tag_run(depth: usize, queued: usize, completions: usize) -> (Vec<i8>, Bench) {
+    let mut b = Bench::new(&[]);
+    let mut sector = 1_000_000;
+    let mut at_drive = VecDeque::new();
+    for _ in 0..depth + queued {
+        b.read(P, sector);
+        sector += 16;
+    }
+    for _ in 0..depth {
+        at_drive.push_back(b.dispatch());
+    }
+    let mut seen = Vec::new();
+    for _ in 0..completions {
+        b.now += MS;
+        b.complete(at_drive.pop_front().unwrap());
+        seen.push(b.s.hw_tag());
+        b.read(P, sector);
+        sector += 16;
+        at_drive.push_back(b.dispatch());
+    }
+    (seen, b)
+}
+
+#[test]
+fn hw_tag_is_detected_after_fifty_samples_with_a_deep_drive_queue() {
+    // 8 at the drive (> CFQ_HW_QUEUE_MIN): every completion is a sample; the 51st decides.
+    let (seen, b) = hw_tag_run(8, 4, 60);
+    assert!(seen[..50].iter().all(|&t| t == -1), "{seen:?}");
+    assert!(seen[50..].iter().all(|&t| t == 1), "{seen:?}");
+    assert_eq!(b.s.hw_tag_est_depth(), 8);
+    let c: BTreeMap<_, _> = b.s.counters().into_iter().collect();
+    assert_eq!((c["hw_tag"], c["hw_tag_est_depth"]), (1, 8));
+    // 5 at the drive is the threshold for the depth (>= CFQ_HW_QUEUE_MIN), but not enough
+    // load for a sample by itself: 5 in the driver and few queued are no sample.
+    let (seen, _) = hw_tag_run(5, 0, 200);
+    assert!(seen.iter().all(|&t| t == -1), "{seen:?}");
+    // With more than 5 queued, the same depth is sampled and found deep enough.
+    let (seen, _) = hw_tag_run(5, 8, 60);
+    assert_eq!((seen[49], seen[50]), (-1, 1));
+}
+
+#[test]
+fn hw_tag_is_never_set_at_queue_depth_1() {
+    // One command at the drive, many queued: samples count, the depth is 1: hw_tag = 0.
+    let (seen, b) = hw_tag_run(1, 20, 120);
+    assert!(seen[..50].iter().all(|&t| t == -1), "{seen:?}");
+    assert!(seen[50..].iter().all(|&t| t == 0), "{seen:?}");
+    assert_eq!(b.s.hw_tag_est_depth(), 1);
+    // One command at the drive and one queued (a lone sync reader): no load, no sample.
+    let (seen, _) = hw_tag_run(1, 1, 120);
+    assert!(seen.iter().all(|&t| t == -1), "{seen:?}");
+}
+
+/// P queues 8 far-apart reads at once (seeky, and deep: 4 or more queued); Q queues a far
+/// read. With `qd1` the drive holds one command: `next` is asked only when it is free. Else
+/// `next` is asked until it dispatches nothing (a queueing drive with room). Each step
+/// completes the oldest command 1 ms later, until P's 8 are done. Returns what `next` says
+/// then, Q's request, and whether Q's request was dispatched before that.
+fn deep_seeky(qd1: bool) -> (Decision, Request, bool, Bench) {
+    let mut b = Bench::new(&[]);
+    for i in 0..8 {
+        b.read(P, 1_000_000 + 50_000 * i);
+    }
+    let far = b.read(Q, 90_000_000);
+    let pq = b.s.sync_queue_of(P).unwrap();
+    assert!(b.s.queue(pq).unwrap().deep, "8 queued: deep");
+    let (mut p_left, mut far_sent) = (8, false);
+    let mut at_drive = VecDeque::new();
+    while p_left > 0 {
+        while !(qd1 && !at_drive.is_empty()) {
+            match b.next() {
+                Decision::Dispatch(r, _) => {
+                    far_sent |= r == far;
+                    at_drive.push_back(r);
+                }
+                _ => break,
+            }
+        }
+        b.now += MS;
+        let r = at_drive.pop_front().expect("a command at the drive");
+        p_left -= (r.principal.pid == P) as u32;
+        b.complete(r);
+    }
+    (b.next(), far, far_sent, b)
+}
+
+#[test]
+fn a_deep_seeky_queue_keeps_idling_on_a_drive_that_holds_one_command() {
+    let (d, _, far_sent, b) = deep_seeky(true);
+    let pq = b.s.queue(b.s.sync_queue_of(P).unwrap()).unwrap();
+    assert!(pq.seeky() && pq.deep && pq.idle_window);
+    assert!(!far_sent);
+    assert!(matches!(d, Decision::WaitUntil(_)), "P's queue idles: {d:?}");
+    assert!(b.s.idle_timer.is_some());
+}
+
+#[test]
+fn a_seeky_queue_stops_idling_when_the_drive_takes_its_requests_faster_than_it_issues() {
+    // cfq_select_queue (4.4): the active queue is empty early in its slice with requests at
+    // the drive, seeky and idling: deep and idle_window are cleared, and Q is served without
+    // an idle wait. This is how a queueing drive ends CFQ's idling for a deep seeky process
+    // in 4.4 on a rotational disk (not through hw_tag).
+    let (d, far, far_sent, b) = deep_seeky(false);
+    let pq = b.s.queue(b.s.sync_queue_of(P).unwrap());
+    assert!(pq.is_none_or(|c| !c.deep && !c.idle_window));
+    assert!(far_sent || d == Decision::Dispatch(far, ArmPath::Direct), "{d:?}");
+    assert_eq!(b.s.counts.idle_waits, 0);
+    // A seeky queue that never was deep: no idle window from its arrivals on (as in
+    // no_idling_for_a_seeky_reader_or_one_that_thinks_long), whatever hw_tag says.
+    for tag in [-1, 0, 1] {
+        let mut b = Bench::new(&[]);
+        b.s.hw_tag = tag;
+        let end = b.history(P, 1_000_000, 10_000, 8, 1);
+        b.now += MS;
+        let p = b.read(P, end);
+        assert_eq!(b.dispatch(), p);
+        let far = b.read(Q, 9_000_000);
+        b.now += MS;
+        b.complete(p);
+        assert_eq!(b.next(), Decision::Dispatch(far, ArmPath::Direct), "hw_tag {tag}");
+    }
+}
+
+#[test]
+fn hw_tag_changes_idling_only_on_a_non_rotational_device() {
+    // A sequential reader (idle window on) empties its queue while Q waits: it idles unless
+    // the device is non-rotational with queueing (hw_tag 1, or -1 not yet decided), and
+    // group_idle is 0 (with group_idle, cfq_arm_slice_timer goes on to the group rule).
+    for (nonrot, tag, idles) in
+        [(false, -1, true), (false, 0, true), (false, 1, true), (true, 0, true), (true, 1, false), (true, -1, false)]
+    {
+        let mut b = Bench::new(&[("group_idle", 0.0)]);
+        let end = b.history(P, 1_000_000, 8, 8, 1);
+        b.s.hw_tag = tag;
+        b.s.nonrot = nonrot;
+        b.now += MS;
+        let p = b.read(P, end);
+        assert_eq!(b.dispatch(), p);
+        let far = b.read(Q, 9_000_000);
+        // (P's one request under the nonrot seek rule is one seek: P stays non-seeky.) With
+        // nonrot and hw_tag, P's empty queue should not idle, so Q preempts it at once.
+        let pq = b.s.sync_queue_of(P).unwrap();
+        assert!(b.s.queues[&pq].idle_window && !b.s.queues[&pq].seeky());
+        assert_eq!(b.s.active == Some(pq), idles, "nonrot {nonrot} hw_tag {tag}");
+        b.now += MS;
+        b.complete(p);
+        let d = b.next();
+        if idles {
+            assert!(matches!(d, Decision::WaitUntil(_)), "nonrot {nonrot} hw_tag {tag}: {d:?}");
+        } else {
+            assert_eq!(d, Decision::Dispatch(far, ArmPath::Direct), "nonrot {nonrot} hw_tag {tag}");
+        }
+    }
+}
