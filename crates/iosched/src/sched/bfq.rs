@@ -104,7 +104,7 @@ impl Bfq {
         let mut peak = PeakRate::default();
         if variant == Variant::Linux {
             // Linux: the first estimate is 2/3 of the reference rate of rotational devices.
-            peak.rate = super::bfq_budget::rate_of(LINUX_REF_RATE_SECTORS_PER_S * 2 / 3, 1_000_000_000);
+            peak.rate = LINUX_REF_RATE * 2 / 3;
         }
         let raw = if rules.user_max_budget > 0 { rules.user_max_budget } else { DEFAULT_MAX_BUDGET };
         Ok(Bfq {
@@ -335,8 +335,7 @@ impl Bfq {
 
     /// Linux `bfq_wr_duration`: reference rate x reference duration / peak rate, 3-25 s.
     fn wr_duration_ns(&self) -> Nanos {
-        let peak = sectors_per_s(self.peak.rate).max(1);
-        let ms = LINUX_REF_RATE_SECTORS_PER_S * LINUX_REF_WR_DURATION_MS / peak;
+        let ms = LINUX_REF_RATE * LINUX_REF_WR_DURATION_MS / self.peak.rate.max(1);
         ms.clamp(3_000, 25_000) * NS_PER_MS
     }
 
@@ -380,6 +379,8 @@ impl Bfq {
                         let c = self.queues.get_mut(&q).expect("queue");
                         c.wr.max_time_ns = d;
                         c.wr.soft_rt = false;
+                        // Linux service_from_wr (kept in budget_left for this rule set).
+                        c.wr.budget_left = 0;
                     } else {
                         self.set_raise(q, LINUX_WR_COEFF * SOFTRT_WEIGHT_FACTOR);
                         let c = self.queues.get_mut(&q).expect("queue");
@@ -431,7 +432,12 @@ impl Bfq {
                 }
             }
             Variant::Linux => {
-                if now > c.wr.last_start_finish_ns.saturating_add(c.wr.max_time_ns) {
+                c.wr.budget_left = c.wr.budget_left.saturating_add(charge);
+                if !c.wr.soft_rt && c.wr.budget_left > LINUX_MAX_SERVICE_FROM_WR {
+                    // The service from raising of a file copy, not an application start-up.
+                    c.wr.last_start_finish_ns = now;
+                    self.set_raise(q, 1);
+                } else if now > c.wr.last_start_finish_ns.saturating_add(c.wr.max_time_ns) {
                     let keep_soft_rt = c.wr.soft_rt && c.wr.soft_rt_next_start_ns >= now;
                     if !keep_soft_rt {
                         c.wr.last_start_finish_ns = now;

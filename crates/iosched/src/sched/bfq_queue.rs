@@ -94,7 +94,8 @@ impl Seek {
 #[derive(Clone, Debug, Default)]
 pub struct Raising {
     pub coeff: u64,
-    /// Paper's weight-raising budget left (sectors); the weight falls linearly with it.
+    /// bfq-plus: the paper's weight-raising budget left (sectors), the weight falls linearly
+    /// with it; bfq (Linux): the service received while raised (service_from_wr).
     pub budget_left: u64,
     pub start_ns: Nanos,
     pub max_time_ns: Nanos,

@@ -36,9 +36,12 @@ pub const LINUX_WR_COEFF: u64 = 30;
 pub const LINUX_WR_RT_MAX_TIME_NS: Nanos = 300 * NS_PER_MS;
 pub const LINUX_WR_MAX_SOFTRT_RATE: u64 = 7000;
 /// Linux ref_rate / ref_wr_duration for rotational devices: the interactive weight-raising
-/// duration is ref_rate x ref_duration / peak rate, clamped to 3-25 s.
-pub const LINUX_REF_RATE_SECTORS_PER_S: u64 = 14_000;
-pub const LINUX_REF_WR_DURATION_MS: u64 = 9_500;
+/// duration is ref_rate x ref_duration / peak rate, clamped to 3-25 s. ref_rate is in Linux's
+/// fixed point (sectors/µs << 16): 14000 is about 213,600 sectors/s.
+pub const LINUX_REF_RATE: u64 = 14_000;
+pub const LINUX_REF_WR_DURATION_MS: u64 = 7_000;
+/// Linux `max_service_from_wr`: interactive raising ends after this much service (sectors).
+pub const LINUX_MAX_SERVICE_FROM_WR: u64 = 120_000;
 /// Linux 6.x: `bfq_requests_within_timer`: requests in one service slot that mark a queue
 /// I/O-bound again.
 pub const REQUESTS_WITHIN_TIMER: u32 = 120;
