@@ -408,6 +408,25 @@ def reproduce_seelam2005(
     _reproduce("seelam2005", out_dir, jobs, dask, quick=quick)
 
 
+@reproduce_app.command("valente2014")
+def reproduce_valente2014(
+    out_dir: Path = typer.Option(Path("results/valente2014"), "--out", help="Output directory."),
+    traces: Optional[Path] = typer.Option(
+        None, "--traces",
+        help="Directory holding the S suite's start-up traces (s_startup_xterm.trace ...); default $IOSCHED_S_TRACES "
+        "or ../shared/traces. Sections needing a missing trace are skipped with a note.",
+    ),
+    quick: bool = typer.Option(False, "--quick", help="Shorter runs and one start-up iteration (a smoke test)."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help=_JOBS_HELP),
+    dask: Optional[str] = typer.Option(None, "--dask", help=_DASK_HELP),
+) -> None:
+    """Valente 2014, BFQ and BFQ+ with the S benchmark suite: throughput, start-up latency (with and without
+    NCQ), video playback, code development, fairness."""
+    if traces is not None and not traces.is_dir():
+        raise fail(f"--traces {traces}: not a directory")
+    _reproduce("valente2014", out_dir, jobs, dask, quick=quick, traces=traces)
+
+
 @app.command()
 def sweep(
     file: Path = typer.Argument(..., help="Base scenario TOML file."),
