@@ -296,3 +296,45 @@ fn startup_measurements() {
         }
     }
 }
+
+#[test]
+fn the_experiment_files_parse() {
+    if trace_path("xterm").is_none() {
+        return;
+    }
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../experiments/valente2014");
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "toml") {
+            Scenario::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            n += 1;
+        }
+    }
+    assert!(n >= 4);
+}
+
+#[test]
+#[ignore = "measurement: runs experiments/valente2014 (cargo test --release -- --ignored --nocapture)"]
+fn experiments_run() {
+    if trace_path("xterm").is_none() {
+        return;
+    }
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../experiments/valente2014");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    for p in files {
+        let s = Scenario::read(&p).unwrap();
+        for r in s.run(None).unwrap() {
+            let h = r.summary.host.unwrap();
+            let tasks: Vec<String> = h.tasks.iter().skip(1).map(|t| format!("{} {:?} {:?}", t.name, t.iterations_s, t.counts)).collect();
+            eprintln!(
+                "{} ({}): {:.2} MB/s; {}",
+                p.file_name().unwrap().to_string_lossy(),
+                r.summary.scheduler,
+                r.summary.throughput_mb_s,
+                tasks.join("; ")
+            );
+        }
+    }
+}
