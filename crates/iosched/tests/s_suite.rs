@@ -338,3 +338,59 @@ fn experiments_run() {
         }
     }
 }
+
+/// Deadline, noting the pid of every request it is given.
+struct Pids {
+    inner: Box<dyn iosched::sched::Scheduler>,
+    pids: std::collections::BTreeSet<u32>,
+}
+
+impl iosched::sched::Scheduler for Pids {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn add(&mut self, req: iosched::request::Request, cx: &iosched::sched::Context) {
+        self.pids.insert(req.principal.pid);
+        self.inner.add(req, cx)
+    }
+    fn next(&mut self, cx: &iosched::sched::Context) -> iosched::sched::Decision {
+        self.inner.next(cx)
+    }
+    fn completed(&mut self, done: &iosched::sched::Completion, cx: &iosched::sched::Context) {
+        self.inner.completed(done, cx)
+    }
+    fn process_event(&mut self, ev: iosched::sched::ProcessEvent, cx: &iosched::sched::Context) {
+        self.inner.process_event(ev, cx)
+    }
+    fn queued(&self) -> usize {
+        self.inner.queued()
+    }
+    fn is_work_conserving(&self) -> bool {
+        self.inner.is_work_conserving()
+    }
+}
+
+/// The pids the scheduler sees for the tasks in `tasks` (TOML `[[task]]` tables).
+fn scheduler_pids(tasks: &str, duration_s: f64) -> std::collections::BTreeSet<u32> {
+    #[derive(serde::Deserialize)]
+    struct Tasks {
+        task: Vec<iosched::scenario::TaskSection>,
+    }
+    let tasks: Tasks = toml::from_str(tasks).unwrap();
+    let mut disk = iosched::device::RotationalDisk::new(iosched::device::presets::preset("maxtor-stm332061").unwrap()).unwrap();
+    let capacity = iosched::device::DeviceView::capacity_sectors(&disk);
+    let mut k = iosched::scenario::HostSection::default().build(&tasks.task, capacity, None, 1, (duration_s * 1e9) as u64).unwrap();
+    let mut s = Pids { inner: iosched::sched::registry::build("deadline", None, &Default::default()).unwrap(), pids: Default::default() };
+    iosched::sim::engine::simulate(&mut disk, &mut s, &mut k);
+    s.pids
+}
+
+#[test]
+fn the_scheduler_sees_a_pid_per_job_and_per_replay_thread() {
+    let pids = scheduler_pids(&background("10r-rand", "size_mib = 64"), 1.0);
+    assert_eq!(pids.len(), 10, "{pids:?}");
+    let Some(path) = trace_path("gnometerm") else { return };
+    let trace = StartupTrace::read(&path).unwrap();
+    let pids = scheduler_pids(&replay_task(&path, "iterations = 1\npause_s = 0"), 60.0);
+    assert_eq!(pids.len(), trace.processes.len(), "{pids:?}");
+}

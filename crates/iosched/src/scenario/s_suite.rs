@@ -189,7 +189,7 @@ fn program(t: &TaskSection, tree: &mut Tree, scenario_dir: Option<&Path>) -> Res
     let bs = |default: f64| -> Result<u64, String> {
         let kib = positive(t, "bs_kib", t.bs_kib, default, 1_048_576.0)?;
         let b = (kib * 1024.0) as u64;
-        if b % 512 != 0 {
+        if !b.is_multiple_of(512) {
             return Err(format!("task `{}`: field `bs_kib` must be a whole number of 512-byte sectors, got {kib}", t.name));
         }
         Ok(b)
