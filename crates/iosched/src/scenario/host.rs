@@ -128,6 +128,7 @@ pub struct TaskSection {
     /// rate cap; video's fps, bit rate, clip length; periodic's period and first start; make's
     /// jobs, headers, CPU time, object size; git-checkout's inflation; the progress window.
     pub workload: Option<String>,
+    pub sync_every_s: Option<f64>,
     pub trace: Option<String>,
     pub iterations: Option<u32>,
     pub pause_s: Option<f64>,

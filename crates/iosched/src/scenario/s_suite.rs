@@ -42,7 +42,8 @@ pub const DEFAULT_BITRATE_KBIT_S: f64 = 5000.0;
 pub const DEFAULT_CLIP_S: f64 = 20.0;
 
 /// The fields only some commands take: (field, commands taking it).
-const FIELDS: [(&str, &[&str]); 19] = [
+const FIELDS: &[(&str, &[&str])] = &[
+    ("sync_every_s", &["s-background"]),
     ("workload", &["s-background"]),
     ("trace", &["replay-startup", "periodic"]),
     ("iterations", &["replay-startup"]),
@@ -62,13 +63,13 @@ const FIELDS: [(&str, &[&str]); 19] = [
     ("warmup_s", &["make", "git-checkout"]),
     ("window_s", &["make", "git-checkout"]),
     ("inflate_ratio", &["git-checkout"]),
+    ("inflate_us_per_kib", &["git-checkout"]),
 ];
-/// One more (the array above is full).
-const INFLATE_US: (&str, &[&str]) = ("inflate_us_per_kib", &["git-checkout"]);
 
 fn given(t: &TaskSection, field: &str) -> bool {
     match field {
         "workload" => t.workload.is_some(),
+        "sync_every_s" => t.sync_every_s.is_some(),
         "trace" => t.trace.is_some(),
         "iterations" => t.iterations.is_some(),
         "pause_s" => t.pause_s.is_some(),
@@ -94,7 +95,7 @@ fn given(t: &TaskSection, field: &str) -> bool {
 
 /// A field given to a command that does not take it is an error naming both.
 fn check_fields(t: &TaskSection) -> Result<(), String> {
-    for (field, commands) in FIELDS.iter().chain(std::iter::once(&INFLATE_US)) {
+    for (field, commands) in FIELDS {
         if given(t, field) && !commands.contains(&t.command.as_str()) {
             return Err(format!("task `{}`: field `{field}` is for command {}, not `{}`", t.name, commands.join(", "), t.command));
         }
@@ -229,6 +230,7 @@ fn program(t: &TaskSection, tree: &mut Tree, scenario_dir: Option<&Path>) -> Res
                 bs_bytes: bs,
                 size_bytes: size,
                 writer_rate_bytes_s: if writers > 0 { total / writers as u64 } else { 0 },
+                sync_every_ns: s_to_ns(number(t, "sync_every_s", t.sync_every_s, 0.0, 0.0, 1e5)?),
             };
             Box::new(SBackground::new(cfg, r, wr))
         }

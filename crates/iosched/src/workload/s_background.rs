@@ -34,6 +34,22 @@ pub struct Background {
     pub size_bytes: u64,
     /// Every writer's rate cap in bytes/s (S: the total divided by the writers), 0: none.
     pub writer_rate_bytes_s: u64,
+    /// With writers: a `sync` started in the background this often (S's comm_startup_lat:
+    /// every 2 s, "to increase difficulty"), 0: none.
+    pub sync_every_ns: u64,
+}
+
+/// `while true; do sync & sleep PERIOD; done`.
+struct SyncLoop {
+    period_ns: u64,
+}
+
+impl Program for SyncLoop {
+    fn next(&mut self, _tree: &Tree, _rng: &mut Pcg64, out: &mut VecDeque<Syscall>) -> bool {
+        out.push_back(Syscall::Spawn { name: "sync".into(), program: super::commands::once(vec![Syscall::Sync]), wait: false });
+        out.push_back(Syscall::Sleep(self.period_ns.max(1)));
+        true
+    }
 }
 
 /// The parent: spawns every job, then waits for them.
@@ -66,6 +82,13 @@ impl Program for SBackground {
         for (i, &ino) in self.writers.iter().enumerate() {
             let program = Box::new(GreedyWrite::new(ino, c.bs_bytes, c.size_bytes, c.random, c.writer_rate_bytes_s));
             out.push_back(Syscall::Spawn { name: format!("{kind}writer{i}"), program, wait: false });
+        }
+        if c.writers > 0 && c.sync_every_ns > 0 {
+            out.push_back(Syscall::Spawn {
+                name: "sync-loop".into(),
+                program: Box::new(SyncLoop { period_ns: c.sync_every_ns }),
+                wait: false,
+            });
         }
         out.push_back(Syscall::WaitChildren);
         true
