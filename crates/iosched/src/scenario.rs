@@ -32,6 +32,7 @@ mod block;
 mod ffsb;
 mod host;
 mod process;
+mod s_suite;
 mod selection;
 pub use app::{AppSection, APP_KINDS, DEFAULT_APP_FS_BLOCK_KIB, DEFAULT_APP_MAX_TRANSFER_KIB, DEFAULT_APP_PAGE_CACHE_MIB};
 pub use array::ArraySection;

@@ -45,6 +45,8 @@ pub(super) enum Wait {
     Child,
     /// Every child spawned without waiting to exit (WaitChildren).
     Children,
+    /// A futex word to change (FutexWait).
+    Futex,
 }
 
 /// How far a multi-stage call has got.
@@ -176,6 +178,8 @@ pub struct Kernel {
     alive: usize,
     /// Tasks waiting in fsync()/sync() for writeback to end.
     pub(super) writeback_waiters: BTreeSet<usize>,
+    /// Tasks asleep in FutexWait (woken by any FutexWake: each checks its own word).
+    futex_waiters: Vec<usize>,
     /// Tasks paused by dirty throttling now.
     pub(super) throttled_now: u32,
     pub(super) written_bytes: u64,
@@ -217,6 +221,7 @@ impl Kernel {
             ino_writeback: BTreeMap::new(),
             alive: 0,
             writeback_waiters: BTreeSet::new(),
+            futex_waiters: Vec::new(),
             throttled_now: 0,
             written_bytes: 0,
             disk_written_bytes: 0,
@@ -490,6 +495,42 @@ impl Kernel {
             Syscall::DropCaches => {
                 self.cache.drop_clean();
                 self.dcache.clear();
+                false
+            }
+            Syscall::Now(ref clock) => {
+                clock.store(now, std::sync::atomic::Ordering::Relaxed);
+                false
+            }
+            Syscall::FutexWait { ref word, value } => {
+                if word.load(std::sync::atomic::Ordering::Relaxed) == value {
+                    self.tasks[t].wait = Wait::Futex;
+                    if !self.futex_waiters.contains(&t) {
+                        self.futex_waiters.push(t);
+                    }
+                    return true;
+                }
+                false
+            }
+            Syscall::FutexWake { ref word, value } => {
+                word.store(value, std::sync::atomic::Ordering::Relaxed);
+                // Every waiter tries its call again (it sleeps again if its word still holds
+                // its value); woken in the order they went to sleep.
+                let waiters = std::mem::take(&mut self.futex_waiters);
+                for w in waiters {
+                    if w != t && self.tasks[w].wait == Wait::Futex && !self.tasks[w].done {
+                        self.tasks[w].wait = Wait::None;
+                        self.run(w, now, out);
+                    }
+                }
+                false
+            }
+            Syscall::Report(ref item) => {
+                let root = self.tasks[t].root;
+                let r = &mut self.tasks[root].report;
+                match *item {
+                    super::syscall::ReportItem::Iteration(s) => r.iterations_s.push(s),
+                    super::syscall::ReportItem::Count(k, n) => *r.counts.entry(k.to_string()).or_default() += n,
+                }
                 false
             }
         }

@@ -35,6 +35,12 @@ pub struct TaskReport {
     pub errors: u64,
     /// The first failure's message.
     pub error: Option<String>,
+    /// Per-iteration times the program measured (replay-startup's start-up times), in order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub iterations_s: Vec<f64>,
+    /// Named counts the program kept (video: frames, dropped; make: files compiled).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub counts: std::collections::BTreeMap<String, u64>,
 }
 
 /// One sample of the writeback state (`[host] sample_ms`).

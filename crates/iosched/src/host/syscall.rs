@@ -83,6 +83,36 @@ pub enum Syscall {
     /// A call that cannot be made (a path that does not exist when the task starts): counted
     /// in the task's `errors`, the message kept.
     Fail(String),
+    /// clock_gettime(): the current simulated time is stored in the cell (the program reads it
+    /// on its next turn; programs that time themselves: a video player, a start-up timer).
+    Now(Clock),
+    /// futex(FUTEX_WAIT): sleep while `word` holds `value` (threads of one process handing
+    /// work to each other: S's replay-startup-io).
+    FutexWait {
+        word: Word,
+        value: u64,
+    },
+    /// Store `value` in `word` and wake every task waiting on it (FUTEX_WAKE).
+    FutexWake {
+        word: Word,
+        value: u64,
+    },
+    /// A result the program measured, kept in its top-level task's report.
+    Report(ReportItem),
+}
+
+/// A cell the kernel writes the time into (`Syscall::Now`).
+pub type Clock = std::sync::Arc<std::sync::atomic::AtomicU64>;
+/// A word shared by the tasks of one program (`Syscall::FutexWait` / `FutexWake`).
+pub type Word = std::sync::Arc<std::sync::atomic::AtomicU64>;
+
+/// What a program reports (host/report.rs `TaskReport::iterations_s`, `counts`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ReportItem {
+    /// One iteration's time in seconds (a start-up time), appended to `iterations_s`.
+    Iteration(f64),
+    /// Added to the named count (frames dropped, files compiled).
+    Count(&'static str, u64),
 }
 
 impl Syscall {

@@ -123,6 +123,31 @@ pub struct TaskSection {
     pub weight: u32,
     /// ffsb: the file set, threads, operations and their weights (scenario/ffsb.rs).
     pub ffsb: Option<super::ffsb::FfsbSection>,
+    /// The S suite's commands (scenario/s_suite.rs, docs/s-suite.md): s-background's
+    /// workload; replay-startup's and periodic's trace, iterations, pause, deltas; the writers'
+    /// rate cap; video's fps, bit rate, clip length; periodic's period and first start; make's
+    /// jobs, headers, CPU time, object size; git-checkout's inflation; the progress window.
+    pub workload: Option<String>,
+    pub sync_every_s: Option<f64>,
+    pub trace: Option<String>,
+    pub iterations: Option<u32>,
+    pub pause_s: Option<f64>,
+    pub deltas: Option<bool>,
+    pub rate_kib_s: Option<f64>,
+    pub fps: Option<f64>,
+    pub bitrate_kbit_s: Option<f64>,
+    pub clip_s: Option<f64>,
+    pub period_s: Option<f64>,
+    pub start_after_s: Option<f64>,
+    pub jobs: Option<u32>,
+    pub headers: Option<String>,
+    pub headers_per_file: Option<u32>,
+    pub cpu_ms: Option<f64>,
+    pub obj_ratio: Option<f64>,
+    pub warmup_s: Option<f64>,
+    pub window_s: Option<f64>,
+    pub inflate_ratio: Option<f64>,
+    pub inflate_us_per_kib: Option<f64>,
 }
 
 fn d_weight() -> u32 {
@@ -300,7 +325,9 @@ impl HostSection {
                 }
             }
         }
-        let defs = task_defs(tasks, &tree)?;
+        // The S suite's commands make their files and build their programs now.
+        let mut prepared = super::s_suite::prepare(tasks, &mut tree, scenario_dir)?;
+        let defs = task_defs(tasks, &tree, &mut prepared)?;
         self.finish(tree, defs, capacity, seed, stop_ns)
     }
 }
@@ -525,19 +552,33 @@ impl crate::host::syscall::Program for Deferred {
     }
 }
 
-fn task_defs(tasks: &[TaskSection], tree: &Tree) -> Result<Vec<TaskDef>, String> {
+fn task_defs(
+    tasks: &[TaskSection],
+    tree: &Tree,
+    prepared: &mut [Option<Box<dyn crate::host::syscall::Program>>],
+) -> Result<Vec<TaskDef>, String> {
     let mut defs = Vec::new();
-    for t in tasks {
-        if !COMMANDS.contains(&t.command.as_str()) {
-            return Err(format!("task `{}`: field `command`: unknown command `{}` (known: {})", t.name, t.command, COMMANDS.join(", ")));
+    for (i, t) in tasks.iter().enumerate() {
+        if !COMMANDS.contains(&t.command.as_str()) && !super::s_suite::is_s_command(&t.command) {
+            return Err(format!(
+                "task `{}`: field `command`: unknown command `{}` (known: {}, {}, {})",
+                t.name,
+                t.command,
+                COMMANDS.join(", "),
+                super::s_suite::COMMANDS.join(", "),
+                super::s_suite::GIT_CHECKOUT
+            ));
         }
         // A task that runs after another may name what that one makes (cp -r's copy): its
         // paths are then looked up when it starts.
         let deferred = t.after.is_some()
             && [t.path.as_deref(), t.to.as_deref()].iter().flatten().any(|p| tree.lookup(p).is_none())
             && t.command != "cp-r";
-        let program: Box<dyn crate::host::syscall::Program> =
-            if deferred { Box::new(Deferred { task: t.clone(), inner: None }) } else { program_for(t, tree)? };
+        let program: Box<dyn crate::host::syscall::Program> = match prepared.get_mut(i).and_then(Option::take) {
+            Some(p) => p,
+            None if deferred => Box::new(Deferred { task: t.clone(), inner: None }),
+            None => program_for(t, tree)?,
+        };
         let start = match &t.after {
             None => Start::At(ms_to_ns(t.start_ms.max(0.0))),
             Some(name) => {

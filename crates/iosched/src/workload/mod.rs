@@ -5,12 +5,17 @@ pub mod apps;
 pub mod closed_queue;
 pub mod commands;
 pub mod ffsb;
+pub mod fio_jobs;
+pub mod kern_dev;
 pub mod page_cache;
 pub mod pattern;
 pub mod poisson;
 pub mod process;
 pub mod replay;
+pub mod replay_startup;
+pub mod s_background;
 pub mod think;
+pub mod video;
 
 use crate::request::{IoPrio, Op, Principal, Request};
 use crate::sched::ProcessEvent;
