@@ -80,6 +80,8 @@ pub struct TaskDef {
     pub start: Start,
     pub prio: IoPrio,
     pub weight: u32,
+    /// The run ends when this task finishes (the other tasks stop at their next system call).
+    pub ends_run: bool,
 }
 
 pub(super) struct Task {
@@ -187,6 +189,8 @@ pub struct Kernel {
     pub(super) disk_read_bytes: u64,
     timeline: Vec<Sample>,
     pub stop_ns: Nanos,
+    /// Tasks whose finish ends the run (`[[task]] ends_run`).
+    ends_run: Vec<usize>,
     seed: u64,
 }
 
@@ -228,10 +232,14 @@ impl Kernel {
             disk_read_bytes: 0,
             timeline: Vec::new(),
             stop_ns,
+            ends_run: Vec::new(),
             seed,
         };
         let mut starts = Vec::new();
         for d in defs {
+            if d.ends_run {
+                k.ends_run.push(k.tasks.len());
+            }
             let i = k.add_task(d.name, d.program, None, d.prio, d.weight);
             starts.push(d.start);
             debug_assert_eq!(i, starts.len() - 1);
@@ -334,6 +342,10 @@ impl Kernel {
         task.wait = Wait::None;
         out.process_event(ProcessEvent::Exited(task.principal));
         let root = task.root;
+        if finished && root == t && self.ends_run.contains(&t) {
+            self.stop_ns = self.stop_ns.min(now);
+        }
+        let task = &mut self.tasks[t];
         if root == t {
             if finished {
                 let r = &mut task.report;

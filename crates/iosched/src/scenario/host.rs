@@ -108,6 +108,9 @@ pub struct TaskSection {
     pub start_ms: f64,
     /// Start when the task of this name exits (`start_ms` after it): phases of a scenario.
     pub after: Option<String>,
+    /// The run ends when this task finishes (a measured task beside endless background ones).
+    #[serde(default)]
+    pub ends_run: bool,
     /// reader: "mmap" (default) or "read".
     pub access: Option<String>,
     /// reader: think time after each access (a sleep: the paper's pause), and its distribution: "fixed"
@@ -601,7 +604,7 @@ fn task_defs(
         if prio.level > 7 {
             return Err(format!("task `{}`: field `prio_level` must be in [0, 7], got {}", t.name, prio.level));
         }
-        defs.push(TaskDef { name: t.name.clone(), program, start, prio, weight: t.weight.max(1) });
+        defs.push(TaskDef { name: t.name.clone(), program, start, prio, weight: t.weight.max(1), ends_run: t.ends_run });
     }
     // `after` must not make a cycle (a task that never starts).
     for (i, t) in tasks.iter().enumerate() {

@@ -268,6 +268,7 @@ pub fn build(cfg: &AndrewHostConfig, tree: &mut Tree, rng: &mut Pcg64) -> Result
                 start: if p == 0 { Start::At(cfg.base.start_ns) } else { Start::After { index: index - 1, delay_ns: 0 } },
                 prio: Default::default(),
                 weight: 1,
+                ends_run: false,
             });
         }
     }

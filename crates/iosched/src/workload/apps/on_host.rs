@@ -130,6 +130,7 @@ pub fn tasks(defs: Vec<ProcDef>, files: &AppFiles, log: Option<AccessLog>) -> Ve
             },
             prio: Default::default(),
             weight: d.weight,
+            ends_run: false,
         })
         .collect()
 }
