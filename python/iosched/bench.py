@@ -134,6 +134,27 @@ requests = {requests}
 name = "{scheduler}"
 """
 
+# Sixteen processes each reading 4 KiB at random, one request outstanding each ({requests} per
+# process; the count is the run's disk requests): per-process queues for CFQ and BFQ, with their
+# idling, budgets or slices, and the engine's process events.
+PROCESSES16 = """
+[device]
+preset = "wd-ultrastar-hc310"
+[block]
+[[process]]
+name = "reader"
+count = 16
+access = "direct"
+pattern = "random"
+request_kib = 4
+file_mib = 10000
+requests = {requests}
+[[scheduler]]
+name = "{scheduler}"
+[run]
+duration_s = 360000
+"""
+
 SCHEDULERS = ["fcfs", "clook", "sptf"]
 CASES = [
     ("open random, 60 IOPS, Deskstar", OPEN_RANDOM, 1_000_000, SCHEDULERS),
@@ -145,6 +166,7 @@ CASES = [
      CLOSED_Q32_NCQ.replace("{depth}", "32").replace("[block]", 'queue_order = "fifo"\n[block]'), 500_000, ["noop"]),
     ("4 KiB bios x 32 merged (bios/CPU-s)", MERGING, 2_000_000, ["noop"]),
     ("RAID-0 4 x Maxtor, closed Q=32, 64 KiB", RAID0, 200_000, ["deadline", "las-2.6.9"]),
+    ("16 random readers, HC310 (disk requests)", PROCESSES16, 20_000, ["cfq", "bfq"]),
     ("host: dd through the page cache (disk requests)", HOST_DD, 4096, ["mq-deadline"]),
     ("host: find -exec cat, 1,776 files (disk requests)", HOST_FIND, 1, ["clook"]),
 ]
@@ -197,9 +219,67 @@ def run_bench(repeats: int = 3, scale: float = 1.0, progress=None) -> list[Bench
 
                     summary = json.loads(summary)
                 best = min(best, time.thread_time() - t0)
-            # Host cases: the run's own request count (the parameter sizes the work, not the requests).
-            count = summary["requests"] if case.startswith("host:") else n
+            # Host cases and the 16 readers: the run's own request count (the parameter sizes the
+            # work, not the requests).
+            count = summary["requests"] if case.endswith("(disk requests)") else n
             out.append(BenchResult(case, sched, count, best))
+            if progress:
+                progress()
+    return out
+
+
+# `iosched bench --sched-scaling`: a scheduler's own cost per request against the number of
+# backlogged processes (iosched::sched::scaling; docs/benchmarks.md). Each process keeps two
+# random 4 KiB reads outstanding on a flat device serving one request per simulated ms; the
+# measured part is add + next + completed per request through the Scheduler API (no engine, no
+# disk model). `max_budget = 8` (sectors: one 4 KiB request) makes every BFQ request a service
+# slot of its own (a B-WF2Q+ selection and requeue per request): the worst case for the trees.
+SCALING_PROCESSES = [10, 100, 1_000, 10_000]
+SCALING_CASES = [
+    ("bfq", {}),
+    ("bfq", {"max_budget": 8}),
+    ("bfq-plus", {}),
+    ("bfq-plus", {"max_budget": 8}),
+    ("cfq", {}),
+    ("deadline", {}),
+]
+SCALING_REQUESTS = 200_000
+
+
+@dataclass
+class ScalingResult:
+    scheduler: str
+    tunables: dict
+    processes: int
+    requests: int
+    cpu_s: float
+    slots: int  # BFQ's service slots begun in the measured run (0 for others)
+
+    @property
+    def ns_per_request(self) -> float:
+        return self.cpu_s * 1e9 / self.requests
+
+    @property
+    def setting(self) -> str:
+        return ", ".join(f"{k}={v}" for k, v in self.tunables.items()) or "defaults"
+
+
+def run_sched_scaling(repeats: int = 3, scale: float = 1.0, processes=None, progress=None) -> list[ScalingResult]:
+    """Every SCALING_CASES x `processes` (default SCALING_PROCESSES): thread CPU time of serving
+    SCALING_REQUESTS x `scale` requests after a warm-up (setup and warm-up not counted), best of
+    `repeats`, each repeat a fresh scheduler."""
+    import json
+
+    out = []
+    n = max(1000, int(SCALING_REQUESTS * scale))
+    for sched, tunables in SCALING_CASES:
+        for procs in processes or SCALING_PROCESSES:
+            best, slots = float("inf"), 0
+            for _ in range(repeats):
+                r = json.loads(_native.sched_scaling(sched, procs, n, tunables={k: float(v) for k, v in tunables.items()}))
+                if r["cpu_s"] < best:
+                    best, slots = r["cpu_s"], r["counters"].get("slots", 0) - r["counters_at_start"].get("slots", 0)
+            out.append(ScalingResult(sched, tunables, procs, n, max(best, 1e-9), slots))
             if progress:
                 progress()
     return out

@@ -671,12 +671,20 @@ def bench(
         help="Instead: replay speed of a validation trace. Give it twice: --validate DRIVE.parv --validate TRACE "
         "(the drive may be a preset name).",
     ),
+    sched_scaling: bool = typer.Option(
+        False, "--sched-scaling",
+        help="Instead: a scheduler's own cost per request (ns, thread CPU) with 10 to 10,000 backlogged processes "
+        "(bfq, bfq-plus, cfq, deadline; docs/benchmarks.md).",
+    ),
 ) -> None:
     """Simulated requests per CPU-second: FCFS, C-LOOK and SPTF on an open random workload and
     on Seltzer's closed queue at Q = 1000; with --validate, the replay of a drive validation
     trace as `iosched validate` runs it (see docs/benchmarks.md)."""
     from .bench import CASES, run_bench, run_validate_bench
 
+    if sched_scaling:
+        _bench_sched_scaling(repeats, scale, as_json)
+        return
     if validate:
         if len(validate) != 2:
             raise fail("--validate: give a drive and a trace: --validate DRIVE.parv --validate TRACE")
@@ -701,6 +709,38 @@ def bench(
         table.add_column(col, justify="left" if col in ("case", "scheduler") else "right")
     for r in results:
         table.add_row(r.case, r.scheduler, f"{r.requests:,}", f"{r.cpu_s:.3f}", f"{r.requests_per_cpu_s:,.0f}")
+    _consoles.out.print(table)
+
+
+def _bench_sched_scaling(repeats: int, scale: float, as_json: bool) -> None:
+    from .bench import SCALING_CASES, SCALING_PROCESSES, run_sched_scaling
+
+    with progress_bar() as bar:
+        task = bar.add_task("bench", total=len(SCALING_CASES) * len(SCALING_PROCESSES))
+        results = run_sched_scaling(repeats=repeats, scale=scale, progress=lambda: bar.advance(task))
+    rows = []
+    for i, r in enumerate(results):
+        prev = results[i - 1] if i and results[i - 1].scheduler == r.scheduler and results[i - 1].tunables == r.tunables else None
+        rows.append({
+            "scheduler": r.scheduler, "setting": r.setting, "processes": r.processes, "requests": r.requests,
+            "cpu_s": r.cpu_s, "ns_per_request": r.ns_per_request,
+            "ratio_to_previous": r.ns_per_request / prev.ns_per_request if prev else None,
+            "ns_added": r.ns_per_request - prev.ns_per_request if prev else None,
+            "requests_per_slot": r.requests / r.slots if r.slots else None,
+        })
+    if as_json:
+        typer.echo(json.dumps({"repeats": repeats, "results": rows}))
+        return
+    table = Table(title=f"scheduler cost per request, N backlogged processes (thread CPU, best of {repeats})")
+    for col in ("scheduler", "setting", "N", "ns / request", "x previous N", "+ns per 10x N", "requests / slot"):
+        table.add_column(col, justify="left" if col in ("scheduler", "setting") else "right")
+    for w in rows:
+        table.add_row(
+            w["scheduler"], w["setting"], f"{w['processes']:,}", f"{w['ns_per_request']:,.0f}",
+            "" if w["ratio_to_previous"] is None else f"{w['ratio_to_previous']:.2f}",
+            "" if w["ns_added"] is None else f"{w['ns_added']:+,.0f}",
+            "" if w["requests_per_slot"] is None else f"{w['requests_per_slot']:,.1f}",
+        )
     _consoles.out.print(table)
 
 

@@ -258,6 +258,44 @@ fn readahead_windows(read_ahead_kb: u64, read_pages: u64, reads: u64, file_pages
     serde_json::to_string(&v).expect("windows serialize")
 }
 
+/// A scheduler's own cost per request with `processes` backlogged processes, each keeping
+/// `depth` random 4 KiB reads outstanding on a device that serves one at a time in `service_us`
+/// (iosched::sched::scaling). Builds the scheduler and queues the first requests, serves
+/// `warmup` requests (default: `requests` / 10, at least `processes`), then measures the thread
+/// CPU time (Python's `time.thread_time`, read before and after) of serving `requests` more
+/// (add + next + completed per request). Returns JSON: cpu_s, requests, waits, simulated_ns,
+/// counters_at_start and counters (the scheduler's totals before and after the measured run).
+#[pyfunction]
+#[pyo3(signature = (scheduler, processes, requests, depth=2, tunables=None, service_us=1000, warmup=None))]
+fn sched_scaling(
+    py: Python<'_>,
+    scheduler: &str,
+    processes: u32,
+    requests: u64,
+    depth: u32,
+    tunables: Option<std::collections::BTreeMap<String, f64>>,
+    service_us: u64,
+    warmup: Option<u64>,
+) -> PyResult<String> {
+    use iosched::sched::scaling::ScalingDriver;
+    let tunables = tunables.unwrap_or_default();
+    let mut d =
+        ScalingDriver::new(scheduler, &tunables, processes, depth, service_us.saturating_mul(1000)).map_err(PyValueError::new_err)?;
+    d.run(warmup.unwrap_or((requests / 10).max(processes as u64))).map_err(PyValueError::new_err)?;
+    let clock = py.import("time")?.getattr("thread_time")?;
+    let t0: f64 = clock.call0()?.extract()?;
+    let c = d.run(requests).map_err(PyValueError::new_err)?;
+    let t1: f64 = clock.call0()?.extract()?;
+    let mut v = serde_json::to_value(&c).expect("serializes");
+    v["cpu_s"] = serde_json::Value::from(t1 - t0);
+    let map = |cs: &[(String, u64)]| -> serde_json::Value {
+        cs.iter().map(|(k, n)| (k.clone(), serde_json::Value::from(*n))).collect::<serde_json::Map<_, _>>().into()
+    };
+    v["counters_at_start"] = map(&c.counters_at_start);
+    v["counters"] = map(&c.counters);
+    Ok(v.to_string())
+}
+
 #[pyfunction]
 fn empty_summary() -> String {
     serde_json::to_string(&iosched::metrics::RunSummary::default()).expect("summary serializes")
@@ -284,6 +322,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate_trace, m)?)?;
     m.add_function(wrap_pyfunction!(fuse_main, m)?)?;
     m.add_function(wrap_pyfunction!(empty_summary, m)?)?;
+    m.add_function(wrap_pyfunction!(sched_scaling, m)?)?;
     m.add_function(wrap_pyfunction!(readahead_windows, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("MAX_SCENARIO_BYTES", iosched::input::MAX_DESCRIPTION_BYTES)?;

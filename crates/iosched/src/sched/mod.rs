@@ -28,6 +28,7 @@ pub mod mq_deadline;
 pub mod noop;
 pub mod queues;
 pub mod registry;
+pub mod scaling;
 pub mod scan;
 pub mod share;
 pub mod sptf;
