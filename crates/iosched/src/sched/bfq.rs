@@ -427,7 +427,8 @@ impl Bfq {
                 } else {
                     // w(t) = w x (1 + (C - 1) x left / B_rais).
                     let w = c.orig_weight
-                        + (c.orig_weight as u128 * (PLUS_WR_COEFF - 1) as u128 * c.wr.budget_left as u128 / PLUS_WR_BUDGET_SECTORS as u128) as u64;
+                        + (c.orig_weight as u128 * (PLUS_WR_COEFF - 1) as u128 * c.wr.budget_left as u128 / PLUS_WR_BUDGET_SECTORS as u128)
+                            as u64;
                     self.wf.set_weight(q, w.max(1));
                 }
             }
@@ -452,10 +453,9 @@ impl Bfq {
     /// Linux `bfq_bfqq_softrt_next_start`.
     fn softrt_next_start(&self, q: Eid, now: Nanos) -> Nanos {
         let c = &self.queues[&q];
-        let by_rate = c
-            .wr
-            .last_idle_backlogged_ns
-            .saturating_add(c.wr.service_from_backlogged.saturating_mul(1_000_000_000) / LINUX_WR_MAX_SOFTRT_RATE);
+        let by_rate =
+            c.wr.last_idle_backlogged_ns
+                .saturating_add(c.wr.service_from_backlogged.saturating_mul(1_000_000_000) / LINUX_WR_MAX_SOFTRT_RATE);
         c.wr.soft_rt_next_start_ns.max(by_rate).max(now.saturating_add(self.rules.slice_idle_ns).saturating_add(4 * NS_PER_MS))
     }
 
@@ -881,7 +881,10 @@ impl Bfq {
         if linux {
             if let Some(q) = self.in_service {
                 let c = &self.queues[&q];
-                if c.ttime.short(self.rules.slice_idle_ns) && (c.dispatched as usize + c.len()) < threshold && (self.rq_in_driver as usize) < threshold {
+                if c.ttime.short(self.rules.slice_idle_ns)
+                    && (c.dispatched as usize + c.len()) < threshold
+                    && (self.rq_in_driver as usize) < threshold
+                {
                     return;
                 }
             }

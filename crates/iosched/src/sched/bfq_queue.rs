@@ -212,7 +212,8 @@ impl BfqQueue {
         self.fifo.insert((fifo_ns, req.id, req.start_sector));
         let prev = self.next_rq;
         let cur = prev.map(|k| self.request(k));
-        let pick = choose_req(cur, Some(&self.sort[&(req.start_sector, req.id)].0), last, back_max, penalty).map(|r| (r.start_sector, r.id));
+        let pick =
+            choose_req(cur, Some(&self.sort[&(req.start_sector, req.id)].0), last, back_max, penalty).map(|r| (r.start_sector, r.id));
         self.next_rq = pick;
         prev != pick
     }

@@ -169,12 +169,20 @@ const fn heuristics(on: f64) -> [Tunable; 4] {
     [
         flag("h_peak_rate", on, "H-peak-rate (paper 4.2): low-pass peak-rate estimator, also fed by budget timeouts"),
         flag("h_throughput", on, "H-throughput (paper 4.3): B_max/2 initial budget, multiplicative increase / linear decrease"),
-        flag("h_fairness", on, "H-fairness (paper 4.4): no full-budget charge after little service or 2/3 of the budget; seeky idling cut only after B_max/8"),
+        flag(
+            "h_fairness",
+            on,
+            "H-fairness (paper 4.4): no full-budget charge after little service or 2/3 of the budget; seeky idling cut only after B_max/8",
+        ),
         flag("h_write_throt", on, "H-write-throt (paper 4.5): async (write) service charged 10x"),
     ]
 }
 
-const fn concat<const A: usize, const B: usize, const C: usize, const N: usize>(a: [Tunable; A], b: [Tunable; B], c: [Tunable; C]) -> [Tunable; N] {
+const fn concat<const A: usize, const B: usize, const C: usize, const N: usize>(
+    a: [Tunable; A],
+    b: [Tunable; B],
+    c: [Tunable; C],
+) -> [Tunable; N] {
     let mut out = [a[0]; N];
     let mut i = 0;
     while i < A {
@@ -196,8 +204,11 @@ const fn concat<const A: usize, const B: usize, const C: usize, const N: usize>(
 
 const ORIGINAL_ARR: [Tunable; 13] = concat(common_tunables!(0.0), OLD_EXTRA, heuristics(0.0));
 const PLUS_ARR: [Tunable; 13] = concat(common_tunables!(1.0), OLD_EXTRA, heuristics(1.0));
-const LINUX_ARR: [Tunable; 9] =
-    concat(common_tunables!(1.0), [flag("strict_guarantees", 0.0, "always idle for sync queues and serve one request at a time: guarantees before throughput")], []);
+const LINUX_ARR: [Tunable; 9] = concat(
+    common_tunables!(1.0),
+    [flag("strict_guarantees", 0.0, "always idle for sync queues and serve one request at a time: guarantees before throughput")],
+    [],
+);
 
 pub const ORIGINAL_TUNABLES: &[Tunable] = &ORIGINAL_ARR;
 pub const PLUS_TUNABLES: &[Tunable] = &PLUS_ARR;

@@ -321,8 +321,7 @@ impl Wf2q {
     pub fn select(&mut self, serve_idle_first: bool) -> Option<Eid> {
         let mut g = ROOT;
         loop {
-            let order: [usize; 3] =
-                if serve_idle_first { [CLASS_IDLE, CLASS_RT, CLASS_BE] } else { [CLASS_RT, CLASS_BE, CLASS_IDLE] };
+            let order: [usize; 3] = if serve_idle_first { [CLASS_IDLE, CLASS_RT, CLASS_BE] } else { [CLASS_RT, CLASS_BE, CLASS_IDLE] };
             let mut chosen = None;
             for class in order {
                 let st = &self.sched[g].as_ref().expect("group").trees[class];
