@@ -240,7 +240,9 @@ fn make_and_git_checkout_progress() {
     let text = scenario(MAXTOR, &tasks, 30.0, &["deadline", "cfq"]);
     // [[host.tree]] belongs under [host]: move the task list after it.
     let text = text.replace("[host]\n", "[host]\ncpus = 1\n");
-    for r in run(&text) {
+    let again = run(&text);
+    for (r, r2) in run(&text).iter().zip(&again) {
+        assert_eq!(r.tasks, r2.tasks, "same seed, same result");
         let m = &r.tasks[0];
         let files = 10 + 3 * 10 + 9 * 10; // depth 2: 1 + 3 + 9 directories of 10 files
         assert_eq!(m.counts.get("compiled"), Some(&(files as u64)), "{m:?}");
