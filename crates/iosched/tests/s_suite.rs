@@ -240,7 +240,9 @@ fn make_and_git_checkout_progress() {
     let text = scenario(MAXTOR, &tasks, 30.0, &["deadline", "cfq"]);
     // [[host.tree]] belongs under [host]: move the task list after it.
     let text = text.replace("[host]\n", "[host]\ncpus = 1\n");
-    for r in run(&text) {
+    let again = run(&text);
+    for (r, r2) in run(&text).iter().zip(&again) {
+        assert_eq!(r.tasks, r2.tasks, "same seed, same result");
         let m = &r.tasks[0];
         let files = 10 + 3 * 10 + 9 * 10; // depth 2: 1 + 3 + 9 directories of 10 files
         assert_eq!(m.counts.get("compiled"), Some(&(files as u64)), "{m:?}");
@@ -417,4 +419,35 @@ fn the_scheduler_sees_a_pid_per_job_and_per_replay_thread() {
     let trace = StartupTrace::read(&path).unwrap();
     let pids = scheduler_pids(&replay_task(&path, "iterations = 1\npause_s = 0"), 60.0);
     assert_eq!(pids.len(), trace.processes.len(), "{pids:?}");
+}
+
+#[test]
+fn replay_as_s_code_does_it_submits_readahead_lines_asynchronously() {
+    for name in ["xterm", "gnometerm", "lowriter"] {
+        let Some(path) = trace_path(name) else { return };
+        let trace = StartupTrace::read(&path).unwrap();
+        let sync = run(&scenario(MAXTOR, &replay_task(&path, "iterations = 1\npause_s = 0\ndeltas = false"), 600.0, &["deadline", "cfq"]));
+        let s_mode = run(&scenario(
+            MAXTOR,
+            &replay_task(&path, "iterations = 1\npause_s = 0\ndeltas = false\nasync_ra = true"),
+            600.0,
+            &["deadline", "cfq"],
+        ));
+        for (a, b) in sync.iter().zip(&s_mode) {
+            let sectors = |r: &Run| r.records.iter().map(|r| r.size_sectors as u64).sum::<u64>();
+            let want: u64 = trace.requests.iter().map(|q| q.size_sectors as u64).sum();
+            assert_eq!(sectors(a), want, "{name}");
+            assert_eq!(sectors(b), want, "{name}");
+            // RA lines submitted together are merged by the block layer (plugging): fewer,
+            // larger requests, and no slower a start-up.
+            assert!(b.records.len() < a.records.len(), "{name}: {} vs {}", b.records.len(), a.records.len());
+            let (ta, tb) = (a.tasks[0].iterations_s[0], b.tasks[0].iterations_s[0]);
+            assert!(tb <= ta, "{name}: {tb} vs {ta}");
+            eprintln!(
+                "{name}: idle start-up without deltas {ta:.3} s synchronous ({} requests), {tb:.3} s with asynchronous RA (S's code, {} requests)",
+                a.records.len(),
+                b.records.len()
+            );
+        }
+    }
 }

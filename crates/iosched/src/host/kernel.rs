@@ -463,6 +463,15 @@ impl Kernel {
             },
             Syscall::Fault { ino, off, len } => self.fault(t, ino, off, len, now, out),
             Syscall::DirectRead { ino, off, len } => self.direct_io(t, ino, off, len, false, now, out),
+            Syscall::DirectReadAsync { ino, off, len } => self.direct_io_as(t, ino, off, len, false, false, now, out),
+            Syscall::AioWait => {
+                let task = &mut self.tasks[t];
+                if task.outstanding > 0 || !task.queue.is_empty() || task.awaiting.is_some() || task.emitted_unresolved {
+                    task.wait = Wait::OwnIo;
+                    return true;
+                }
+                false
+            }
             Syscall::Write { ino, off, len, mode } => self.write(t, ino, off, len, mode, now, out),
             Syscall::Fsync(ino) => self.flush(t, Some(ino), now, out),
             Syscall::Sync => self.flush(t, None, now, out),

@@ -232,6 +232,23 @@ impl Kernel {
     /// disk, submitted one after another, then waited for.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn direct_io(&mut self, t: usize, ino: Ino, off: u64, len: u64, write: bool, now: Nanos, out: &mut Emit) -> bool {
+        self.direct_io_as(t, ino, off, len, write, true, now, out)
+    }
+
+    /// `direct_io`, or (`wait` false) io_submit() of it: the bios are queued and submitted one
+    /// after another while the task goes on; `AioWait` waits for them.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn direct_io_as(
+        &mut self,
+        t: usize,
+        ino: Ino,
+        off: u64,
+        len: u64,
+        write: bool,
+        wait: bool,
+        now: Nanos,
+        out: &mut Emit,
+    ) -> bool {
         match self.tasks[t].stage {
             Stage::Start => {
                 if write {
@@ -276,6 +293,10 @@ impl Kernel {
                     task.report.data_pages_read += pages;
                 }
                 task.queue.extend(bios);
+                if !wait {
+                    self.pump_task(t, now, out);
+                    return false;
+                }
                 task.stage = Stage::Flush;
                 task.wait = Wait::OwnIo;
                 self.pump_task(t, now, out);

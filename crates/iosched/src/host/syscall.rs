@@ -45,6 +45,14 @@ pub enum Syscall {
         off: u64,
         len: u64,
     },
+    /// io_submit() of an O_DIRECT read (libaio): its bios are submitted, not waited for.
+    DirectReadAsync {
+        ino: Ino,
+        off: u64,
+        len: u64,
+    },
+    /// io_getevents() for every read submitted with `DirectReadAsync` (and any own I/O).
+    AioWait,
     Write {
         ino: Ino,
         off: u64,
@@ -121,9 +129,11 @@ impl Syscall {
     pub fn target(&self) -> Option<Ino> {
         match *self {
             Syscall::Lookup(i) | Syscall::Readdir(i) | Syscall::Fsync(i) => Some(i),
-            Syscall::Read { ino, .. } | Syscall::Fault { ino, .. } | Syscall::DirectRead { ino, .. } | Syscall::Write { ino, .. } => {
-                Some(ino)
-            }
+            Syscall::Read { ino, .. }
+            | Syscall::Fault { ino, .. }
+            | Syscall::DirectRead { ino, .. }
+            | Syscall::DirectReadAsync { ino, .. }
+            | Syscall::Write { ino, .. } => Some(ino),
             Syscall::Create { parent, .. } => Some(parent),
             _ => None,
         }

@@ -136,6 +136,7 @@ pub struct TaskSection {
     pub iterations: Option<u32>,
     pub pause_s: Option<f64>,
     pub deltas: Option<bool>,
+    pub async_ra: Option<bool>,
     pub rate_kib_s: Option<f64>,
     pub fps: Option<f64>,
     pub bitrate_kbit_s: Option<f64>,

@@ -49,6 +49,7 @@ const FIELDS: &[(&str, &[&str])] = &[
     ("iterations", &["replay-startup"]),
     ("pause_s", &["replay-startup"]),
     ("deltas", &["replay-startup", "periodic"]),
+    ("async_ra", &["replay-startup", "periodic"]),
     ("rate_kib_s", &["s-background", "rand-write", "seq-write"]),
     ("fps", &["video"]),
     ("bitrate_kbit_s", &["video"]),
@@ -74,6 +75,7 @@ fn given(t: &TaskSection, field: &str) -> bool {
         "iterations" => t.iterations.is_some(),
         "pause_s" => t.pause_s.is_some(),
         "deltas" => t.deltas.is_some(),
+        "async_ra" => t.async_ra.is_some(),
         "rate_kib_s" => t.rate_kib_s.is_some(),
         "fps" => t.fps.is_some(),
         "bitrate_kbit_s" => t.bitrate_kbit_s.is_some(),
@@ -272,7 +274,13 @@ fn program(t: &TaskSection, tree: &mut Tree, scenario_dir: Option<&Path>) -> Res
             Box::new(ReplayStartup::new(
                 &tr,
                 files,
-                ReplayConfig { iterations, pause_ns: s_to_ns(pause), drop_caches: true, deltas: t.deltas.unwrap_or(true) },
+                ReplayConfig {
+                    iterations,
+                    pause_ns: s_to_ns(pause),
+                    drop_caches: true,
+                    deltas: t.deltas.unwrap_or(true),
+                    async_ra: t.async_ra.unwrap_or(false),
+                },
             ))
         }
         "video" => {
@@ -291,11 +299,16 @@ fn program(t: &TaskSection, tree: &mut Tree, scenario_dir: Option<&Path>) -> Res
             let command = match (trace(t, scenario_dir)?, t.path.as_deref()) {
                 (Some(tr), None) => {
                     let files = replay_files(t, tree, &tr)?;
-                    PeriodicCommand::Replay { trace: Arc::new(tr), files, deltas: t.deltas.unwrap_or(true) }
+                    PeriodicCommand::Replay {
+                        trace: Arc::new(tr),
+                        files,
+                        deltas: t.deltas.unwrap_or(true),
+                        async_ra: t.async_ra.unwrap_or(false),
+                    }
                 }
                 (None, Some(p)) => {
-                    if t.deltas.is_some() {
-                        return Err(format!("task `{}`: field `deltas` is for a `trace`, not a `path`", t.name));
+                    if t.deltas.is_some() || t.async_ra.is_some() {
+                        return Err(format!("task `{}`: fields `deltas` and `async_ra` are for a `trace`, not a `path`", t.name));
                     }
                     let ino = file_or_make(t, tree, p, mib(positive(t, "size_mib", t.size_mib, 15.0, 16_777_216.0)?))?;
                     PeriodicCommand::Read { ino, bs_bytes: bs(1024.0)? }

@@ -20,7 +20,7 @@
 //! `nanosleep` of delta is compiled out (`#if 0`), and RA lines are submitted asynchronously
 //! with libaio (a later non-RA line of the thread waits for them); here, as the trace README
 //! describes the replayer, deltas are slept (`deltas = false` turns them off) and every
-//! request is synchronous. Random offsets are drawn at 4 KiB granularity (S: 512 bytes): the
+//! request is synchronous (`async_ra = true` submits RA lines as S's code does). Random offsets are drawn at 4 KiB granularity (S: 512 bytes): the
 //! host's O_DIRECT path works in pages, and every size in S's traces is a multiple of 8
 //! sectors, so each request keeps its trace size.
 
@@ -51,6 +51,8 @@ pub struct TraceRequest {
     pub delta_ns: Nanos,
     pub size_sectors: u32,
     pub seq: bool,
+    /// Action RA (readahead): submitted asynchronously with `async_ra`.
+    pub readahead: bool,
 }
 
 /// A parsed trace: its requests and its processes' names.
@@ -139,7 +141,13 @@ impl StartupTrace {
                     processes.len() - 1
                 }
             };
-            requests.push(TraceRequest { thread: thread as u32, delta_ns: (delta * 1e9).round() as Nanos, size_sectors: size as u32, seq });
+            requests.push(TraceRequest {
+                thread: thread as u32,
+                delta_ns: (delta * 1e9).round() as Nanos,
+                size_sectors: size as u32,
+                seq,
+                readahead: words[7] == "RA",
+            });
         }
         if requests.is_empty() {
             return Err(format!("{source}: no requests"));
@@ -164,6 +172,9 @@ pub struct ReplayConfig {
     pub drop_caches: bool,
     /// Sleep each line's delta before issuing it.
     pub deltas: bool,
+    /// As S's replay-startup-io.cc: RA lines (but the last line) submitted asynchronously
+    /// (libaio), a thread's next other line first waiting for them.
+    pub async_ra: bool,
 }
 
 /// No thread's turn: the replay is over.
@@ -181,6 +192,7 @@ struct ReplayThread {
     ino: Ino,
     shared: Arc<Shared>,
     deltas: bool,
+    async_ra: bool,
     off: u64,
 }
 
@@ -216,7 +228,15 @@ impl Program for ReplayThread {
         } else {
             self.off = rng.gen_range(0..(FILE_BYTES - len) / 4096) * 4096;
         }
-        out.push_back(Syscall::DirectRead { ino: self.ino, off: self.off, len });
+        let (ino, off) = (self.ino, self.off);
+        if self.async_ra && r.readahead && i + 1 < s.requests.len() {
+            out.push_back(Syscall::DirectReadAsync { ino, off, len });
+        } else {
+            if self.async_ra {
+                out.push_back(Syscall::AioWait);
+            }
+            out.push_back(Syscall::DirectRead { ino, off, len });
+        }
         self.off += len;
         true
     }
@@ -276,7 +296,14 @@ impl Program for ReplayStartup {
                     turn: Arc::new(AtomicU64::new(self.requests[0].thread as u64)),
                 });
                 for (me, &ino) in self.files.iter().enumerate().take(self.threads as usize) {
-                    let program = Box::new(ReplayThread { me: me as u64, ino, shared: shared.clone(), deltas: self.cfg.deltas, off: 0 });
+                    let program = Box::new(ReplayThread {
+                        me: me as u64,
+                        ino,
+                        shared: shared.clone(),
+                        deltas: self.cfg.deltas,
+                        async_ra: self.cfg.async_ra,
+                        off: 0,
+                    });
                     out.push_back(Syscall::Spawn { name: format!("replay-thread{me}"), program, wait: false });
                 }
                 out.push_back(Syscall::WaitChildren);

@@ -102,7 +102,7 @@ impl Program for Video {
 #[derive(Clone)]
 pub enum PeriodicCommand {
     /// One cold-cache start-up replay (drop caches, the trace); its time goes to `iterations_s`.
-    Replay { trace: Arc<StartupTrace>, files: Vec<Ino>, deltas: bool },
+    Replay { trace: Arc<StartupTrace>, files: Vec<Ino>, deltas: bool, async_ra: bool },
     /// `dd if=FILE of=/dev/null iflag=nocache bs=1M`: the file's pages are not kept (read
     /// with O_DIRECT here; S's nocache drops them after reading).
     Read { ino: Ino, bs_bytes: u64 },
@@ -126,10 +126,10 @@ impl Program for Periodic {
     fn next(&mut self, _tree: &Tree, _rng: &mut Pcg64, out: &mut VecDeque<Syscall>) -> bool {
         out.push_back(Syscall::Sleep(if self.n == 0 { self.start_after_ns } else { self.period_ns }));
         let program: Box<dyn Program> = match &self.command {
-            PeriodicCommand::Replay { trace, files, deltas } => Box::new(ReplayStartup::new(
+            PeriodicCommand::Replay { trace, files, deltas, async_ra } => Box::new(ReplayStartup::new(
                 trace,
                 files.clone(),
-                ReplayConfig { iterations: 1, pause_ns: 0, drop_caches: true, deltas: *deltas },
+                ReplayConfig { iterations: 1, pause_ns: 0, drop_caches: true, deltas: *deltas, async_ra: *async_ra },
             )),
             PeriodicCommand::Read { ino, bs_bytes } => Box::new(super::commands::Cat::new(*ino, *bs_bytes, 1, true, 0)),
         };
