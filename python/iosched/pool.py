@@ -16,12 +16,36 @@ from typing import Callable, List, Optional, Sequence, Tuple
 Task = Tuple[str, str, Optional[int]]
 
 
+class TaskFailed(Exception):
+    """A task's error as it crosses a process boundary: the native ScenarioError class cannot be
+    pickled by a worker, so its kind and message travel instead and are raised again here."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(kind, message)
+        self.kind, self.message = kind, message
+
+    def reraise(self):
+        from . import _native
+
+        if self.kind == "ScenarioError":
+            raise _native.ScenarioError(self.message) from None
+        raise RuntimeError(self.message) from None
+
+
 def run_task(task: Task) -> list:
     """Runs one task (in whatever process this is); returns its summaries."""
     from . import _native
 
     text, source, seed = task
     return [json.loads(s) for s, _ in _native.run_scenario(text, source, seed, False)]
+
+
+def _run_task_portable(task: Task) -> list:
+    """run_task for a worker process: errors come back as TaskFailed (picklable)."""
+    try:
+        return run_task(task)
+    except Exception as e:  # the native ScenarioError and anything else a run raises
+        raise TaskFailed(type(e).__name__, str(e)) from None
 
 
 def default_jobs() -> int:
@@ -69,13 +93,16 @@ class Pool:
         results: List[Optional[list]] = [None] * len(tasks)
         # spawn: the workers start clean (no copy of this process's threads, e.g. a progress bar's).
         with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as ex:
-            futures = {ex.submit(run_task, t): i for i, t in enumerate(tasks)}
+            futures = {ex.submit(_run_task_portable, t): i for i, t in enumerate(tasks)}
             pending, done_count = set(futures), 0
             try:
                 while pending:
                     done, pending = wait(pending, return_when=FIRST_COMPLETED)
                     for f in done:
-                        results[futures[f]] = f.result()
+                        try:
+                            results[futures[f]] = f.result()
+                        except TaskFailed as e:
+                            e.reraise()
                         done_count += 1
                     if progress:
                         progress(done_count, len(tasks))
@@ -99,11 +126,14 @@ class Pool:
             client = Client(self.dask, timeout="20s")
         try:
             # pure=False: identical tasks are still each run (they are cheap and it keeps counts honest).
-            futures = client.map(run_task, tasks, pure=False)
+            futures = client.map(_run_task_portable, tasks, pure=False)
             index = {f.key: i for i, f in enumerate(futures)}
             results: List[Optional[list]] = [None] * len(tasks)
             for n, f in enumerate(as_completed(futures), 1):
-                results[index[f.key]] = f.result()
+                try:
+                    results[index[f.key]] = f.result()
+                except TaskFailed as e:
+                    e.reraise()
                 if progress:
                     progress(n, len(tasks))
             return results  # type: ignore[return-value]

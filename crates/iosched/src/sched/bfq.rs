@@ -90,6 +90,13 @@ pub struct Bfq {
     /// Requests queued or in flight per group entity (num_groups_with_pending_reqs).
     group_pending: HashMap<Eid, u32>,
     slot_dispatched: u32,
+    /// Linux burst detection: the current burst's queues, its size, whether it is large, when
+    /// its last queue joined and the group it is in.
+    burst_list: Vec<Eid>,
+    burst_size: u32,
+    large_burst: bool,
+    last_ins_in_burst_ns: Option<Nanos>,
+    burst_parent: Eid,
     pub(super) counts: Counts,
 }
 
@@ -139,6 +146,11 @@ impl Bfq {
             counted: HashMap::new(),
             group_pending: HashMap::new(),
             slot_dispatched: 0,
+            burst_list: Vec::new(),
+            burst_size: 0,
+            large_burst: false,
+            last_ins_in_burst_ns: None,
+            burst_parent: ROOT,
             counts: Counts::default(),
         })
     }
@@ -210,7 +222,40 @@ impl Bfq {
         }
         let q = self.new_queue(g, pid, true, class, level, now);
         self.procs.entry(pid).or_insert(Proc { sync_q: None, weight: 1 }).sync_q = Some(q);
+        if self.rules.variant == Variant::Linux {
+            self.handle_burst(q, g, now);
+        }
         q
+    }
+
+    /// Linux `bfq_handle_burst`: a new queue within 180 ms of the previous one (same group)
+    /// joins the burst; at 8 the burst is large and its queues are never raised (processes
+    /// started together are a batch job, not an application starting).
+    fn handle_burst(&mut self, q: Eid, g: Eid, now: Nanos) {
+        let late = self.last_ins_in_burst_ns.is_none_or(|t| now > t.saturating_add(BURST_INTERVAL_NS));
+        if late || g != self.burst_parent {
+            self.large_burst = false;
+            self.burst_list.clear();
+            self.burst_list.push(q);
+            self.burst_size = 1;
+            self.burst_parent = g;
+        } else if self.large_burst {
+            self.queues.get_mut(&q).expect("queue").in_large_burst = true;
+        } else {
+            self.burst_size += 1;
+            if self.burst_size >= LARGE_BURST_THRESH {
+                self.large_burst = true;
+                self.queues.get_mut(&q).expect("queue").in_large_burst = true;
+                for b in std::mem::take(&mut self.burst_list) {
+                    if let Some(c) = self.queues.get_mut(&b) {
+                        c.in_large_burst = true;
+                    }
+                }
+            } else {
+                self.burst_list.push(q);
+            }
+        }
+        self.last_ins_in_burst_ns = Some(now);
     }
 
     fn new_queue(&mut self, g: Eid, pid: u32, sync: bool, class: usize, level: usize, now: Nanos) -> Eid {
@@ -364,8 +409,15 @@ impl Bfq {
             Variant::Linux => {
                 let default_weight = c.orig_weight == 40;
                 let idle_long = c.just_created || (c.dispatched == 0 && now >= c.budget_timeout_ns.saturating_add(WR_MIN_IDLE_TIME_NS));
-                let interactive = idle_long && default_weight;
+                if c.in_large_burst && !c.just_created && idle_long && now > c.budget_timeout_ns.saturating_add(10_000 * NS_PER_MS) {
+                    // Idle for much longer than an interactive queue: its burst's I/O is over.
+                    self.queues.get_mut(&q).expect("queue").in_large_burst = false;
+                }
+                let c = &self.queues[&q];
+                let in_burst = c.in_large_burst;
+                let interactive = idle_long && default_weight && !in_burst;
                 let soft_rt = LINUX_WR_MAX_SOFTRT_RATE > 0
+                    && !in_burst
                     && !c.seek.totally_seeky()
                     && now > c.wr.soft_rt_next_start_ns
                     && c.dispatched == 0
@@ -434,7 +486,10 @@ impl Bfq {
             }
             Variant::Linux => {
                 c.wr.budget_left = c.wr.budget_left.saturating_add(charge);
-                if !c.wr.soft_rt && c.wr.budget_left > LINUX_MAX_SERVICE_FROM_WR {
+                if c.in_large_burst {
+                    c.wr.last_start_finish_ns = now;
+                    self.set_raise(q, 1);
+                } else if !c.wr.soft_rt && c.wr.budget_left > LINUX_MAX_SERVICE_FROM_WR {
                     // The service from raising of a file copy, not an application start-up.
                     c.wr.last_start_finish_ns = now;
                     self.set_raise(q, 1);
@@ -954,6 +1009,11 @@ impl Bfq {
     }
 }
 
+/// The next whole millisecond after `now`.
+fn next_ms(now: Nanos) -> Nanos {
+    (now / NS_PER_MS).saturating_add(1).saturating_mul(NS_PER_MS)
+}
+
 impl Scheduler for Bfq {
     fn name(&self) -> &str {
         self.name
@@ -1030,12 +1090,14 @@ impl Scheduler for Bfq {
             return Decision::WaitUntil(t.max(now.saturating_add(1)));
         }
         if self.rq_in_driver > 0 {
-            // Waiting for a completion (which asks again): poll meanwhile.
-            return Decision::WaitUntil(now.saturating_add(NS_PER_MS));
+            // Waiting for a completion (which asks again): poll meanwhile, on a 1 ms grid so that
+            // the many decisions of one millisecond share one wake-up (now + 1 ms would start a
+            // new chain of wake-ups at every event).
+            return Decision::WaitUntil(next_ms(now));
         }
         match self.rescue(now) {
             Some(r) => Decision::Dispatch(r, ArmPath::Direct),
-            None => Decision::WaitUntil(now.saturating_add(NS_PER_MS)),
+            None => Decision::WaitUntil(next_ms(now)),
         }
     }
 

@@ -139,6 +139,9 @@ pub struct BfqQueue {
     /// Time it went idle (left the busy set), for T_idle.
     pub idle_since_ns: Nanos,
     pub just_created: bool,
+    /// Linux: created in a burst of 8 or more queues within 180 ms of each other (many
+    /// processes started at once: not interactive, never raised).
+    pub in_large_burst: bool,
     /// The process still exists (it may issue more requests).
     pub alive: bool,
     /// Processes using it (sync: 1; async: shared).
@@ -170,6 +173,7 @@ impl BfqQueue {
             requests_within_timer: 0,
             idle_since_ns: 0,
             just_created: true,
+            in_large_burst: false,
             alive: true,
             procs: 1,
         }

@@ -42,6 +42,10 @@ pub const LINUX_REF_RATE: u64 = 14_000;
 pub const LINUX_REF_WR_DURATION_MS: u64 = 7_000;
 /// Linux `max_service_from_wr`: interactive raising ends after this much service (sectors).
 pub const LINUX_MAX_SERVICE_FROM_WR: u64 = 120_000;
+/// Linux `bfq_burst_interval` and `bfq_large_burst_thresh`: queues created within 180 ms of
+/// each other form a burst; from the 8th on it is large.
+pub const BURST_INTERVAL_NS: Nanos = 180 * NS_PER_MS;
+pub const LARGE_BURST_THRESH: u32 = 8;
 /// Linux 6.x: `bfq_requests_within_timer`: requests in one service slot that mark a queue
 /// I/O-bound again.
 pub const REQUESTS_WITHIN_TIMER: u32 = 120;

@@ -371,3 +371,24 @@ fn an_exited_process_is_not_waited_for() {
     let q = b.read(Q, 50_000_000);
     assert_eq!(b.dispatch(), q);
 }
+
+#[test]
+fn linux_does_not_raise_a_large_burst_of_new_queues() {
+    let mut b = Bench::new(Variant::Linux, &[]);
+    // Ten processes start within a few ms (S's background workload): from the 8th the burst is
+    // large and all its queues lose (or never get) raising.
+    for pid in 10..20u32 {
+        b.read(pid, pid as u64 * 1_000_000);
+        b.now += 5 * MS;
+    }
+    for pid in 10..20u32 {
+        let q = b.s.queue_of(pid).unwrap();
+        assert!(q.in_large_burst, "pid {pid}");
+    }
+    assert!(!b.s.queue_of(19).unwrap().raised(), "a queue joining a large burst is not raised");
+    // One more, 2 s later: a new burst, an interactive application: raised.
+    b.now += 2_000 * MS;
+    b.read(P, 900_000_000);
+    assert!(b.s.queue_of(P).unwrap().raised());
+    assert!(!b.s.queue_of(P).unwrap().in_large_burst);
+}
