@@ -426,40 +426,46 @@ impl Bfq {
                 let rt_period = c.wr.max_time_ns == LINUX_WR_RT_MAX_TIME_NS;
                 if !was_raised && (interactive || soft_rt) {
                     if interactive {
-                        self.set_raise(q, LINUX_WR_COEFF);
-                        let d = self.wr_duration_ns();
-                        let c = self.queues.get_mut(&q).expect("queue");
-                        c.wr.max_time_ns = d;
-                        c.wr.soft_rt = false;
-                        // Linux service_from_wr (kept in budget_left for this rule set).
-                        c.wr.budget_left = 0;
+                        self.raise_interactive(q, now, true);
                     } else {
-                        self.set_raise(q, LINUX_WR_COEFF * SOFTRT_WEIGHT_FACTOR);
-                        let c = self.queues.get_mut(&q).expect("queue");
-                        c.wr.max_time_ns = LINUX_WR_RT_MAX_TIME_NS;
-                        c.wr.soft_rt = true;
+                        self.raise_soft_rt(q, now);
                     }
-                    self.queues.get_mut(&q).expect("queue").wr.last_start_finish_ns = now;
                 } else if was_raised {
                     if interactive {
-                        self.set_raise(q, LINUX_WR_COEFF);
-                        let d = self.wr_duration_ns();
-                        let c = self.queues.get_mut(&q).expect("queue");
-                        c.wr.max_time_ns = d;
-                        c.wr.soft_rt = false;
-                        c.wr.last_start_finish_ns = now;
+                        self.raise_interactive(q, now, false);
                     } else if soft_rt {
                         if !rt_period {
-                            self.set_raise(q, LINUX_WR_COEFF * SOFTRT_WEIGHT_FACTOR);
-                            let c = self.queues.get_mut(&q).expect("queue");
-                            c.wr.max_time_ns = LINUX_WR_RT_MAX_TIME_NS;
-                            c.wr.soft_rt = true;
+                            self.raise_soft_rt(q, now);
                         }
                         self.queues.get_mut(&q).expect("queue").wr.last_start_finish_ns = now;
                     }
                 }
             }
         }
+    }
+
+    /// Linux: an interactive raising period (x30 for `bfq_wr_duration`) starts now; a new one
+    /// also restarts the count of service received while raised.
+    fn raise_interactive(&mut self, q: Eid, now: Nanos, new_period: bool) {
+        self.set_raise(q, LINUX_WR_COEFF);
+        let d = self.wr_duration_ns();
+        let c = self.queues.get_mut(&q).expect("queue");
+        c.wr.max_time_ns = d;
+        c.wr.soft_rt = false;
+        c.wr.last_start_finish_ns = now;
+        if new_period {
+            // Linux service_from_wr (kept in budget_left for this rule set).
+            c.wr.budget_left = 0;
+        }
+    }
+
+    /// Linux: a soft real-time raising period (x30 x 100 for wr_rt_max_time).
+    fn raise_soft_rt(&mut self, q: Eid, now: Nanos) {
+        self.set_raise(q, LINUX_WR_COEFF * SOFTRT_WEIGHT_FACTOR);
+        let c = self.queues.get_mut(&q).expect("queue");
+        c.wr.max_time_ns = LINUX_WR_RT_MAX_TIME_NS;
+        c.wr.soft_rt = true;
+        c.wr.last_start_finish_ns = now;
     }
 
     /// Raising bookkeeping at each dispatch of `charge` sectors: the paper's linear decrease
