@@ -776,3 +776,39 @@ duration_s = 600
     assert!(ghost.error.as_deref().unwrap_or("").contains("/nowhere/file"), "{:?}", ghost.error);
     assert_eq!(ghost.bytes_read, 0);
 }
+
+#[test]
+fn a_task_with_ends_run_ends_the_run_when_it_finishes() {
+    let text = |ends: bool| {
+        format!(
+            r#"
+[device]
+preset = "ibm-deskstar-34gxp"
+[block]
+[host]
+memory_mib = 16
+file = [{{ path = "/big", size_mib = 64 }}, {{ path = "/small", size_mib = 4 }}]
+[[task]]
+name = "loop"
+command = "cat"
+path = "/big"
+loops = 0
+[[task]]
+name = "once"
+command = "cat"
+path = "/small"
+ends_run = {ends}
+[run]
+duration_s = 10
+"#
+        )
+    };
+    let with = run(&text(true));
+    let once = task(&with, "once").elapsed_s.expect("finished");
+    assert!(with.summary.elapsed_s < once + 1.0, "run {} s, task {} s", with.summary.elapsed_s, once);
+    assert!(task(&with, "loop").elapsed_s.is_none(), "the endless task was stopped, not finished");
+    let without = run(&text(false));
+    assert!(without.summary.elapsed_s >= 9.9, "without ends_run the run lasts its duration");
+    let inv = with.summary.invariants;
+    assert_eq!((inv.left_behind, inv.bad_completions, inv.bios_unaccounted), (0, 0, 0), "{inv:?}");
+}

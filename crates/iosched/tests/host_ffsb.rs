@@ -36,7 +36,14 @@ fn unlink_discards_dirty_pages_and_frees_blocks_for_the_next_file() {
         Syscall::Fsync(b),
     ]);
     let cfg = HostSection::default().config().unwrap();
-    let defs = vec![TaskDef { name: "t".into(), program: Box::new(script), start: Start::At(0), prio: IoPrio::default(), weight: 1 }];
+    let defs = vec![TaskDef {
+        name: "t".into(),
+        program: Box::new(script),
+        start: Start::At(0),
+        prio: IoPrio::default(),
+        weight: 1,
+        ends_run: false,
+    }];
     let mut k = Kernel::new(cfg, tree, layout, defs, u64::MAX / 4, 1);
     let mut disk = RotationalDisk::new(preset("maxtor-6l080l0").unwrap()).unwrap();
     let mut sched = iosched::sched::registry::build("deadline", None, &Default::default()).unwrap();
