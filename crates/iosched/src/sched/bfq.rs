@@ -398,12 +398,20 @@ impl Bfq {
             Variant::Original => {}
             Variant::Plus => {
                 let idle_long = now.saturating_sub(c.idle_since_ns) >= WR_MIN_IDLE_TIME_NS;
-                if !c.raised() && (c.just_created || idle_long) {
+                let soft_rt = self.rules.h_soft_rt
+                    && !c.raised()
+                    && !c.just_created
+                    && !c.seek.totally_seeky()
+                    && now > c.wr.soft_rt_next_start_ns
+                    && c.dispatched == 0;
+                if !c.raised() && (c.just_created || idle_long || soft_rt) {
+                    let interactive = c.just_created || idle_long;
                     self.set_raise(q, PLUS_WR_COEFF);
                     let c = self.queues.get_mut(&q).expect("queue");
                     c.wr.budget_left = PLUS_WR_BUDGET_SECTORS;
                     c.wr.start_ns = now;
-                    c.wr.max_time_ns = PLUS_WR_MAX_TIME_NS;
+                    c.wr.soft_rt = !interactive;
+                    c.wr.max_time_ns = if interactive { PLUS_WR_MAX_TIME_NS } else { LINUX_WR_RT_MAX_TIME_NS };
                 }
             }
             Variant::Linux => {
@@ -722,10 +730,11 @@ impl Bfq {
             Reason::Preempted => self.counts.preemptions += 1,
         }
         let empty = self.queues[&q].is_empty();
-        if self.rules.variant == Variant::Linux && self.rules.low_latency {
-            if !raised {
-                self.queues.get_mut(&q).expect("queue").wr.last_start_finish_ns = now;
-            }
+        let soft_rt_rule = self.rules.variant == Variant::Linux || (self.rules.variant == Variant::Plus && self.rules.h_soft_rt);
+        if self.rules.variant == Variant::Linux && self.rules.low_latency && !raised {
+            self.queues.get_mut(&q).expect("queue").wr.last_start_finish_ns = now;
+        }
+        if soft_rt_rule && self.rules.low_latency {
             if empty && self.queues[&q].dispatched == 0 {
                 let t = self.softrt_next_start(q, now);
                 self.queues.get_mut(&q).expect("queue").wr.soft_rt_next_start_ns = t;
@@ -1146,6 +1155,10 @@ impl Scheduler for Bfq {
                     self.expire(q, false, Reason::BudgetTimeout, now);
                 } else if is_sync(req) && c.dispatched == 0 && c.is_empty() && self.better_to_idle(q) {
                     self.arm_idle_timer(q, now);
+                } else if c.dispatched == 0 && c.is_empty() && self.idle_timer.is_none() {
+                    // Nothing to wait for: the dispatch Linux schedules after the completion
+                    // expires the queue (no more requests) even when nothing else is queued.
+                    self.expire(q, false, Reason::NoMoreRequests, now);
                 }
             }
         }

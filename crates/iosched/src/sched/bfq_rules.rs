@@ -78,6 +78,9 @@ pub struct Rules {
     pub h_throughput: bool,
     pub h_fairness: bool,
     pub h_write_throt: bool,
+    /// Soft real-time detection (after the paper; Linux has it): a queue that comes back no
+    /// sooner than its service at 7000 sectors/s allows is raised for 300 ms.
+    pub h_soft_rt: bool,
     pub seek: SeekRule,
     /// Requests a sync queue may have at the drive (old BFQ `bfq_quantum`; none in Linux 6.x).
     pub quantum: Option<u32>,
@@ -106,6 +109,7 @@ impl Rules {
             h_throughput: plus_flag("h_throughput"),
             h_fairness: plus_flag("h_fairness"),
             h_write_throt: plus_flag("h_write_throt"),
+            h_soft_rt: plus_flag("h_soft_rt"),
             seek: if old { SeekRule::MeanDistance } else { SeekRule::History },
             quantum: if old { Some(4) } else { None },
             max_budget_async_rq: if old { Some(4) } else { None },
@@ -169,8 +173,9 @@ const fn flag(name: &'static str, default: f64, help: &'static str) -> Tunable {
 const OLD_EXTRA: [Tunable; 1] =
     [t("timeout_async", 40.0, "ms", 1.0, MAX_INT, "budget timeout of async queues (old BFQ's timeout_async, HZ/25)")];
 
-const fn heuristics(on: f64) -> [Tunable; 4] {
+const fn heuristics(on: f64) -> [Tunable; 5] {
     [
+        flag("h_soft_rt", 0.0, "soft real-time detection (not in the paper; Linux's rule): raise for 300 ms a queue that returns no faster than 7000 sectors/s of its service"),
         flag("h_peak_rate", on, "H-peak-rate (paper 4.2): low-pass peak-rate estimator, also fed by budget timeouts"),
         flag("h_throughput", on, "H-throughput (paper 4.3): B_max/2 initial budget, multiplicative increase / linear decrease"),
         flag(
@@ -206,8 +211,8 @@ const fn concat<const A: usize, const B: usize, const C: usize, const N: usize>(
     out
 }
 
-const ORIGINAL_ARR: [Tunable; 13] = concat(common_tunables!(0.0), OLD_EXTRA, heuristics(0.0));
-const PLUS_ARR: [Tunable; 13] = concat(common_tunables!(1.0), OLD_EXTRA, heuristics(1.0));
+const ORIGINAL_ARR: [Tunable; 14] = concat(common_tunables!(0.0), OLD_EXTRA, heuristics(0.0));
+const PLUS_ARR: [Tunable; 14] = concat(common_tunables!(1.0), OLD_EXTRA, heuristics(1.0));
 const LINUX_ARR: [Tunable; 9] = concat(
     common_tunables!(1.0),
     [flag("strict_guarantees", 0.0, "always idle for sync queues and serve one request at a time: guarantees before throughput")],

@@ -392,3 +392,29 @@ fn linux_does_not_raise_a_large_burst_of_new_queues() {
     assert!(b.s.queue_of(P).unwrap().raised());
     assert!(!b.s.queue_of(P).unwrap().in_large_burst);
 }
+
+#[test]
+fn plus_soft_real_time_detection_is_a_switch() {
+    for (on, expect) in [(1.0, true), (0.0, false)] {
+        let mut b = Bench::new(Variant::Plus, &[("h_soft_rt", on)]);
+        b.settle_hw_tag();
+        // A player: 16 sectors every 100 ms (160 sectors/s, far below 7000). Its raising as a new
+        // queue ends after T_rais (6 s); then only the soft real-time rule can raise it again.
+        let start = b.now;
+        let mut i = 0u64;
+        let mut soft = false;
+        while b.now < start + 7_000 * MS {
+            b.read(P, i * 16);
+            let q = b.s.queue_of(P).unwrap();
+            if b.now > start + 6_100 * MS && q.raised() && q.wr.soft_rt {
+                soft = true;
+                assert_eq!(q.wr.max_time_ns, LINUX_WR_RT_MAX_TIME_NS);
+            }
+            b.serve(1);
+            b.now += 99 * MS;
+            let _ = b.next();
+            i += 1;
+        }
+        assert_eq!(soft, expect, "h_soft_rt = {on}");
+    }
+}
