@@ -850,19 +850,7 @@ impl Bfq {
             self.expire(q, false, Reason::BudgetExhausted, now);
             return None;
         }
-        let (back, pen) = (self.rules.back_seek_max_sectors, self.rules.back_seek_penalty);
-        let req = self.queues.get_mut(&q).expect("queue").take(key, back, pen)?;
-        self.where_queued.remove(&req.id);
-        self.queued -= 1;
-        self.wf.served(q, charge);
-        let c = self.queues.get_mut(&q).expect("queue");
-        c.dispatched += 1;
-        let sync = c.sync;
-        self.rq_in_driver += 1;
-        if sync {
-            self.sync_flight += 1;
-        }
-        self.in_driver.insert(req.id, q);
+        let req = self.issue(q, key, charge)?;
         if self.rules.variant == Variant::Linux {
             let seeky_rq = self.last_position.abs_diff(req.start_sector) > super::bfq_queue::SEEK_THR_SECTORS;
             if self.peak.dispatch_sample(now, req.size_sectors as u64, seeky_rq, self.rq_in_driver - 1) && self.rules.user_max_budget == 0 {
@@ -901,10 +889,17 @@ impl Bfq {
         }
         let q = self.set_in_service(now)?;
         self.counts.stall_rescues += 1;
-        let c = self.queues.get_mut(&q).expect("queue");
-        let key = c.next_rq?;
-        let (back, pen) = (self.rules.back_seek_max_sectors, self.rules.back_seek_penalty);
+        let key = self.queues[&q].next_rq?;
         let charge = self.charge_of(q, self.queues[&q].request(key));
+        let req = self.issue(q, key, charge)?;
+        self.last_position = req.end_sector();
+        Some(req)
+    }
+
+    /// A queued request leaves queue `q` for the drive: `charge` sectors of service, and the
+    /// counts of requests queued, in the driver and sync ones in flight.
+    fn issue(&mut self, q: Eid, key: Key, charge: u64) -> Option<Request> {
+        let (back, pen) = (self.rules.back_seek_max_sectors, self.rules.back_seek_penalty);
         let req = self.queues.get_mut(&q).expect("queue").take(key, back, pen)?;
         self.where_queued.remove(&req.id);
         self.queued -= 1;
@@ -916,7 +911,6 @@ impl Bfq {
         }
         self.rq_in_driver += 1;
         self.in_driver.insert(req.id, q);
-        self.last_position = req.end_sector();
         Some(req)
     }
 

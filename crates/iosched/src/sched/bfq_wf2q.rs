@@ -106,19 +106,7 @@ impl Default for Wf2q {
 
 impl Wf2q {
     pub fn new() -> Self {
-        let root = Entity {
-            parent: None,
-            class: CLASS_BE,
-            weight: 1,
-            new_weight: 1,
-            budget: 0,
-            service: 0,
-            start: 0,
-            finish: 0,
-            tree: Tree::None,
-            in_service: false,
-            active_children: 0,
-        };
+        let root = Entity { parent: None, ..Self::fresh(ROOT, CLASS_BE, 1) };
         Wf2q { entities: vec![root], sched: vec![Some(SchedData::default())], free: Vec::new() }
     }
 
