@@ -91,13 +91,26 @@ pub fn escape_controls(s: &str) -> String {
 
 /// The bytes of the regular file at `path` (symbolic links followed), at most `limit` of them.
 pub fn read_regular(path: &Path, limit: u64) -> Result<Vec<u8>, InputError> {
+    if std::fs::metadata(path).map_err(|e| io_error(&e))?.len() > limit {
+        return Err(InputError::TooLarge { limit });
+    }
+    let file = open_regular(path)?;
+    let meta = file.metadata().map_err(|e| io_error(&e))?;
+    let mut bytes = Vec::with_capacity(meta.len().min(limit) as usize);
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes).map_err(|e| io_error(&e))?;
+    if bytes.len() as u64 > limit {
+        return Err(InputError::TooLarge { limit });
+    }
+    Ok(bytes)
+}
+
+/// The regular file at `path` (symbolic links followed), opened for reading, whatever its size
+/// (streaming readers, such as the trace readers, keep their memory bounded themselves).
+pub fn open_regular(path: &Path) -> Result<std::fs::File, InputError> {
     // By type first: opening a FIFO blocks, reading a device may never end.
     let meta = std::fs::metadata(path).map_err(|e| io_error(&e))?;
     if !meta.file_type().is_file() {
         return Err(InputError::NotRegular(kind_of(&meta.file_type())));
-    }
-    if meta.len() > limit {
-        return Err(InputError::TooLarge { limit });
     }
     let file = std::fs::File::open(path).map_err(|e| io_error(&e))?;
     // The path may have been replaced between the two looks: check what was opened.
@@ -105,12 +118,7 @@ pub fn read_regular(path: &Path, limit: u64) -> Result<Vec<u8>, InputError> {
     if !meta.file_type().is_file() {
         return Err(InputError::NotRegular(kind_of(&meta.file_type())));
     }
-    let mut bytes = Vec::with_capacity(meta.len().min(limit) as usize);
-    file.take(limit.saturating_add(1)).read_to_end(&mut bytes).map_err(|e| io_error(&e))?;
-    if bytes.len() as u64 > limit {
-        return Err(InputError::TooLarge { limit });
-    }
-    Ok(bytes)
+    Ok(file)
 }
 
 /// [`read_regular`] as UTF-8 text; a file that is not UTF-8 is an error naming the first bad line.

@@ -10,7 +10,22 @@
 //! - **ascii**: `arrival_ms  device  start_block  size_blocks  flags` with `flags` in hex;
 //!   bit 0x1 set = read, clear = write. Arrival times are absolute and must not decrease.
 
+pub mod blkparse;
+pub mod blktrace;
+pub mod csv_traces;
+pub mod disksim_ascii;
+pub mod fio_iolog;
+pub mod format;
+pub mod input;
+pub mod lines;
+pub mod reader;
+pub mod record;
+pub mod s_startup;
 pub mod validate;
+
+pub use format::Format;
+pub use reader::{ReadOptions, TraceReader};
+pub use record::{TraceOp, TraceRecord};
 
 use crate::request::Op;
 use crate::time::{ms_to_ns, us_to_ns, Nanos};
@@ -279,7 +294,7 @@ pub const MAX_TRACE_REQUEST_BLOCKS: u32 = 1 << 24;
 pub const MAX_TRACE_SPAN_NS: Nanos = 1_000_000_000 * crate::time::NS_PER_MS;
 
 /// `start_block size_blocks`: start in [0, 2^48), size in [1, 2^24], and the request ends by 2^48.
-fn parse_extent<'a>(start: &'a str, size: &'a str) -> Result<(u64, u32), (String, &'a str)> {
+pub(crate) fn parse_extent<'a>(start: &'a str, size: &'a str) -> Result<(u64, u32), (String, &'a str)> {
     let s: u64 = start.parse().map_err(|_| ("start block: expected a non-negative integer".to_string(), start))?;
     if s >= MAX_TRACE_BLOCK {
         return Err((format!("start block: must be below 2^48 = {MAX_TRACE_BLOCK}"), start));
@@ -298,7 +313,7 @@ fn parse_extent<'a>(start: &'a str, size: &'a str) -> Result<(u64, u32), (String
 
 /// A non-negative, finite time of at most 10^9 units (about 11.6 days in ms, 17 minutes in µs
 /// per field: far beyond any disk trace, and overflow-safe once summed).
-fn parse_time(s: &str, what: &str) -> Result<f64, String> {
+pub(crate) fn parse_time(s: &str, what: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && (0.0..=1e9).contains(&v) => Ok(v),
         _ => Err(format!("{what}: expected a number in [0, 1e9]")),
