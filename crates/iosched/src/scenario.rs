@@ -25,6 +25,7 @@ use crate::workload::think::Think;
 use crate::workload::Workload;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::path::Path;
 
 mod app;
 mod array;
@@ -34,6 +35,7 @@ mod host;
 mod process;
 mod s_suite;
 mod selection;
+mod trace;
 pub use app::{AppSection, APP_KINDS, DEFAULT_APP_FS_BLOCK_KIB, DEFAULT_APP_MAX_TRANSFER_KIB, DEFAULT_APP_PAGE_CACHE_MIB};
 pub use array::ArraySection;
 pub use block::{BlockSection, DEFAULT_MAX_SECTORS_KB, DEFAULT_NR_REQUESTS, DEFAULT_QUEUE_AGING_MS};
@@ -153,6 +155,30 @@ pub struct WorkloadSection {
     pub region_start_fraction: f64,
     #[serde(default = "d_one")]
     pub region_end_fraction: f64,
+    /// kind = "trace": the trace file (relative to the scenario's directory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
+    /// kind = "trace": its format (default: detected).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
+    /// kind = "trace": "open" (default), "closed" (at `queue_depth`) or "dependent".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<String>,
+    /// kind = "trace": the trace's times are multiplied by this (0.5: twice as fast).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_scale: Option<f64>,
+    /// kind = "trace": skip malformed records (counted) instead of stopping.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip_bad: Option<bool>,
+    /// kind = "trace": sectors beyond the disk: "error" (default), "fold" or "scale".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sector_map: Option<String>,
+    /// kind = "trace": replay only these trace devices.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub devices: Option<Vec<u32>>,
+    /// kind = "trace": replay at most this many requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_requests: Option<u64>,
 }
 
 fn d_queue_depth() -> u32 {
@@ -508,8 +534,14 @@ impl Scenario {
             a.build(capacity_bytes / SECTOR_BYTES, self.run.seed, self.run.duration_ns())?;
         }
         if let Some(w) = &self.workload {
+            trace::check_fields(w)?;
+            if w.kind == "trace" {
+                count("workload.queue_depth", w.queue_depth as u64, 1, 10_000_000)?;
+                trace::config(w, self.scenario_dir().as_deref(), None)?.check()?;
+                return Ok(());
+            }
             if w.kind != "closed-queue" && w.kind != "poisson" {
-                return Err(format!("field `workload.kind`: unknown workload `{}` (known: closed-queue, poisson)", w.kind));
+                return Err(format!("field `workload.kind`: unknown workload `{}` (known: closed-queue, poisson, trace)", w.kind));
             }
             count("workload.queue_depth", w.queue_depth as u64, 1, 10_000_000)?;
             count("workload.requests", w.requests, 1, 1_000_000_000)?;
@@ -742,6 +774,10 @@ impl Scenario {
             // Queue workloads stop issuing at run.duration_s only when it is given.
             let stop_ns = self.run.duration_s.map(|_| self.run.duration_ns());
             return Ok(match w.kind.as_str() {
+                "trace" => {
+                    let config = trace::config(w, self.scenario_dir().as_deref(), stop_ns)?;
+                    Box::new(crate::workload::trace_replay::TraceReplay::new(config, capacity)?)
+                }
                 "closed-queue" => {
                     Box::new(ClosedQueue::new(w.queue_depth, w.requests, size, region, w.read_fraction, seed).stop_at(stop_ns))
                 }
@@ -823,6 +859,10 @@ impl Scenario {
             };
         }
         match (&self.workload, &self.app) {
+            (Some(w), _) if w.kind == "trace" => {
+                let file = w.trace.as_deref().map(|t| Path::new(t).file_name().map_or(t.to_string(), |n| n.to_string_lossy().into_owned()));
+                format!("trace {} ({})", file.unwrap_or_default(), w.replay.as_deref().unwrap_or("open"))
+            }
             (Some(w), _) => w.kind.clone(),
             (None, Some(a)) => a.kind.clone(),
             _ => "processes".into(),
@@ -947,6 +987,9 @@ impl Scenario {
                     simulate_array(lanes, a, workload.as_mut(), options)
                 }
             };
+            if let Some(failure) = workload.failure() {
+                return Err(err(format!("scheduler `{}`: {failure}", choice.label)));
+            }
             if let Some(Stop::NoProgress { at_ns, events }) = sim.stop {
                 return Err(err(format!(
                     "scheduler `{}`: the simulation makes no progress: {events} events at t = {:.6} s without simulated time \

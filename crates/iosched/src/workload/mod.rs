@@ -15,6 +15,7 @@ pub mod replay;
 pub mod replay_startup;
 pub mod s_background;
 pub mod think;
+pub mod trace_replay;
 pub mod video;
 
 use crate::request::{IoPrio, Op, Principal, Request};
@@ -112,6 +113,11 @@ pub trait Workload {
     }
     /// A host's report (page cache, writeback, per-task times), for workloads that run one.
     fn host_report(&self) -> Option<crate::host::report::HostReport> {
+        None
+    }
+    /// Why the workload could not go on (a trace that turned out malformed mid-run): the run
+    /// is then an error, not a result.
+    fn failure(&self) -> Option<String> {
         None
     }
     fn processes(&self) -> Vec<ProcessInfo>;
