@@ -9,7 +9,7 @@ pandas is loaded only when a table is asked for, matplotlib only when a plot is 
 """
 
 __version__ = "0.1.0"
-__all__ = ["Scenario", "ScenarioError", "Results", "run", "list_schedulers", "list_devices", "Pool", "__version__"]
+__all__ = ["Scenario", "ScenarioError", "Results", "run", "replay", "trace_scenario", "list_schedulers", "list_devices", "Pool", "__version__"]
 
 _LAZY = {
     "Scenario": ("scenario", "Scenario"),
@@ -19,6 +19,8 @@ _LAZY = {
     "list_schedulers": ("api", "list_schedulers"),
     "list_devices": ("api", "list_devices"),
     "Pool": ("pool", "Pool"),
+    "replay": ("replay", "replay"),
+    "trace_scenario": ("replay", "trace_scenario"),
 }
 
 

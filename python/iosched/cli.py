@@ -608,6 +608,11 @@ def validate(
         help="after-completion (DiskSim's: each request `gap` after the previous completion) or arrival "
         "(open loop: `gap` between arrivals).",
     ),
+    scheduler: str = typer.Option(
+        "fcfs", "--scheduler",
+        help="Scheduler the replay runs under (default fcfs, as DiskSim's validation). With after-completion timing "
+        "one request is outstanding at a time, so only an idling scheduler changes the result.",
+    ),
 ) -> None:
     """Replay a drive validation trace on a drive model and compare with the measured response times.
 
@@ -626,7 +631,7 @@ def validate(
         if str(drive) not in presets:
             raise fail(f"{drive}: no such file, and not a device preset (known presets: {', '.join(presets)})")
     try:
-        result = json.loads(_native.validate_trace(str(drive), str(trace), timing))
+        result = json.loads(_native.validate_trace(str(drive), str(trace), timing, scheduler=scheduler))
     except ValueError as e:
         raise fail(str(e))
     if as_json:
@@ -635,7 +640,7 @@ def validate(
     out = _consoles.out
     out.print(
         f"[bold]{escape(result['drive'])}[/bold] ({escape(result['drive_source'])}) on {escape(result['trace'])}: "
-        f"{result['requests']:,} requests, FCFS, timing {result['timing']}"
+        f"{result['requests']:,} requests, {escape(result['scheduler'])}, timing {result['timing']}"
     )
     out.print(
         f"requests {result['requests']}  measured mean {result['measured_mean_ms']:.3f} ms  "

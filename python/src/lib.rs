@@ -10,7 +10,7 @@ use iosched::request::Op;
 use iosched::scenario::{RunOptions, Scenario, DEFAULT_SCENARIO};
 use iosched::sched::registry::SCHEDULERS;
 use iosched::sim::RunControl;
-use iosched::trace::validate::{validate_on, Drive, ValidateError as CoreValidateError};
+use iosched::trace::validate::{validate_with, Drive, ValidateError as CoreValidateError};
 use iosched::trace::Trace;
 use iosched::workload::replay::ReplayTiming;
 use pyo3::create_exception;
@@ -209,21 +209,27 @@ fn calibrate_device(py: Python<'_>, device: &str, samples: u32, seed: u64, eval_
 /// "arrival" (open loop, gaps between arrivals). Returns the result as JSON; with
 /// `per_request`, also `measured_ms` and `simulated_ms` in trace order.
 #[pyfunction]
-#[pyo3(signature = (drive, trace, timing="after-completion", per_request=false))]
-fn validate_trace(py: Python<'_>, drive: &str, trace: &str, timing: &str, per_request: bool) -> PyResult<String> {
+#[pyo3(signature = (drive, trace, timing="after-completion", per_request=false, scheduler=None))]
+fn validate_trace(py: Python<'_>, drive: &str, trace: &str, timing: &str, per_request: bool, scheduler: Option<&str>) -> PyResult<String> {
     let timing = match timing {
         "after-completion" => ReplayTiming::AfterCompletion,
         "arrival" => ReplayTiming::Arrival,
         other => return Err(PyValueError::new_err(format!("unknown timing `{other}` (known: after-completion, arrival)"))),
     };
     let (drive, trace) = (std::path::PathBuf::from(drive), std::path::PathBuf::from(trace));
+    let scheduler_name = scheduler.unwrap_or("fcfs").to_string();
+    // Checked here (a clear error before any work); built again inside: a scheduler is not Send.
+    iosched::sched::registry::build(&scheduler_name, None, &Default::default())
+        .map_err(|e| ValidateError::new_err(format!("--scheduler: {e}")))?;
     let result = py.allow_threads(|| -> Result<_, CoreValidateError> {
+        let mut sched = iosched::sched::registry::build(&scheduler_name, None, &Default::default()).map_err(CoreValidateError::Other)?;
         let trace = Trace::read(&trace)?;
         let mut drive = Drive::load(&drive)?;
-        validate_on(&mut drive, &trace, timing)
+        validate_with(&mut drive, &trace, timing, sched.as_mut())
     });
     let r = result.map_err(|e| ValidateError::new_err(e.to_string()))?;
     let mut v = serde_json::to_value(&r).expect("serializes");
+    v["scheduler"] = serde_json::Value::from(scheduler_name);
     if per_request {
         let ms = |x: &[u64]| serde_json::Value::from(x.iter().map(|&n| n as f64 / 1e6).collect::<Vec<f64>>());
         v["measured_ms"] = ms(&r.measured_ns);

@@ -1012,6 +1012,7 @@ impl Scenario {
                 summary.selection = selection.as_deref().cloned();
             }
             summary.bytes_served = workload.bytes_served();
+            summary.trace_replay = workload.replay_counts();
             if let Some(Stop::Cancelled { at_ns }) = sim.stop {
                 summary.stopped = Some(format!("cancelled at {:.3} s of simulated time", at_ns as f64 / 1e9));
             }

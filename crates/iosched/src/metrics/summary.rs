@@ -119,6 +119,9 @@ pub struct RunSummary {
     /// `adaptive`: the selection table it measured on this device before the run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub selection: Option<crate::sched::adaptive::SelectionTable>,
+    /// A trace replay's counts (records read, replayed, skipped, out of order, folded).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace_replay: Option<crate::workload::trace_replay::ReplayCounts>,
     pub seek: SeekStats,
     /// Mean seek, rotation and transfer per request, in ms (over every request).
     pub per_request_ms: ServiceParts,

@@ -159,6 +159,18 @@ pub fn validate(drive_path: &Path, trace_path: &Path) -> Result<ValidationResult
 
 /// Replays `trace` on `drive` (FCFS, one request at the device at a time) and compares.
 pub fn validate_on(drive: &mut Drive, trace: &Trace, timing: ReplayTiming) -> Result<ValidationResult, ValidateError> {
+    validate_with(drive, trace, timing, &mut Fcfs::default())
+}
+
+/// [`validate_on`] under another scheduler (`iosched validate --scheduler`): with DiskSim's
+/// timing one request is outstanding at a time, so only a scheduler that idles (anticipation)
+/// can change the result; with open-loop timing requests queue and the order matters.
+pub fn validate_with(
+    drive: &mut Drive,
+    trace: &Trace,
+    timing: ReplayTiming,
+    scheduler: &mut dyn crate::sched::Scheduler,
+) -> Result<ValidationResult, ValidateError> {
     if trace.format != TraceFormat::Validate {
         return Err(ValidateError::Trace(TraceError {
             file: trace.source.clone(),
@@ -171,7 +183,7 @@ pub fn validate_on(drive: &mut Drive, trace: &Trace, timing: ReplayTiming) -> Re
         }));
     }
     trace.check_capacity(drive.capacity_sectors, &drive.name)?;
-    let (records, invariants) = replay(drive.device.as_mut(), trace, timing);
+    let (records, invariants) = replay_with(drive.device.as_mut(), trace, timing, scheduler);
     let mut simulated_ns = vec![0; trace.requests.len()];
     let mut sim_hit = vec![false; trace.requests.len()];
     for r in &records {
@@ -212,9 +224,18 @@ pub fn validate_on(drive: &mut Drive, trace: &Trace, timing: ReplayTiming) -> Re
 /// Replays any trace on `device` under FCFS; records come back in completion order (their ids
 /// are trace indices).
 pub fn replay(device: &mut dyn Device, trace: &Trace, timing: ReplayTiming) -> (Vec<RequestRecord>, InvariantReport) {
+    replay_with(device, trace, timing, &mut Fcfs::default())
+}
+
+/// [`replay`] under `scheduler`.
+pub fn replay_with(
+    device: &mut dyn Device,
+    trace: &Trace,
+    timing: ReplayTiming,
+    scheduler: &mut dyn crate::sched::Scheduler,
+) -> (Vec<RequestRecord>, InvariantReport) {
     let mut workload = Replay::new(trace, timing);
-    let mut sched = Fcfs::default();
-    let out = simulate(device, &mut sched, &mut workload);
+    let out = simulate(device, scheduler, &mut workload);
     (out.records, out.invariants)
 }
 

@@ -120,6 +120,10 @@ pub trait Workload {
     fn failure(&self) -> Option<String> {
         None
     }
+    /// A trace replay's counts, for the run's summary.
+    fn replay_counts(&self) -> Option<trace_replay::ReplayCounts> {
+        None
+    }
     fn processes(&self) -> Vec<ProcessInfo>;
 }
 

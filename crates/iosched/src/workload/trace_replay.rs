@@ -472,6 +472,10 @@ impl Workload for TraceReplay {
         self.failure.clone()
     }
 
+    fn replay_counts(&self) -> Option<ReplayCounts> {
+        Some(self.counts.clone())
+    }
+
     fn processes(&self) -> Vec<ProcessInfo> {
         let names: BTreeMap<u32, String> = self.reader.process_names().into_iter().collect();
         self.seen
