@@ -500,6 +500,94 @@ def sweep(
 
 
 @app.command()
+def advise(
+    workload: Path = typer.Argument(..., help="A scenario (.toml) or a block trace (any format `iosched trace formats` lists)."),
+    objective: str = typer.Option(
+        "mix", "--objective",
+        help="Rank by: throughput, mean (response time), p99, fairness (Jain's index of the streams' mean response "
+        "times), or mix (weighted geometric mean of each relative to the best; see --weights).",
+    ),
+    weights: Optional[str] = typer.Option(None, "--weights", help="For mix: METRIC=W,... over throughput, mean, p99, fairness (default all 1)."),
+    candidates: Optional[str] = typer.Option(None, "--candidates", help="Comma-separated candidate labels or scheduler names (default: the 16 of docs/advise.md)."),
+    device: str = typer.Option("maxtor-stm332061", "--device", help="Trace: the device preset to replay on."),
+    replay: str = typer.Option("open", "--replay", help="Trace: open, closed or dependent (docs/traces.md)."),
+    time_scale: Optional[float] = typer.Option(None, "--time-scale", help="Trace: multiply the trace's times (open, dependent)."),
+    queue_depth: Optional[int] = typer.Option(None, "--queue-depth", help="Trace: requests outstanding (closed)."),
+    trace_format: Optional[str] = typer.Option(None, "--format", help="Trace: its format (default: detected)."),
+    sector_map: Optional[str] = typer.Option(None, "--sector-map", help="Trace: error, fold or scale for sectors beyond the disk."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help=_JOBS_HELP),
+    dask: Optional[str] = typer.Option(None, "--dask", help="Run on a Dask cluster at ADDRESS (`local`: a LocalCluster here)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the characterisation and the ranking as JSON."),
+    out_dir: Optional[Path] = typer.Option(None, "--out", help="Write report.md and ranking.csv to this directory."),
+) -> None:
+    """Characterise a workload, simulate it under every candidate scheduler and tunable set, and
+    rank them by an objective (docs/advise.md)."""
+    from . import advise as adv
+    from .api import as_scenario
+    from .replay import trace_scenario
+
+    try:
+        chosen = adv.select_candidates(candidates)
+        w = adv.parse_weights(weights)
+        if objective not in adv.OBJECTIVES:
+            raise adv.AdviseError(f"--objective: unknown objective `{objective}` (known: {', '.join(adv.OBJECTIVES)})")
+        if not workload.is_file():
+            raise adv.AdviseError(f"{workload}: no such file")
+        if workload.suffix == ".toml":
+            scn = Scenario.from_file(workload)
+            scenario = _absolute_paths(scn.to_dict(), workload.parent)
+        else:
+            scenario = trace_scenario(workload, device=device, replay=replay, time_scale=time_scale, queue_depth=queue_depth,
+                                      format=trace_format, sector_map=sector_map)
+            as_scenario(scenario)  # the trace opens and its first record reads: errors name it
+    except (adv.AdviseError, ScenarioError) as e:
+        raise fail(str(e))
+    if out_dir is not None:
+        check_output_dir(out_dir, "--out")
+    pool = make_pool(jobs, dask)
+    try:
+        with progress_bar(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn()) as bar:
+            task = bar.add_task(f"advise ({pool.describe()})", total=len(chosen))
+            result = adv.advise(scenario, chosen, objective, w, pool, progress=lambda done, total: bar.update(task, completed=done))
+    except ScenarioError as e:
+        raise fail(str(e))
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / "report.md").write_text(adv.report_markdown(str(workload), result))
+        _write_rows_csv(out_dir / "ranking.csv", result["ranking"])
+    if as_json:
+        typer.echo(json.dumps(result))
+        return
+    out = _consoles.out
+    t = Table(title=f"{escape(str(workload))}: the workload (baseline run under noop)")
+    t.add_column("feature")
+    t.add_column("value", justify="right")
+    for k, v in result["characterisation"].items():
+        t.add_row(k, "-" if v is None else (f"{v:.4g}" if isinstance(v, float) else str(v)))
+    out.print(t)
+    t = Table(title=f"ranking by {objective}" + (" (" + ", ".join(f"{k} {v:g}" for k, v in w.items()) + ")" if objective == "mix" else ""))
+    for col in ["rank", "candidate", "score", "MB/s", "mean ms", "p99 ms", "fairness"]:
+        t.add_column(col, justify="left" if col == "candidate" else "right")
+    for r in result["ranking"]:
+        t.add_row(str(r["rank"]), escape(r["candidate"]), f"{r['score']:.3f}", _f(r["throughput_mb_s"], 2),
+                  _f(r["response_ms_mean"]), _f(r["response_ms_p99"]), f"{r['fairness_jain']:.3f}")
+    out.print(t)
+    best = result["ranking"][0]
+    out.print(f"advice: [bold]{escape(best['candidate'])}[/bold] (score {best['score']:.3f})")
+
+
+def _absolute_paths(scenario: dict, base: Path) -> dict:
+    """A scenario's relative file paths made absolute (it is re-serialised away from its file)."""
+    wl = scenario.get("workload") or {}
+    if "trace" in wl and not Path(wl["trace"]).is_absolute():
+        wl["trace"] = str((base / wl["trace"]).resolve())
+    dev = scenario.get("device") or {}
+    if "disksim" in dev and not Path(dev["disksim"]).is_absolute():
+        dev["disksim"] = str((base / dev["disksim"]).resolve())
+    return scenario
+
+
+@app.command()
 def calibrate(
     device: str = typer.Option(
         "ibm-deskstar-34gxp", "--device", help="Device preset to calibrate (see `iosched list devices`)."

@@ -1,0 +1,101 @@
+"""Trace replay from the CLI and the Python API, `iosched advise`, `iosched validate --scheduler`.
+The samples are read from ../shared/traces (never copied into the repository)."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import iosched
+
+TRACES = Path(__file__).resolve().parents[2] / "shared" / "traces"
+WSRCH = TRACES / "mqsim_wsrch-small.trace"
+needs_traces = pytest.mark.skipif(not WSRCH.exists(), reason=f"{WSRCH} not present")
+
+
+def cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "iosched.cli", *map(str, args)], capture_output=True, text=True, cwd=cwd)
+
+
+def small_trace(tmp_path, lines):
+    p = tmp_path / "t.trace"
+    p.write_text("".join(f"{l}\n" for l in lines))
+    return p
+
+
+def test_replay_api_modes_on_a_small_trace(tmp_path):
+    # MQSim format: time_ns device sector size type(1 read).
+    p = small_trace(tmp_path, [f"{i * 1_000_000} {i % 2} {i * 1000} 8 1" for i in range(50)])
+    for mode in ["open", "closed", "dependent"]:
+        res = iosched.replay(p, ["noop", "sptf"], device="ibm-deskstar-34gxp", replay=mode)
+        runs = res.runs
+        assert list(runs["requests"]) == [50, 50], mode
+    open_ = iosched.replay(p, ["noop"], device="ibm-deskstar-34gxp")
+    half = iosched.replay(p, ["noop"], device="ibm-deskstar-34gxp", time_scale=0.5)
+    # Half the time scale compresses the arrivals: the run cannot take longer.
+    assert half.runs["elapsed_s"][0] <= open_.runs["elapsed_s"][0]
+
+
+def test_trace_workload_errors_name_the_field_and_file(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[workload]\nkind = "trace"\ntrace = "nope.trace"\n')
+    r = cli("run", bad)
+    assert r.returncode == 2
+    assert "workload.trace" in r.stderr and "nope.trace: cannot read the trace: no such file" in r.stderr, r.stderr
+    p = small_trace(tmp_path, ["0 0 0 8 1", "1000 0 x 8 1"])
+    sc = tmp_path / "s.toml"
+    sc.write_text(f'[workload]\nkind = "trace"\ntrace = "{p.name}"\nformat = "mqsim"\n')
+    r = cli("run", sc)
+    assert r.returncode == 2
+    assert f"{p}:2: start block: expected a non-negative integer: `x`" in r.stderr, r.stderr
+    sc.write_text(f'[workload]\nkind = "trace"\ntrace = "{p.name}"\nformat = "mqsim"\nskip_bad = true\n')
+    r = cli("run", sc, "--json")
+    assert r.returncode == 0, r.stderr
+    counts = json.loads(r.stdout)["runs"][0]["trace_replay"]
+    assert (counts["replayed"], counts["skipped_bad"]) == (1, 1)
+    sc.write_text('[workload]\nkind = "closed-queue"\ntrace = "x"\n')
+    r = cli("run", sc)
+    assert r.returncode == 2 and "field `workload.trace`: applies to kind = \"trace\" only" in r.stderr, r.stderr
+
+
+@needs_traces
+def test_advise_ranks_every_candidate_and_writes_a_report(tmp_path):
+    r = cli("advise", WSRCH, "--candidates", "noop,sptf,clook,cfq", "--objective", "mean", "--json", "--out", tmp_path / "adv", "-j", "1")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["characterisation"]["requests"] == 24_783
+    assert d["characterisation"]["streams"] == 6
+    ranked = [x["candidate"] for x in d["ranking"]]
+    assert sorted(ranked) == ["cfq", "clook", "noop", "sptf"]
+    means = [x["response_ms_mean"] for x in d["ranking"]]
+    assert means == sorted(means), "ranked by mean response time"
+    assert (tmp_path / "adv" / "report.md").exists() and (tmp_path / "adv" / "ranking.csv").exists()
+
+
+def test_advise_bad_options_exit_2(tmp_path):
+    p = small_trace(tmp_path, ["0 0 0 8 1"])
+    r = cli("advise", p, "--objective", "speed")
+    assert r.returncode == 2 and "--objective: unknown objective `speed`" in r.stderr
+    r = cli("advise", p, "--weights", "speed=1")
+    assert r.returncode == 2 and "--weights" in r.stderr
+    r = cli("advise", p, "--candidates", "nope")
+    assert r.returncode == 2 and "unknown scheduler `nope`" in r.stderr
+    r = cli("advise", tmp_path / "missing.trace")
+    assert r.returncode == 2 and "no such file" in r.stderr
+
+
+def test_validate_scheduler_option(tmp_path):
+    # A validate trace: one request at a time, so a work-conserving scheduler changes nothing.
+    p = tmp_path / "v.trace"
+    p.write_text("R Miss 1000 8 5000 1000\nR Miss 900000 8 9000 1000\nR Miss 2000 16 6000 0\n")
+    out = {}
+    for s in ["fcfs", "clook"]:
+        r = cli("validate", "ibm-deskstar-34gxp", p, "--scheduler", s, "--json")
+        assert r.returncode == 0, r.stderr
+        out[s] = json.loads(r.stdout)
+        assert out[s]["scheduler"] == s
+    assert out["fcfs"]["simulated_mean_ms"] == out["clook"]["simulated_mean_ms"]
+    r = cli("validate", "ibm-deskstar-34gxp", p, "--scheduler", "nope")
+    assert r.returncode == 2 and "unknown scheduler `nope`" in r.stderr
