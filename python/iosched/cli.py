@@ -427,6 +427,23 @@ def reproduce_valente2014(
     _reproduce("valente2014", out_dir, jobs, dask, quick=quick, traces=traces)
 
 
+@reproduce_app.command("traces")
+def reproduce_traces(
+    out_dir: Path = typer.Option(Path("results/traces"), "--out", help="Output directory."),
+    traces: Optional[Path] = typer.Option(
+        None, "--traces", help="Directory holding mqsim_wsrch-small.trace and mqsim_tpcc-small.trace (default ../shared/traces)."
+    ),
+    quick: bool = typer.Option(False, "--quick", help="The first 2,000 requests of each trace (a smoke test)."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help=_JOBS_HELP),
+    dask: Optional[str] = typer.Option(None, "--dask", help=_DASK_HELP),
+) -> None:
+    """The WebSearch and TPC-C samples replayed under every scheduler (open loop, stretched, NCQ,
+    dependent), and `iosched advise` on each."""
+    if traces is not None and not traces.is_dir():
+        raise fail(f"--traces {traces}: not a directory")
+    _reproduce("traces", out_dir, jobs, dask, quick=quick, traces=traces)
+
+
 @app.command()
 def sweep(
     file: Path = typer.Argument(..., help="Base scenario TOML file."),
