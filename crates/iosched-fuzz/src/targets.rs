@@ -14,7 +14,7 @@ use iosched::trace::{Trace, TraceFormat};
 use iosched::workload::replay::ReplayTiming;
 use std::path::{Path, PathBuf};
 
-pub const TARGETS: &[&str] = &["scenario", "disksim", "seek", "trace", "calibration"];
+pub const TARGETS: &[&str] = &["scenario", "disksim", "seek", "trace", "calibration", "trace-readers"];
 
 /// What one execution gave: an error message or a signature of the success.
 pub enum Outcome {
@@ -111,6 +111,7 @@ pub fn extra_seed_files(target: &str, shared: &Path) -> Vec<PathBuf> {
             v.extend(list(&shared.join("traces"), &|n| !n.ends_with(".md") && !n.starts_with("SHA")));
             v
         }
+        "trace-readers" => list(&shared.join("traces"), &|n| !n.ends_with(".md") && !n.starts_with("SHA")),
         _ => Vec::new(),
     }
 }
@@ -142,6 +143,7 @@ pub fn run(target: &str, input: &[u8], env: &Env) -> Result<Outcome, String> {
         "seek" => seek(input, env),
         "trace" => trace(input),
         "calibration" => calibration(input, env),
+        "trace-readers" => trace_readers(input, env),
         _ => Err(format!("unknown target `{target}`")),
     }
 }
@@ -274,6 +276,92 @@ fn trace(input: &[u8]) -> Result<Outcome, String> {
         }
     }
     Ok(Outcome::Ok(format!("{} replayed; {} requests", t.format.as_str(), t.requests.len().min(20))))
+}
+
+/// Every streaming trace reader (each format forced, and detection), strict and with
+/// `skip_bad`, on the input as it is (gzip/zstd included); then the detected format replayed
+/// open-loop on a small disk. Records must stay within the documented ranges; errors must name
+/// the input; a strict reader and a skipping one must agree on the records both return.
+fn trace_readers(input: &[u8], env: &Env) -> Result<Outcome, String> {
+    use iosched::trace::{Format, ReadOptions, TraceReader, MAX_TRACE_BLOCK, MAX_TRACE_REQUEST_BLOCKS};
+    let name = "fuzz.trace";
+    // Inputs are cut to 64 KiB (which also ends the large samples inside a record): each input
+    // is read 28 times, and the shared samples (up to 680 KB) would take the time budget.
+    let input = &input[..input.len().min(64 << 10)];
+    let formats = std::iter::once(None).chain(Format::ALL.iter().copied().map(Some));
+    let mut detected_ok = None;
+    let mut summary = Vec::new();
+    for format in formats {
+        let mut counts = [0u64; 2];
+        for (k, skip_bad) in [false, true].into_iter().enumerate() {
+            let mut reader = match TraceReader::from_bytes(input.to_vec(), name, ReadOptions { format, skip_bad }) {
+                Ok(r) => r,
+                Err(e) => {
+                    described(e.to_string(), name)?;
+                    break;
+                }
+            };
+            loop {
+                match reader.next_record() {
+                    Ok(None) => break,
+                    Ok(Some(r)) => {
+                        counts[k] += 1;
+                        if r.end_sector() > MAX_TRACE_BLOCK || r.size_sectors > MAX_TRACE_REQUEST_BLOCKS {
+                            return Err(format!("record {} of {:?} beyond the documented ranges: {r:?}", r.at, format));
+                        }
+                        if counts[k] > 200_000 {
+                            break;
+                        }
+                    }
+                    Err(e) => {
+                        described(e.to_string(), name)?;
+                        break;
+                    }
+                }
+            }
+            if format.is_none() && !skip_bad && counts[0] > 0 {
+                detected_ok = Some(reader.format);
+            }
+        }
+        // Skipping can only add records to what a strict read returned before its first error.
+        if counts[1] < counts[0] {
+            return Err(format!("{format:?}: {} records with skip_bad, {} without", counts[1], counts[0]));
+        }
+        summary.push(counts[1].min(9));
+    }
+    let Some(format) = detected_ok else {
+        return Ok(Outcome::Ok(format!("read {summary:?}")));
+    };
+    // Replay what was detected (the replay reads the file itself, as a scenario's would).
+    let path = env.dir.join(format!("replay-{}.trace", std::process::id()));
+    std::fs::write(&path, input).map_err(|e| e.to_string())?;
+    let config = iosched::workload::trace_replay::TraceReplayConfig {
+        path: path.clone(),
+        format: Some(format),
+        skip_bad: true,
+        mode: iosched::workload::trace_replay::ReplayMode::Open { time_scale: 1e-6 },
+        sector_map: iosched::workload::trace_replay::SectorMap::Fold,
+        devices: None,
+        max_requests: Some(200),
+        stop_ns: None,
+    };
+    let mut dev = RotationalDisk::new(iosched::device::presets::preset("fujitsu-m2361a").expect("preset")).map_err(|e| e.to_string())?;
+    let capacity = dev.capacity_sectors();
+    let mut w = match iosched::workload::trace_replay::TraceReplay::new(config, capacity) {
+        Ok(w) => w,
+        Err(e) => return described(e, &path.display().to_string()),
+    };
+    let mut sched = iosched::sched::fcfs::Fcfs::default();
+    let out = iosched::sim::engine::simulate(&mut dev, &mut sched, &mut w);
+    if out.invariants != Default::default() {
+        return Err(format!("replay broke invariants: {:?}", out.invariants));
+    }
+    if let Some(f) = iosched::workload::Workload::failure(&w) {
+        if !f.contains("larger than the disk") {
+            return Err(format!("replay failed after a good read: {f}"));
+        }
+    }
+    Ok(Outcome::Ok(format!("{} replayed {}", format.name(), out.records.len().min(9))))
 }
 
 fn calibration(input: &[u8], env: &Env) -> Result<Outcome, String> {

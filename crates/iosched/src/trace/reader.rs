@@ -96,7 +96,7 @@ impl TraceReader {
 
     /// Reads a trace held in memory (tests, the fuzzer, text given to the Python API).
     pub fn from_bytes(bytes: Vec<u8>, source: &str, options: ReadOptions) -> Result<TraceReader, TraceError> {
-        let mut input = TraceInput::from_bytes(bytes, source);
+        let mut input = TraceInput::from_bytes(bytes, source)?;
         let format = match options.format {
             Some(f) => f,
             None => Format::detect(Path::new(source), &input.peek(super::format::DETECT_BYTES)?).map_err(|m| TraceError {
