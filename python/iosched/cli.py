@@ -252,6 +252,16 @@ def run(
         for s in results.summaries:
             if s.get("stopped"):
                 out.print(f"{escape(s['scheduler'])}: {escape(s['stopped'])}")
+        replays = [s["trace_replay"] for s in results.summaries if s.get("trace_replay")]
+        if replays:
+            # The trace as read is the same for every run; what was replayed can differ (stops).
+            t = replays[0]
+            notes = [f"{t[k]:,} {what}" for k, what in [
+                ("skipped_bad", "malformed records skipped"), ("skipped_flush_discard", "flushes/discards/empty not replayed"),
+                ("skipped_other_device", "of other devices"), ("out_of_order", "out of time order (sent with the previous)"),
+                ("folded", "folded onto the disk"), ("read_ahead_stalls", "read-ahead stalls")] if t[k]]
+            out.print(f"trace: {t['records_read']:,} records read, {t['replayed']:,} replayed"
+                      + (": " + "; ".join(notes) if notes else ""))
         if requests_csv is not None:
             out.print(f"requests written to {requests_csv}")
     if plot is not None:
