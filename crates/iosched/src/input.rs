@@ -91,11 +91,11 @@ pub fn escape_controls(s: &str) -> String {
 
 /// The bytes of the regular file at `path` (symbolic links followed), at most `limit` of them.
 pub fn read_regular(path: &Path, limit: u64) -> Result<Vec<u8>, InputError> {
-    if std::fs::metadata(path).map_err(|e| io_error(&e))?.len() > limit {
-        return Err(InputError::TooLarge { limit });
-    }
     let file = open_regular(path)?;
     let meta = file.metadata().map_err(|e| io_error(&e))?;
+    if meta.len() > limit {
+        return Err(InputError::TooLarge { limit });
+    }
     let mut bytes = Vec::with_capacity(meta.len().min(limit) as usize);
     file.take(limit.saturating_add(1)).read_to_end(&mut bytes).map_err(|e| io_error(&e))?;
     if bytes.len() as u64 > limit {
