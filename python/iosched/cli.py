@@ -833,6 +833,17 @@ def bench(
         help="Instead: a scheduler's own cost per request (ns, thread CPU) with 10 to 10,000 backlogged processes "
         "(bfq, bfq-plus, cfq, deadline; docs/benchmarks.md).",
     ),
+    trace_readers: bool = typer.Option(
+        False, "--trace-readers",
+        help="Instead: each trace reader's speed (records/s, MB/s, thread CPU) on a generated trace of 200,000 requests "
+        "(x --scale) in its format; readers not yet written are reported unavailable.",
+    ),
+    trace_memory: bool = typer.Option(
+        False, "--trace-memory",
+        help="Instead: peak resident memory of `trace stats` on generated MQSim traces of 0.1 GB and --gb GB.",
+    ),
+    gb: float = typer.Option(1.0, "--gb", min=0.1, max=100.0, help="With --trace-memory: the larger trace's size (GB, decompressed)."),
+    gzip_too: bool = typer.Option(False, "--gzip", help="With --trace-memory: also the --gb trace gzipped."),
 ) -> None:
     """Simulated requests per CPU-second: FCFS, C-LOOK and SPTF on an open random workload and
     on Seltzer's closed queue at Q = 1000; with --validate, the replay of a drive validation
@@ -841,6 +852,12 @@ def bench(
 
     if sched_scaling:
         _bench_sched_scaling(repeats, scale, as_json)
+        return
+    if trace_readers:
+        _bench_trace_readers(repeats, scale, as_json)
+        return
+    if trace_memory:
+        _bench_trace_memory(gb, gzip_too, as_json)
         return
     if validate:
         if len(validate) != 2:
@@ -866,6 +883,51 @@ def bench(
         table.add_column(col, justify="left" if col in ("case", "scheduler") else "right")
     for r in results:
         table.add_row(r.case, r.scheduler, f"{r.requests:,}", f"{r.cpu_s:.3f}", f"{r.requests_per_cpu_s:,.0f}")
+    _consoles.out.print(table)
+
+
+def _bench_trace_readers(repeats: int, scale: float, as_json: bool) -> None:
+    from .trace_bench import READER_RECORDS, run_reader_bench
+    from .trace_gen import FORMATS
+
+    records = max(1000, int(READER_RECORDS * scale))
+    with progress_bar() as bar:
+        task = bar.add_task("trace readers", total=len(FORMATS))
+        results = run_reader_bench(records, repeats=repeats, progress=lambda: bar.advance(task))
+    rows = [r.as_dict() for r in results]
+    if as_json:
+        typer.echo(json.dumps({"repeats": repeats, "requests": records, "results": rows}))
+        return
+    table = Table(title=f"trace reading, {records:,} generated requests per format (thread CPU, best of {repeats})")
+    for col in ("format", "records", "file MB", "CPU s", "records / s", "MB / s"):
+        table.add_column(col, justify="left" if col == "format" else "right")
+    for r in rows:
+        if r["status"] != "ok":
+            table.add_row(r["format"], "", f"{r['file_bytes'] / 1e6:,.1f}", "", "unavailable", escape(r["error"] or "")[:60])
+            continue
+        table.add_row(r["format"], f"{r['records']:,}", f"{r['file_bytes'] / 1e6:,.1f}", f"{r['cpu_s']:.3f}",
+                      f"{r['records_per_s']:,.0f}", f"{r['mb_per_s']:,.1f}")
+    _consoles.out.print(table)
+
+
+def _bench_trace_memory(gb: float, gzip_too: bool, as_json: bool) -> None:
+    from .trace_bench import run_memory_bench
+
+    try:
+        with progress_bar() as bar:
+            task = bar.add_task("trace memory (generate, summarize)", total=2 + gzip_too)
+            rows = run_memory_bench(gb, gzip=gzip_too, progress=lambda: bar.advance(task))
+    except (OSError, RuntimeError) as e:
+        raise fail(str(e))
+    if as_json:
+        typer.echo(json.dumps({"results": rows}))
+        return
+    table = Table(title="`trace stats` on generated MQSim traces: peak resident set (child process)")
+    for col in ("GB", "gzip", "file MB", "records", "CPU s", "records / s", "peak RSS MB"):
+        table.add_column(col, justify="right")
+    for r in rows:
+        table.add_row(f"{r['gb']:g}", "yes" if r["gzip"] else "no", f"{r['file_bytes'] / 1e6:,.1f}", f"{r['records']:,}",
+                      f"{r['cpu_s']:.2f}", f"{r['records_per_s']:,.0f}", f"{r['vmhwm_kb'] / 1024:,.1f}")
     _consoles.out.print(table)
 
 
