@@ -295,8 +295,8 @@ def _buckets_table(title: str, hist: list, unit: str) -> Table:
 
 
 def trace_tables(s: dict) -> list:
-    """The rich tables of `iosched trace stats`: summary, sizes, inter-arrival, seeks, per
-    process, per device (more than one), latencies and requests outstanding."""
+    """What `iosched trace stats` prints (rich tables, and lines of text before some): summary,
+    sizes, seeks, times, requests outstanding, per process, per device (more than one)."""
     tables = []
     t = Table(title=f"{escape(s['source'])} ({s['format']}" + (f", {s['compression']}" if s["compression"] != "none" else "") + ")")
     t.add_column("metric")
@@ -315,13 +315,13 @@ def trace_tables(s: dict) -> list:
         t.add_row(k, v)
     tables.append(t)
     z = s["size_sectors"]
-    t = _buckets_table(f"request sizes (sectors): mean {z['mean']:,.1f}, p50 {z['p50']:,}, p95 {z['p95']:,}, max {z['max']:,}",
-                       z["histogram"], "sectors")
-    tables.append(t)
+    tables.append(f"request sizes (sectors): {z['requests']:,} requests, mean {z['mean']:,.1f}, p50 {z['p50']:,}, "
+                  f"p95 {z['p95']:,}, max {z['max']:,}")
+    tables.append(_buckets_table("request sizes", z["histogram"], "sectors"))
     k = s["seek_sectors"]
-    tables.append(_buckets_table(
-        f"seek distances in trace order (sectors, per device): {k['seeks']:,} seeks, mean {k['mean']:,.0f}, "
-        f"p50 {k['p50']:,}, p95 {k['p95']:,}, max {k['max']:,}", k["histogram"], "sectors"))
+    tables.append(f"seek distances in trace order (sectors, per device): {k['seeks']:,} seeks, {k['zero']:,} of 0, "
+                  f"mean {k['mean']:,.0f}, p50 {k['p50']:,}, p95 {k['p95']:,}, max {k['max']:,}")
+    tables.append(_buckets_table("seek distances", k["histogram"], "sectors"))
     t = Table(title="times (ms)")
     for col in ("", "count", "mean", "p50", "p95", "p99", "max"):
         t.add_column(col, justify="left" if not col else "right")
@@ -840,7 +840,8 @@ def bench(
     ),
     trace_memory: bool = typer.Option(
         False, "--trace-memory",
-        help="Instead: peak resident memory of `trace stats` on generated MQSim traces of 0.1 GB and --gb GB.",
+        help="Instead: peak resident memory of `trace stats` on generated MQSim and DiskSim validate traces of 0.1 GB "
+        "and --gb GB.",
     ),
     gb: float = typer.Option(1.0, "--gb", min=0.1, max=100.0, help="With --trace-memory: the larger trace's size (GB, decompressed)."),
     gzip_too: bool = typer.Option(False, "--gzip", help="With --trace-memory: also the --gb trace gzipped."),
@@ -899,34 +900,34 @@ def _bench_trace_readers(repeats: int, scale: float, as_json: bool) -> None:
         typer.echo(json.dumps({"repeats": repeats, "requests": records, "results": rows}))
         return
     table = Table(title=f"trace reading, {records:,} generated requests per format (thread CPU, best of {repeats})")
-    for col in ("format", "records", "file MB", "CPU s", "records / s", "MB / s"):
-        table.add_column(col, justify="left" if col == "format" else "right")
+    for col in ("format", "records", "file MB", "CPU s", "records / s", "MB / s", "note"):
+        table.add_column(col, justify="left" if col in ("format", "note") else "right")
     for r in rows:
         if r["status"] != "ok":
-            table.add_row(r["format"], "", f"{r['file_bytes'] / 1e6:,.1f}", "", "unavailable", escape(r["error"] or "")[:60])
+            table.add_row(r["format"], "", f"{r['file_bytes'] / 1e6:,.1f}", "", "", "", f"unavailable: {escape(r['error'] or '')}")
             continue
         table.add_row(r["format"], f"{r['records']:,}", f"{r['file_bytes'] / 1e6:,.1f}", f"{r['cpu_s']:.3f}",
-                      f"{r['records_per_s']:,.0f}", f"{r['mb_per_s']:,.1f}")
+                      f"{r['records_per_s']:,.0f}", f"{r['mb_per_s']:,.1f}", "")
     _consoles.out.print(table)
 
 
 def _bench_trace_memory(gb: float, gzip_too: bool, as_json: bool) -> None:
-    from .trace_bench import run_memory_bench
+    from .trace_bench import memory_cases, run_memory_bench
 
     try:
         with progress_bar() as bar:
-            task = bar.add_task("trace memory (generate, summarize)", total=2 + gzip_too)
+            task = bar.add_task("trace memory (generate, summarize)", total=len(memory_cases(gb, gzip_too)))
             rows = run_memory_bench(gb, gzip=gzip_too, progress=lambda: bar.advance(task))
     except (OSError, RuntimeError) as e:
         raise fail(str(e))
     if as_json:
         typer.echo(json.dumps({"results": rows}))
         return
-    table = Table(title="`trace stats` on generated MQSim traces: peak resident set (child process)")
-    for col in ("GB", "gzip", "file MB", "records", "CPU s", "records / s", "peak RSS MB"):
-        table.add_column(col, justify="right")
+    table = Table(title="`trace stats` on generated traces: peak resident set (child process)")
+    for col in ("format", "GB", "gzip", "file MB", "records", "CPU s", "records / s", "peak RSS MB"):
+        table.add_column(col, justify="left" if col == "format" else "right")
     for r in rows:
-        table.add_row(f"{r['gb']:g}", "yes" if r["gzip"] else "no", f"{r['file_bytes'] / 1e6:,.1f}", f"{r['records']:,}",
+        table.add_row(r["format"], f"{r['gb']:g}", "yes" if r["gzip"] else "no", f"{r['file_bytes'] / 1e6:,.1f}", f"{r['records']:,}",
                       f"{r['cpu_s']:.2f}", f"{r['records_per_s']:,.0f}", f"{r['vmhwm_kb'] / 1024:,.1f}")
     _consoles.out.print(table)
 

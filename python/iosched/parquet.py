@@ -9,13 +9,14 @@ import os
 from pathlib import Path
 from typing import Union
 
-# The CSV's columns (metrics/csv.rs: run, scheduler, RECORD_COLUMNS) and their Arrow types.
+# The CSV's columns (metrics/csv.rs: run, scheduler, RECORD_COLUMNS) and their Arrow types (pyarrow
+# factory names).
 REQUEST_COLUMNS = [
     ("run", "int32"), ("scheduler", "string"), ("req_id", "uint64"), ("pid", "uint32"), ("group", "uint32"),
-    ("op", "string"), ("sync", "bool"), ("start_sector", "uint64"), ("size_sectors", "uint32"), ("bios", "uint32"),
+    ("op", "string"), ("sync", "bool_"), ("start_sector", "uint64"), ("size_sectors", "uint32"), ("bios", "uint32"),
     ("issue_ns", "uint64"), ("insert_ns", "uint64"), ("dispatch_ns", "uint64"), ("start_ns", "uint64"),
     ("complete_ns", "uint64"), ("seek_cylinders", "uint32"), ("seek_ns", "uint64"), ("rotation_ns", "uint64"),
-    ("transfer_ns", "uint64"), ("cache_hit", "bool"),
+    ("transfer_ns", "uint64"), ("cache_hit", "bool_"),
 ]
 # CSV bytes read per block (each block becomes one row group): memory stays near this.
 BLOCK_BYTES = 16 << 20

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Optional
 
 from . import _native
-from .trace_gen import FORMATS, write_mqsim_bytes, write_trace
+from .trace_gen import FORMATS, write_bytes, write_trace
 
 READER_RECORDS = 200_000
 
@@ -63,7 +63,7 @@ def run_reader_bench(records: int = READER_RECORDS, repeats: int = 3, tmp: Optio
                 try:
                     n, _skipped, _ = _native.trace_count(str(path), fmt)
                 except ValueError as e:
-                    error = str(e)
+                    error = str(e).replace(f"{path}: ", "")  # the temporary path says nothing
                     break
                 best = min(best, time.thread_time() - t0)
             out.append(ReaderResult(fmt, n, size, None if error else max(best, 1e-9), error))
@@ -105,24 +105,33 @@ def measure_in_child(path: Path) -> dict:
 
 
 def run_memory_bench(gb: float = 1.0, gzip: bool = False, tmp: Optional[Path] = None, progress=None) -> list:
-    """MQSim traces of 0.1 GB and `gb` GB (decompressed; and, with `gzip`, the `gb` one gzipped)
-    summarized in child processes; one dict per file: size, records, times, peak RSS."""
-    cases = [(0.1, False), (gb, False)] + ([(gb, True)] if gzip else [])
+    """Generated traces of 0.1 GB and `gb` GB (decompressed) summarized in child processes: MQSim
+    (no completion times) and DiskSim validate (every request completes: the queue-depth series
+    and Q2C histogram are fed too); with `gzip`, also the `gb` MQSim one gzipped. One dict per
+    file: format, size, records, times, peak RSS."""
     rows = []
     with tempfile.TemporaryDirectory(prefix="iosched-trace-mem-", dir=tmp) as d:
-        for size_gb, compress in cases:
-            path = Path(d) / (f"gen_{size_gb:g}gb.mqsim.trace" + (".gz" if compress else ""))
+        for fmt, size_gb, compress in memory_cases(gb, gzip):
+            path = Path(d) / (f"gen_{size_gb:g}gb.{fmt}.trace" + (".gz" if compress else ""))
             t0 = time.perf_counter()
-            records = write_mqsim_bytes(path, int(size_gb * 1e9), compress=compress)
+            records = write_bytes(fmt, path, int(size_gb * 1e9), compress=compress)
             gen_s = time.perf_counter() - t0
             m = measure_in_child(path)
-            m.update({"gb": size_gb, "gzip": compress, "file_bytes": path.stat().st_size, "generated_records": records,
-                      "generate_s": gen_s, "records_per_s": m["records"] / max(m["cpu_s"], 1e-9)})
+            m.update({"format": fmt, "gb": size_gb, "gzip": compress, "file_bytes": path.stat().st_size,
+                      "generated_records": records, "generate_s": gen_s,
+                      "records_per_s": m["records"] / max(m["cpu_s"], 1e-9)})
             rows.append(m)
             path.unlink()
             if progress:
                 progress()
     return rows
+
+
+def memory_cases(gb: float, gzip: bool) -> list:
+    cases = [("mqsim", 0.1, False), ("mqsim", gb, False)]
+    if gzip:
+        cases.append(("mqsim", gb, True))
+    return cases + [("disksim-validate", 0.1, False), ("disksim-validate", gb, False)]
 
 
 if __name__ == "__main__":

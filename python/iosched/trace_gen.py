@@ -156,23 +156,40 @@ def write_trace(fmt: str, path: Union[str, Path], n: int, seed: int = 1, compres
     return path
 
 
-def write_mqsim_bytes(path: Union[str, Path], target_bytes: int, seed: int = 1, compress: bool = False) -> int:
-    """An MQSim trace of about `target_bytes` (uncompressed), quickly: a pool of 65,536 random
-    request tails (device, sector, size, type) cycled under increasing times. Returns the
-    records written."""
+def write_bytes(fmt: str, path: Union[str, Path], target_bytes: int, seed: int = 1, compress: bool = False) -> int:
+    """A trace of about `target_bytes` (uncompressed), quickly, in `fmt`: "mqsim" (a pool of
+    65,536 random request tails (device, sector, size, type) cycled under increasing times) or
+    "disksim-validate" (a pool of 65,536 lines cycled: its times are rebuilt from the response
+    times and gaps, so every request has a completion time). Returns the records written."""
     rng = random.Random(seed)
-    pool = [f" {rng.randrange(4)} {rng.randrange(1 << 30) * 8} {8 << rng.randrange(6)} {int(rng.random() < 0.7)}\n"
-            for _ in range(65536)]
+    if fmt == "mqsim":
+        pool = [f" {rng.randrange(4)} {rng.randrange(1 << 30) * 8} {8 << rng.randrange(6)} {int(rng.random() < 0.7)}\n"
+                for _ in range(65536)]
+    elif fmt == "disksim-validate":
+        pool = [f"{'R' if rng.random() < 0.7 else 'W'} Miss {rng.randrange(1 << 30) * 8} {8 << rng.randrange(6)} "
+                f"{rng.randrange(100, 4000)}.{rng.randrange(1000):03d} {rng.randrange(0, 200)}.0\n" for _ in range(65536)]
+        block = "".join(pool).encode()
+    else:
+        raise ValueError(f"no bulk generator for `{fmt}`")
     opener = (lambda p: gzip.open(p, "wb", compresslevel=1)) if compress else (lambda p: open(p, "wb"))
     written, records, t = 0, 0, 1_000_000
     with opener(Path(path)) as out:
         while written < target_bytes:
-            parts = []
-            for tail in pool:
-                t += 100_000 + (records & 1023)
-                parts.append(f"{t}{tail}")
-                records += 1
-            data = "".join(parts).encode()
+            if fmt == "mqsim":
+                parts = []
+                for tail in pool:
+                    t += 100_000 + (records & 1023)
+                    parts.append(f"{t}{tail}")
+                    records += 1
+                data = "".join(parts).encode()
+            else:
+                data = block
+                records += len(pool)
             out.write(data)
             written += len(data)
     return records
+
+
+def write_mqsim_bytes(path: Union[str, Path], target_bytes: int, seed: int = 1, compress: bool = False) -> int:
+    """`write_bytes("mqsim", ...)`."""
+    return write_bytes("mqsim", path, target_bytes, seed, compress)
