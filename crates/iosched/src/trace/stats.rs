@@ -12,6 +12,7 @@ use super::record::{TraceOp, TraceRecord};
 use super::TraceError;
 use crate::metrics::histogram::{LatencyHistogram, CDF_QUANTILES};
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::path::Path;
 
 /// "Near": a request starting within 64 KiB (128 sectors) of where its stream's previous ended.
@@ -53,6 +54,37 @@ impl Counts {
         self.writes += o.writes;
     }
 }
+
+/// A multiplicative hash for the small integer keys here (pids, devices): the default SipHash
+/// was a third of the summary's cost per record, and keys come from the trace, not an attacker
+/// who could aim at one bucket (a trace's few thousand pids at worst).
+#[derive(Default)]
+struct IntHasher(u64);
+
+impl Hasher for IntHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u8(&mut self, n: u8) {
+        self.write_u64(n as u64);
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(n as u64);
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+}
+
+type IntMap<K, V> = HashMap<K, V, BuildHasherDefault<IntHasher>>;
 
 /// Where a stream's sequentiality is judged: a process on a device, or the device when the
 /// trace names no process.
@@ -112,12 +144,12 @@ pub struct TraceStats {
     seq_candidates: u64,
     sequential: u64,
     near: u64,
-    stream_end: HashMap<StreamKey, u64>,
-    device_end: HashMap<u32, u64>,
+    stream_end: IntMap<StreamKey, u64>,
+    device_end: IntMap<u32, u64>,
     seeks: LatencyHistogram,
     seek_buckets: Log2Counts,
-    processes: HashMap<Option<u32>, Counts>,
-    devices: HashMap<u32, Counts>,
+    processes: IntMap<Option<u32>, Counts>,
+    devices: IntMap<u32, Counts>,
     depth: QueueDepth,
     q2c: LatencyHistogram,
     q2d: LatencyHistogram,
