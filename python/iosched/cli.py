@@ -285,11 +285,14 @@ def _dist_row(t: Table, label: str, d: Optional[dict]) -> None:
 
 
 def _buckets_table(title: str, hist: list, unit: str) -> Table:
-    t = Table(title=title)
+    """A power-of-two histogram's non-empty buckets (the plots show them all)."""
+    t = Table(title=title + (" (empty buckets not shown)" if any(b["requests"] == 0 for b in hist) else ""))
     for col in (f"from {unit}", f"to {unit}", "requests", "share"):
         t.add_column(col, justify="right")
     total = sum(b["requests"] for b in hist) or 1
     for b in hist:
+        if b["requests"] == 0:
+            continue
         t.add_row(f"{b['min']:,}", f"{b['max']:,}", f"{b['requests']:,}", f"{b['requests'] / total:.1%}")
     return t
 

@@ -74,6 +74,7 @@ def trace_plots(s: dict, out: Path) -> List[Path]:
         ts = [p["t_s"] for p in depth["series"]]
         ax.step(ts, [p["mean"] for p in depth["series"]], where="post", label="mean in bucket")
         ax.step(ts, [p["max"] for p in depth["series"]], where="post", alpha=0.5, label="max in bucket")
+        ax.set_ylim(bottom=0)
         ax.legend(fontsize="small")
         ax.set_title(f"{name}: requests outstanding ({depth['bucket_s']:.3g} s buckets)")
     else:
