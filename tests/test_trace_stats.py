@@ -153,3 +153,13 @@ def test_reader_bench_reports_stubs_unavailable():
     assert rows["mqsim"]["status"] == "ok" and rows["mqsim"]["records"] == 2000
     assert rows["mqsim + trace stats"]["records"] == 2000
     assert all(r["status"] in ("ok", "unavailable") for r in rows.values())
+
+
+def test_an_exception_in_the_progress_callback_stops_the_reading():
+    path = sample("mqsim_tpcc-small.trace")
+
+    def stop(done, total):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        trace_stats(path, progress=stop)

@@ -9,7 +9,8 @@ pandas is loaded only when a table is asked for, matplotlib only when a plot is 
 """
 
 __version__ = "0.1.0"
-__all__ = ["Scenario", "ScenarioError", "Results", "run", "list_schedulers", "list_devices", "Pool", "__version__"]
+__all__ = ["Scenario", "ScenarioError", "Results", "run", "list_schedulers", "list_devices", "Pool", "trace_stats",
+           "__version__"]
 
 _LAZY = {
     "Scenario": ("scenario", "Scenario"),
@@ -19,6 +20,7 @@ _LAZY = {
     "list_schedulers": ("api", "list_schedulers"),
     "list_devices": ("api", "list_devices"),
     "Pool": ("pool", "Pool"),
+    "trace_stats": ("traces", "trace_stats"),
 }
 
 
