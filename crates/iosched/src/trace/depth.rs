@@ -225,6 +225,33 @@ mod tests {
     }
 
     #[test]
+    fn an_arrival_out_of_order_counts_from_the_latest_time_seen() {
+        // The second request says it arrived at 0 but comes after one at 10 µs: it is counted
+        // from 10 µs, with its completion at 20 µs.
+        let mut q = QueueDepth::default();
+        q.add(10_000, 30_000);
+        q.add(0, 20_000);
+        let s = q.summary().unwrap();
+        assert_eq!(s.max, 2);
+        // Depth 2 over [10, 20 µs), 1 over [20, 30 µs): mean 1.5 over the 20 µs.
+        assert_eq!(s.mean, 1.5);
+    }
+
+    #[test]
+    fn unix_epoch_times_over_days_do_not_overflow() {
+        let t0 = 1_700_000_000_000_000_000u64;
+        let mut q = QueueDepth::default();
+        for i in 0..1000u64 {
+            let t = t0 + i * 600_000_000_000; // every 10 minutes for about a week
+            q.add(t, t + 1_000_000);
+        }
+        let s = q.summary().unwrap();
+        assert!(s.series.len() <= MAX_POINTS);
+        assert_eq!(s.max, 1);
+        assert!(s.series.iter().all(|p| p.max <= 1 && p.mean <= 1.0));
+    }
+
+    #[test]
     fn no_completions_no_summary() {
         assert!(QueueDepth::default().summary().is_none());
     }
