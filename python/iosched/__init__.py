@@ -9,7 +9,8 @@ pandas is loaded only when a table is asked for, matplotlib only when a plot is 
 """
 
 __version__ = "0.1.0"
-__all__ = ["Scenario", "ScenarioError", "Results", "run", "replay", "trace_scenario", "list_schedulers", "list_devices", "Pool", "__version__"]
+__all__ = ["Scenario", "ScenarioError", "Results", "run", "replay", "trace_scenario", "trace_stats", "list_schedulers",
+           "list_devices", "Pool", "__version__"]
 
 _LAZY = {
     "Scenario": ("scenario", "Scenario"),
@@ -21,6 +22,7 @@ _LAZY = {
     "Pool": ("pool", "Pool"),
     "replay": ("replay", "replay"),
     "trace_scenario": ("replay", "trace_scenario"),
+    "trace_stats": ("traces", "trace_stats"),
 }
 
 

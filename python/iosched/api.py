@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,13 +66,16 @@ def run(
     records: bool = True,
     progress: Optional[Callable[[Progress], None]] = None,
     requests_csv: "Optional[str | Path]" = None,
+    requests_parquet: "Optional[str | Path]" = None,
 ) -> Results:
     """Run every scheduler of `scenario` (a Scenario, a path, a dict or TOML text); `seed`
     overrides the scenario's run.seed.
 
     Summaries are computed as the run goes, in constant memory. With `records=True` every
     request's record is also kept in memory (``Results.requests``); `requests_csv` streams them
-    to a CSV file instead, for runs of any length. `progress(Progress)` is called about ten
+    to a CSV file instead, for runs of any length; `requests_parquet` writes the same columns as
+    Parquet (streamed to a CSV first, beside it, then converted block by block: constant memory).
+    `progress(Progress)` is called about ten
     times a second. Ctrl-C (KeyboardInterrupt) stops the simulation within a few thousand
     events: the results so far are returned, the interrupted run's summary says `stopped`, and
     ``Results.interrupted`` is True.
@@ -81,6 +85,16 @@ def run(
     if not isinstance(records, bool):
         raise TypeError(f"records: expected True or False, got {type(records).__name__} {records!r:.80}")
     csv_path = None if requests_csv is None else str(Path(requests_csv))
+    parquet_path = None if requests_parquet is None else str(Path(requests_parquet))
+    stream_path = csv_path
+    if parquet_path is not None and csv_path is None:
+        # The run streams to a temporary CSV beside the Parquet file (same filesystem, no
+        # size limit of /tmp), removed once converted.
+        import tempfile
+
+        fd, stream_path = tempfile.mkstemp(prefix=f".{Path(parquet_path).name}.", suffix=".csv",
+                                           dir=str(Path(parquet_path).parent))
+        os.close(fd)
     handle = _native.RunHandle()
     outcome: dict = {}
 
@@ -88,7 +102,7 @@ def run(
 
     def work() -> None:
         try:
-            outcome["runs"] = _native.run_scenario(scn.text, scn.source, seed, records, csv_path, handle)
+            outcome["runs"] = _native.run_scenario(scn.text, scn.source, seed, records, stream_path, handle)
         except BaseException as e:  # handed to the caller's thread
             outcome["error"] = e
         finally:
@@ -108,15 +122,24 @@ def run(
         except KeyboardInterrupt:
             handle.cancel()
             interrupted = True
-    if "error" in outcome:
-        raise outcome["error"]
+    try:
+        if "error" in outcome:
+            raise outcome["error"]
+        if parquet_path is not None:
+            from .parquet import csv_to_parquet
+
+            csv_to_parquet(stream_path, parquet_path)
+    finally:
+        if stream_path is not None and stream_path != csv_path and os.path.exists(stream_path):
+            os.unlink(stream_path)
     summaries, columns = [], []
     for summary_json, cols in outcome["runs"]:
         summaries.append(json.loads(summary_json))
         columns.append(cols)
     if progress is not None:
         progress(Progress(len(summaries), runs_total, 0, 0.0))
-    return Results(scn.name, summaries, columns, interrupted=interrupted, requests_csv=csv_path)
+    return Results(scn.name, summaries, columns, interrupted=interrupted, requests_csv=csv_path,
+                   requests_parquet=parquet_path)
 
 
 def resolved(scenario: ScenarioLike) -> dict:

@@ -1,4 +1,5 @@
 """Command line: `iosched run`, `iosched list`, `iosched reproduce`, `iosched validate`, `iosched bench`,
+`iosched trace stats|formats`,
 `iosched mount` / `iosched umount` (real mode, run by the native extension: see _fuse.py).
 
 User mistakes (bad scenario, missing or unreadable file) print one line `error: ...` on stderr
@@ -33,6 +34,8 @@ list_app = typer.Typer(help="List schedulers or device presets.", no_args_is_hel
 reproduce_app = typer.Typer(help="Reproduce a paper's experiments.", no_args_is_help=True)
 app.add_typer(list_app, name="list")
 app.add_typer(reproduce_app, name="reproduce")
+trace_app = typer.Typer(help="Block traces: a btt-like summary, the formats read.", no_args_is_help=True)
+app.add_typer(trace_app, name="trace")
 
 # --quiet turns every progress bar off (they are shown only on a terminal anyway).
 _settings = {"quiet": False}
@@ -189,6 +192,11 @@ def run(
     requests_csv: Optional[Path] = typer.Option(
         None, "--requests-csv", help="Stream one row per request to this CSV file as the run goes (any run length)."
     ),
+    requests_parquet: Optional[Path] = typer.Option(
+        None, "--requests-parquet",
+        help="Write one row per request (the CSV's columns) to this Parquet file, in constant memory (streamed to a "
+        "temporary CSV beside it, then converted block by block).",
+    ),
     plot: Optional[Path] = typer.Option(
         None, "--plot", help="Write response_cdf.png and throughput.png (one curve / bar per scheduler) to this directory."
     ),
@@ -202,6 +210,8 @@ def run(
         raise fail(str(e))
     if requests_csv is not None:
         check_output_file(requests_csv, "--requests-csv")
+    if requests_parquet is not None:
+        check_output_file(requests_parquet, "--requests-parquet")
     if plot is not None:
         check_output_dir(plot, "--plot")
     runs_total = max(1, len(resolved.get("scheduler") or []))
@@ -230,7 +240,7 @@ def run(
                                   f"{p.simulated_s:,.1f} s simulated, {rate:,.0f} requests/s")
 
             results = run_scenario(scenario, seed=seed, records=False, progress=on_progress,
-                                   requests_csv=requests_csv)
+                                   requests_csv=requests_csv, requests_parquet=requests_parquet)
     except ScenarioError as e:
         raise fail(str(e))
     except OSError as e:
@@ -264,6 +274,8 @@ def run(
                       + (": " + "; ".join(notes) if notes else ""))
         if requests_csv is not None:
             out.print(f"requests written to {requests_csv}")
+        if requests_parquet is not None:
+            out.print(f"requests written to {requests_parquet}")
     if plot is not None:
         from .plots import run_plots
 
@@ -271,6 +283,154 @@ def run(
         typer.echo("plots: " + ", ".join(str(p) for p in paths), err=True)
     if results.interrupted:
         raise typer.Exit(130)
+
+
+def _ms(x: float) -> str:
+    return f"{x:,.3f}"
+
+
+def _dist_row(t: Table, label: str, d: Optional[dict]) -> None:
+    if d and d["count"]:
+        t.add_row(label, f"{d['count']:,}", _ms(d["mean"]), _ms(d["p50"]), _ms(d["p95"]), _ms(d["p99"]), _ms(d["max"]))
+
+
+def _buckets_table(title: str, hist: list, unit: str) -> Table:
+    """A power-of-two histogram's non-empty buckets (the plots show them all)."""
+    t = Table(title=title + (" (empty buckets not shown)" if any(b["requests"] == 0 for b in hist) else ""))
+    for col in (f"from {unit}", f"to {unit}", "requests", "share"):
+        t.add_column(col, justify="right")
+    total = sum(b["requests"] for b in hist) or 1
+    for b in hist:
+        if b["requests"] == 0:
+            continue
+        t.add_row(f"{b['min']:,}", f"{b['max']:,}", f"{b['requests']:,}", f"{b['requests'] / total:.1%}")
+    return t
+
+
+def trace_tables(s: dict) -> list:
+    """What `iosched trace stats` prints (rich tables, and lines of text before some): summary,
+    sizes, seeks, times, requests outstanding, per process, per device (more than one)."""
+    tables = []
+    t = Table(title=f"{escape(s['source'])} ({s['format']}" + (f", {s['compression']}" if s["compression"] != "none" else "") + ")")
+    t.add_column("metric")
+    t.add_column("value", justify="right")
+    q = s["sequentiality"]
+    for k, v in [
+        ("requests", f"{s['requests']:,}"), ("reads", f"{s['reads']:,}"), ("writes", f"{s['writes']:,}"),
+        ("flushes", f"{s['flushes']:,}"), ("discards", f"{s['discards']:,}"),
+        ("bytes (reads + writes)", f"{s['bytes']:,} ({s['bytes'] / 1e6:,.1f} MB)"),
+        ("sync / meta / readahead", f"{s['sync']:,} / {s['meta']:,} / {s['readahead']:,}"),
+        ("duration s", f"{s['duration_s']:,.3f}"), ("IOPS", _f(s["iops"])), ("MB/s", _f(s["throughput_mb_s"], 2)),
+        ("sequential (same stream)", f"{q['sequential_fraction']:.1%} of {q['candidates']:,}"),
+        (f"near (within {q['near_sectors'] * 512 // 1024} KiB)", f"{q['near_fraction']:.1%}"),
+        ("out-of-order timestamps", f"{s['out_of_order']:,}"), ("skipped bad records", f"{s['skipped']:,}"),
+    ]:
+        t.add_row(k, v)
+    tables.append(t)
+    z = s["size_sectors"]
+    tables.append(f"request sizes (sectors): {z['requests']:,} requests, mean {z['mean']:,.1f}, p50 {z['p50']:,}, "
+                  f"p95 {z['p95']:,}, max {z['max']:,}")
+    tables.append(_buckets_table("request sizes", z["histogram"], "sectors"))
+    k = s["seek_sectors"]
+    tables.append(f"seek distances in trace order (sectors, per device): {k['seeks']:,} seeks, {k['zero']:,} of 0, "
+                  f"mean {k['mean']:,.0f}, p50 {k['p50']:,}, p95 {k['p95']:,}, max {k['max']:,}")
+    tables.append(_buckets_table("seek distances", k["histogram"], "sectors"))
+    t = Table(title="times (ms)")
+    for col in ("", "count", "mean", "p50", "p95", "p99", "max"):
+        t.add_column(col, justify="left" if not col else "right")
+    _dist_row(t, "inter-arrival", s["interarrival_ms"])
+    _dist_row(t, "Q2C (arrival to completion)", s["q2c_ms"])
+    _dist_row(t, "Q2D (arrival to issue)", s["q2d_ms"])
+    _dist_row(t, "D2C (issue to completion)", s["d2c_ms"])
+    tables.append(t)
+    d = s["queue_depth"]
+    if d:
+        t = Table(title="requests outstanding (arrival to completion)")
+        for col in ("requests", "time-weighted mean", "max"):
+            t.add_column(col, justify="right")
+        t.add_row(f"{d['requests']:,}", f"{d['mean']:.2f}", f"{d['max']:,}")
+        tables.append(t)
+    t = Table(title=f"processes (top {len(s['processes'])} of {s['processes_total']:,} by requests)")
+    for col in ("pid", "name", "requests", "reads", "writes", "MB"):
+        t.add_column(col, justify="left" if col in ("pid", "name") else "right")
+    rows = [(("-" if p["pid"] is None else str(p["pid"])), p["name"] or "", p) for p in s["processes"]]
+    if s["processes_other"]:
+        o = s["processes_other"]
+        rows.append((f"({o['processes']:,} others)", "", o))
+    for pid, name, p in rows:
+        t.add_row(pid, escape(name), f"{p['requests']:,}", f"{p['reads']:,}", f"{p['writes']:,}", f"{p['bytes'] / 1e6:,.1f}")
+    tables.append(t)
+    if len(s["devices"]) > 1:
+        t = Table(title="devices")
+        for col in ("device", "requests", "reads", "writes", "MB"):
+            t.add_column(col, justify="right")
+        for p in s["devices"]:
+            t.add_row(str(p["device"]), f"{p['requests']:,}", f"{p['reads']:,}", f"{p['writes']:,}", f"{p['bytes'] / 1e6:,.1f}")
+        tables.append(t)
+    return tables
+
+
+@trace_app.command("stats")
+def trace_stats_cmd(
+    file: Path = typer.Argument(..., help="Trace file (gzip or zstd read on the fly); the format is detected unless given."),
+    format: Optional[str] = typer.Option(None, "--format", help="Trace format (iosched trace formats)."),
+    skip_bad: bool = typer.Option(False, "--skip-bad", help="Count and skip malformed records instead of stopping at the first."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object (keys: docs/traces.md)."),
+    plot: Optional[Path] = typer.Option(
+        None, "--plot", help="Write sizes.png, interarrival_cdf.png, seeks.png, queue_depth.png and processes.png to this directory."
+    ),
+    top: int = typer.Option(20, "--top", min=0, help="Processes listed (the rest are summed in one row)."),
+) -> None:
+    """A btt-like summary of a block trace, read in constant memory: requests and bytes by operation,
+    sizes, inter-arrival times, sequentiality, seek distances, per process, requests outstanding
+    and Q2C/D2C latencies where the trace has completion times (docs/traces.md)."""
+    from rich.progress import DownloadColumn, TransferSpeedColumn
+
+    from .traces import TraceError, trace_stats
+
+    if plot is not None:
+        check_output_dir(plot, "--plot")
+    columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(), TextColumn("ETA"),
+               TimeRemainingColumn())
+    try:
+        with progress_bar(*columns) as bar:
+            task = bar.add_task(file.name, total=None)
+            s = trace_stats(file, format=format, skip_bad=skip_bad, top=top,
+                            progress=lambda done, total: bar.update(task, completed=done, total=total or None))
+    except TraceError as e:
+        raise fail(str(e))
+    if as_json:
+        typer.echo(json.dumps(s))
+    else:
+        out = _consoles.out
+        for t in trace_tables(s):
+            out.print(t)
+        for m in s["skipped_examples"]:
+            out.print(f"skipped: {escape(m)}")
+    if plot is not None:
+        from .trace_plots import trace_plots
+
+        paths = trace_plots(s, plot)
+        typer.echo("plots: " + ", ".join(str(p) for p in paths), err=True)
+
+
+@trace_app.command("formats")
+def trace_formats_cmd(
+    as_json: bool = typer.Option(False, "--json", help="Print the format names as a JSON list."),
+) -> None:
+    """Trace formats read (the names `--format` takes); detected from the file's first bytes when not given."""
+    from .traces import FORMAT_DESCRIPTIONS, trace_formats
+
+    names = trace_formats()
+    if as_json:
+        typer.echo(json.dumps(names))
+        return
+    t = Table(title="trace formats")
+    t.add_column("name")
+    t.add_column("format")
+    for n in names:
+        t.add_row(n, escape(FORMAT_DESCRIPTIONS.get(n, "")))
+    _consoles.out.print(t)
 
 
 def _tunable(t: dict) -> str:
@@ -796,6 +956,18 @@ def bench(
         help="Instead: a scheduler's own cost per request (ns, thread CPU) with 10 to 10,000 backlogged processes "
         "(bfq, bfq-plus, cfq, deadline; docs/benchmarks.md).",
     ),
+    trace_readers: bool = typer.Option(
+        False, "--trace-readers",
+        help="Instead: each trace reader's speed (records/s, MB/s, thread CPU) on a generated trace of 200,000 requests "
+        "(x --scale) in its format; readers not yet written are reported unavailable.",
+    ),
+    trace_memory: bool = typer.Option(
+        False, "--trace-memory",
+        help="Instead: peak resident memory of `trace stats` on generated MQSim and DiskSim validate traces of 0.1 GB "
+        "and --gb GB.",
+    ),
+    gb: float = typer.Option(1.0, "--gb", min=0.1, max=100.0, help="With --trace-memory: the larger trace's size (GB, decompressed)."),
+    gzip_too: bool = typer.Option(False, "--gzip", help="With --trace-memory: also the --gb trace gzipped."),
 ) -> None:
     """Simulated requests per CPU-second: FCFS, C-LOOK and SPTF on an open random workload and
     on Seltzer's closed queue at Q = 1000; with --validate, the replay of a drive validation
@@ -804,6 +976,12 @@ def bench(
 
     if sched_scaling:
         _bench_sched_scaling(repeats, scale, as_json)
+        return
+    if trace_readers:
+        _bench_trace_readers(repeats, scale, as_json)
+        return
+    if trace_memory:
+        _bench_trace_memory(gb, gzip_too, as_json)
         return
     if validate:
         if len(validate) != 2:
@@ -829,6 +1007,51 @@ def bench(
         table.add_column(col, justify="left" if col in ("case", "scheduler") else "right")
     for r in results:
         table.add_row(r.case, r.scheduler, f"{r.requests:,}", f"{r.cpu_s:.3f}", f"{r.requests_per_cpu_s:,.0f}")
+    _consoles.out.print(table)
+
+
+def _bench_trace_readers(repeats: int, scale: float, as_json: bool) -> None:
+    from .trace_bench import READER_RECORDS, run_reader_bench
+    from .trace_gen import FORMATS
+
+    records = max(1000, int(READER_RECORDS * scale))
+    with progress_bar() as bar:
+        task = bar.add_task("trace readers", total=len(FORMATS))
+        results = run_reader_bench(records, repeats=repeats, progress=lambda: bar.advance(task))
+    rows = [r.as_dict() for r in results]
+    if as_json:
+        typer.echo(json.dumps({"repeats": repeats, "requests": records, "results": rows}))
+        return
+    table = Table(title=f"trace reading, {records:,} generated requests per format (thread CPU, best of {repeats})")
+    for col in ("format", "records", "file MB", "CPU s", "records / s", "MB / s", "note"):
+        table.add_column(col, justify="left" if col in ("format", "note") else "right")
+    for r in rows:
+        if r["status"] != "ok":
+            table.add_row(r["format"], "", f"{r['file_bytes'] / 1e6:,.1f}", "", "", "", f"unavailable: {escape(r['error'] or '')}")
+            continue
+        table.add_row(r["format"], f"{r['records']:,}", f"{r['file_bytes'] / 1e6:,.1f}", f"{r['cpu_s']:.3f}",
+                      f"{r['records_per_s']:,.0f}", f"{r['mb_per_s']:,.1f}", "")
+    _consoles.out.print(table)
+
+
+def _bench_trace_memory(gb: float, gzip_too: bool, as_json: bool) -> None:
+    from .trace_bench import memory_cases, run_memory_bench
+
+    try:
+        with progress_bar() as bar:
+            task = bar.add_task("trace memory (generate, summarize)", total=len(memory_cases(gb, gzip_too)))
+            rows = run_memory_bench(gb, gzip=gzip_too, progress=lambda: bar.advance(task))
+    except (OSError, RuntimeError) as e:
+        raise fail(str(e))
+    if as_json:
+        typer.echo(json.dumps({"results": rows}))
+        return
+    table = Table(title="`trace stats` on generated traces: peak resident set (child process)")
+    for col in ("format", "GB", "gzip", "file MB", "records", "CPU s", "records / s", "peak RSS MB"):
+        table.add_column(col, justify="left" if col == "format" else "right")
+    for r in rows:
+        table.add_row(r["format"], f"{r['gb']:g}", "yes" if r["gzip"] else "no", f"{r['file_bytes'] / 1e6:,.1f}", f"{r['records']:,}",
+                      f"{r['cpu_s']:.2f}", f"{r['records_per_s']:,.0f}", f"{r['vmhwm_kb'] / 1024:,.1f}")
     _consoles.out.print(table)
 
 

@@ -45,18 +45,21 @@ class Results:
         Units are in the column names.
     requests_csv : str or None
         Where the records were streamed, when run with requests_csv.
+    requests_parquet : str or None
+        Where the records were written as Parquet, when run with requests_parquet.
     interrupted : bool
         The run was stopped by Ctrl-C; the last summary covers it up to that point.
     """
 
     def __init__(self, scenario_name: str, summaries: list, columns: list, interrupted: bool = False,
-                 requests_csv: Optional[str] = None):
+                 requests_csv: Optional[str] = None, requests_parquet: Optional[str] = None):
         self.scenario_name = scenario_name
         self.summaries = summaries
         self._columns = columns
         self._requests = None
         self.interrupted = interrupted
         self.requests_csv = requests_csv
+        self.requests_parquet = requests_parquet
 
     @property
     def runs(self):

@@ -19,6 +19,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use std::sync::Arc;
 
+mod trace_py;
+
 create_exception!(_native, ScenarioError, PyValueError, "A scenario file or value is wrong; the message names the file, field and value.");
 
 create_exception!(
@@ -330,6 +332,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(empty_summary, m)?)?;
     m.add_function(wrap_pyfunction!(sched_scaling, m)?)?;
     m.add_function(wrap_pyfunction!(readahead_windows, m)?)?;
+    trace_py::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("MAX_SCENARIO_BYTES", iosched::input::MAX_DESCRIPTION_BYTES)?;
     m.add("CDF_QUANTILES", iosched::metrics::histogram::CDF_QUANTILES.to_vec())?;

@@ -13,6 +13,7 @@
 pub mod blkparse;
 pub mod blktrace;
 pub mod csv_traces;
+pub mod depth;
 pub mod disksim_ascii;
 pub mod fio_iolog;
 pub mod format;
@@ -21,6 +22,7 @@ pub mod lines;
 pub mod reader;
 pub mod record;
 pub mod s_startup;
+pub mod stats;
 pub mod validate;
 
 pub use format::Format;
