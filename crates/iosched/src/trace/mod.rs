@@ -21,7 +21,9 @@ pub mod lines;
 pub mod reader;
 pub mod record;
 pub mod s_startup;
+pub mod units;
 pub mod validate;
+pub mod write_fio;
 
 pub use format::Format;
 pub use reader::{ReadOptions, TraceReader};
