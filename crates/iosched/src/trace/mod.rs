@@ -21,6 +21,7 @@ pub mod lines;
 pub mod reader;
 pub mod record;
 pub mod s_startup;
+mod text_fuzz;
 pub mod units;
 pub mod validate;
 pub mod write_fio;
