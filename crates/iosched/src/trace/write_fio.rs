@@ -8,7 +8,9 @@
 //!
 //! Timestamps are microseconds, relative to the first record, plus 1: fio's replay
 //! (`delay_since_ttime`) takes a previous timestamp of 0 for "none" and would drop the gap after
-//! a record at 0, so the first record is written at 1 µs. A record at `t` ns is written at
+//! a record at 0, so the first record is written at 1 µs. (Checked with fio built from
+//! axboe/fio f5344384: a log of this form with two 200 ms gaps replays in 401 ms; the same log
+//! with its first I/O at 0 in 206 ms.) A record at `t` ns is written at
 //! `1 + round((t - t_first) / 1000)` µs, and reads back at that many µs: records whose first
 //! time is 1,000 ns and whose times are whole µs read back unchanged. A record before the
 //! first one is an error (it has no place in a log relative to the first), as is a length fio
