@@ -93,7 +93,7 @@ impl DisksimReader {
                 let at = if mqsim {
                     let ns: u64 = f[0].parse().map_err(|_| bad("arrival time (ns): expected a non-negative integer".into(), f[0]))?;
                     if ns > super::MAX_TRACE_SPAN_NS {
-                        return Err(bad("arrival time (ns): at most 1e18 (11.6 days)".into(), f[0]));
+                        return Err(bad("arrival time (ns): at most 1e15 (11.6 days)".into(), f[0]));
                     }
                     ns
                 } else {

@@ -107,11 +107,13 @@ impl Format {
         if let Some(f) = super::csv_traces::detect(&sample, &name) {
             return Ok(f);
         }
-        if super::blkparse::looks_like(first) {
-            return Ok(Format::Blkparse);
-        }
+        // The S traces' test (ten fields, Seq/Rand fifth, C/START last) is the narrower one:
+        // tried before blkparse's.
         if super::s_startup::looks_like(first) {
             return Ok(Format::SStartup);
+        }
+        if super::blkparse::looks_like(first) {
+            return Ok(Format::Blkparse);
         }
         if let Some(f) = super::disksim_ascii::detect(&sample, &name) {
             return Ok(f);

@@ -23,7 +23,10 @@ pub mod reader;
 pub mod record;
 pub mod s_startup;
 pub mod stats;
+mod text_fuzz;
+pub mod units;
 pub mod validate;
+pub mod write_fio;
 
 pub use format::Format;
 pub use reader::{ReadOptions, TraceReader};
