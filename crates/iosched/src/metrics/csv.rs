@@ -29,6 +29,11 @@ impl<W: Write> CsvRecordWriter<W> {
         self.rows
     }
 
+    /// The output (tests write to a Vec).
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+
     /// Flushes; returns the rows written, or the first error.
     pub fn finish(mut self) -> std::io::Result<u64> {
         if let Some(e) = self.error.take() {

@@ -35,6 +35,8 @@ pub enum Format {
     Mqsim,
     /// The S suite's start-up traces (comm_startup_lat/*.trace).
     SStartup,
+    /// iosched's own per-request table (`iosched run --requests-csv`): a simulated run as a trace.
+    RequestsCsv,
 }
 
 /// How many bytes of a file detection looks at.
@@ -55,6 +57,7 @@ impl Format {
         Format::DisksimValidate,
         Format::Mqsim,
         Format::SStartup,
+        Format::RequestsCsv,
     ];
 
     pub fn name(self) -> &'static str {
@@ -72,6 +75,7 @@ impl Format {
             Format::DisksimValidate => "disksim-validate",
             Format::Mqsim => "mqsim",
             Format::SStartup => "s-startup",
+            Format::RequestsCsv => "requests-csv",
         }
     }
 
@@ -101,6 +105,9 @@ impl Format {
         }
         if first.starts_with("fio version 3 iolog") {
             return Ok(Format::FioV3);
+        }
+        if super::requests_csv::looks_like(first) {
+            return Ok(Format::RequestsCsv);
         }
         let name = path.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();
         let sample: Vec<&str> = std::iter::once(first).chain(lines.take(20)).collect();
@@ -137,6 +144,7 @@ impl Format {
             Format::Msr | Format::UmassSpc | Format::Alibaba | Format::Tencent | Format::Systor => csv_traces::reader(input, self),
             Format::DisksimAscii | Format::DisksimValidate | Format::Mqsim => disksim_ascii::reader(input, self),
             Format::SStartup => s_startup::reader(input),
+            Format::RequestsCsv => super::requests_csv::reader(input),
         })
     }
 }

@@ -21,6 +21,7 @@ pub mod input;
 pub mod lines;
 pub mod reader;
 pub mod record;
+pub mod requests_csv;
 pub mod s_startup;
 pub mod stats;
 mod text_fuzz;
