@@ -10,6 +10,8 @@
 //! - **ascii**: `arrival_ms  device  start_block  size_blocks  flags` with `flags` in hex;
 //!   bit 0x1 set = read, clear = write. Arrival times are absolute and must not decrease.
 
+pub mod blk_events;
+pub mod blk_requests;
 pub mod blkparse;
 pub mod blktrace;
 pub mod csv_traces;
@@ -22,6 +24,7 @@ pub mod reader;
 pub mod record;
 pub mod s_startup;
 pub mod validate;
+pub mod write_blkparse;
 
 pub use format::Format;
 pub use reader::{ReadOptions, TraceReader};
