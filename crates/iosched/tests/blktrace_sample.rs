@@ -230,7 +230,7 @@ fn bad_text_lines_name_the_line_and_skip_bad_counts_them() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 512, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn random_bytes_never_panic_either_reader(mut bytes in proptest::collection::vec(any::<u8>(), 0..600), magic in any::<bool>()) {

@@ -24,6 +24,9 @@ pub mod code {
     pub const REMAP: u16 = 15;
     pub const ABORT: u16 = 16;
     pub const DRV_DATA: u16 = 17;
+    /// Newer kernels' zone codes (18: zone management or zone plug, 19: zone unplug): events
+    /// blkparse 1.2.0 does not print.
+    pub const ZONE_LAST: u16 = 19;
     /// Notify records (category NOTIFY): the code says which.
     pub const TN_PROCESS: u16 = 0;
     pub const TN_TIMESTAMP: u16 = 1;

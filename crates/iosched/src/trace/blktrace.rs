@@ -8,7 +8,8 @@
 //!
 //! The per-CPU files of one trace are merged by time ([`BlktraceEvents`]: a k-way merge holding
 //! one event per file; ties broken by cpu, then sequence, then file), and times are made relative
-//! to the first event, as blkparse prints them. The cpu is the record's, not the file name's.
+//! to the first event that is not a notify record, as blkparse prints them (a notify record
+//! before it reads as time 0). The cpu is the record's, not the file name's.
 //!
 //! Errors name the file, the record (1-based) and its byte offset. A record whose framing is
 //! intact but whose content is not understood (an unknown action, a short remap payload) is
@@ -240,7 +241,7 @@ impl BinaryEvents {
                 code::UNPLUG_IO | code::UNPLUG_TIMER => return Err(ReadError::Bad(self.error(record, offset, short("unplug", 8)))),
                 code::SPLIT if payload.len() >= 8 => BlkPdu::Split { new_sector: be_u64(payload) },
                 code::SPLIT => return Err(ReadError::Bad(self.error(record, offset, short("split", 8)))),
-                c if (code::QUEUE..=code::DRV_DATA).contains(&c) => {
+                c if (code::QUEUE..=code::ZONE_LAST).contains(&c) => {
                     if payload.is_empty() {
                         BlkPdu::None
                     } else {
@@ -322,13 +323,27 @@ pub struct BlktraceEvents {
     order: BinaryHeap<Reverse<(u64, u32, u32, usize)>>,
     /// Files whose next event is still to be read (all at first; then the last one taken).
     refill: Vec<usize>,
+    /// The first non-notify event's time, which blkparse counts from.
     genesis_ns: Option<u64>,
+    /// Notify records met before that event (their times are relative to it too).
+    held: std::collections::VecDeque<BlkEvent>,
 }
+
+/// Notify records held while looking for the first event, at most; past this the first of them
+/// gives the time origin.
+const MAX_HELD_NOTIFY: usize = 4096;
 
 impl BlktraceEvents {
     pub fn new(files: Vec<BinaryEvents>) -> BlktraceEvents {
         let n = files.len();
-        BlktraceEvents { files, heads: vec![None; n], order: BinaryHeap::new(), refill: (0..n).rev().collect(), genesis_ns: None }
+        BlktraceEvents {
+            files,
+            heads: vec![None; n],
+            order: BinaryHeap::new(),
+            refill: (0..n).rev().collect(),
+            genesis_ns: None,
+            held: Default::default(),
+        }
     }
 
     /// A trace read from its per-CPU files: `input` is `path`'s, the others are opened beside it.
@@ -363,8 +378,9 @@ impl BlktraceEvents {
     }
 }
 
-impl EventSource for BlktraceEvents {
-    fn next_event(&mut self) -> Result<Option<BlkEvent>, ReadError> {
+impl BlktraceEvents {
+    /// The next event in time order, raw time.
+    fn next_raw(&mut self) -> Result<Option<BlkEvent>, ReadError> {
         while let Some(&i) = self.refill.last() {
             // A bad record leaves the file in `refill`: the next call reads on after it.
             if let Some(e) = self.files[i].next_event()? {
@@ -377,8 +393,32 @@ impl EventSource for BlktraceEvents {
             return Ok(None);
         };
         self.refill.push(i);
-        let mut e = self.heads[i].take().expect("a queued file has its event");
-        let genesis = *self.genesis_ns.get_or_insert(e.time_ns);
+        Ok(Some(self.heads[i].take().expect("a queued file has its event")))
+    }
+}
+
+impl EventSource for BlktraceEvents {
+    fn next_event(&mut self) -> Result<Option<BlkEvent>, ReadError> {
+        // As blkparse, times count from the first event that is not a notify record: notify
+        // records (a process's name is noted just before its first event) wait for it.
+        while self.genesis_ns.is_none() {
+            match self.next_raw()? {
+                Some(e) if e.is_notify() && self.held.len() < MAX_HELD_NOTIFY => self.held.push_back(e),
+                Some(e) => {
+                    self.genesis_ns = Some(self.held.front().filter(|_| e.is_notify()).map_or(e.time_ns, |h| h.time_ns));
+                    self.held.push_back(e);
+                }
+                None => self.genesis_ns = Some(self.held.front().map_or(0, |h| h.time_ns)),
+            }
+        }
+        let genesis = self.genesis_ns.unwrap_or(0);
+        let mut e = match self.held.pop_front() {
+            Some(e) => e,
+            None => match self.next_raw()? {
+                Some(e) => e,
+                None => return Ok(None),
+            },
+        };
         e.time_ns = e.time_ns.saturating_sub(genesis);
         Ok(Some(e))
     }
@@ -441,8 +481,10 @@ pub(crate) mod tests {
 
     #[test]
     fn times_are_relative_and_payloads_parsed() {
-        let mut b = record(1, 1000, 8, 4096, Q_READ, 7, 0, &[]);
         let notify = (category::NOTIFY as u32) << 16;
+        // A process's name noted before the first event: times count from the event.
+        let mut b = record(0, 900, 0, 0, notify, 7, 0, b"dd\0");
+        b.extend(record(1, 1000, 8, 4096, Q_READ, 7, 0, &[]));
         b.extend(record(0, 1500, 0, 0, notify, 7, 0, b"cat\0\0\0\0\0\0\0\0\0\0\0\0\0"));
         b.extend(record(2, 2000, 0, 0, code::UNPLUG_IO as u32, 7, 0, &3u64.to_be_bytes()));
         let mut remap = Vec::new();
@@ -450,13 +492,15 @@ pub(crate) mod tests {
         remap.extend_from_slice(&(259u32 << 20).to_be_bytes());
         remap.extend_from_slice(&77u64.to_be_bytes());
         b.extend(record(3, 2500, 8, 4096, code::REMAP as u32, 7, 0, &remap));
-        let e: Vec<BlkEvent> = events(b).into_iter().map(Result::unwrap).collect();
+        let mut e: Vec<BlkEvent> = events(b).into_iter().map(Result::unwrap).collect();
+        assert_eq!((e[0].time_ns, &e[0].pdu), (0, &BlkPdu::Process("dd".into())));
+        e.remove(0);
         assert_eq!(e.iter().map(|e| e.time_ns).collect::<Vec<_>>(), [0, 500, 1000, 1500]);
         assert_eq!(e[0].rwbs(), "R");
         assert_eq!(e[1].pdu, BlkPdu::Process("cat".into()));
         assert_eq!(e[2].pdu, BlkPdu::Unplug { count: 3 });
         assert_eq!(e[3].pdu, BlkPdu::Remap { dev_from: 259 << 20 | 3, dev_to: 259 << 20, sector_from: 77 });
-        assert_eq!(e[3].at, 4);
+        assert_eq!(e[3].at, 5);
     }
 
     #[test]
