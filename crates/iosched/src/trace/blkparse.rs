@@ -12,7 +12,8 @@
 //!
 //! blkparse -t's `(elapsed)` before the brackets is accepted and ignored. The summary blkparse
 //! prints at the end (from a `CPUn (...)` or `Total (...)` line on) is not events and is
-//! skipped, as are blank lines. Process names come from `[comm]` (blkparse's `(null)`: none).
+//! skipped, as are blank lines and blkparse's `Input file X added` notes. Process names come
+//! from `[comm]` (blkparse's `(null)`: none).
 
 use super::blk_events::{categories_of_rwbs, category, code, code_of_letters, make_dev, BlkEvent, BlkPdu, EventSource};
 use super::blk_requests::BlkRequests;
@@ -26,10 +27,11 @@ pub fn looks_like(first_line: &str) -> bool {
     parse_line(first_line, 1).is_ok()
 }
 
-/// The start of blkparse's summary: `CPU3 (sda):` or `Total (sda):`.
+/// The start of blkparse's summary: `CPU3 (sda):`, `Total (sda):`, or where those are left out
+/// (blkparse -s off, one CPU), `Throughput (R/W): ...` or `Events (sda): n entries`.
 fn is_summary(line: &str) -> bool {
-    let cpu = line.strip_prefix("CPU").is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()));
-    (cpu || line.starts_with("Total (")) && line.contains(" (")
+    let cpu = line.strip_prefix("CPU").is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit())) && line.contains(" (");
+    cpu || ["Total (", "Throughput (", "Events ("].iter().any(|p| line.starts_with(p))
 }
 
 /// The next whitespace-separated field of `rest`, and what follows it.
@@ -203,7 +205,7 @@ impl EventSource for BlkparseEvents {
                 return Ok(None);
             };
             let line = line.trim();
-            if self.summary || line.is_empty() {
+            if self.summary || line.is_empty() || line.starts_with("Input file ") {
                 continue;
             }
             if is_summary(line) {
@@ -257,6 +259,7 @@ mod tests {
   8,0    0       10     1.000000500    0  C  FN 0 [0]
   8,0    0       11     1.5 12  m   N cfq12 idle
   8,0    0       12     1.6 12  X  WS 100 / 104 [Web Content]
+Input file sample.blktrace.1 added
 CPU1 (sample):
  Reads Queued:         963,     3852KiB	 Writes Queued:           0,        0KiB
 Throughput (R/W): 11165KiB/s / 0KiB/s
