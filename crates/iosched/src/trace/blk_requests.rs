@@ -12,8 +12,9 @@
 //!   counts). A requeue (R) takes the issue time back, so the next D sets it again.
 //! - C (completion) counts its overlap with every incomplete request on its device (those
 //!   dispatched first, if any are); a request is complete, at that C's time, once its whole range
-//!   has been covered. A flush (no sectors) is matched to the oldest incomplete flush on its
-//!   device, by D and C events without sectors.
+//!   has been covered. A flush (no sectors) is matched by D and C events without sectors on
+//!   its device: a D to the oldest flush not yet dispatched, a C to the oldest incomplete one
+//!   (dispatched first, if any is).
 //! - Requests are emitted in Q order, each once complete. Memory is bounded by the requests in
 //!   flight: when more than [`MAX_PENDING`] wait, the oldest is emitted as it is (without issue
 //!   or completion times if none came), and so are those left at the end of the trace.
@@ -160,10 +161,15 @@ impl<E: EventSource> BlkRequests<E> {
         let flush = e.sectors() == 0;
         match e.code() {
             code::ISSUE => {
-                let targets = if flush { &ids[..ids.len().min(1)] } else { &ids[..] };
-                for id in targets {
+                for id in &ids {
                     let r = &mut self.pending.get_mut(id).expect("pending").rec;
-                    r.issue_ns.get_or_insert(e.time_ns);
+                    if r.issue_ns.is_none() {
+                        r.issue_ns = Some(e.time_ns);
+                        if flush {
+                            // One flush dispatched: the oldest not yet dispatched.
+                            break;
+                        }
+                    }
                 }
             }
             code::REQUEUE => {
@@ -313,6 +319,8 @@ mod tests {
         let r = run(vec![
             ev(code::QUEUE, W, 1, 0, 16),
             ev(code::QUEUE, f, 2, 0, 0),
+            ev(code::QUEUE, f, 2, 0, 0),
+            ev(code::ISSUE, f, 2, 0, 0),
             ev(code::ISSUE, W, 3, 0, 8),
             ev(code::ISSUE, W, 4, 8, 8),
             ev(code::COMPLETE, W, 5, 0, 8),
@@ -321,7 +329,9 @@ mod tests {
             ev(code::COMPLETE, W, 9, 8, 8),
         ]);
         assert_eq!((r[0].issue_ns, r[0].complete_ns), (Some(3), Some(9)));
-        assert_eq!((r[1].op, r[1].issue_ns, r[1].complete_ns), (TraceOp::Flush, Some(6), Some(7)));
+        // The first flush was dispatched at 2 and completes first; the second, at 6, stays open.
+        assert_eq!((r[1].op, r[1].issue_ns, r[1].complete_ns), (TraceOp::Flush, Some(2), Some(7)));
+        assert_eq!((r[2].op, r[2].issue_ns, r[2].complete_ns), (TraceOp::Flush, Some(6), None));
     }
 
     #[test]

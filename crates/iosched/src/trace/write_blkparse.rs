@@ -97,7 +97,7 @@ mod tests {
             let size = if op == TraceOp::Flush { 0 } else { 8 + (i % 5) as u32 * 8 };
             let mut r = TraceRecord::new(0, i * 1_000_123, op, i * 64, size);
             r.pid = Some(100 + (i % 3) as u32);
-            r.device = (8 << 20) | (i % 2) as u32 * 16;
+            r.device = (8 << 20) | ((i % 2) as u32 * 16);
             r.sync = i % 3 == 0;
             r.meta = i % 7 == 0;
             r.readahead = op == TraceOp::Read && i % 5 == 0;
