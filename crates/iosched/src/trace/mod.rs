@@ -10,8 +10,11 @@
 //! - **ascii**: `arrival_ms  device  start_block  size_blocks  flags` with `flags` in hex;
 //!   bit 0x1 set = read, clear = write. Arrival times are absolute and must not decrease.
 
+pub mod blk_events;
+pub mod blk_requests;
 pub mod blkparse;
 pub mod blktrace;
+pub mod convert;
 pub mod csv_traces;
 pub mod depth;
 pub mod disksim_ascii;
@@ -27,6 +30,7 @@ pub mod stats;
 mod text_fuzz;
 pub mod units;
 pub mod validate;
+pub mod write_blkparse;
 pub mod write_fio;
 
 pub use format::Format;
