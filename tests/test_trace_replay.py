@@ -99,3 +99,32 @@ def test_validate_scheduler_option(tmp_path):
     assert out["fcfs"]["simulated_mean_ms"] == out["clook"]["simulated_mean_ms"]
     r = cli("validate", "ibm-deskstar-34gxp", p, "--scheduler", "nope")
     assert r.returncode == 2 and "unknown scheduler `nope`" in r.stderr
+
+
+def test_a_simulated_run_converts_to_a_fio_log_and_blkparse(tmp_path):
+    sc = tmp_path / "s.toml"
+    sc.write_text('[workload]\nkind = "closed-queue"\nqueue_depth = 8\nrequests = 300\nread_fraction = 0.7\n'
+                  '[[scheduler]]\nname = "sptf"\n[[scheduler]]\nname = "fcfs"\n')
+    csv = tmp_path / "req.csv"
+    r = cli("run", sc, "--requests-csv", csv)
+    assert r.returncode == 0, r.stderr
+    log = tmp_path / "run.iolog"
+    r = cli("trace", "convert", csv, log, "--to", "fio-v3", "--device", "1", "--fio-file", "/dev/sdb")
+    assert r.returncode == 0, r.stderr
+    assert "300 requests written" in r.stdout and "300 of other devices" in r.stdout, r.stdout
+    lines = log.read_text().splitlines()
+    assert lines[0] == "fio version 3 iolog" and lines[1] == "0 /dev/sdb add"
+    ios = [l.split() for l in lines if l.split()[2] in ("read", "write")]
+    assert len(ios) == 300
+    stamps = [int(x[0]) for x in ios]
+    assert stamps == sorted(stamps), "in issue order (the table is in completion order)"
+    s = iosched.trace_stats(log)
+    assert s["requests"] == 300 and s["reads"] + s["writes"] == 300
+    txt = tmp_path / "run.txt"
+    r = cli("trace", "convert", csv, txt, "--to", "blkparse", "--device", "0")
+    assert r.returncode == 0, r.stderr
+    s = iosched.trace_stats(txt)
+    assert s["requests"] == 300
+    r = cli("trace", "convert", csv, tmp_path / "x", "--to", "pdf")
+    assert r.returncode == 2 and "--to: unknown output format `pdf`" in r.stderr
+    assert not (tmp_path / "x").exists() and not list(tmp_path.glob("x*.part"))

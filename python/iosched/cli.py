@@ -414,6 +414,36 @@ def trace_stats_cmd(
         typer.echo("plots: " + ", ".join(str(p) for p in paths), err=True)
 
 
+@trace_app.command("convert")
+def trace_convert_cmd(
+    file: Path = typer.Argument(..., help="Trace file in any format read (or a run's --requests-csv table)."),
+    out: Path = typer.Argument(..., help="Output file."),
+    to: str = typer.Option(..., "--to", help="fio-v3 (replay with fio --read_iolog) or blkparse (text)."),
+    format: Optional[str] = typer.Option(None, "--format", help="Input format (default: detected)."),
+    skip_bad: bool = typer.Option(False, "--skip-bad", help="Count and skip malformed records."),
+    device: Optional[int] = typer.Option(None, "--device", min=0, max=2**32 - 1,
+                                         help="Only this trace device (a requests-csv table: this run, 0 = the first scheduler)."),
+    fio_file: str = typer.Option("/dev/sdX", "--fio-file", help="fio-v3: the file or device the log's I/O goes to."),
+) -> None:
+    """Write a trace as fio's iolog v3 or blkparse text, in time order: a real trace, or a simulated
+    run's requests (iosched run --requests-csv) to replay on a real device with fio."""
+    from . import _native
+    from .traces import TraceError
+
+    check_output_file(out, "OUT")
+    try:
+        report = json.loads(_native.trace_convert(str(file), str(out), to, format=format, skip_bad=skip_bad,
+                                                  device=device, fio_file=fio_file))
+    except TraceError as e:
+        raise fail(str(e))
+    parts = [f"{report['written']:,} requests written to {out}"]
+    for k, what in [("skipped_other_device", "of other devices"), ("skipped_bad", "malformed records skipped"),
+                    ("late", "beyond the reorder window, written late")]:
+        if report[k]:
+            parts.append(f"{report[k]:,} {what}")
+    _consoles.out.print("; ".join(parts))
+
+
 @trace_app.command("formats")
 def trace_formats_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the format names as a JSON list."),

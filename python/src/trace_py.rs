@@ -107,6 +107,54 @@ fn trace_count(py: Python<'_>, path: PathBuf, format: Option<&str>, skip_bad: bo
     r.map_err(|e| TraceError::new_err(e.to_string()))
 }
 
+/// Converts the trace at `path` to `to` ("blkparse" or "fio-v3") at `out_path`, in time order
+/// (a bounded reorder window: docs/traces.md); `device`: only that trace device (for a
+/// requests-csv table: that run); `fio_file`: the file or device the fio log names. Returns the
+/// report as JSON. The output is written to `out_path` + ".part" and renamed when complete.
+#[pyfunction]
+#[pyo3(signature = (path, out_path, to, format=None, skip_bad=false, device=None, fio_file="/dev/sdX"))]
+#[allow(clippy::too_many_arguments)]
+fn trace_convert(
+    py: Python<'_>,
+    path: PathBuf,
+    out_path: PathBuf,
+    to: &str,
+    format: Option<&str>,
+    skip_bad: bool,
+    device: Option<u32>,
+    fio_file: &str,
+) -> PyResult<String> {
+    use iosched::trace::convert::{convert, OutputFormat};
+    let options = read_options(format, skip_bad)?;
+    let to = OutputFormat::parse(to)
+        .ok_or_else(|| TraceError::new_err(format!("--to: unknown output format `{to}` (known: {})", OutputFormat::NAMES.join(", "))))?;
+    let fio_file = fio_file.to_string();
+    let report = py.allow_threads(|| -> Result<_, String> {
+        let mut reader = TraceReader::open(&path, options).map_err(|e| e.to_string())?;
+        let part = out_path.with_extension(match out_path.extension() {
+            Some(e) => format!("{}.part", e.to_string_lossy()),
+            None => "part".into(),
+        });
+        let file = std::fs::File::create(&part).map_err(|e| format!("{}: {e}", part.display()))?;
+        let mut out = std::io::BufWriter::new(file);
+        let result = convert(&mut reader, &mut out, to, device, &fio_file).map_err(|e| e.to_string());
+        let flushed = std::io::Write::flush(&mut out).map_err(|e| format!("{}: {e}", part.display()));
+        match result.and_then(|r| flushed.map(|()| r)) {
+            Ok(r) => {
+                std::fs::rename(&part, &out_path).map_err(|e| format!("{}: {e}", out_path.display()))?;
+                Ok(r)
+            }
+            Err(e) => {
+                // Nothing half-written is left under the name asked for.
+                let _ = std::fs::remove_file(&part);
+                Err(e)
+            }
+        }
+    });
+    let report = report.map_err(TraceError::new_err)?;
+    Ok(serde_json::to_string(&report).expect("report serializes"))
+}
+
 /// The trace format names `format=` takes.
 #[pyfunction]
 fn trace_formats() -> Vec<&'static str> {
@@ -118,5 +166,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace_stats, m)?)?;
     m.add_function(wrap_pyfunction!(trace_count, m)?)?;
     m.add_function(wrap_pyfunction!(trace_formats, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
     Ok(())
 }

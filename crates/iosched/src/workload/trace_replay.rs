@@ -615,6 +615,25 @@ mod tests {
     }
 
     #[test]
+    fn dependent_replay_keeps_a_process_overlap_and_its_think_time() {
+        // blkparse: pid 7 queues A at 0 and B at 1 ms before A completes (3 ms): B overlaps A,
+        // so it goes 1 ms after A's simulated issue. C is queued 5 ms after B completed (4 ms
+        // + 5 = 9 ms): a think time of 5 ms after B's simulated completion.
+        let text = "8,0 0 1 0.000000000 7 Q R 0 + 8 [p]\n\
+                    8,0 0 2 0.000000100 7 D R 0 + 8 [p]\n\
+                    8,0 0 3 0.001000000 7 Q R 100 + 8 [p]\n\
+                    8,0 0 4 0.001000100 7 D R 100 + 8 [p]\n\
+                    8,0 0 5 0.003000000 0 C R 0 + 8 [0]\n\
+                    8,0 0 6 0.004000000 0 C R 100 + 8 [0]\n\
+                    8,0 0 7 0.009000000 7 Q R 200 + 8 [p]\n\
+                    8,0 0 8 0.009000100 7 D R 200 + 8 [p]\n\
+                    8,0 0 9 0.010000000 0 C R 200 + 8 [0]\n";
+        let (r, _) = run(config(temp_trace("dep.blkparse", text), ReplayMode::Dependent { time_scale: 1.0 }));
+        // Simulated: A 0..10 ms; B issued at 1, served 10..20; C at 20 + 5 = 25.
+        assert_eq!(r.iter().map(|x| (x.1, x.2, x.3)).collect::<Vec<_>>(), vec![(0, 0.0, 10.0), (100, 1.0, 20.0), (200, 25.0, 35.0)]);
+    }
+
+    #[test]
     fn sectors_beyond_the_disk_error_fold_or_scale() {
         let path = temp_trace("big.trace", "0 0 0 8 1\n1000 0 3000000 8 1\n");
         let mut w = TraceReplay::new(config(path.clone(), ReplayMode::Open { time_scale: 1.0 }), 1 << 20).unwrap();
