@@ -106,8 +106,9 @@ def measure_in_child(path: Path) -> dict:
 
 def run_memory_bench(gb: float = 1.0, gzip: bool = False, tmp: Optional[Path] = None, progress=None) -> list:
     """Generated traces of 0.1 GB and `gb` GB (decompressed) summarized in child processes: MQSim
-    (no completion times) and DiskSim validate (every request completes: the queue-depth series
-    and Q2C histogram are fed too); with `gzip`, also the `gb` MQSim one gzipped. One dict per
+    (no completion times), DiskSim validate (every request completes: the queue-depth series
+    and Q2C histogram are fed too) and blktrace (Q/D/C events matched into requests); with
+    `gzip`, also the `gb` MQSim one gzipped. One dict per
     file: format, size, records, times, peak RSS."""
     rows = []
     with tempfile.TemporaryDirectory(prefix="iosched-trace-mem-", dir=tmp) as d:
@@ -131,7 +132,9 @@ def memory_cases(gb: float, gzip: bool) -> list:
     cases = [("mqsim", 0.1, False), ("mqsim", gb, False)]
     if gzip:
         cases.append(("mqsim", gb, True))
-    return cases + [("disksim-validate", 0.1, False), ("disksim-validate", gb, False)]
+    # blktrace: Q, D and C records per request, so the request builder's matching (pending
+    # requests, bounded) is fed as well.
+    return cases + [("disksim-validate", 0.1, False), ("disksim-validate", gb, False), ("blktrace", 0.1, False), ("blktrace", gb, False)]
 
 
 if __name__ == "__main__":
