@@ -128,3 +128,18 @@ def test_a_simulated_run_converts_to_a_fio_log_and_blkparse(tmp_path):
     r = cli("trace", "convert", csv, tmp_path / "x", "--to", "pdf")
     assert r.returncode == 2 and "--to: unknown output format `pdf`" in r.stderr
     assert not (tmp_path / "x").exists() and not list(tmp_path.glob("x*.part"))
+
+
+@needs_traces
+def test_reproduce_traces_quick_is_deterministic_across_pools(tmp_path):
+    for jobs, out in [("1", tmp_path / "a"), ("2", tmp_path / "b")]:
+        r = cli("reproduce", "traces", "--quick", "--out", out, "--traces", TRACES, "-j", jobs)
+        assert r.returncode == 0, r.stderr
+    a = (tmp_path / "a" / "report.md").read_text().splitlines()
+    b = (tmp_path / "b" / "report.md").read_text().splitlines()
+    # Identical apart from the wall time on the second line.
+    assert a[0] == b[0] and a[2:] == b[2:]
+    assert "## websearch" in "\n".join(a) and "## tpcc" in "\n".join(a)
+    assert "iosched advise" in "\n".join(a)
+    r = cli("reproduce", "traces", "--traces", tmp_path / "nope")
+    assert r.returncode == 2 and "not a directory" in r.stderr
