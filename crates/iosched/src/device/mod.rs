@@ -6,6 +6,8 @@ pub mod calibration;
 pub mod describe;
 pub mod disksim;
 pub mod drive_queue;
+#[cfg(test)]
+pub mod fixed_service;
 pub mod geometry;
 pub mod presets;
 pub mod raid0;

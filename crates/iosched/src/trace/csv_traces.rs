@@ -217,14 +217,7 @@ impl CsvReader {
 impl RecordReader for CsvReader {
     fn next_record(&mut self) -> Result<Option<TraceRecord>, ReadError> {
         loop {
-            let line = match self.lines.next_line()? {
-                None => return Ok(None),
-                Some(l) => l.trim(),
-            };
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            let line = line.to_string();
+            let Some(line) = self.lines.next_content_line()? else { return Ok(None) };
             if let Some(r) = self.parse(&line)? {
                 return Ok(Some(r));
             }

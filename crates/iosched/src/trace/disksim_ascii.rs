@@ -127,17 +127,8 @@ impl DisksimReader {
 
 impl RecordReader for DisksimReader {
     fn next_record(&mut self) -> Result<Option<TraceRecord>, ReadError> {
-        loop {
-            let line = match self.lines.next_line()? {
-                None => return Ok(None),
-                Some(l) => l.trim(),
-            };
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            let line = line.to_string();
-            return self.parse(&line).map(Some);
-        }
+        let Some(line) = self.lines.next_content_line()? else { return Ok(None) };
+        self.parse(&line).map(Some)
     }
 }
 

@@ -141,14 +141,7 @@ impl FioReader {
 impl RecordReader for FioReader {
     fn next_record(&mut self) -> Result<Option<TraceRecord>, ReadError> {
         loop {
-            let line = match self.lines.next_line()? {
-                None => return Ok(None),
-                Some(l) => l.trim(),
-            };
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            let line = line.to_string();
+            let Some(line) = self.lines.next_content_line()? else { return Ok(None) };
             if !self.header_seen {
                 let want = format!("fio version {} iolog", self.version);
                 if !line.starts_with(&want) {

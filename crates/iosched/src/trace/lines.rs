@@ -31,6 +31,18 @@ impl Lines {
         TraceError { file: self.source.clone(), line: line as usize, message: message.into(), text: text.to_string() }
     }
 
+    /// The next line with content, trimmed and owned: blank lines and `#` comments are passed
+    /// over (every text trace format allows them). None at the end.
+    pub fn next_content_line(&mut self) -> Result<Option<String>, ReadError> {
+        loop {
+            let Some(line) = self.next_line()? else { return Ok(None) };
+            let line = line.trim();
+            if !line.is_empty() && !line.starts_with('#') {
+                return Ok(Some(line.to_string()));
+            }
+        }
+    }
+
     /// The next line without its line terminator (`\n` or `\r\n`), or None at the end.
     pub fn next_line(&mut self) -> Result<Option<&str>, ReadError> {
         self.buf.clear();

@@ -113,7 +113,6 @@ impl RecordReader for RequestsCsvReader {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::metrics::csv::CsvRecordWriter;
     use crate::scenario::{RunOptions, Scenario};
     use crate::trace::{Format, ReadOptions, TraceReader};

@@ -101,17 +101,8 @@ impl SStartupReader {
 
 impl RecordReader for SStartupReader {
     fn next_record(&mut self) -> Result<Option<TraceRecord>, ReadError> {
-        loop {
-            let line = match self.lines.next_line()? {
-                None => return Ok(None),
-                Some(l) => l.trim(),
-            };
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            let line = line.to_string();
-            return self.parse(&line).map(Some);
-        }
+        let Some(line) = self.lines.next_content_line()? else { return Ok(None) };
+        self.parse(&line).map(Some)
     }
 
     fn process_names(&self) -> Vec<(u32, String)> {

@@ -494,47 +494,10 @@ impl Workload for TraceReplay {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::device::{ArmPath, Device, DeviceView, Service};
-    use crate::request::Op;
     use crate::sched::fcfs::Fcfs;
     use crate::sim::engine::simulate;
 
-    /// Every request takes exactly 10 ms.
-    struct Fixed;
-    impl DeviceView for Fixed {
-        fn name(&self) -> &str {
-            "fixed"
-        }
-        fn capacity_sectors(&self) -> u64 {
-            1 << 20
-        }
-        fn cylinders(&self) -> u32 {
-            1
-        }
-        fn cylinder_of(&self, _: u64) -> u32 {
-            0
-        }
-        fn head_cylinder(&self) -> u32 {
-            0
-        }
-        fn head_sector(&self) -> u64 {
-            0
-        }
-        fn seek_time_ns(&self, _: u32) -> Nanos {
-            0
-        }
-        fn positioning_time_ns(&self, _: u64, _: u32, _: Op, _: Nanos) -> Nanos {
-            0
-        }
-    }
-    impl Device for Fixed {
-        fn service(&mut self, _: &Request, _: ArmPath, now: Nanos) -> Service {
-            Service { dispatch_ns: now, completion_ns: now + 10_000_000, ..Service::default() }
-        }
-        fn as_view(&self) -> &dyn DeviceView {
-            self
-        }
-    }
+    use crate::device::fixed_service::FixedService10ms as Fixed;
 
     fn temp_trace(name: &str, text: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("iosched-replay-test-{}", std::process::id()));
