@@ -69,47 +69,32 @@ pub struct TraceReader {
 impl TraceReader {
     /// Opens the trace at `path` (for blktrace, the per-CPU files beside it too).
     pub fn open(path: &Path, options: ReadOptions) -> Result<TraceReader, TraceError> {
-        let mut input = TraceInput::open(path)?;
-        let format = match options.format {
-            Some(f) => f,
-            None => Format::detect(path, &input.peek(super::format::DETECT_BYTES)?).map_err(|m| TraceError {
-                file: input.source.clone(),
-                line: 0,
-                message: m,
-                text: String::new(),
-            })?,
-        };
-        let (source, compression, progress) = (input.source.clone(), input.compression, input.progress.clone());
-        let inner = format.reader(input, Some(path))?;
-        Ok(TraceReader {
-            source,
-            format,
-            compression,
-            progress,
-            inner,
-            skip_bad: options.skip_bad,
-            records: 0,
-            skipped: 0,
-            skipped_examples: Vec::new(),
-        })
+        TraceReader::over(TraceInput::open(path)?, Some(path), options)
     }
 
     /// Reads a trace held in memory (tests, the fuzzer, text given to the Python API).
     pub fn from_bytes(bytes: Vec<u8>, source: &str, options: ReadOptions) -> Result<TraceReader, TraceError> {
-        let mut input = TraceInput::from_bytes(bytes, source)?;
+        TraceReader::over(TraceInput::from_bytes(bytes, source)?, None, options)
+    }
+
+    /// A reader of `input` in the given or detected format; `path`: where it came from, if a file.
+    fn over(mut input: TraceInput, path: Option<&Path>, options: ReadOptions) -> Result<TraceReader, TraceError> {
         let format = match options.format {
             Some(f) => f,
-            None => Format::detect(Path::new(source), &input.peek(super::format::DETECT_BYTES)?).map_err(|m| TraceError {
-                file: source.to_string(),
-                line: 0,
-                message: m,
-                text: String::new(),
-            })?,
+            None => {
+                let named = path.unwrap_or_else(|| Path::new(&input.source)).to_path_buf();
+                Format::detect(&named, &input.peek(super::format::DETECT_BYTES)?).map_err(|m| TraceError {
+                    file: input.source.clone(),
+                    line: 0,
+                    message: m,
+                    text: String::new(),
+                })?
+            }
         };
-        let (compression, progress) = (input.compression, input.progress.clone());
-        let inner = format.reader(input, None)?;
+        let (source, compression, progress) = (input.source.clone(), input.compression, input.progress.clone());
+        let inner = format.reader(input, path)?;
         Ok(TraceReader {
-            source: source.to_string(),
+            source,
             format,
             compression,
             progress,
