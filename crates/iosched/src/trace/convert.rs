@@ -154,11 +154,18 @@ pub fn convert(
         }
         Ok(())
     };
+    // Pids whose command was looked up in the reader (it learns names as it reads): once each.
+    let mut looked_up = std::collections::HashSet::new();
     while let Some(r) = reader.next_record()? {
         report.records_read += 1;
         if device.is_some_and(|d| d != r.device) {
             report.skipped_other_device += 1;
             continue;
+        }
+        if let (Writer::Blk(b), Some(pid)) = (&mut writer, r.pid) {
+            if !b.knows(pid) && looked_up.insert(pid) {
+                b.add_process_names(reader.process_names());
+            }
         }
         window.push(r, &mut ready);
         write(&mut writer, &mut ready, &mut report)?;
@@ -178,7 +185,7 @@ pub fn convert(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::TraceOp;
+    use crate::trace::{TraceOp, TraceReader};
 
     #[test]
     fn the_window_puts_records_back_in_time_order() {
@@ -192,6 +199,23 @@ mod tests {
         // 1..9 released in order once 30 is seen; 2 came after 30, beyond the window: late.
         assert_eq!(times, vec![1, 3, 5, 9, 2, 30, 50]);
         assert_eq!(w.late, 1);
+    }
+
+    #[test]
+    fn names_learned_while_reading_reach_the_blkparse_output() {
+        let log = "fio version 3 iolog\n10 /data/a add\n11 /data/a open\n20 /data/a read 0 4096\n30 /data/a write 8192 4096\n";
+        let mut reader = TraceReader::from_bytes(log.as_bytes().to_vec(), "a.iolog", Default::default()).unwrap();
+        let mut out = Vec::new();
+        let report = convert(&mut reader, &mut out, OutputFormat::Blkparse, None, "x").unwrap();
+        assert_eq!(report.written, 2);
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.lines().all(|l| l.ends_with("[/data/a]")), "{text}");
+        // And back: the same two requests, in order.
+        let back = TraceReader::from_bytes(text.into_bytes(), "b.txt", Default::default()).unwrap().read_all().unwrap();
+        assert_eq!(
+            back.iter().map(|r| (r.op, r.sector, r.size_sectors)).collect::<Vec<_>>(),
+            vec![(TraceOp::Read, 0, 8), (TraceOp::Write, 16, 8)]
+        );
     }
 
     #[test]

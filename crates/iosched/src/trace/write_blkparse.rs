@@ -33,6 +33,16 @@ impl<W: Write> BlkparseWriter<W> {
         self
     }
 
+    /// Whether a command is known for `pid`.
+    pub fn knows(&self, pid: u32) -> bool {
+        self.names.contains_key(&pid)
+    }
+
+    /// Adds commands learned later (a streaming reader learns them as it goes).
+    pub fn add_process_names(&mut self, names: impl IntoIterator<Item = (u32, String)>) {
+        self.names.extend(names);
+    }
+
     /// Lines written so far.
     pub fn lines(&self) -> u64 {
         self.lines
