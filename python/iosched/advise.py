@@ -11,9 +11,7 @@ report shows what measuring every candidate gains over it (docs/advise.md).
 
 from __future__ import annotations
 
-import json
 import math
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
@@ -124,23 +122,17 @@ def jain(values: Sequence[float]) -> float:
     return sum(v) ** 2 / (len(v) * sum(x * x for x in v))
 
 
-@dataclass
-class Candidate:
-    label: str
-    table: dict
-    summary: dict = field(default_factory=dict)
-
-    def metrics(self) -> dict:
-        s = self.summary
-        procs = [p for p in s["processes"] if p["requests"] >= max(1, 0.01 * s["requests"])]
-        return {
-            "throughput_mb_s": s["throughput_mb_s"],
-            "response_ms_mean": s["response_ms"]["mean"],
-            "response_ms_p99": s["response_ms"]["p99"],
-            # Equal waiting across streams: Jain's index of their mean response times.
-            "fairness_jain": jain([p["response_ms"]["mean"] for p in procs]),
-            "elapsed_s": s["elapsed_s"],
-        }
+def metrics(s: dict) -> dict:
+    """A candidate's run summary as the ranking's metrics."""
+    procs = [p for p in s["processes"] if p["requests"] >= max(1, 0.01 * s["requests"])]
+    return {
+        "throughput_mb_s": s["throughput_mb_s"],
+        "response_ms_mean": s["response_ms"]["mean"],
+        "response_ms_p99": s["response_ms"]["p99"],
+        # Equal waiting across streams: Jain's index of their mean response times.
+        "fairness_jain": jain([p["response_ms"]["mean"] for p in procs]),
+        "elapsed_s": s["elapsed_s"],
+    }
 
 
 def score(rows: List[dict], objective: str, weights: Dict[str, float]) -> None:
@@ -165,30 +157,33 @@ def score(rows: List[dict], objective: str, weights: Dict[str, float]) -> None:
 
 
 def advise(scenario_dict: dict, candidates: List[tuple], objective: str, weights: Dict[str, float], pool,
-           progress=None) -> dict:
-    """Runs the baseline and every candidate; returns the characterisation and the ranking."""
+           progress=None, source: str = "<dict>") -> dict:
+    """Runs the baseline and every candidate; returns the characterisation and the ranking.
+    `source`: the scenario's file, if it came from one (its relative paths start there)."""
     from . import run
-    from .api import as_scenario
+    from .scenario import Scenario
 
     if objective not in OBJECTIVES:
         raise AdviseError(f"--objective: unknown objective `{objective}` (known: {', '.join(OBJECTIVES)})")
     base = dict(scenario_dict)
     base["scheduler"] = [{"name": "noop", "label": "baseline (noop)"}]
-    baseline = run(base, records=True)
+    baseline = run(Scenario.from_dict(base, source), records=True)
     features = characterise(baseline.requests)
     tasks = []
     for label, table in candidates:
         s = dict(scenario_dict)
         s["scheduler"] = [dict(table, label=label)]
-        scn = as_scenario(s)
+        scn = Scenario.from_dict(s, source)
         tasks.append((scn.text, scn.source, None))
     results = pool.map(tasks, progress=progress)
     rows = []
     for (label, table), summaries in zip(candidates, results):
-        c = Candidate(label, table, summaries[0])
-        row = {"candidate": label, "scheduler": table["name"], **c.metrics()}
-        if table["name"] == "adaptive" and c.summary.get("selection"):
-            row["note"] = "chose by its table: " + json.dumps(c.summary.get("scheduler_counters", {}))
+        row = {"candidate": label, "scheduler": table["name"], **metrics(summaries[0])}
+        if table["name"] == "adaptive":
+            # What the rule chose: adaptive counts its dispatches per table scheduler.
+            c = summaries[0]["scheduler_counters"]
+            used = [f"{k[len('dispatched_'):]} ({v:,})" for k, v in sorted(c.items()) if k.startswith("dispatched_") and v]
+            row["note"] = f"dispatched by {', '.join(used) or 'none'}; {c.get('switches', 0)} switches"
         rows.append(row)
     score(rows, objective, weights)
     rows.sort(key=lambda r: (-r["score"], r["candidate"]))
@@ -232,4 +227,5 @@ def report_markdown(source: str, result: dict) -> str:
     for r in result["ranking"]:
         lines.append(f"| {r['rank']} | {r['candidate']} | {r['score']:.3f} | {r['throughput_mb_s']:.2f} | "
                      f"{r['response_ms_mean']:.1f} | {r['response_ms_p99']:.1f} | {r['fairness_jain']:.3f} |")
+    lines += [""] + [f"{r['candidate']}: {r['note']}" for r in result["ranking"] if r.get("note")]
     return "\n".join(lines) + "\n"

@@ -752,10 +752,11 @@ def advise(
             raise adv.AdviseError(f"{workload}: no such file")
         if workload.suffix == ".toml":
             scn = Scenario.from_file(workload)
-            scenario = _absolute_paths(scn.to_dict(), workload.parent)
+            scenario, source = scn.to_dict(), str(workload)
         else:
             scenario = trace_scenario(workload, device=device, replay=replay, time_scale=time_scale, queue_depth=queue_depth,
                                       format=trace_format, sector_map=sector_map)
+            source = str(workload)
             as_scenario(scenario)  # the trace opens and its first record reads: errors name it
     except (adv.AdviseError, ScenarioError) as e:
         raise fail(str(e))
@@ -765,7 +766,8 @@ def advise(
     try:
         with progress_bar(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn()) as bar:
             task = bar.add_task(f"advise ({pool.describe()})", total=len(chosen))
-            result = adv.advise(scenario, chosen, objective, w, pool, progress=lambda done, total: bar.update(task, completed=done))
+            result = adv.advise(scenario, chosen, objective, w, pool, progress=lambda done, total: bar.update(task, completed=done),
+                                source=source)
     except ScenarioError as e:
         raise fail(str(e))
     if out_dir is not None:
@@ -789,19 +791,11 @@ def advise(
         t.add_row(str(r["rank"]), escape(r["candidate"]), f"{r['score']:.3f}", _f(r["throughput_mb_s"], 2),
                   _f(r["response_ms_mean"]), _f(r["response_ms_p99"]), f"{r['fairness_jain']:.3f}")
     out.print(t)
+    for r in result["ranking"]:
+        if r.get("note"):
+            out.print(f"{escape(r['candidate'])}: {escape(r['note'])}")
     best = result["ranking"][0]
     out.print(f"advice: [bold]{escape(best['candidate'])}[/bold] (score {best['score']:.3f})")
-
-
-def _absolute_paths(scenario: dict, base: Path) -> dict:
-    """A scenario's relative file paths made absolute (it is re-serialised away from its file)."""
-    wl = scenario.get("workload") or {}
-    if "trace" in wl and not Path(wl["trace"]).is_absolute():
-        wl["trace"] = str((base / wl["trace"]).resolve())
-    dev = scenario.get("device") or {}
-    if "disksim" in dev and not Path(dev["disksim"]).is_absolute():
-        dev["disksim"] = str((base / dev["disksim"]).resolve())
-    return scenario
 
 
 @app.command()

@@ -60,20 +60,11 @@ def traces_dir(traces: "Optional[str | Path]") -> Path:
 
 
 def trace_rate(path: Path) -> tuple:
-    """(requests, duration_s) of an MQSim trace, read through the native stats when present."""
-    from .. import _native
+    """(requests, duration_s) of a trace, from its streaming summary."""
+    from ..traces import trace_stats
 
-    if hasattr(_native, "trace_stats"):
-        s = json.loads(_native.trace_stats(str(path)))
-        return s["requests"], s["duration_s"]
-    n, first, last = 0, None, 0
-    with open(path) as f:
-        for line in f:
-            if line.strip():
-                t = int(line.split()[0])
-                first = t if first is None else first
-                last, n = t, n + 1
-    return n, (last - (first or 0)) / 1e9
+    s = trace_stats(path)
+    return s["requests"], s["duration_s"]
 
 
 def settings(requests: int, duration_s: float) -> List[tuple]:

@@ -52,13 +52,9 @@ fn fields(line: &str) -> Vec<String> {
 impl RecordReader for RequestsCsvReader {
     fn next_record(&mut self) -> Result<Option<TraceRecord>, ReadError> {
         loop {
-            let Some(line) = self.lines.next_line()? else { return Ok(None) };
-            let line = line.to_string();
+            let Some(line) = self.lines.next_content_line()? else { return Ok(None) };
             let line = line.as_str();
             let n = self.lines.line;
-            if line.trim().is_empty() {
-                continue;
-            }
             let f = fields(line);
             let Some(cols) = self.columns else {
                 let mut cols = [0usize; 10];

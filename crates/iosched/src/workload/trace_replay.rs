@@ -112,9 +112,8 @@ struct ProcessState {
     queue: VecDeque<Pending>,
     /// The last issued request's trace times and simulated issue time.
     last: Option<(Pending, Nanos)>,
-    /// Its next request waits for the completion of the last issued one.
-    waits_for_completion: bool,
-    /// A timer is set for its next request.
+    /// A timer is set for its next request; without one, an issued process's next request
+    /// waits for the completion of the last issued one.
     timer_set: bool,
 }
 
@@ -185,12 +184,7 @@ impl TraceReplay {
 
     /// Trace nanoseconds (relative) to simulated nanoseconds.
     fn scaled(&self, trace_ns: Nanos) -> Nanos {
-        let v = trace_ns as f64 * self.scale();
-        if v >= u64::MAX as f64 {
-            u64::MAX
-        } else {
-            v as Nanos
-        }
+        scale_ns(trace_ns, self.scale())
     }
 
     fn stopped(&self, at: Nanos) -> bool {
@@ -392,20 +386,17 @@ impl TraceReplay {
         }
         let st = self.processes.get_mut(&pid).expect("present");
         st.last = Some((p, now));
-        match (p.complete_ns, st.queue.front().copied()) {
-            (Some(done), Some(next)) if next.time_ns < done => {
-                let gap = next.time_ns.saturating_sub(p.time_ns);
-                st.waits_for_completion = false;
+        if let (Some(done), Some(next)) = (p.complete_ns, st.queue.front().copied()) {
+            if next.time_ns < done {
                 st.timer_set = true;
-                let at = now.saturating_add(self.scaled(gap));
+                let at = now.saturating_add(self.scaled(next.time_ns.saturating_sub(p.time_ns)));
                 out.timer(at, pid as u64);
             }
-            _ => st.waits_for_completion = true,
         }
     }
 
     fn dependent_complete(&mut self, pid: u32, now: Nanos, out: &mut Emit) {
-        let waiting = self.processes.get(&pid).is_some_and(|s| s.waits_for_completion && !s.timer_set);
+        let waiting = self.processes.get(&pid).is_some_and(|s| s.last.is_some() && !s.timer_set);
         if !waiting {
             return;
         }
@@ -413,14 +404,22 @@ impl TraceReplay {
         let scale = self.scale();
         let st = self.processes.get_mut(&pid).expect("present");
         let (Some(next), Some((last, last_issue))) = (st.queue.front().copied(), st.last) else { return };
-        let scaled = |ns: Nanos| -> Nanos { (ns as f64 * scale).min(u64::MAX as f64) as Nanos };
         let at = match last.complete_ns {
-            Some(done) => now.saturating_add(scaled(next.time_ns.saturating_sub(done))),
-            None => now.max(last_issue.saturating_add(scaled(next.time_ns.saturating_sub(last.time_ns)))),
+            Some(done) => now.saturating_add(scale_ns(next.time_ns.saturating_sub(done), scale)),
+            None => now.max(last_issue.saturating_add(scale_ns(next.time_ns.saturating_sub(last.time_ns), scale))),
         };
-        st.waits_for_completion = false;
         st.timer_set = true;
         out.timer(at, pid as u64);
+    }
+}
+
+/// `ns` x `scale`, saturating (a float product beyond u64 is u64::MAX, not a wrap).
+fn scale_ns(ns: Nanos, scale: f64) -> Nanos {
+    let v = ns as f64 * scale;
+    if v >= u64::MAX as f64 {
+        u64::MAX
+    } else {
+        v as Nanos
     }
 }
 
