@@ -1,8 +1,6 @@
 """Deterministic synthetic traces in every format the readers take (the benchmark's input): the
 same request stream (seeded: times, devices, processes, sectors, sizes, reads and writes), written
-as each format writes it. Formats whose readers are still being written are generated too, from
-their documented layouts (shared/reference/trace-formats.md), so their speed can be measured once
-the readers land."""
+as each format writes it, following the documented layouts (shared/reference/trace-formats.md)."""
 
 from __future__ import annotations
 
@@ -138,11 +136,15 @@ def _blktrace(reqs: Iterator[Req], out: IO[bytes]) -> None:
             out.write(_BLK.pack(_MAGIC, seq, r.t_ns + dt, r.sector, r.sectors * 512, action, pid, dev, 0, 0, 0))
 
 
+def _open(path: Path, compress: bool):
+    """The file to write: gzip level 1 when `compress`."""
+    return gzip.open(path, "wb", compresslevel=1) if compress else open(path, "wb")
+
+
 def write_trace(fmt: str, path: Union[str, Path], n: int, seed: int = 1, compress: bool = False) -> Path:
     """Writes `n` requests (`requests(n, seed)`) as `fmt` to `path` (gzip level 1 if `compress`)."""
     path = Path(path)
-    opener = (lambda p: gzip.open(p, "wb", compresslevel=1)) if compress else (lambda p: open(p, "wb"))
-    with opener(path) as out:
+    with _open(path, compress) as out:
         if fmt == "blktrace":
             _blktrace(requests(n, seed), out)
         else:
@@ -173,9 +175,8 @@ def write_bytes(fmt: str, path: Union[str, Path], target_bytes: int, seed: int =
         return _blktrace_bytes(Path(path), target_bytes, rng, compress)
     else:
         raise ValueError(f"no bulk generator for `{fmt}`")
-    opener = (lambda p: gzip.open(p, "wb", compresslevel=1)) if compress else (lambda p: open(p, "wb"))
     written, records, t = 0, 0, 1_000_000
-    with opener(Path(path)) as out:
+    with _open(Path(path), compress) as out:
         while written < target_bytes:
             if fmt == "mqsim":
                 parts = []
@@ -209,18 +210,17 @@ def _blktrace_bytes(path: Path, target_bytes: int, rng: random.Random, compress:
     dev = np.uint32((8 << 20) | 16)
     resp = gen.integers(100_000, 10_000_000, n).astype(np.uint64)
     block = np.zeros(3 * n, dtype=dtype)
-    block["magic"] = 0x65617400 | 0x07
+    block["magic"] = _MAGIC
     block["dev"] = dev
-    for k, (code, bit) in enumerate(((1, 0x10), (7, 0x40), (8, 0x80))):
+    for k, a in enumerate("QDC"):
         view = block[k::3]
         view["sector"], view["bytes"] = sector, size
-        view["action"] = code | ((cat | bit) << 16)
-        view["pid"] = pid if code != 8 else 0
+        view["action"] = _ACT[a] | ((cat | _CAT[a]) << 16)
+        view["pid"] = pid if a != "C" else 0
     base = np.arange(n, dtype=np.uint64) * 100_000
     offsets = (np.zeros(n, dtype=np.uint64), np.full(n, 20_000, dtype=np.uint64), 20_000 + resp)
-    opener = (lambda p: gzip.open(p, "wb", compresslevel=1)) if compress else (lambda p: open(p, "wb"))
     written, requests, t0 = 0, 0, np.uint64(1_000_000)
-    with opener(path) as out:
+    with _open(path, compress) as out:
         while written < target_bytes:
             for k in range(3):
                 block["time"][k::3] = t0 + base + offsets[k]

@@ -124,32 +124,14 @@ fn trace_convert(
     device: Option<u32>,
     fio_file: &str,
 ) -> PyResult<String> {
-    use iosched::trace::convert::{convert, OutputFormat};
+    use iosched::trace::convert::OutputFormat;
     let options = read_options(format, skip_bad)?;
     let to = OutputFormat::parse(to)
         .ok_or_else(|| TraceError::new_err(format!("--to: unknown output format `{to}` (known: {})", OutputFormat::NAMES.join(", "))))?;
     let fio_file = fio_file.to_string();
     let report = py.allow_threads(|| -> Result<_, String> {
         let mut reader = TraceReader::open(&path, options).map_err(|e| e.to_string())?;
-        let part = out_path.with_extension(match out_path.extension() {
-            Some(e) => format!("{}.part", e.to_string_lossy()),
-            None => "part".into(),
-        });
-        let file = std::fs::File::create(&part).map_err(|e| format!("{}: {e}", part.display()))?;
-        let mut out = std::io::BufWriter::new(file);
-        let result = convert(&mut reader, &mut out, to, device, &fio_file).map_err(|e| e.to_string());
-        let flushed = std::io::Write::flush(&mut out).map_err(|e| format!("{}: {e}", part.display()));
-        match result.and_then(|r| flushed.map(|()| r)) {
-            Ok(r) => {
-                std::fs::rename(&part, &out_path).map_err(|e| format!("{}: {e}", out_path.display()))?;
-                Ok(r)
-            }
-            Err(e) => {
-                // Nothing half-written is left under the name asked for.
-                let _ = std::fs::remove_file(&part);
-                Err(e)
-            }
-        }
+        iosched::trace::convert::convert_file(&mut reader, &out_path, to, device, &fio_file)
     });
     let report = report.map_err(TraceError::new_err)?;
     Ok(serde_json::to_string(&report).expect("report serializes"))

@@ -179,13 +179,18 @@ impl<E: EventSource> BlkRequests<E> {
             }
             _ => {
                 // Those dispatched, if any: a C belongs to a request the device was given.
-                let issued: Vec<u64> = ids.iter().copied().filter(|id| self.pending[id].rec.issue_ns.is_some()).collect();
-                let mut targets = if issued.is_empty() { ids.clone() } else { issued };
-                if flush {
-                    targets.truncate(1);
-                }
+                // (No list is built: this runs for every C event.)
+                let any_issued = ids.iter().any(|id| self.pending[id].rec.issue_ns.is_some());
                 let (start, end) = (e.sector, e.sector.saturating_add(e.sectors() as u64));
-                for id in targets {
+                let mut taken = 0;
+                for &id in &ids {
+                    if any_issued && self.pending[&id].rec.issue_ns.is_none() {
+                        continue;
+                    }
+                    if flush && taken == 1 {
+                        break;
+                    }
+                    taken += 1;
                     let p = self.pending.get_mut(&id).expect("pending");
                     let (s, n) = (p.rec.sector, p.rec.size_sectors as u64);
                     let overlap = end.min(s.saturating_add(n)).saturating_sub(start.max(s));

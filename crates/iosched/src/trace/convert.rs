@@ -182,6 +182,32 @@ pub fn convert(
     Ok(report)
 }
 
+/// [`convert`] from the trace at `path` to the file `out_path`, written as `OUT.part` and renamed
+/// once complete, so nothing half-written stands under the name asked for (removed on error).
+pub fn convert_file(
+    reader: &mut TraceReader,
+    out_path: &std::path::Path,
+    format: OutputFormat,
+    device: Option<u32>,
+    fio_file: &str,
+) -> Result<ConvertReport, String> {
+    let mut part = out_path.as_os_str().to_owned();
+    part.push(".part");
+    let part = std::path::PathBuf::from(part);
+    let written = (|| {
+        let file = std::fs::File::create(&part).map_err(|e| format!("{}: {e}", part.display()))?;
+        let mut out = std::io::BufWriter::new(file);
+        let report = convert(reader, &mut out, format, device, fio_file).map_err(|e| e.to_string())?;
+        out.flush().map_err(|e| format!("{}: {e}", part.display()))?;
+        std::fs::rename(&part, out_path).map_err(|e| format!("{}: {e}", out_path.display()))?;
+        Ok(report)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&part);
+    }
+    written
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -198,19 +198,18 @@ impl TraceStats {
             self.sizes.record(r.size_sectors as u64);
             self.size_buckets.add(r.size_sectors as u64);
             let key = StreamKey { device: r.device, pid: r.pid };
-            if let Some(&end) = self.stream_end.get(&key) {
+            // One map operation each: insert returns the previous request's end.
+            if let Some(end) = self.stream_end.insert(key, r.end_sector()) {
                 self.seq_candidates += 1;
                 let gap = r.sector.abs_diff(end);
                 self.sequential += (gap == 0) as u64;
                 self.near += (gap <= NEAR_SECTORS) as u64;
             }
-            self.stream_end.insert(key, r.end_sector());
-            if let Some(&end) = self.device_end.get(&r.device) {
+            if let Some(end) = self.device_end.insert(r.device, r.end_sector()) {
                 let d = r.sector.abs_diff(end);
                 self.seeks.record(d);
                 self.seek_buckets.add(d);
             }
-            self.device_end.insert(r.device, r.end_sector());
         }
         self.processes.entry(r.pid).or_default().add(r);
         self.devices.entry(r.device).or_default().add(r);

@@ -4,8 +4,9 @@
 
 use super::{MAX_TRACE_BLOCK, MAX_TRACE_REQUEST_BLOCKS};
 
+pub use crate::time::NS_PER_S;
+
 pub const SECTOR_BYTES: u64 = 512;
-pub const NS_PER_S: u64 = 1_000_000_000;
 
 /// The latest absolute (Unix-epoch) time a trace may give: 1e10 s (year 2286). In ns it stays
 /// below u64's 1.8e19, with room for a response time on top (added checked anyway).
@@ -50,9 +51,17 @@ pub fn sector_bytes_extent<'a>(sector: &'a str, bytes: &'a str) -> Result<(u64, 
             bytes,
         ));
     }
-    let sectors = len.div_ceil(SECTOR_BYTES).to_string();
-    // The sector range checks; the size is already in range, so any error is about the start.
-    super::parse_extent(sector, &sectors).map_err(|(m, _)| (m, sector))
+    let start: u64 = sector.parse().map_err(|_| ("start block: expected a non-negative integer".to_string(), sector))?;
+    let sectors = len.div_ceil(SECTOR_BYTES);
+    // start < 2^48 and sectors <= 2^24 (checked above): the sum cannot wrap.
+    // The messages parse_extent gives for a sector extent.
+    if start >= MAX_TRACE_BLOCK {
+        return Err((format!("start block: must be below 2^48 = {MAX_TRACE_BLOCK}"), sector));
+    }
+    if start + sectors > MAX_TRACE_BLOCK {
+        return Err((format!("start block: the request would end past block 2^48 = {MAX_TRACE_BLOCK}"), sector));
+    }
+    Ok((start, sectors as u32))
 }
 
 /// Non-negative decimal seconds (`12`, `4.666589`, `.015820`, `1456095145.133076000`) as

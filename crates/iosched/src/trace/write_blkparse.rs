@@ -48,7 +48,7 @@ impl<W: Write> BlkparseWriter<W> {
         self.lines
     }
 
-    fn line(&mut self, r: &TraceRecord, act: &str, time_ns: u64, pid: u32, detail: &str) -> std::io::Result<()> {
+    fn line(&mut self, r: &TraceRecord, rwbs: &str, act: &str, time_ns: u64, pid: u32, detail: &str) -> std::io::Result<()> {
         // blkparse's sequence is a per-CPU u32 that the kernel lets wrap too.
         self.sequence = self.sequence.wrapping_add(1);
         self.lines = self.lines.saturating_add(1);
@@ -63,7 +63,7 @@ impl<W: Write> BlkparseWriter<W> {
             time_ns % 1_000_000_000,
             pid,
             act,
-            r.rwbs(),
+            rwbs,
             detail
         )
     }
@@ -75,14 +75,16 @@ impl<W: Write> BlkparseWriter<W> {
         let comm = self.names.get(&pid).filter(|n| !n.contains(['\n', '\r']) && !n.is_empty()).map_or("(null)", |s| s.as_str());
         let extent = format!("{} + {}", r.sector, r.size_sectors);
         let named = format!("{extent} [{comm}]");
-        self.line(r, "Q", r.time_ns, pid, &named)?;
+        // Once per record, not per line.
+        let rwbs = r.rwbs();
+        self.line(r, &rwbs, "Q", r.time_ns, pid, &named)?;
         if let Some(t) = r.issue_ns {
-            self.line(r, "D", t, pid, &named)?;
+            self.line(r, &rwbs, "D", t, pid, &named)?;
         }
         if let Some(t) = r.complete_ns {
             // As blkparse: a completion without sectors shows only the sector.
             let done = if r.size_sectors == 0 { format!("{} [0]", r.sector) } else { format!("{extent} [0]") };
-            self.line(r, "C", t, 0, &done)?;
+            self.line(r, &rwbs, "C", t, 0, &done)?;
         }
         Ok(())
     }
