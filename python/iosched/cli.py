@@ -21,6 +21,7 @@ from rich.table import Table
 
 from . import __version__
 from .api import list_devices, list_schedulers, resolved as resolved_scenario, run as run_scenario
+from .ledger import ClaimsError, LedgerError
 from .scenario import Scenario, ScenarioError
 
 app = typer.Typer(
@@ -538,7 +539,7 @@ def _reproduce(paper: str, out_dir: Path, jobs: Optional[int], dask: Optional[st
         with progress_bar() as bar:
             report = module.reproduce(out_dir, progress=_count_progress(bar, f"{paper} runs ({pool.describe()})"), pool=pool,
                                       **options)
-    except ScenarioError as e:
+    except (ScenarioError, ClaimsError, LedgerError) as e:
         raise fail(str(e))
     except (OSError, RuntimeError) as e:
         raise fail(f"{getattr(e, 'filename', None) or out_dir}: {getattr(e, 'strerror', None) or e}")
@@ -625,6 +626,39 @@ def reproduce_valente2014(
     if traces is not None and not traces.is_dir():
         raise fail(f"--traces {traces}: not a directory")
     _reproduce("valente2014", out_dir, jobs, dask, quick=quick, traces=traces)
+
+
+@reproduce_app.command("all")
+def reproduce_all(
+    out_dir: Path = typer.Option(Path("results"), "--out", help="Output directory: one subdirectory per paper, and scoreboard.md."),
+    traces: Optional[Path] = typer.Option(
+        None, "--traces", help="The S suite's traces for valente2014 (default $IOSCHED_S_TRACES or ../shared/traces)."),
+    quick: bool = typer.Option(False, "--quick", help="Every paper's --quick (a smoke test; claims not measured are not attempted)."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help=_JOBS_HELP),
+    dask: Optional[str] = typer.Option(None, "--dask", help=_DASK_HELP),
+) -> None:
+    """Every paper (Seltzer 1990, Iyer & Druschel 2001, Seelam 2005, Valente 2014), then every
+    paper's scoreboard on one page: OUT/scoreboard.md."""
+    from .ledger import scoreboard
+
+    if traces is not None and not traces.is_dir():
+        raise fail(f"--traces {traces}: not a directory")
+    for paper in scoreboard.PAPERS:
+        options = {"quick": quick}
+        if paper == "valente2014":
+            options["traces"] = traces
+        _reproduce(paper, out_dir / paper, jobs, dask, **options)
+    command = "iosched reproduce all" + (" --quick" if quick else "")
+    try:
+        path = scoreboard.write(out_dir, command=command)
+    except OSError as e:
+        raise fail(f"{getattr(e, 'filename', None) or out_dir}: {getattr(e, 'strerror', None) or e}")
+    _consoles.out.print(f"wrote {path}")
+    from .ledger.evaluate import scoreboard_line
+
+    for paper in scoreboard.PAPERS:
+        counts = scoreboard.counts(scoreboard.read_claims(out_dir / paper / "claims.csv"))
+        _consoles.out.print(escape(f"{paper}: {scoreboard_line(counts)}"))
 
 
 @reproduce_app.command("traces")

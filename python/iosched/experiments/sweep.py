@@ -26,11 +26,12 @@ class Point:
     queue_depth: int
     requests: int
     x: Optional[float] = None  # a figure-specific x value (e.g. group size); default queue_depth
+    seed: Optional[int] = None  # this point's own seed (written into the scenario); default the sweep's
 
     @staticmethod
-    def make(figure, label, table, queue_depth, requests, x=None) -> "Point":
+    def make(figure, label, table, queue_depth, requests, x=None, seed=None) -> "Point":
         items = tuple(sorted((k, v) for k, v in table.items() if k != "label"))
-        return Point(figure, label, items, int(queue_depth), int(requests), x)
+        return Point(figure, label, items, int(queue_depth), int(requests), x, seed)
 
 
 def point_scenario(base: Scenario, p: Point) -> Scenario:
@@ -42,6 +43,8 @@ def point_scenario(base: Scenario, p: Point) -> Scenario:
     table = dict(p.scheduler)
     table = {"name": table.pop("name"), "label": p.label, **table}
     d["scheduler"] = [table]
+    if p.seed is not None:
+        d.setdefault("run", {})["seed"] = p.seed
     return Scenario.from_dict(d, f"{base.source} ({p.label}, Q={p.queue_depth})")
 
 
@@ -60,14 +63,18 @@ class SweepRunner:
     ) -> pd.DataFrame:
         jobs = [(point_scenario(base, p), p) for base, p in points]
         by_text = {s.text: s for s, _ in jobs}
+        # A point with its own seed has it in its text: the sweep's seed must not override it.
+        own_seed = {s.text for s, p in jobs if p.seed is not None}
         todo = [t for t in by_text if t not in self._cache]
-        results = self.pool.map([(t, by_text[t].source, self.seed) for t in todo], progress)
+        results = self.pool.map([(t, by_text[t].source, None if t in own_seed else self.seed) for t in todo],
+                                progress)
         for text, [summary] in zip(todo, results):
             self._cache[text] = _row(summary)
         rows = []
         for s, p in jobs:
             row = {"figure": p.figure, "label": p.label, "queue_depth": p.queue_depth,
-                   "requests": p.requests, "x": p.x if p.x is not None else p.queue_depth}
+                   "requests": p.requests, "x": p.x if p.x is not None else p.queue_depth,
+                   "seed": p.seed if p.seed is not None else self.seed}
             row.update(dict(p.scheduler))
             row.update(self._cache[s.text])
             rows.append(row)
