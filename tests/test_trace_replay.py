@@ -74,6 +74,23 @@ def test_advise_ranks_every_candidate_and_writes_a_report(tmp_path):
     assert (tmp_path / "adv" / "report.md").exists() and (tmp_path / "adv" / "ranking.csv").exists()
 
 
+def test_advise_default_candidates_write_the_whole_ranking(tmp_path):
+    # The default candidates include `adaptive`, whose row alone has a `note`: the CSV's header
+    # must be every row's keys (issue 23: it was the first row's, and the write stopped part-way).
+    p = small_trace(tmp_path, [f"{i * 2_000_000} 0 {(i * 7919) % 100000 * 8} 8 1" for i in range(200)])
+    r = cli("advise", p, "--out", tmp_path / "adv", "-j", "1")
+    assert r.returncode == 0, r.stderr
+    assert "Traceback" not in r.stderr
+    import csv
+
+    with (tmp_path / "adv" / "ranking.csv").open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    names = [row["candidate"] for row in rows]
+    assert "adaptive (Seelam's rule)" in names and len(names) == len(set(names)) > 5
+    assert "note" in rows[0] and any(row["note"] for row in rows)
+    assert not (tmp_path / "adv" / "ranking.csv.part").exists()
+
+
 def test_advise_bad_options_exit_2(tmp_path):
     p = small_trace(tmp_path, ["0 0 0 8 1"])
     r = cli("advise", p, "--objective", "speed")

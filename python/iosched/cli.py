@@ -1143,14 +1143,18 @@ def _bench_sched_scaling(repeats: int, scale: float, as_json: bool) -> None:
 
 
 def _write_rows_csv(path: Path, rows: list) -> None:
-    """One CSV row per dict (the first row's keys are the header)."""
+    """One CSV row per dict; the header is every key any row has, in the order they first appear
+    (a row without a key gets an empty cell). Written to PATH.part, then renamed."""
     import csv
 
+    fields = list(dict.fromkeys(k for r in rows for k in r))
+    part = path.with_name(path.name + ".part")
     try:
-        with open(path, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        with open(part, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=fields, restval="")
             w.writeheader()
             w.writerows(rows)
+        part.replace(path)
     except OSError as e:
         raise fail(f"{path}: cannot write: {e.strerror or e}")
 
