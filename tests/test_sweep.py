@@ -97,3 +97,31 @@ def test_unknown_plot_metric(tmp_path):
     scn.write_text(BASE)
     r = runner.invoke(app, ["sweep", str(scn), "--set", "workload.queue_depth=1,2", "--plot", "nope", "--out", str(tmp_path / "o")])
     assert r.exit_code == 2 and "--plot: unknown metric `nope`" in r.stderr
+
+
+def test_a_swept_seed_is_the_seed_the_run_uses(tmp_path):
+    # Issue 23: `--set run.seed=5,6` wrote 5 and 6 in the table and ran seed 1 twice.
+    scn = tmp_path / "base.toml"
+    scn.write_text(BASE)
+    out = tmp_path / "seeds"
+    r = runner.invoke(app, ["--quiet", "sweep", str(scn), "--set", "run.seed=5,6", "--seeds", "2", "--out", str(out), "-j", "1"])
+    assert r.exit_code == 0, r.output
+    runs = pd.read_csv(out / "runs.csv")
+    assert sorted(runs[runs["param:run.seed"] == 5].seed.unique()) == [5, 6]
+    assert sorted(runs[runs["param:run.seed"] == 6].seed.unique()) == [6, 7]
+    sptf = runs[runs.scheduler == "sptf"].set_index(["param:run.seed", "seed"]).response_ms_mean
+    assert sptf[(5, 5)] != sptf[(5, 6)]
+    # The same seed is the same run, whichever point it came from.
+    assert sptf[(5, 6)] == sptf[(6, 6)]
+
+
+def test_seeds_stop_where_a_scenario_file_can_hold_them(tmp_path):
+    scn = tmp_path / "big.toml"
+    scn.write_text(BASE + "[run]\nseed = 9223372036854775807\n")
+    r = runner.invoke(app, ["sweep", str(scn), "--seeds", "2", "--out", str(tmp_path / "o")])
+    assert r.exit_code == 2 and "would pass 2**63 - 1" in r.output, r.output
+    scn.write_text(BASE + "[run]\nseed = 18446744073709551615\n")
+    r = runner.invoke(app, ["run", str(scn)])
+    assert r.exit_code == 2 and "beyond TOML's integers (at most 9223372036854775807) (line" in r.output, r.output
+    r = runner.invoke(app, ["run", str(tmp_path / "big.toml"), "--seed", str(2**63)])
+    assert r.exit_code == 2 and "Traceback" not in r.output

@@ -37,15 +37,20 @@ def as_scenario(scenario: ScenarioLike, argument: str = "scenario") -> Scenario:
     )
 
 
+# Seeds are the integers a scenario file can hold as `run.seed`: TOML's integers are signed
+# 64-bit, so [0, 2**63) everywhere (a file, --seed, the API, a sweep's seeds).
+SEED_LIMIT = 2**63
+
+
 def check_seed(seed: Any, argument: str = "seed") -> Optional[int]:
-    """`seed` as an int in [0, 2**64) (numpy integers accepted), or None."""
+    """`seed` as an int in [0, 2**63) (numpy integers accepted), or None."""
     if seed is None:
         return None
     if isinstance(seed, bool) or not hasattr(seed, "__index__"):
-        raise TypeError(f"{argument}: expected an integer in [0, 2**64), got {type(seed).__name__} {seed!r:.80}")
+        raise TypeError(f"{argument}: expected an integer in [0, 2**63), got {type(seed).__name__} {seed!r:.80}")
     value = seed.__index__()
-    if not 0 <= value < 2**64:
-        raise ValueError(f"{argument}: must be in [0, 2**64), got {value}")
+    if not 0 <= value < SEED_LIMIT:
+        raise ValueError(f"{argument}: must be in [0, 2**63) (the integers a scenario file's run.seed can hold), got {value}")
     return value
 
 

@@ -198,21 +198,38 @@ def summarize(df, params: Sequence[Parameter]):
     return pd.DataFrame(rows)
 
 
-def run_sweep(base: Scenario, params: Sequence[Parameter], seeds: Sequence[int], pool: Pool,
+def point_seeds(points: List[Tuple[dict, Scenario]], n: int) -> List[List[int]]:
+    """Each point's seeds: its own run.seed (a swept `run.seed` included) and the n - 1 after it."""
+    from .api import SEED_LIMIT, check_seed
+
+    out = []
+    for values, scn in points:
+        first = check_seed(int(scn.to_dict().get("run", {}).get("seed", 1)), "run.seed")
+        if first + n > SEED_LIMIT:
+            label = ", ".join(f"{k}={v}" for k, v in values.items())
+            raise ScenarioError(f"--seeds {n}{f' (at {label})' if label else ''}: run.seed {first} + {n} seeds "
+                                "would pass 2**63 - 1, the largest seed a scenario file can hold")
+        out.append([first + j for j in range(n)])
+    return out
+
+
+def run_sweep(base: Scenario, params: Sequence[Parameter], seeds: int, pool: Pool,
               progress: Optional[Callable[[int, int], None]] = None):
-    """Runs the grid x seeds; returns (runs table, summary table)."""
+    """Runs the grid x `seeds` seeds per point (from each point's own run.seed); returns (runs
+    table, summary table)."""
     import pandas as pd
 
     points = grid(base, params)
+    seed_lists = point_seeds(points, seeds)
     # One task per scheduler (runs of a scenario are independent): finer tasks balance the pool.
-    parts = [(i, seed, part) for i, (_, scn) in enumerate(points) for seed in seeds for part in scn.split()]
+    parts = [(i, seed, part) for i, (_, scn) in enumerate(points) for seed in seed_lists[i] for part in scn.split()]
     results = pool.map([(part.text, part.source, seed) for _, seed, part in parts], progress)
     by_run: dict = {}
     for (i, seed, _), summaries in zip(parts, results):
         by_run.setdefault((i, seed), []).extend(summaries)
     rows = []
     for i, (values, _) in enumerate(points):
-        for seed in seeds:
+        for seed in seed_lists[i]:
             for s in by_run[(i, seed)]:
                 row = {"point": i, **{f"param:{k}": v for k, v in values.items()}, "seed": seed}
                 row.update(_flatten({k: v for k, v in s.items() if k not in _NOT_SCALAR and k != "seed"}))

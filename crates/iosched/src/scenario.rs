@@ -547,6 +547,21 @@ impl Scenario {
             count("workload.requests", w.requests, 1, 1_000_000_000)?;
             sectors_of("workload.request_kib", w.request_kib)?;
             within("workload.rate_iops", w.rate_iops, 1e-3, 1e9)?;
+            if w.kind == "poisson" {
+                // Each range alone is fine; their quotient may not be: the arrivals' mean span
+                // (twice it, for the exponential gaps' spread) must fit the clock.
+                let span_s = w.requests as f64 / w.rate_iops;
+                if 2.0 * span_s >= crate::time::HORIZON_NS as f64 / 1e9 {
+                    return Err(format!(
+                        "fields `workload.requests` = {} and `workload.rate_iops` = {}: the arrivals would span about {:.3e} s \
+                         ({:.0} years), beyond the simulator's clock (2^62 ns, about 146 years)",
+                        w.requests,
+                        w.rate_iops,
+                        span_s,
+                        span_s / 3.156e7
+                    ));
+                }
+            }
             within("workload.read_fraction", w.read_fraction, 0.0, 1.0)?;
             if !(0.0 <= w.region_start_fraction && w.region_start_fraction < w.region_end_fraction && w.region_end_fraction <= 1.0) {
                 return Err(format!(
@@ -990,6 +1005,14 @@ impl Scenario {
             if let Some(failure) = workload.failure() {
                 return Err(err(format!("scheduler `{}`: {failure}", choice.label)));
             }
+            if let Some(Stop::Horizon { at_ns }) = sim.stop {
+                return Err(err(format!(
+                    "scheduler `{}`: simulated time ran past the end of the simulator's clock (2^62 ns, about 146 years; \
+                     the next event at {at_ns} ns): a time in this scenario is out of range, e.g. a trace stretched by \
+                     its time_scale, arrivals too sparse for their count, or think times that add up beyond it",
+                    choice.label
+                )));
+            }
             if let Some(Stop::NoProgress { at_ns, events }) = sim.stop {
                 return Err(err(format!(
                     "scheduler `{}`: the simulation makes no progress: {events} events at t = {:.6} s without simulated time \
@@ -1106,6 +1129,10 @@ fn escape_control(c: char) -> Vec<char> {
 fn describe_toml_error(text: &str, message: &str, span: Option<std::ops::Range<usize>>) -> String {
     let message = message.split('\n').map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("; ");
     let message: String = message.chars().map(|c| if c.is_control() { '?' } else { c }).collect();
+    if message.contains("number too large to fit in target type") {
+        // TOML's integers are signed 64-bit: a larger literal never reaches the field.
+        return format!("a number beyond TOML's integers (at most {})", i64::MAX);
+    }
     if !message.is_empty() {
         return message;
     }

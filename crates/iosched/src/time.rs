@@ -7,6 +7,13 @@ pub const NS_PER_US: Nanos = 1_000;
 pub const NS_PER_MS: Nanos = 1_000_000;
 pub const NS_PER_S: Nanos = 1_000_000_000;
 
+/// The end of the simulated clock: 2^62 ns, about 146 years. Every event of a run lies below it;
+/// an event at or beyond it comes from a time computed out of range (a trace stretched beyond
+/// it, arrivals too sparse for their count, or a sum that saturated), and the run stops with an
+/// error instead of reporting a saturated clock as a result. It leaves 2^63 ns of headroom for
+/// the sums of the model's bounded times.
+pub const HORIZON_NS: Nanos = 1 << 62;
+
 /// Converts a (possibly fractional) number of milliseconds to nanoseconds, rounding to nearest.
 pub fn ms_to_ns(ms: f64) -> Nanos {
     (ms * NS_PER_MS as f64).round().max(0.0) as Nanos

@@ -199,3 +199,39 @@ duration_s = 10
         "anticipatory(stride): q/p = {anticipated:?}, expected near 2"
     );
 }
+
+/// A workload whose timers add up to the end of the clock (saturating at u64::MAX, as a time
+/// computed out of range does): the engine stops there instead of running on a saturated clock.
+#[test]
+fn the_engine_stops_at_the_end_of_its_clock() {
+    use iosched::device::rotational::RotationalDisk;
+    use iosched::request::Request;
+    use iosched::sim::engine::{simulate, Stop};
+    use iosched::time::{Nanos, HORIZON_NS};
+    use iosched::workload::{Emit, Workload};
+
+    struct Sparse(u32);
+    impl Workload for Sparse {
+        fn start(&mut self, out: &mut Emit) {
+            out.timer(0, 0);
+        }
+        fn on_complete(&mut self, _req: &Request, _now: Nanos, _out: &mut Emit) {}
+        fn processes(&self) -> Vec<iosched::workload::ProcessInfo> {
+            Vec::new()
+        }
+        fn on_timer(&mut self, _token: u64, now: Nanos, out: &mut Emit) {
+            self.0 += 1;
+            // A century per step: the fourth step is past 2^62 ns, the ones after saturate.
+            out.timer(now.saturating_add(3_155_760_000_000_000_000), 0);
+        }
+    }
+    let mut disk = RotationalDisk::new(preset("fujitsu-m2361a").unwrap()).unwrap();
+    let mut sched = iosched::sched::registry::build("fcfs", None, &Default::default()).unwrap();
+    let mut w = Sparse(0);
+    let out = simulate(&mut disk, sched.as_mut(), &mut w);
+    match out.stop {
+        Some(Stop::Horizon { at_ns }) => assert!(at_ns >= HORIZON_NS),
+        other => panic!("expected a stop at the clock's end, got {other:?}"),
+    }
+    assert_eq!(w.0, 2, "two steps within the clock");
+}

@@ -80,3 +80,29 @@ fn regions_and_requests_must_fit() {
     let e = err("[[process]]\nstart_us = 20000000\n[run]\nduration_s = 10\n");
     assert!(e.contains("process[0].start_us"), "{e}");
 }
+
+/// Issue 23: each range alone was fine, their product was not, and the clock saturated into a
+/// result (elapsed 2^64 ns, response p50 0). The product is checked, and the engine stops with an
+/// error at the end of its clock instead of reporting it.
+#[test]
+fn sparse_poisson_arrivals_beyond_the_clock_are_refused() {
+    let e = err("[workload]\nkind = \"poisson\"\nrate_iops = 0.001\nrequests = 18500000\n");
+    assert!(e.contains("workload.requests") && e.contains("workload.rate_iops") && e.contains("beyond the simulator's clock"), "{e}");
+    // Within the clock: accepted.
+    Scenario::parse("[workload]\nkind = \"poisson\"\nrate_iops = 0.001\nrequests = 1000\n", "ok.toml").expect("within the clock");
+}
+
+#[test]
+fn a_trace_stretched_beyond_the_clock_is_an_error_not_a_result() {
+    let dir = std::env::temp_dir().join(format!("iosched-horizon-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // MQSim: time_ns device sector size type; a day between the two requests.
+    std::fs::write(dir.join("day.trace"), "0 0 0 8 1\n86400000000000 0 800 8 1\n").unwrap();
+    let text = "[workload]\nkind = \"trace\"\ntrace = \"day.trace\"\nformat = \"mqsim\"\ntime_scale = 1e6\n[[scheduler]]\nname = \"noop\"\n";
+    let path = dir.join("s.toml");
+    std::fs::write(&path, text).unwrap();
+    let scn = Scenario::read(&path).expect("the scenario itself is valid");
+    let e = scn.run(None).err().expect("must not report a saturated clock").to_string();
+    assert!(e.contains("day.trace") && e.contains("beyond the simulator's clock"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -18,7 +18,7 @@ use crate::metrics::{Collector, RecordSink, RecordTimes, RequestRecord, RunAccum
 use crate::request::Op;
 use crate::request::{Request, RequestId};
 use crate::sched::{Completion, Context, Decision, Scheduler};
-use crate::time::Nanos;
+use crate::time::{Nanos, HORIZON_NS};
 use crate::workload::{Emit, NewRequest, Workload};
 
 // Kept small: the request in flight lives in the engine, not in its completion event.
@@ -53,6 +53,9 @@ pub enum Stop {
     /// `events` events happened at one simulated instant, `at_ns`: a workload looping in zero
     /// simulated time (which would never end).
     NoProgress { at_ns: Nanos, events: u64 },
+    /// The next event lay at `at_ns`, at or beyond the end of the simulated clock
+    /// (`time::HORIZON_NS`): a time computed out of range, not a result.
+    Horizon { at_ns: Nanos },
 }
 
 /// Events allowed at one simulated instant before the run is declared stuck. Far above any real
@@ -465,6 +468,10 @@ fn run<'a>(
     let (mut events, mut events_at_instant, mut stop) = (0u64, 0u64, None);
     while let Some((t, ev)) = e.events.pop() {
         debug_assert!(t >= e.now, "time went backwards: {t} < {}", e.now);
+        if t >= HORIZON_NS {
+            stop = Some(Stop::Horizon { at_ns: t });
+            break;
+        }
         events += 1;
         events_at_instant = if t == e.now { events_at_instant + 1 } else { 0 };
         if events_at_instant >= MAX_EVENTS_AT_ONE_INSTANT {

@@ -26,7 +26,7 @@
 
 use super::{Emit, NewRequest, ProcessInfo, Workload};
 use crate::request::{Principal, Request};
-use crate::time::Nanos;
+use crate::time::{Nanos, HORIZON_NS};
 use crate::trace::{Format, ReadOptions, TraceReader, TraceRecord};
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
@@ -227,6 +227,20 @@ impl TraceReplay {
                 time_ns = self.last_time_ns;
             }
             self.last_time_ns = time_ns;
+            if self.scaled(time_ns) >= HORIZON_NS {
+                // Stretched beyond the clock: an error, not arrivals piled up at its end.
+                self.failure = Some(format!(
+                    "{}: record {}: {:.3} s into the trace x time_scale {} = {:.3e} s, beyond the simulator's clock \
+                     (2^62 ns, about 146 years)",
+                    self.reader.source,
+                    r.at,
+                    time_ns as f64 / 1e9,
+                    self.scale(),
+                    time_ns as f64 / 1e9 * self.scale()
+                ));
+                self.exhausted = true;
+                return None;
+            }
             let start_sector = match self.map_sector(&r) {
                 Ok(s) => s,
                 Err(e) => {
