@@ -148,3 +148,26 @@ def test_review_regressions_no_tracebacks(tmp_path):
     res = runner.invoke(app, ["reproduce", "seltzer1990", "--catalogue", str(cat), "--out", str(tmp_path / "o")])
     assert res.exit_code == 2, res.output
     assert "catalogue.toml" in res.output and "Traceback" not in res.output
+
+
+def test_progress_status_first_and_last_frames():
+    # Issue 23: the first frame showed 102,399,000,000,000 requests/s (one tick over no time),
+    # the last "0 requests, 0.0 s simulated" after every run had finished.
+    from iosched.api import Progress
+    from iosched.cli import RATE_AFTER_S, progress_status
+
+    first = progress_status(Progress(runs_done=0, runs_total=3, completed=102_399, simulated_s=1.5), 1e-9)
+    assert "requests/s" not in first and "run 1/3: 102,399 requests" in first
+    later = progress_status(Progress(runs_done=1, runs_total=3, completed=50_000, simulated_s=9.0), 2 * RATE_AFTER_S)
+    assert later.startswith("run 2/3") and "50,000 requests/s" in later
+    last = progress_status(Progress(runs_done=3, runs_total=3, completed=0, simulated_s=0.0), 5.0)
+    assert last == "3 runs done"
+
+
+def test_global_options_after_the_subcommand(tmp_path):
+    # Issue 23: `iosched run x.toml -q` said "No such option: -q".
+    scn = tmp_path / "x.toml"
+    scn.write_text('[workload]\nkind = "closed-queue"\nrequests = 50\n[[scheduler]]\nname = "fcfs"\n')
+    for args in (["run", str(scn), "-q"], ["run", "--quiet", str(scn)], ["-q", "run", str(scn)]):
+        res = runner.invoke(app, args)
+        assert res.exit_code == 0, (args, res.output)

@@ -24,7 +24,21 @@ from .api import list_devices, list_schedulers, resolved as resolved_scenario, r
 from .ledger import ClaimsError, LedgerError
 from .scenario import Scenario, ScenarioError
 
+class _GlobalOptionsAnywhere(typer.core.TyperGroup):
+    """The top-level group: its global options (`-q`/`--quiet`) are accepted after the
+    subcommand too (`iosched run x.toml -q`), as users type them."""
+
+    GLOBAL_FLAGS = ("-q", "--quiet")
+
+    def parse_args(self, ctx, args):
+        end = args.index("--") if "--" in args else len(args)
+        flags = [a for a in args[:end] if a in self.GLOBAL_FLAGS]
+        rest = [a for a in args[:end] if a not in self.GLOBAL_FLAGS] + args[end:]
+        return super().parse_args(ctx, flags + rest)
+
+
 app = typer.Typer(
+    cls=_GlobalOptionsAnywhere,
     help="Disk I/O scheduling simulator: run scenarios, list schedulers and devices, "
     "reproduce papers.",
     no_args_is_help=True,
@@ -93,6 +107,21 @@ def progress_bar(*columns) -> Progress:
         transient=True,
         disable=_settings["quiet"] or not err.is_terminal,
     )
+
+
+# A rate is shown once the run has taken this long (before, it is one tick over no time).
+RATE_AFTER_S = 0.5
+
+
+def progress_status(p, run_elapsed_s: float) -> str:
+    """The status text of `iosched run`'s bar: the current run's requests, simulated time and,
+    once it has run RATE_AFTER_S, its rate; after the last run, how many ran."""
+    if p.runs_done >= p.runs_total:
+        return f"{p.runs_total} run{'s' if p.runs_total != 1 else ''} done"
+    text = f"run {p.runs_done + 1}/{p.runs_total}: {p.completed:,} requests, {p.simulated_s:,.1f} s simulated"
+    if run_elapsed_s >= RATE_AFTER_S:
+        text += f", {p.completed / run_elapsed_s:,.0f} requests/s"
+    return text
 
 
 def _count_progress(bar: Progress, description: str):
@@ -185,7 +214,7 @@ def run(
     file: Optional[Path] = typer.Argument(
         None, help="Scenario TOML file (default: the built-in two-readers scenario)."
     ),
-    seed: Optional[int] = typer.Option(None, "--seed", min=0, max=2**64 - 1, help="Override run.seed."),
+    seed: Optional[int] = typer.Option(None, "--seed", min=0, max=2**63 - 1, help="Override run.seed (0 to 2^63 - 1, as a file's run.seed)."),
     as_json: bool = typer.Option(
         False, "--json",
         help='Print one JSON object {"iosched_version", "scenario", "resolved_scenario", "runs": [summary, ...]}.',
@@ -221,24 +250,23 @@ def run(
                TextColumn("{task.fields[status]}"), TextColumn("ETA"), TimeRemainingColumn())
     try:
         with progress_bar(*columns) as bar:
+            import time
+
             task = bar.add_task(scenario.name, total=float(runs_total), status="")
-            started = {"t": None, "requests": 0}
+            # The current run and when it started (the first from the call below).
+            current = {"run": 0, "t0": time.perf_counter()}
 
             def on_progress(p) -> None:
-                import time
-
+                now = time.perf_counter()
+                if p.runs_done != current["run"]:
+                    current.update(run=p.runs_done, t0=now)
                 frac = 0.0
                 if target_requests:
                     frac = max(frac, p.completed / target_requests)
                 if target_s:
                     frac = max(frac, p.simulated_s / target_s)
-                now = time.perf_counter()
-                if started["t"] is None:
-                    started["t"] = now
-                rate = p.completed / max(now - started["t"], 1e-9)
-                bar.update(task, completed=p.runs_done + min(frac, 1.0),
-                           status=f"run {min(p.runs_done + 1, p.runs_total)}/{p.runs_total}: {p.completed:,} requests, "
-                                  f"{p.simulated_s:,.1f} s simulated, {rate:,.0f} requests/s")
+                bar.update(task, completed=min(p.runs_done + min(frac, 1.0), p.runs_total),
+                           status=progress_status(p, now - current["t0"]))
 
             results = run_scenario(scenario, seed=seed, records=False, progress=on_progress,
                                    requests_csv=requests_csv, requests_parquet=requests_parquet)
@@ -706,11 +734,8 @@ def sweep(
         paths = [p.path for p in params]
         if len(set(paths)) != len(paths):
             raise ScenarioError(f"--set: a field is swept twice: {', '.join(paths)}")
-        base_seed = check_seed(int(base.to_dict().get("run", {}).get("seed", 1)))
-        if base_seed + seeds > 2**64:
-            raise ScenarioError(f"--seeds {seeds}: run.seed + seeds would pass 2**64")
-        seed_list = [base_seed + i for i in range(seeds)]
         points = sw.grid(base, params)
+        seed_lists = sw.point_seeds(points, seeds)
     except ScenarioError as e:
         raise fail(str(e))
     metrics = sw.known_metrics()
@@ -721,14 +746,15 @@ def sweep(
     pool = make_pool(jobs, dask)
     try:
         with progress_bar() as bar:
-            runs, summary = sw.run_sweep(base, params, seed_list, pool,
+            runs, summary = sw.run_sweep(base, params, seeds, pool,
                                          _count_progress(bar, f"sweep: {len(points)} points x {seeds} seeds ({pool.describe()})"))
     except ScenarioError as e:
         raise fail(str(e))
     except RuntimeError as e:
         raise fail(str(e))
     written = sw.write_tables(runs, summary, out_dir)
-    meta = {"iosched_version": __version__, "scenario": str(file), "set": sets, "seeds": seed_list,
+    meta = {"iosched_version": __version__, "scenario": str(file), "set": sets, "seeds_per_point": seeds,
+            "seeds": sorted({x for xs in seed_lists for x in xs}),
             "points": len(points), "pool": pool.describe(), "resolved_base_scenario": resolved_scenario(base)}
     (out_dir / "sweep.json").write_text(json.dumps(meta, indent=1) + "\n")
     written.append(out_dir / "sweep.json")
@@ -841,7 +867,7 @@ def calibrate(
         32, "--samples", min=1, max=100_000,
         help="Read pairs per distance, direction and timing (immediate / after an idle delay).",
     ),
-    seed: int = typer.Option(2001, "--seed", min=0, max=2**64 - 1, help="Random seed (2001: what scenarios use)."),
+    seed: int = typer.Option(2001, "--seed", min=0, max=2**63 - 1, help="Random seed (2001: what scenarios use)."),
     pairs: int = typer.Option(
         2000, "--pairs", min=1, max=1_000_000, help="Held-out pairs for each accuracy measurement."
     ),
