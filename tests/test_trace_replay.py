@@ -145,6 +145,18 @@ def test_a_simulated_run_converts_to_a_fio_log_and_blkparse(tmp_path):
     r = cli("trace", "convert", csv, tmp_path / "x", "--to", "pdf")
     assert r.returncode == 2 and "--to: unknown output format `pdf`" in r.stderr
     assert not (tmp_path / "x").exists() and not list(tmp_path.glob("x*.part"))
+    # Issue 23: a table of two runs was merged into one log when no run was chosen. Now it is
+    # refused with the runs listed, and a run is chosen by its scheduler's label.
+    r = cli("trace", "convert", csv, tmp_path / "both.iolog", "--to", "fio-v3")
+    assert r.returncode == 2, r.stdout
+    assert "the table holds 2 runs: choose one with --scheduler LABEL: `sptf` (run 0, 300 requests), `fcfs` (run 1, 300 requests)" in r.stderr, r.stderr
+    assert not (tmp_path / "both.iolog").exists()
+    by_label = tmp_path / "fcfs.iolog"
+    r = cli("trace", "convert", csv, by_label, "--to", "fio-v3", "--scheduler", "fcfs", "--fio-file", "/dev/sdb")
+    assert r.returncode == 0, r.stderr
+    assert by_label.read_text() == log.read_text(), "--scheduler fcfs is run 1"
+    r = cli("trace", "convert", csv, tmp_path / "y", "--to", "fio-v3", "--scheduler", "cfq")
+    assert r.returncode == 2 and "--scheduler cfq: no run of that scheduler" in r.stderr, r.stderr
 
 
 @needs_traces

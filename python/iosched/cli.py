@@ -451,8 +451,10 @@ def trace_convert_cmd(
     format: Optional[str] = typer.Option(None, "--format", help="Input format (default: detected)."),
     skip_bad: bool = typer.Option(False, "--skip-bad", help="Count and skip malformed records."),
     device: Optional[int] = typer.Option(None, "--device", min=0, max=2**32 - 1,
-                                         help="Only this trace device (a requests-csv table: this run, 0 = the first scheduler)."),
+                                         help="Only this trace device (a requests-csv table: this run number)."),
     fio_file: str = typer.Option("/dev/sdX", "--fio-file", help="fio-v3: the file or device the log's I/O goes to."),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="A requests-csv table: the run of the scheduler with this "
+                                            "label (required when the table holds several runs; the error lists them)."),
 ) -> None:
     """Write a trace as fio's iolog v3 or blkparse text, in time order: a real trace, or a simulated
     run's requests (iosched run --requests-csv) to replay on a real device with fio."""
@@ -462,7 +464,7 @@ def trace_convert_cmd(
     check_output_file(out, "OUT")
     try:
         report = json.loads(_native.trace_convert(str(file), str(out), to, format=format, skip_bad=skip_bad,
-                                                  device=device, fio_file=fio_file))
+                                                  device=device, fio_file=fio_file, scheduler=scheduler))
     except TraceError as e:
         raise fail(str(e))
     parts = [f"{report['written']:,} requests written to {out}"]

@@ -112,7 +112,7 @@ fn trace_count(py: Python<'_>, path: PathBuf, format: Option<&str>, skip_bad: bo
 /// requests-csv table: that run); `fio_file`: the file or device the fio log names. Returns the
 /// report as JSON. The output is written to `out_path` + ".part" and renamed when complete.
 #[pyfunction]
-#[pyo3(signature = (path, out_path, to, format=None, skip_bad=false, device=None, fio_file="/dev/sdX"))]
+#[pyo3(signature = (path, out_path, to, format=None, skip_bad=false, device=None, fio_file="/dev/sdX", scheduler=None))]
 #[allow(clippy::too_many_arguments)]
 fn trace_convert(
     py: Python<'_>,
@@ -123,14 +123,25 @@ fn trace_convert(
     skip_bad: bool,
     device: Option<u32>,
     fio_file: &str,
+    scheduler: Option<&str>,
 ) -> PyResult<String> {
-    use iosched::trace::convert::OutputFormat;
+    use iosched::trace::convert::{select_run, OutputFormat};
+    use iosched::trace::{input::TraceInput, requests_csv};
     let options = read_options(format, skip_bad)?;
     let to = OutputFormat::parse(to)
         .ok_or_else(|| TraceError::new_err(format!("--to: unknown output format `{to}` (known: {})", OutputFormat::NAMES.join(", "))))?;
     let fio_file = fio_file.to_string();
+    let scheduler = scheduler.map(str::to_string);
     let report = py.allow_threads(|| -> Result<_, String> {
         let mut reader = TraceReader::open(&path, options).map_err(|e| e.to_string())?;
+        let mut device = device;
+        if reader.format == Format::RequestsCsv {
+            // One run per scheduler: choose one (by label), or refuse to merge several.
+            let runs = requests_csv::runs(TraceInput::open(&path).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+            device = select_run(&runs, scheduler.as_deref(), device).map_err(|e| format!("{}: {e}", path.display()))?;
+        } else if let Some(label) = &scheduler {
+            return Err(format!("--scheduler {label}: only a requests table (iosched run --requests-csv) has runs by scheduler; use --device for a trace's devices"));
+        }
         iosched::trace::convert::convert_file(&mut reader, &out_path, to, device, &fio_file)
     });
     let report = report.map_err(TraceError::new_err)?;

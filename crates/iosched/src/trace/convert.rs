@@ -184,6 +184,29 @@ pub fn convert(
 
 /// [`convert`] from the trace at `path` to the file `out_path`, written as `OUT.part` and renamed
 /// once complete, so nothing half-written stands under the name asked for (removed on error).
+/// The run of a requests table (`iosched run --requests-csv`, one run per scheduler) to convert:
+/// the one labelled `scheduler`, or `device` (the run number), or the table's only run. A table
+/// of several runs with none chosen is refused with the runs listed: merging every scheduler's
+/// run into one log is never what is meant.
+pub fn select_run(runs: &[super::requests_csv::RunInfo], scheduler: Option<&str>, device: Option<u32>) -> Result<Option<u32>, String> {
+    let listed = || runs.iter().map(|r| format!("`{}` (run {}, {} requests)", r.scheduler, r.run, r.requests)).collect::<Vec<_>>().join(", ");
+    match (scheduler, device) {
+        (Some(_), Some(_)) => Err("give --scheduler or --device, not both".to_string()),
+        (Some(label), None) => match runs.iter().find(|r| r.scheduler == label) {
+            Some(r) => Ok(Some(r.run)),
+            None => Err(format!("--scheduler {label}: no run of that scheduler in the table (its runs: {})", listed())),
+        },
+        (None, Some(d)) => match runs.iter().any(|r| r.run == d) {
+            true => Ok(Some(d)),
+            false => Err(format!("--device {d}: the table has no run {d} (its runs: {})", listed())),
+        },
+        (None, None) if runs.len() > 1 => {
+            Err(format!("the table holds {} runs: choose one with --scheduler LABEL: {}", runs.len(), listed()))
+        }
+        (None, None) => Ok(None),
+    }
+}
+
 pub fn convert_file(
     reader: &mut TraceReader,
     out_path: &std::path::Path,

@@ -49,6 +49,46 @@ fn fields(line: &str) -> Vec<String> {
     out
 }
 
+/// One run (one scheduler) of a requests table: its `run` number, its scheduler label and how
+/// many rows it has.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct RunInfo {
+    pub run: u32,
+    pub scheduler: String,
+    pub requests: u64,
+}
+
+/// The runs a requests table holds, in `run` order: one pass over the file, reading only the
+/// first two columns (`run`, `scheduler`) of each row.
+pub fn runs(input: TraceInput) -> Result<Vec<RunInfo>, super::TraceError> {
+    let mut lines = Lines::new(input.reader, &input.source);
+    let mut found: std::collections::BTreeMap<u32, RunInfo> = std::collections::BTreeMap::new();
+    let mut header = true;
+    loop {
+        let line = match lines.next_content_line() {
+            Ok(Some(l)) => l,
+            Ok(None) => break,
+            Err(e) => return Err(e.into_error()),
+        };
+        let n = lines.line;
+        if std::mem::take(&mut header) {
+            if !looks_like(&line) {
+                return Err(lines.error(n, "not iosched's per-request table (its header starts `run,scheduler,req_id,pid,`)", &line));
+            }
+            continue;
+        }
+        let f = fields(&line);
+        let run = f.first().and_then(|r| r.parse::<u32>().ok()).ok_or_else(|| lines.error(n, "run: expected an integer below 2^32", &line))?;
+        let label = f.get(1).cloned().unwrap_or_default();
+        let entry = found.entry(run).or_insert_with(|| RunInfo { run, scheduler: label.clone(), requests: 0 });
+        if entry.scheduler != label {
+            return Err(lines.error(n, format!("run {run} is `{}` above and `{label}` here", entry.scheduler), &line));
+        }
+        entry.requests += 1;
+    }
+    Ok(found.into_values().collect())
+}
+
 impl RecordReader for RequestsCsvReader {
     fn next_record(&mut self) -> Result<Option<TraceRecord>, ReadError> {
         loop {
@@ -112,6 +152,24 @@ mod tests {
     use crate::metrics::csv::CsvRecordWriter;
     use crate::scenario::{RunOptions, Scenario};
     use crate::trace::{Format, ReadOptions, TraceReader};
+
+    #[test]
+    fn runs_lists_each_scheduler_with_its_requests() {
+        let text = "run,scheduler,req_id,pid,op\n0,sptf,1,1,read\n1,\"a,b\",2,1,read\n0,sptf,3,1,read\n";
+        let input = crate::trace::input::TraceInput::from_bytes(text.as_bytes().to_vec(), "req.csv").unwrap();
+        let runs = super::runs(input).unwrap();
+        assert_eq!(runs.len(), 2);
+        assert_eq!((runs[0].run, runs[0].scheduler.as_str(), runs[0].requests), (0, "sptf", 2));
+        assert_eq!((runs[1].run, runs[1].scheduler.as_str(), runs[1].requests), (1, "a,b", 1));
+        let sel = |s: Option<&str>, d: Option<u32>| crate::trace::convert::select_run(&runs, s, d);
+        assert_eq!(sel(Some("a,b"), None), Ok(Some(1)));
+        assert_eq!(sel(None, Some(0)), Ok(Some(0)));
+        assert!(sel(None, None).unwrap_err().contains("holds 2 runs"));
+        assert!(sel(Some("cfq"), None).unwrap_err().contains("`sptf` (run 0, 2 requests)"));
+        assert!(sel(None, Some(7)).unwrap_err().contains("no run 7"));
+        let bad = crate::trace::input::TraceInput::from_bytes(b"run,scheduler,req_id,pid,op\n0,sptf,1\n0,fcfs,2\n".to_vec(), "r.csv").unwrap();
+        assert!(super::runs(bad).unwrap_err().to_string().contains("r.csv:3"));
+    }
 
     #[test]
     fn a_simulated_run_reads_back_request_for_request() {
