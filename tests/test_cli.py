@@ -171,3 +171,21 @@ def test_global_options_after_the_subcommand(tmp_path):
     for args in (["run", str(scn), "-q"], ["run", "--quiet", str(scn)], ["-q", "run", str(scn)]):
         res = runner.invoke(app, args)
         assert res.exit_code == 0, (args, res.output)
+
+
+def test_bfq_says_why_two_sequential_readers_get_noops_numbers(tmp_path):
+    # Issue 23: both readers weight-raised, so Linux's BFQ never idles and gives exactly noop's
+    # numbers; the run now says so.
+    scn = tmp_path / "two-seq.toml"
+    scn.write_text('[device]\npreset = "ibm-deskstar-34gxp"\n[[process]]\nname = "reader"\ncount = 2\n'
+                   'pattern = "sequential"\nrequest_kib = 64\nthink_us = 200\n[run]\nduration_s = 3\n'
+                   '[[scheduler]]\nname = "bfq"\n[[scheduler]]\nname = "noop"\n'
+                   '[[scheduler]]\nname = "bfq"\nlabel = "bfq-ll0"\nlow_latency = 0\n')
+    res = runner.invoke(app, ["run", str(scn), "--json"])
+    assert res.exit_code == 0, res.output
+    runs = {r["scheduler"]: r for r in json.loads(res.output)["runs"]}
+    assert runs["bfq"]["throughput_mb_s"] == runs["noop"]["throughput_mb_s"]
+    assert runs["bfq"]["notices"] and "weight-raised" in runs["bfq"]["notices"][0]
+    assert not runs["bfq-ll0"].get("notices") and runs["bfq-ll0"]["throughput_mb_s"] > 3 * runs["noop"]["throughput_mb_s"]
+    res = runner.invoke(app, ["run", str(scn)])
+    assert "note (bfq): bfq did not idle" in " ".join(res.output.split())

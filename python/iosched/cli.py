@@ -291,6 +291,8 @@ def run(
         for s in results.summaries:
             if s.get("stopped"):
                 out.print(f"{escape(s['scheduler'])}: {escape(s['stopped'])}")
+            for notice in s.get("notices") or []:
+                out.print(f"note ({escape(s['scheduler'])}): {escape(notice)}")
         replays = [s["trace_replay"] for s in results.summaries if s.get("trace_replay")]
         if replays:
             # The trace as read is the same for every run; what was replayed can differ (stops).

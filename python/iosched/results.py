@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Optional
 
 # Summary fields that are not one number per run (left out of the `runs` table).
-_NOT_SCALAR = ("processes", "response_cdf_ms", "scheduler_counters")
+_NOT_SCALAR = ("processes", "response_cdf_ms", "scheduler_counters", "notices")
 
 
 def _flatten(d: dict, prefix: str = "") -> dict:

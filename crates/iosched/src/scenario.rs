@@ -1029,6 +1029,7 @@ impl Scenario {
             summary.workload = self.workload_label();
             summary.seed = seed;
             summary.scheduler_counters = sim.scheduler_counters.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+            summary.notices = crate::sched::notices::notices(&choice.name, &summary.scheduler_counters);
             summary.block = sim.block;
             summary.host = workload.host_report();
             if choice.name == "adaptive" {

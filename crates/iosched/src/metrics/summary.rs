@@ -130,6 +130,10 @@ pub struct RunSummary {
     pub invariants: InvariantReport,
     /// The scheduler's own event counts (anticipation: waits, waits_rewarded, waits_timed_out).
     pub scheduler_counters: std::collections::BTreeMap<String, u64>,
+    /// Sentences for the user: a scheduler's own rule that switched off its defining behaviour
+    /// in this run (`sched::notices`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notices: Vec<String>,
     /// Why the run ended before its workload (cancelled by the user), if it did.
     pub stopped: Option<String>,
 }

@@ -51,6 +51,10 @@ pub struct Counts {
     pub wr_starts: u64,
     pub wr_ends: u64,
     pub stall_rescues: u64,
+    /// The queue in service emptied where idling would have boosted the throughput (a
+    /// rotational drive without queueing, or a sequential I/O-bound queue), but Linux's rule
+    /// switched it off because weight-raised queues were busy and none needed guarantees.
+    pub no_idle_raised: u64,
 }
 
 pub struct Bfq {
@@ -552,6 +556,18 @@ impl Bfq {
         let seq_io_bound = !c.seeky(&self.rules) && c.io_bound && c.ttime.short(self.rules.slice_idle_ns);
         let boosts = rot_without_queueing || seq_io_bound;
         boosts && self.wr_busy_queues == 0
+    }
+
+    /// Linux variant: idling would boost the throughput and is off only because weight-raised
+    /// queues are busy (`idling_boosts_thr_without_issues` requires none) and nothing needs the
+    /// guarantees: what turns BFQ's two sequential readers into noop's alternation.
+    fn idling_off_by_raising(&self, q: Eid) -> bool {
+        let c = &self.queues[&q];
+        if self.rules.variant != Variant::Linux || self.rules.strict_guarantees || self.rules.slice_idle_ns == 0 || !c.sync || c.class == CLASS_IDLE {
+            return false;
+        }
+        let boosts = !self.queueing() || (!c.seeky(&self.rules) && c.io_bound && c.ttime.short(self.rules.slice_idle_ns));
+        c.alive && boosts && self.wr_busy_queues > 0 && !self.idling_needed_for_service_guarantees(q)
     }
 
     fn idling_needed_for_service_guarantees(&self, q: Eid) -> bool {
@@ -1138,6 +1154,9 @@ impl Scheduler for Bfq {
                 } else if self.may_expire_for_timeout(q, now) {
                     self.expire(q, false, Reason::BudgetTimeout, now);
                 } else if empty && (self.queues[&q].dispatched == 0 || !self.better_to_idle(q)) {
+                    if self.idling_off_by_raising(q) {
+                        self.counts.no_idle_raised += 1;
+                    }
                     self.expire(q, false, Reason::NoMoreRequests, now);
                 }
             } else {
@@ -1263,6 +1282,7 @@ impl Scheduler for Bfq {
             ("wr_starts", c.wr_starts),
             ("wr_ends", c.wr_ends),
             ("stall_rescues", c.stall_rescues),
+            ("no_idle_raised", c.no_idle_raised),
             ("hw_tag", self.hw_tag.map_or(2, |b| b as u64)),
             ("max_budget_sectors", self.max_budget()),
             ("peak_rate_sectors_per_s", self.peak_rate_sectors_per_s()),

@@ -26,6 +26,7 @@ pub mod look;
 pub mod lottery;
 pub mod mq_deadline;
 pub mod noop;
+pub mod notices;
 pub mod queues;
 pub mod registry;
 pub mod scaling;
