@@ -1,0 +1,59 @@
+"""Every committed reproduction regenerates: `iosched reproduce PAPER` gives the committed report.md,
+claims.csv and tables.csv again, apart from the wall time. The full runs (not --quick): the
+ledger's verdicts are the committed ones only if these pass."""
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from iosched.cli import app
+from iosched.ledger.scoreboard import PAPERS
+
+REPO = Path(__file__).resolve().parents[1]
+COMMITTED = REPO / "docs" / "reproductions"
+runner = CliRunner()
+
+# The only thing allowed to differ: how long the run took.
+WALL_TIME = [
+    re.compile(r"\d+(\.\d+)? s wall time"),
+    re.compile(r"runs?( of [^.]*?)? in \d+(\.\d+)? s"),
+    re.compile(r"and \d+ advice runs in \d+(\.\d+)? s"),
+]
+
+
+def without_wall_time(text: str) -> str:
+    for pattern in WALL_TIME:
+        text = pattern.sub("<wall time>", text)
+    return text
+
+
+def traces_dir():
+    for d in (os.environ.get("IOSCHED_S_TRACES"), REPO.parent / "shared" / "traces"):
+        if d and (Path(d) / "s_startup_xterm.trace").is_file():
+            return Path(d)
+    return None
+
+
+@pytest.mark.parametrize("paper", PAPERS)
+def test_reproduction_regenerates_the_committed_files(paper, tmp_path):
+    args = ["reproduce", paper, "--out", str(tmp_path)]
+    if paper == "valente2014":
+        traces = traces_dir()
+        if traces is None:
+            pytest.skip("valente2014 needs the S suite's traces: set IOSCHED_S_TRACES or place them in ../shared/traces")
+        args += ["--traces", str(traces)]
+    r = runner.invoke(app, args)
+    assert r.exit_code == 0, r.output
+    for name in ("claims.csv", "tables.csv", "report.md"):
+        ours = (tmp_path / name).read_text(encoding="utf-8")
+        committed = (COMMITTED / paper / name).read_text(encoding="utf-8")
+        if name == "report.md":
+            ours, committed = without_wall_time(ours), without_wall_time(committed)
+            # The traces' directory is named in valente2014's report.
+            ours = ours.replace(str(traces_dir()), "<traces>") if paper == "valente2014" else ours
+            committed = re.sub(r"Traces read from `[^`]*`", "Traces read from `<traces>`", committed)
+            ours = re.sub(r"Traces read from `[^`]*`", "Traces read from `<traces>`", ours)
+        assert ours == committed, f"{paper}/{name} differs from the committed one: regenerate docs/reproductions/{paper}"
