@@ -32,6 +32,7 @@ mod array;
 mod block;
 mod ffsb;
 mod host;
+mod memory;
 mod process;
 mod s_suite;
 mod selection;
@@ -493,6 +494,9 @@ impl Scenario {
             Ok(())
         };
         within("run.duration_s", self.run.duration_s(), 1e-6, 1e6)?;
+        // Before anything below builds the workload: counts each allowed can still ask for more
+        // memory together than a run may take.
+        memory::check(self)?;
         match (&self.host, self.task.is_empty()) {
             (None, false) => return Err("[[task]] entries need a [host] table".into()),
             (Some(h), true) if self.app.is_some() => {

@@ -106,3 +106,19 @@ fn a_trace_stretched_beyond_the_clock_is_an_error_not_a_result() {
     assert!(e.contains("day.trace") && e.contains("beyond the simulator's clock"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Issue 23: GnuLD with 64 instances of 10^6 objects (each field within its range) was accepted,
+/// allocated 7 GB and aborted. Every workload builder's memory is estimated before building.
+#[test]
+fn workloads_too_large_to_build_are_refused_before_allocating() {
+    let e = err("[app]\nkind = \"gnuld\"\ninstances = 64\nobjects = 1000000\n");
+    assert!(e.contains("GnuLD objects") && e.contains("GiB of memory") && e.contains("64000000"), "{e}");
+    let e = err("[[process]]\nname = \"p\"\ncount = 100000\npattern = \"random\"\nrequest_kib = 4\nfile_mib = 0.25\n");
+    assert!(e.contains("100000 processes") && e.contains("GiB"), "{e}");
+    let e = err("[app]\nkind = \"andrew\"\nclients = 10000\ndirectories = 100000\nfiles_per_dir = 100000\n");
+    assert!(e.contains("Andrew files"), "{e}");
+    let e = err("[host]\n[[host.tree]]\npath = \"/t\"\ndepth = 10\ndirs_per_dir = 100\nfiles_per_dir = 100\n[[task]]\nname = \"ls\"\ncommand = \"ls-lR\"\npath = \"/t\"\n");
+    assert!(e.contains("[host] tree entries") && !e.contains("18446744073709551615"), "{e}");
+    // Within the budget: accepted as before.
+    Scenario::parse("[app]\nkind = \"gnuld\"\ninstances = 2\nobjects = 1000\n", "ok.toml").expect("small GnuLD");
+}

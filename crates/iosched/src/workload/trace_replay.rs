@@ -250,6 +250,18 @@ impl TraceReplay {
                 }
             };
             let pid = r.pid.unwrap_or(r.device);
+            if !self.seen.contains_key(&pid) && self.seen.len() >= MAX_TRACE_PROCESSES {
+                // Each stream keeps its own latency statistics: past this many, a trace would
+                // take more memory than a run may (scenario/memory.rs), so it is an error.
+                self.failure = Some(format!(
+                    "{}: record {}: more than {MAX_TRACE_PROCESSES} distinct processes (or devices, where the format has no \
+                     process), each with its own statistics: more memory than a run may take; replay a subset \
+                     (workload.devices)",
+                    self.reader.source, r.at
+                ));
+                self.exhausted = true;
+                return None;
+            }
             self.seen.entry(pid).or_insert(r.device);
             let request = NewRequest {
                 principal: Principal { pid, group: 0 },
@@ -427,6 +439,10 @@ impl TraceReplay {
     }
 }
 
+/// Distinct processes (streams) a replay keeps statistics for: at about 240 KB each
+/// (scenario/memory.rs), 32,768 take some 7.5 GiB.
+pub const MAX_TRACE_PROCESSES: usize = 32_768;
+
 /// `ns` x `scale`, saturating (a float product beyond u64 is u64::MAX, not a wrap).
 fn scale_ns(ns: Nanos, scale: f64) -> Nanos {
     let v = ns as f64 * scale;
@@ -543,6 +559,21 @@ mod tests {
             out.records.iter().map(|r| (r.pid, r.start_sector, r.issue_ns as f64 / 1e6, r.complete_ns as f64 / 1e6)).collect();
         r.sort_by(|a, b| a.2.total_cmp(&b.2).then(a.1.cmp(&b.1)));
         (r, w.counts().clone())
+    }
+
+    #[test]
+    fn more_streams_than_a_run_may_keep_statistics_for_is_an_error() {
+        // One record per device: the cap's next stream stops the read with a message (reading
+        // alone, no run: the statistics themselves would take gigabytes).
+        let text: String = (0..=MAX_TRACE_PROCESSES).map(|i| format!("{} {i} 0 8 1\n", i * 1000)).collect();
+        let mut w = TraceReplay::new(config(temp_trace("streams.trace", &text), ReplayMode::Open { time_scale: 1.0 }), 1 << 20).unwrap();
+        let mut n = 0;
+        while w.read().is_some() {
+            n += 1;
+        }
+        assert_eq!(n, MAX_TRACE_PROCESSES);
+        let f = w.failure().expect("an error, not a truncated replay");
+        assert!(f.contains("streams.trace") && f.contains("more than 32768 distinct processes"), "{f}");
     }
 
     // MQSim lines (ns): device 0 at 0, 2 and 30 ms; device 1 at 1 ms.

@@ -99,10 +99,13 @@ impl TreeSpec {
         self.file_size.check()?;
         let entries = self.dir_count().saturating_add(self.file_count());
         if entries > MAX_ENTRIES as u64 {
+            // The counts saturate: beyond u64 they are "more than", not a number to print.
+            let shown = |n: u64| if n == u64::MAX { format!("more than {}", u64::MAX - 1) } else { n.to_string() };
             return Err(format!(
-                "the tree description gives {entries} entries ({} directories, {} files); the limit is {MAX_ENTRIES}",
-                self.dir_count(),
-                self.file_count()
+                "the tree description gives {} entries ({} directories, {} files); the limit is {MAX_ENTRIES}",
+                shown(entries),
+                shown(self.dir_count()),
+                shown(self.file_count())
             ));
         }
         let widest = self.dirs_per_dir.max(self.files_per_dir).saturating_sub(1).max(1);
