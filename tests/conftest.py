@@ -1,8 +1,12 @@
+import os
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+# The shared traces (never copied into the repository): $IOSCHED_TRACES, else ../shared/traces
+# beside this checkout, as python/iosched/paths.py finds them from the checkout's root.
+TRACES = Path(os.environ.get("IOSCHED_TRACES") or os.environ.get("IOSCHED_S_TRACES") or REPO.parent / "shared" / "traces")
 
 SELTZER_Q10 = """
 name = "tiny-seltzer"

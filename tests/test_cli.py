@@ -189,3 +189,31 @@ def test_bfq_says_why_two_sequential_readers_get_noops_numbers(tmp_path):
     assert not runs["bfq-ll0"].get("notices") and runs["bfq-ll0"]["throughput_mb_s"] > 3 * runs["noop"]["throughput_mb_s"]
     res = runner.invoke(app, ["run", str(scn)])
     assert "note (bfq): bfq did not idle" in " ".join(res.output.split())
+
+
+def test_the_examples_run_from_a_copy_anywhere(tmp_path, monkeypatch):
+    # Issue 23: experiments/examples/trace-replay.toml pointed at ../../../shared/traces, so a
+    # copy of the repository elsewhere could not run it. `{traces}` is the traces' directory.
+    import shutil
+
+    from conftest import TRACES
+
+    copy = tmp_path / "elsewhere" / "examples"
+    shutil.copytree(REPO / "experiments" / "examples", copy)
+    monkeypatch.chdir(tmp_path)
+    res = runner.invoke(app, ["run", str(copy / "trace-replay.toml")])
+    assert res.exit_code == 2 and "{traces}" in res.output and "--traces DIR" in res.output, res.output
+    if not (TRACES / "mqsim_wsrch-small.trace").is_file():
+        pytest.skip(f"the run itself needs {TRACES}/mqsim_wsrch-small.trace")
+    res = runner.invoke(app, ["run", str(copy / "trace-replay.toml"), "--traces", str(TRACES), "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["runs"][0]["requests"] == 24_783
+    monkeypatch.setenv("IOSCHED_TRACES", str(TRACES))
+    assert runner.invoke(app, ["run", str(copy / "trace-replay.toml"), "--json"]).exit_code == 0
+
+
+def test_the_readme_test_command_says_why_tests_skip():
+    readme = (REPO / "README.md").read_text()
+    command = next(line for line in readme.splitlines() if "pytest" in line and line.startswith("pip install"))
+    assert " -rs" in command
+    assert command.split("#")[0].strip() in (REPO / ".ci" / "run").read_text()

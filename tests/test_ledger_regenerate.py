@@ -2,7 +2,6 @@
 claims.csv and tables.csv again, apart from the wall time. The full runs (not --quick): the
 ledger's verdicts are the committed ones only if these pass."""
 
-import os
 import re
 from pathlib import Path
 
@@ -31,10 +30,9 @@ def without_wall_time(text: str) -> str:
 
 
 def traces_dir():
-    for d in (os.environ.get("IOSCHED_S_TRACES"), REPO.parent / "shared" / "traces"):
-        if d and (Path(d) / "s_startup_xterm.trace").is_file():
-            return Path(d)
-    return None
+    from conftest import TRACES
+
+    return TRACES if (TRACES / "s_startup_xterm.trace").is_file() else None
 
 
 @pytest.mark.parametrize("paper", PAPERS)
@@ -43,7 +41,7 @@ def test_reproduction_regenerates_the_committed_files(paper, tmp_path):
     if paper == "valente2014":
         traces = traces_dir()
         if traces is None:
-            pytest.skip("valente2014 needs the S suite's traces: set IOSCHED_S_TRACES or place them in ../shared/traces")
+            pytest.skip("valente2014 needs the S suite's traces: set IOSCHED_TRACES or place them in ../shared/traces")
         args += ["--traces", str(traces)]
     r = runner.invoke(app, args)
     assert r.exit_code == 0, r.output

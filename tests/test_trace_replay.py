@@ -10,7 +10,7 @@ import pytest
 
 import iosched
 
-TRACES = Path(__file__).resolve().parents[2] / "shared" / "traces"
+from conftest import TRACES
 WSRCH = TRACES / "mqsim_wsrch-small.trace"
 needs_traces = pytest.mark.skipif(not WSRCH.exists(), reason=f"{WSRCH} not present")
 

@@ -15,7 +15,7 @@ from iosched.traces import TraceError, trace_formats, trace_stats
 from conftest import REPO
 
 runner = CliRunner()
-TRACES = REPO.parent / "shared" / "traces"
+from conftest import TRACES
 # Counts by awk over the files; WebSearch's last line has no newline (its README's 24,782 is wc -l).
 SAMPLES = {
     "mqsim_wsrch-small.trace": {"requests": 24_783, "reads": 24_779, "writes": 4, "bytes": 382_117_888},

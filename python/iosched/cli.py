@@ -109,6 +109,22 @@ def progress_bar(*columns) -> Progress:
     )
 
 
+_TRACES_HELP = ("The shared traces' directory, which a scenario's `{traces}/NAME` trace paths name (default $IOSCHED_TRACES, "
+                "else ../shared/traces from the current directory).")
+
+
+def _use_traces(traces: Optional[Path]) -> None:
+    """--traces DIR: what `{traces}` means in scenario files for this command (and its workers)."""
+    import os
+
+    from .paths import ENV
+
+    if traces is not None:
+        if not traces.is_dir():
+            raise fail(f"--traces {traces}: not a directory")
+        os.environ[ENV] = str(traces)
+
+
 # A rate is shown once the run has taken this long (before, it is one tick over no time).
 RATE_AFTER_S = 0.5
 
@@ -230,9 +246,11 @@ def run(
     plot: Optional[Path] = typer.Option(
         None, "--plot", help="Write response_cdf.png and throughput.png (one curve / bar per scheduler) to this directory."
     ),
+    traces: Optional[Path] = typer.Option(None, "--traces", help=_TRACES_HELP),
 ) -> None:
     """Run every scheduler of a scenario and print a summary. Ctrl-C stops the run and prints
     what it has (exit status 130)."""
+    _use_traces(traces)
     try:
         scenario = Scenario.from_file(file) if file is not None else Scenario.default()
         resolved = resolved_scenario(scenario)
@@ -664,7 +682,8 @@ def reproduce_valente2014(
 def reproduce_all(
     out_dir: Path = typer.Option(Path("results"), "--out", help="Output directory: one subdirectory per paper, and scoreboard.md."),
     traces: Optional[Path] = typer.Option(
-        None, "--traces", help="The S suite's traces for valente2014 (default $IOSCHED_S_TRACES or ../shared/traces)."),
+        None, "--traces", help="The S suite's traces for valente2014 (default $IOSCHED_TRACES, else ../shared/traces from the "
+        "current directory)."),
     quick: bool = typer.Option(False, "--quick", help="Every paper's --quick (a smoke test; claims not measured are not attempted)."),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help=_JOBS_HELP),
     dask: Optional[str] = typer.Option(None, "--dask", help=_DASK_HELP),
@@ -697,7 +716,8 @@ def reproduce_all(
 def reproduce_traces(
     out_dir: Path = typer.Option(Path("results/traces"), "--out", help="Output directory."),
     traces: Optional[Path] = typer.Option(
-        None, "--traces", help="Directory holding mqsim_wsrch-small.trace and mqsim_tpcc-small.trace (default ../shared/traces)."
+        None, "--traces", help="Directory holding mqsim_wsrch-small.trace and mqsim_tpcc-small.trace (default $IOSCHED_TRACES, "
+        "else ../shared/traces from the current directory)."
     ),
     quick: bool = typer.Option(False, "--quick", help="The first 2,000 requests of each trace (a smoke test)."),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help=_JOBS_HELP),
@@ -723,6 +743,7 @@ def sweep(
     dask: Optional[str] = typer.Option(None, "--dask", help=_DASK_HELP),
     plot_metric: str = typer.Option("throughput_mb_s", "--plot", help="Metric to plot against the first swept parameter "
                                     "(a column of runs.csv, e.g. response_ms_p99); `none` for no plot."),
+    traces: Optional[Path] = typer.Option(None, "--traces", help=_TRACES_HELP),
 ) -> None:
     """Run a scenario over a grid of parameter values x seeds (local process pool or Dask).
 
@@ -730,8 +751,8 @@ def sweep(
     point, scheduler and metric: n, mean, std and the 95% confidence interval across seeds),
     sweep.json (what ran) and a plot. The tables are identical whatever the pool."""
     from . import sweep as sw
-    from .api import check_seed
 
+    _use_traces(traces)
     try:
         base = Scenario.from_file(file)
         params = [sw.parse_set(x) for x in sets]

@@ -14,6 +14,7 @@ from typing import Any, Mapping, Optional
 import tomli_w
 
 from . import _native
+from .paths import expand_traces
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -74,6 +75,7 @@ class Scenario:
         _check_encodable(source, "<source>")
         _check_encodable(text, source)
         text = text.removeprefix("\ufeff")  # a byte-order mark is not part of the TOML
+        text = expand_traces(text, source)
         _native.check_scenario(text, source)
         self.text = text
         self.source = source

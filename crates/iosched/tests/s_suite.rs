@@ -2,7 +2,7 @@
 //! deadline and cfq without invariant violations; the start-up replay issues exactly its
 //! trace's requests (on an idle disk its time is the sum of service times and deltas);
 //! determinism; errors naming the task and the field. Tests that need S's traces read them from
-//! /work/shared/traces (IOSCHED_S_TRACES overrides it) and skip with a message when absent.
+//! the shared traces (IOSCHED_TRACES, else ../shared/traces beside the checkout) and skip with a message when absent.
 
 use iosched::host::report::TaskReport;
 use iosched::metrics::RequestRecord;
@@ -10,9 +10,24 @@ use iosched::scenario::Scenario;
 use iosched::workload::replay_startup::StartupTrace;
 use std::path::PathBuf;
 
+/// The shared traces' directory as the Python package finds it (python/iosched/paths.py):
+/// $IOSCHED_TRACES (or $IOSCHED_S_TRACES), else ../shared/traces beside this checkout.
+fn traces_dir() -> PathBuf {
+    std::env::var("IOSCHED_TRACES")
+        .or_else(|_| std::env::var("IOSCHED_S_TRACES"))
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces"))
+}
+
+/// An experiments/valente2014 file: its traces are named `{traces}/NAME`, which the Python
+/// package expands; here the same directory is put in.
+fn read_experiment(p: &std::path::Path) -> Result<Scenario, String> {
+    let text = std::fs::read_to_string(p).map_err(|e| e.to_string())?.replace("{traces}", &traces_dir().display().to_string());
+    Scenario::parse(&text, &p.display().to_string()).map_err(|e| e.to_string())
+}
+
 fn trace_path(name: &str) -> Option<PathBuf> {
-    let dir = std::env::var("IOSCHED_S_TRACES").unwrap_or_else(|_| "/work/shared/traces".into());
-    let p = PathBuf::from(dir).join(format!("s_startup_{name}.trace"));
+    let p = traces_dir().join(format!("s_startup_{name}.trace"));
     if p.is_file() {
         Some(p)
     } else {
@@ -333,7 +348,7 @@ fn the_experiment_files_parse() {
     for e in std::fs::read_dir(&dir).unwrap() {
         let p = e.unwrap().path();
         if p.extension().is_some_and(|x| x == "toml") {
-            Scenario::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            read_experiment(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
             n += 1;
         }
     }
@@ -350,7 +365,7 @@ fn experiments_run() {
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
     files.sort();
     for p in files {
-        let s = Scenario::read(&p).unwrap();
+        let s = read_experiment(&p).unwrap();
         for r in s.run(None).unwrap() {
             let h = r.summary.host.unwrap();
             let tasks: Vec<String> = h.tasks.iter().skip(1).map(|t| format!("{} {:?} {:?}", t.name, t.iterations_s, t.counts)).collect();

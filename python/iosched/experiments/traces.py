@@ -54,9 +54,10 @@ WORK_CONSERVING = {"noop", "deadline", "mq-deadline", "kyber", "clook", "sptf", 
 
 
 def traces_dir(traces: "Optional[str | Path]") -> Path:
-    if traces is not None:
-        return Path(traces)
-    return Path(__file__).resolve().parents[4] / "shared" / "traces"
+    """--traces, else the shared rule (python/iosched/paths.py)."""
+    from ..paths import traces_dir as shared
+
+    return shared(traces)
 
 
 def trace_rate(path: Path) -> tuple:
