@@ -654,8 +654,9 @@ def reproduce_seelam2005(
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help=_JOBS_HELP),
     dask: Optional[str] = typer.Option(None, "--dask", help=_DASK_HELP),
 ) -> None:
-    """Seelam et al. 2005, 'Enhancements to Linux I/O scheduling': Tables 1-3 and Figure 3 on the host
-    (deadline, LAS, CAS; schedulers not registered are skipped)."""
+    """Seelam et al. 2005, 'Enhancements to Linux I/O scheduling': Tables 1-4 and Figure 3 on the host,
+    Figure 5 and the adaptive scheduler on RAID-0 arrays; the report opens with the claims ledger
+    (claims.csv, tables.csv beside it). Schedulers not registered are skipped."""
     _reproduce("seelam2005", out_dir, jobs, dask, quick=quick)
 
 
