@@ -217,3 +217,26 @@ def test_the_readme_test_command_says_why_tests_skip():
     command = next(line for line in readme.splitlines() if "pytest" in line and line.startswith("pip install"))
     assert " -rs" in command
     assert command.split("#")[0].strip() in (REPO / ".ci" / "run").read_text()
+
+
+def test_run_overrides_the_files_schedulers_and_device(tmp_path):
+    # Issue 23: `iosched run SCENARIO --scheduler NAME[:k=v,...] --device PRESET`, as fio's
+    # command line overrides its job file.
+    scn = tmp_path / "x.toml"
+    scn.write_text('[device]\npreset = "fujitsu-m2361a"\n[workload]\nkind = "closed-queue"\nqueue_depth = 8\nrequests = 400\n'
+                   '[[scheduler]]\nname = "fcfs"\n')
+    res = runner.invoke(app, ["run", str(scn), "--json", "--scheduler", "sptf", "--scheduler", "gstf:group_cylinders=210,label=g210",
+                              "--device", "ibm-deskstar-34gxp"])
+    assert res.exit_code == 0, res.output
+    runs = json.loads(res.stdout)["runs"]
+    assert [r["scheduler"] for r in runs] == ["sptf", "g210"]
+    assert {r["device"] for r in runs} == {"ibm-deskstar-34gxp"}
+    resolved = json.loads(res.stdout)["resolved_scenario"]
+    assert resolved["scheduler"][1]["group_cylinders"] == 210
+    for args, message in [
+        (["--scheduler", "gstf:group_size=3"], "--scheduler gstf:group_size=3: "),
+        (["--scheduler", "gstf:group_cylinders"], "is not key=value"),
+        (["--device", "floppy"], "--device floppy: "),
+    ]:
+        res = runner.invoke(app, ["run", str(scn), *args])
+        assert res.exit_code == 2 and message in res.output and "Traceback" not in res.output, (args, res.output)

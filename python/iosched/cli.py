@@ -247,12 +247,21 @@ def run(
         None, "--plot", help="Write response_cdf.png and throughput.png (one curve / bar per scheduler) to this directory."
     ),
     traces: Optional[Path] = typer.Option(None, "--traces", help=_TRACES_HELP),
+    schedulers: List[str] = typer.Option(
+        [], "--scheduler", help="Replace the file's [[scheduler]] list (repeatable): NAME[:key=value,...], e.g. "
+        "bfq:low_latency=0 or anticipatory:policy=clook; label=... names the run."),
+    device: Optional[str] = typer.Option(None, "--device", help="Replace the file's [device] table by this preset "
+                                         "(`iosched list devices`)."),
 ) -> None:
     """Run every scheduler of a scenario and print a summary. Ctrl-C stops the run and prints
-    what it has (exit status 130)."""
+    what it has (exit status 130). --scheduler and --device override the file, as fio's command
+    line overrides its job file."""
+    from . import overrides
+
     _use_traces(traces)
     try:
         scenario = Scenario.from_file(file) if file is not None else Scenario.default()
+        scenario = overrides.apply(scenario, schedulers, device)
         resolved = resolved_scenario(scenario)
     except ScenarioError as e:
         raise fail(str(e))
