@@ -232,7 +232,7 @@ def test_run_overrides_the_files_schedulers_and_device(tmp_path):
     assert [r["scheduler"] for r in runs] == ["sptf", "g210"]
     assert {r["device"] for r in runs} == {"ibm-deskstar-34gxp"}
     resolved = json.loads(res.stdout)["resolved_scenario"]
-    assert resolved["scheduler"][1]["group_cylinders"] == 210
+    assert resolved["scheduler"][1]["tunables"]["group_cylinders"] == 210
     for args, message in [
         (["--scheduler", "gstf:group_size=3"], "--scheduler gstf:group_size=3: "),
         (["--scheduler", "gstf:group_cylinders"], "is not key=value"),
