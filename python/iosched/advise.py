@@ -122,10 +122,67 @@ def jain(values: Sequence[float]) -> float:
     return sum(v) ** 2 / (len(v) * sum(x * x for x in v))
 
 
-def metrics(s: dict) -> dict:
-    """A candidate's run summary as the ranking's metrics."""
+def parse_objective(text: str) -> tuple:
+    """`p99` or `p99@wal`: (objective, the process it is about or None). A process-focused
+    objective is throughput, mean or p99 of that process (or of the instances of a [[process]]
+    entry: `reader` means reader1, reader2, ...)."""
+    objective, at, focus = text.partition("@")
+    objective, focus = objective.strip(), focus.strip()
+    if objective not in OBJECTIVES:
+        raise AdviseError(f"--objective: unknown objective `{objective}` (known: {', '.join(OBJECTIVES)}, "
+                          f"and {', '.join(FOCUSED)}@PROCESS)")
+    if at:
+        if objective not in FOCUSED:
+            raise AdviseError(f"--objective {text}: only {', '.join(FOCUSED)} can be about one process or group")
+        if not focus:
+            raise AdviseError(f"--objective {text}: name the process after @")
+    return objective, (focus or None)
+
+
+FOCUSED = ("throughput", "mean", "p99")
+
+
+def focus_processes(s: dict, focus: str) -> list:
+    """The processes `focus` names in a run summary: the one of that name, else the instances of
+    a [[process]] entry of that name (NAME1, NAME2, ...)."""
+    import re
+
+    exact = [p for p in s["processes"] if p["name"] == focus]
+    if exact:
+        return exact
+    pattern = re.compile(re.escape(focus) + r"\d+")
+    return [p for p in s["processes"] if pattern.fullmatch(p["name"])]
+
+
+def _mixture_quantile(procs: list, q: float) -> float:
+    """The q-quantile of the processes' pooled response times, from each one's sampled CDF
+    (`response_cdf_ms` at CDF_QUANTILES), weighted by its requests: exact for one process,
+    within the samples' spacing for several."""
+    from ._native import CDF_QUANTILES
+    import numpy as np
+
+    qs = np.asarray(CDF_QUANTILES)
+    weights = np.array([p["requests"] for p in procs], dtype=float)
+    weights /= weights.sum()
+    curves = [np.asarray(p["response_cdf_ms"]) for p in procs]
+    if len(procs) == 1:
+        return float(np.interp(q, qs, curves[0]))
+
+    def pooled_cdf(x: float) -> float:
+        return float(sum(w * np.interp(x, c, qs, left=0.0, right=1.0) for w, c in zip(weights, curves)))
+
+    lo, hi = min(float(c[0]) for c in curves), max(float(c[-1]) for c in curves)
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if pooled_cdf(mid) < q else (lo, mid)
+    return hi
+
+
+def metrics(s: dict, focus: Optional[str] = None) -> dict:
+    """A candidate's run summary as the ranking's metrics; with `focus`, throughput, mean and p99
+    are the focused processes' (fairness stays the run's)."""
     procs = [p for p in s["processes"] if p["requests"] >= max(1, 0.01 * s["requests"])]
-    return {
+    out = {
         "throughput_mb_s": s["throughput_mb_s"],
         "response_ms_mean": s["response_ms"]["mean"],
         "response_ms_p99": s["response_ms"]["p99"],
@@ -133,6 +190,15 @@ def metrics(s: dict) -> dict:
         "fairness_jain": jain([p["response_ms"]["mean"] for p in procs]),
         "elapsed_s": s["elapsed_s"],
     }
+    if focus is not None:
+        mine = [p for p in focus_processes(s, focus) if p["requests"] > 0]
+        n = sum(p["requests"] for p in mine)
+        out.update({
+            "throughput_mb_s": sum(p["throughput_mb_s"] for p in mine),
+            "response_ms_mean": sum(p["response_ms"]["mean"] * p["requests"] for p in mine) / n if n else math.nan,
+            "response_ms_p99": _mixture_quantile(mine, 0.99) if n else math.nan,
+        })
+    return out
 
 
 def score(rows: List[dict], objective: str, weights: Dict[str, float]) -> None:
@@ -159,15 +225,19 @@ def score(rows: List[dict], objective: str, weights: Dict[str, float]) -> None:
 def advise(scenario_dict: dict, candidates: List[tuple], objective: str, weights: Dict[str, float], pool,
            progress=None, source: str = "<dict>") -> dict:
     """Runs the baseline and every candidate; returns the characterisation and the ranking.
-    `source`: the scenario's file, if it came from one (its relative paths start there)."""
+    `objective` may name a process (`p99@wal`, parse_objective). `source`: the scenario's file,
+    if it came from one (its relative paths start there)."""
     from . import run
     from .scenario import Scenario
 
-    if objective not in OBJECTIVES:
-        raise AdviseError(f"--objective: unknown objective `{objective}` (known: {', '.join(OBJECTIVES)})")
+    objective, focus = parse_objective(objective)
     base = dict(scenario_dict)
     base["scheduler"] = [{"name": "noop", "label": "baseline (noop)"}]
     baseline = run(Scenario.from_dict(base, source), records=True)
+    if focus is not None and not focus_processes(baseline.summaries[0], focus):
+        names = ", ".join(p["name"] for p in baseline.summaries[0]["processes"][:20])
+        raise AdviseError(f"--objective {objective}@{focus}: no process `{focus}` (nor {focus}1, {focus}2, ...) in the "
+                          f"workload; its processes: {names}")
     features = characterise(baseline.requests)
     tasks = []
     for label, table in candidates:
@@ -178,7 +248,7 @@ def advise(scenario_dict: dict, candidates: List[tuple], objective: str, weights
     results = pool.map(tasks, progress=progress)
     rows = []
     for (label, table), summaries in zip(candidates, results):
-        row = {"candidate": label, "scheduler": table["name"], **metrics(summaries[0])}
+        row = {"candidate": label, "scheduler": table["name"], **metrics(summaries[0], focus)}
         if table["name"] == "adaptive":
             # What the rule chose: adaptive counts its dispatches per table scheduler.
             c = summaries[0]["scheduler_counters"]
@@ -189,8 +259,8 @@ def advise(scenario_dict: dict, candidates: List[tuple], objective: str, weights
     rows.sort(key=lambda r: (-r["score"], r["candidate"]))
     for i, r in enumerate(rows, 1):
         r["rank"] = i
-    return {"characterisation": features, "objective": objective, "weights": weights if objective == "mix" else None,
-            "ranking": rows}
+    return {"characterisation": features, "objective": objective, "focus": focus,
+            "weights": weights if objective == "mix" else None, "ranking": rows}
 
 
 def select_candidates(names: Optional[str]) -> List[tuple]:
@@ -219,6 +289,8 @@ def report_markdown(source: str, result: dict) -> str:
     for k, v in f.items():
         lines.append(f"| {k} | {v:.4g} |" if isinstance(v, float) else f"| {k} | {v} |")
     obj = result["objective"]
+    if result.get("focus"):
+        obj += f" of process {result['focus']} (its throughput, mean and p99 in the table; fairness is the run's)"
     if obj == "mix":
         obj += " (weighted geometric mean of each metric relative to the best: " + ", ".join(
             f"{k} {w:g}" for k, w in result["weights"].items()) + ")"

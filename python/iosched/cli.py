@@ -817,7 +817,8 @@ def advise(
     objective: str = typer.Option(
         "mix", "--objective",
         help="Rank by: throughput, mean (response time), p99, fairness (Jain's index of the streams' mean response "
-        "times), or mix (weighted geometric mean of each relative to the best; see --weights).",
+        "times), or mix (weighted geometric mean of each relative to the best; see --weights). throughput, mean and "
+        "p99 may be about one process: p99@wal (or the instances of a [[process]] entry: reader = reader1, reader2, ...).",
     ),
     weights: Optional[str] = typer.Option(None, "--weights", help="For mix: METRIC=W,... over throughput, mean, p99, fairness (default all 1)."),
     candidates: Optional[str] = typer.Option(None, "--candidates", help="Comma-separated candidate labels or scheduler names (default: the 16 of docs/advise.md)."),
@@ -841,8 +842,7 @@ def advise(
     try:
         chosen = adv.select_candidates(candidates)
         w = adv.parse_weights(weights)
-        if objective not in adv.OBJECTIVES:
-            raise adv.AdviseError(f"--objective: unknown objective `{objective}` (known: {', '.join(adv.OBJECTIVES)})")
+        adv.parse_objective(objective)
         if not workload.is_file():
             raise adv.AdviseError(f"{workload}: no such file")
         if workload.suffix == ".toml":
@@ -863,7 +863,7 @@ def advise(
             task = bar.add_task(f"advise ({pool.describe()})", total=len(chosen))
             result = adv.advise(scenario, chosen, objective, w, pool, progress=lambda done, total: bar.update(task, completed=done),
                                 source=source)
-    except ScenarioError as e:
+    except (adv.AdviseError, ScenarioError) as e:
         raise fail(str(e))
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
