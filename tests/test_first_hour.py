@@ -78,7 +78,7 @@ def test_run_takes_a_path_text_dict_or_scenario(tmp_path):
 def test_run_names_the_argument_it_cannot_use():
     with pytest.raises(TypeError, match="scenario: expected a Scenario, a path"):
         iosched.run(42)
-    with pytest.raises(ValueError, match=r"seed: must be in \[0, 2\*\*64\), got -1"):
+    with pytest.raises(ValueError, match=r"seed: must be in \[0, 2\*\*63\) .*, got -1"):
         iosched.run(SELTZER_Q10, seed=-1)
     with pytest.raises(TypeError, match="seed: expected an integer"):
         iosched.run(SELTZER_Q10, seed=1.5)
