@@ -422,3 +422,18 @@ def test_import_fio_writes_a_scenario_that_runs_as_the_job_file_does(tmp_path):
 def test_python_api_runs_a_job_file():
     res = iosched.run(str(REPO / "experiments/examples/deskstar-seqread.fio"), records=False)
     assert res.summaries[0]["requests"] == 8192
+
+
+def test_wait_for_and_a_buffered_stonewall_use_after(tmp_path):
+    ps = processes(tmp_path, BASE + "[a]\nbs=1m\n[b]\nbs=1m\n[c]\nwait_for=a\n")
+    assert "after" not in ps[1] and ps[2]["after"] == "a"
+    tasks = convert(tmp_path, "[global]\nsize=8m\n[w]\nrw=write\n[r]\nstonewall\nrw=read\n").scenario["task"]
+    assert (tasks[0]["command"], tasks[1]["command"], tasks[1]["after"]) == ("dd", "cat", "w")
+    assert "the host's tasks cannot stop" in refusal(
+        tmp_path, "[global]\nsize=8m\nruntime=2\ntime_based\n[w]\nrw=write\n[r]\nstonewall\nrw=read\n")
+
+
+def test_the_run_is_capped_when_a_job_ends_by_its_size(tmp_path):
+    conv = convert(tmp_path, BASE + "[a]\nruntime=5\ntime_based\n[b]\nbs=1m\n")
+    assert conv.scenario["run"]["duration_s"] == 3600
+    assert any(n.startswith("run.duration_s = 3600: a cap") for n in conv.notes)

@@ -367,9 +367,14 @@ def import_fio(
     for note in conv.notes:
         typer.echo(f"note: {note}", err=True)
     entries = len(conv.scenario.get("process") or conv.scenario.get("task") or [])
-    kind = "host tasks" if conv.target == "host" else "processes"
-    typer.echo(f"{output}: {entries} {kind} from {len(set(o.split(' (')[0] for o in conv.origins))} jobs; "
-               f"run it with `iosched run {output}`", err=True)
+    jobs = len(set(o.split(" (")[0] for o in conv.origins))
+
+    def count(n: int, one: str, many: str) -> str:
+        return f"{n} {one if n == 1 else many}"
+
+    kinds = ("host task", "host tasks") if conv.target == "host" else ("process", "processes")
+    typer.echo(f"{output}: {count(entries, *kinds)} from {count(jobs, 'job', 'jobs')}; run it with `iosched run {output}`",
+               err=True)
 
 
 def _ms(x: float) -> str:
@@ -874,7 +879,7 @@ def advise(
             raise adv.AdviseError(f"--objective: unknown objective `{objective}` (known: {', '.join(adv.OBJECTIVES)})")
         if not workload.is_file():
             raise adv.AdviseError(f"{workload}: no such file")
-        if workload.suffix == ".toml":
+        if workload.suffix in (".toml", ".fio"):  # a scenario, or a fio job file (docs/fio.md)
             scn = Scenario.from_file(workload)
             scenario, source = scn.to_dict(), str(workload)
         else:
