@@ -437,3 +437,13 @@ def test_the_run_is_capped_when_a_job_ends_by_its_size(tmp_path):
     conv = convert(tmp_path, BASE + "[a]\nruntime=5\ntime_based\n[b]\nbs=1m\n")
     assert conv.scenario["run"]["duration_s"] == 3600
     assert any(n.startswith("run.duration_s = 3600: a cap") for n in conv.notes)
+
+
+def test_a_stonewalled_time_based_group_runs_after_the_first(tmp_path):
+    conv = convert(tmp_path, BASE + "runtime=1\ntime_based\n[a]\nrw=randread\n[b]\nstonewall\nrw=read\nthinktime=5ms\n")
+    req = iosched.run(iosched.Scenario.from_dict(conv.scenario), records=True).requests
+    a, b = req[req["pid"] == 1], req[req["pid"] == 2]
+    assert a["issue_ns"].max() < 1e9 <= b["issue_ns"].min() == 1e9
+    assert b["issue_ns"].max() < 2e9
+    # b thinks 5 ms after each completion: its issues are at least 5 ms apart.
+    assert (b["issue_ns"].diff().dropna() >= 5e6).all()

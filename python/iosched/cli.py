@@ -228,7 +228,7 @@ def _targets(resolved: dict) -> "tuple[Optional[int], Optional[float]]":
 @app.command()
 def run(
     file: Optional[Path] = typer.Argument(
-        None, help="Scenario TOML file (default: the built-in two-readers scenario)."
+        None, help="Scenario TOML file, or a fio job file (docs/fio.md) (default: the built-in two-readers scenario)."
     ),
     seed: Optional[int] = typer.Option(None, "--seed", min=0, max=2**63 - 1, help="Override run.seed (0 to 2^63 - 1, as a file's run.seed)."),
     as_json: bool = typer.Option(

@@ -12,7 +12,6 @@ whole mapping.
 
 from __future__ import annotations
 
-import json
 import posixpath
 import textwrap
 from dataclasses import dataclass, field
@@ -590,10 +589,3 @@ def to_toml(conv: Conversion) -> str:
     for sched in s.get("scheduler") or []:
         out.append(table("[[scheduler]]", sched))
     return "\n".join(out)
-
-
-def describe(conv: Conversion) -> str:
-    """A one-object JSON summary (for tests and --json)."""
-    return json.dumps({"source": conv.source, "target": conv.target, "scenario": conv.scenario, "notes": conv.notes})
-
-

@@ -22,11 +22,9 @@ from __future__ import annotations
 import re
 from typing import Optional, Tuple
 
-# Why a value was refused: the caller names the file, line and option around it.
-
-
 class UnitError(ValueError):
-    """A value fio would not read as its author meant (the message says why)."""
+    """A value fio would not read as its author meant; the message says why, and the caller
+    names the file, line and option around it."""
 
 
 _NUMBER = re.compile(r"(0[xX][0-9a-fA-F]+|[0-9]+)(.*)")
