@@ -416,7 +416,7 @@ def _tasks(clones: List[Clone], problems: List[Problem], notes: List[str]) -> Tu
             fail("direct", f"a direct writer mixed with buffered jobs: the host's {command} is buffered")
         if spec.direct and command == "seq-read":
             fail("direct", "a time-based direct sequential reader mixed with buffered jobs: the host's seq-read is buffered")
-        if spec.o_sync and command != "dd":
+        if spec.o_sync and spec.op == "write" and command != "dd":
             fail("sync", "O_SYNC writes: only the host's dd (a buffered sequential writer that ends) takes them")
         if spec.end_fsync and spec.op == "write" and command != "dd":
             fail("end_fsync", "an fsync at the end: only the host's dd (a sequential writer that ends) takes it")
@@ -435,7 +435,7 @@ def _tasks(clones: List[Clone], problems: List[Problem], notes: List[str]) -> Tu
             t["loops"] = spec.loops
         if spec.direct:
             t["flag"] = "direct"
-        elif spec.o_sync:
+        elif spec.o_sync and command == "dd":  # O_SYNC changes writes only
             t["flag"] = "sync"
         if command == "dd" and spec.end_fsync:
             t["fsync"] = True
