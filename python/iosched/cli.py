@@ -1,4 +1,4 @@
-"""Command line: `iosched run`, `iosched list`, `iosched reproduce`, `iosched validate`, `iosched bench`,
+"""Command line: `iosched run`, `iosched import-fio`, `iosched list`, `iosched reproduce`, `iosched validate`, `iosched bench`,
 `iosched trace stats|formats`,
 `iosched mount` / `iosched umount` (real mode, run by the native extension: see _fuse.py).
 
@@ -228,7 +228,7 @@ def _targets(resolved: dict) -> "tuple[Optional[int], Optional[float]]":
 @app.command()
 def run(
     file: Optional[Path] = typer.Argument(
-        None, help="Scenario TOML file (default: the built-in two-readers scenario)."
+        None, help="Scenario TOML file, or a fio job file (docs/fio.md) (default: the built-in two-readers scenario)."
     ),
     seed: Optional[int] = typer.Option(None, "--seed", min=0, max=2**63 - 1, help="Override run.seed (0 to 2^63 - 1, as a file's run.seed)."),
     as_json: bool = typer.Option(
@@ -265,6 +265,8 @@ def run(
         resolved = resolved_scenario(scenario)
     except ScenarioError as e:
         raise fail(str(e))
+    for note in scenario.notes:  # what a fio job file's conversion assumed or ignored
+        typer.echo(f"note: {note}", err=True)
     if requests_csv is not None:
         check_output_file(requests_csv, "--requests-csv")
     if requests_parquet is not None:
@@ -341,6 +343,47 @@ def run(
         typer.echo("plots: " + ", ".join(str(p) for p in paths), err=True)
     if results.interrupted:
         raise typer.Exit(130)
+
+
+@app.command("import-fio")
+def import_fio(
+    job_file: Path = typer.Argument(..., help="A fio job file (INI: [global] and job sections)."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the scenario TOML here (default: stdout)."),
+    device: Optional[str] = typer.Option(None, "--device", help="Device preset (`iosched list devices`; default ibm-deskstar-34gxp)."),
+    scheduler: Optional[List[str]] = typer.Option(
+        None, "--scheduler", help="A scheduler to run (repeat for several; default: the job file's ioscheduler=, else fcfs)."),
+) -> None:
+    """Turn a fio job file into an iosched scenario (TOML, with the notes and each job's origin
+    in comments) that you can edit and run. `iosched run JOB.fio` runs one directly. Options
+    iosched cannot model are errors naming the line and the option (docs/fio.md)."""
+    from .fio_job import read, to_toml
+
+    if output is not None:
+        check_output_file(output, "-o")
+    try:
+        conv = read(job_file, device=device, schedulers=scheduler or None)
+        text = to_toml(conv)
+        Scenario.from_text(text, str(output or job_file))  # what is written must run
+    except ScenarioError as e:
+        raise fail(str(e))
+    if output is None:
+        typer.echo(text, nl=False)
+        return
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise fail(f"-o {output}: cannot write: {e.strerror or e}")
+    for note in conv.notes:
+        typer.echo(f"note: {note}", err=True)
+    entries = len(conv.scenario.get("process") or conv.scenario.get("task") or [])
+    jobs = len(set(o.split(" (")[0] for o in conv.origins))
+
+    def count(n: int, one: str, many: str) -> str:
+        return f"{n} {one if n == 1 else many}"
+
+    kinds = ("host task", "host tasks") if conv.target == "host" else ("process", "processes")
+    typer.echo(f"{output}: {count(entries, *kinds)} from {count(jobs, 'job', 'jobs')}; run it with `iosched run {output}`",
+               err=True)
 
 
 def _ms(x: float) -> str:
@@ -845,7 +888,7 @@ def advise(
         adv.parse_objective(objective)
         if not workload.is_file():
             raise adv.AdviseError(f"{workload}: no such file")
-        if workload.suffix == ".toml":
+        if workload.suffix in (".toml", ".fio"):  # a scenario, or a fio job file (docs/fio.md)
             scn = Scenario.from_file(workload)
             scenario, source = scn.to_dict(), str(workload)
         else:

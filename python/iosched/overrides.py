@@ -54,6 +54,8 @@ def apply(scenario: Scenario, schedulers: Sequence[str] = (), device: Optional[s
         d["device"] = {"preset": device}
         said.append(f"--device {device}")
     try:
-        return Scenario.from_dict(d, scenario.source)
+        out = Scenario.from_dict(d, scenario.source)
     except ScenarioError as e:
         raise ScenarioError(f"{' '.join(said)}: {e}") from None
+    out.notes = list(scenario.notes)  # what a fio job file's conversion said still holds
+    return out

@@ -79,6 +79,8 @@ class Scenario:
         _native.check_scenario(text, source)
         self.text = text
         self.source = source
+        # What a conversion (a fio job file) assumed or ignored, shown by `iosched run`.
+        self.notes: list = []
 
     # -- constructors -------------------------------------------------------------------------
 
@@ -87,13 +89,10 @@ class Scenario:
         """Parse and validate scenario TOML text."""
         return cls(text, source)
 
-    @classmethod
-    def from_file(cls, path: "str | Path") -> "Scenario":
-        """Read a scenario file (UTF-8 TOML).
-
-        Raises ScenarioError for a missing, unreadable or non-UTF-8 file as well as for bad
-        content; every message starts with the path.
-        """
+    @staticmethod
+    def read_text_file(path: "str | Path") -> str:
+        """The UTF-8 text of a regular file of at most MAX_SCENARIO_BYTES; ScenarioError (the
+        message starts with the path) for a missing, unreadable, special or non-UTF-8 file."""
         if not isinstance(path, (str, Path)):
             raise TypeError(f"path: expected a str or Path, got {type(path).__name__} {path!r:.80}")
         p = Path(path)
@@ -121,12 +120,44 @@ class Scenario:
         except OSError as e:
             raise ScenarioError(f"{p}: cannot read: {e.strerror or e}") from None
         try:
-            text = data.decode("utf-8")
+            return data.decode("utf-8")
         except UnicodeDecodeError as e:
             raise ScenarioError(
                 f"{p}: not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start})"
             ) from None
-        return cls(text, str(p))
+
+    @classmethod
+    def from_file(cls, path: "str | Path") -> "Scenario":
+        """Read a scenario file (UTF-8 TOML), or a fio job file (named *.fio, or recognised by
+        its content: docs/fio.md), which becomes the scenario `from_fio` makes of it.
+
+        Raises ScenarioError for a missing, unreadable or non-UTF-8 file as well as for bad
+        content; every message starts with the path.
+        """
+        text = cls.read_text_file(path)
+        from .fio_job import looks_like_job_file
+
+        if looks_like_job_file(str(path), text):
+            return cls.from_fio(path, text)
+        return cls(text, str(Path(path)))
+
+    @classmethod
+    def from_fio(cls, path: "str | Path", text: Optional[str] = None, device: Optional[str] = None,
+                 schedulers: Optional[list] = None) -> "Scenario":
+        """The scenario of a fio job file (`iosched import-fio` writes it as TOML): its jobs as
+        processes or host tasks on device preset `device`, run under `schedulers` (default:
+        the job file's ioscheduler=). What fio options mean here, and which are refused:
+        docs/fio.md. `notes` holds what the conversion assumed or ignored."""
+        from . import fio_job
+
+        conv = fio_job.read(path, text, device, schedulers)
+        try:
+            scenario = cls.from_dict(conv.scenario, str(path))
+        except ScenarioError as e:
+            raise ScenarioError(f"{e} (in the scenario made from this fio job file: `iosched import-fio {path}` "
+                                f"writes it)") from None
+        scenario.notes = list(conv.notes)
+        return scenario
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], source: str = "<dict>") -> "Scenario":

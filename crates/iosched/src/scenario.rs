@@ -41,7 +41,7 @@ pub use app::{AppSection, APP_KINDS, DEFAULT_APP_FS_BLOCK_KIB, DEFAULT_APP_MAX_T
 pub use array::ArraySection;
 pub use block::{BlockSection, DEFAULT_MAX_SECTORS_KB, DEFAULT_NR_REQUESTS, DEFAULT_QUEUE_AGING_MS};
 pub use host::{FileSection, HostSection, TaskSection, TreeSection};
-pub use process::{ProcessSection, DEFAULT_PAGE_CACHE_MIB, DEFAULT_READAHEAD_KIB};
+pub use process::{ProcessSection, DEFAULT_PAGE_CACHE_MIB, DEFAULT_READAHEAD_KIB, DEFAULT_READ_FRACTION};
 
 /// A user mistake in a scenario, with where it is.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -588,8 +588,24 @@ impl Scenario {
             if Pattern::parse(&p.pattern).is_none() {
                 return Err(format!("field `{at}.pattern`: unknown pattern `{}` (known: sequential, alternate, random)", p.pattern));
             }
-            if p.op != "read" && p.op != "write" {
-                return Err(format!("field `{at}.op`: expected \"read\" or \"write\", got `{}`", p.op));
+            if !["read", "write", "mixed"].contains(&p.op.as_str()) {
+                return Err(format!("field `{at}.op`: expected \"read\", \"write\" or \"mixed\", got `{}`", p.op));
+            }
+            match p.read_fraction {
+                Some(f) if p.op == "mixed" => within(&format!("{at}.read_fraction"), f, 0.0, 1.0)?,
+                Some(f) => {
+                    return Err(format!("field `{at}.read_fraction` = {f} is only used with op = \"mixed\" (op is `{}`)", p.op))
+                }
+                None => {}
+            }
+            if let Some(r) = p.rate_iops {
+                within(&format!("{at}.rate_iops"), r, 1e-3, 1e9)?;
+            }
+            if let Some(r) = p.runtime_s {
+                within(&format!("{at}.runtime_s"), r, 1e-6, 1e6)?;
+            }
+            if let Some(n) = p.think_every {
+                count(&format!("{at}.think_every"), n as u64, 1, 1_000_000_000)?;
             }
             if !["fixed", "uniform", "exponential", "adversary"].contains(&p.think.as_str()) {
                 return Err(format!(
@@ -737,9 +753,9 @@ impl Scenario {
                 let Some(q) = self.process[..i].iter().find(|q| &q.name == name) else {
                     return Err(format!("field `{at}.after`: no earlier [[process]] is named `{name}`"));
                 };
-                if q.count != 1 || q.requests.is_none() {
+                if q.count != 1 || (q.requests.is_none() && q.runtime_s.is_none()) {
                     return Err(format!(
-                        "field `{at}.after`: process `{name}` must have count = 1 and `requests` (it must finish, as one process)"
+                        "field `{at}.after`: process `{name}` must have count = 1 and `requests` or `runtime_s` (it must finish, as one process)"
                     ));
                 }
                 if p.chain {
@@ -823,6 +839,10 @@ impl Scenario {
                     name: if p.count > 1 { format!("{}{}", p.name, k + 1) } else { p.name.clone() },
                     principal: Principal { pid, group: p.group.unwrap_or(pid) },
                     op: if p.op == "write" { Op::Write } else { Op::Read },
+                    read_fraction: (p.op == "mixed").then(|| p.read_fraction.unwrap_or(DEFAULT_READ_FRACTION)),
+                    rate_iops: p.rate_iops,
+                    runtime_ns: p.runtime_s.map(|s| (s * NS_PER_S as f64) as u64),
+                    think_every: p.think_every.unwrap_or(1),
                     pattern: Pattern::parse(&p.pattern).unwrap(),
                     request_sectors,
                     file_start_sector: start,

@@ -36,6 +36,10 @@ fn spec(pid: u32, pattern: Pattern, access: Access, think_us: u64) -> ProcessSpe
         prio: Default::default(),
         meta: false,
         group_weight: None,
+        read_fraction: None,
+        rate_iops: None,
+        runtime_ns: None,
+        think_every: 1,
     }
 }
 
@@ -362,4 +366,103 @@ fn a_chain_stopped_by_the_runs_end_starts_no_successor() {
     let mut rec = Recorder::default();
     simulate(&mut disk, &mut rec, &mut w);
     assert_eq!(rec.started, vec![1], "only the first process of the chain started");
+}
+
+// fio's job controls on a process (issue 23, fio job files): a read/write mix, a rate cap, a
+// runtime of its own, thinking after every N-th access.
+
+fn records_of_scenario(toml: &str) -> Vec<RequestRecord> {
+    let mut r = Scenario::parse(toml, "fio.toml").unwrap().run(Some(1)).unwrap().remove(0).records;
+    r.sort_by_key(|x| (x.issue_ns, x.id));
+    r
+}
+
+#[test]
+fn a_mixed_process_reads_with_its_read_fraction_and_keeps_a_position_per_direction() {
+    let random = records_of_scenario(
+        "[[process]]\nname = \"mix\"\npattern = \"random\"\nop = \"mixed\"\nread_fraction = 0.7\nrequest_kib = 4\n\
+         requests = 4000\n[run]\nduration_s = 1000\n",
+    );
+    let reads = random.iter().filter(|r| r.op == Op::Read).count() as f64 / random.len() as f64;
+    // 4000 Bernoulli(0.7) draws: standard deviation 0.0072.
+    assert!((reads - 0.7).abs() < 0.03, "read fraction {reads}");
+    let seq = records_of_scenario(
+        "[[process]]\nname = \"mix\"\nop = \"mixed\"\nrequest_kib = 4\nrequests = 400\nfile_offset_mib = 10\n\
+         [run]\nduration_s = 1000\n",
+    );
+    for op in [Op::Read, Op::Write] {
+        let starts: Vec<u64> = seq.iter().filter(|r| r.op == op).map(|r| r.start_sector).collect();
+        assert!(starts.len() > 150, "{op:?}: {} of 400 (default fraction 0.5)", starts.len());
+        assert_eq!(starts[0], 10 * 2048, "{op:?} starts at the file's start");
+        assert!(starts.windows(2).all(|w| w[1] == w[0] + 8), "{op:?}: sequential within its direction");
+    }
+}
+
+#[test]
+fn a_rate_cap_paces_issues_from_the_first_access() {
+    // 50 accesses/s of 4 KiB (each served in ~10 ms): access n goes at n x 20 ms.
+    let r = records_of_scenario(
+        "[[process]]\nname = \"paced\"\npattern = \"random\"\nrequest_kib = 4\nrate_iops = 50\nstart_us = 1000\n\
+         [run]\nduration_s = 1\n",
+    );
+    assert_eq!(r.len(), 50, "issues at 1 ms + k x 20 ms before 1 s");
+    for (k, x) in r.iter().enumerate() {
+        assert_eq!(x.issue_ns, 1_000_000 + k as u64 * 20_000_000, "access {k}");
+    }
+    // Several slots in flight: the cap still holds (pacing, not a burst of iodepth).
+    let deep = records_of_scenario(
+        "[[process]]\nname = \"paced\"\npattern = \"random\"\nrequest_kib = 4\nrate_iops = 50\naccess = \"direct\"\n\
+         iodepth = 8\n[run]\nduration_s = 1\n",
+    );
+    assert_eq!(deep.len(), 50);
+    assert!(deep.iter().enumerate().all(|(k, x)| x.issue_ns >= k as u64 * 20_000_000));
+}
+
+#[test]
+fn a_runtime_ends_a_process_and_starts_its_successor() {
+    let r = records_of_scenario(
+        "[[process]]\nname = \"first\"\nrequest_kib = 64\nruntime_s = 0.2\nstart_us = 5000\n\
+         [[process]]\nname = \"second\"\nrequest_kib = 64\nafter = \"first\"\nstart_us = 1000\n\
+         [run]\nduration_s = 0.5\n",
+    );
+    let first: Vec<&RequestRecord> = r.iter().filter(|x| x.pid == 1).collect();
+    let second: Vec<&RequestRecord> = r.iter().filter(|x| x.pid == 2).collect();
+    let last_first = first.last().unwrap();
+    assert!(last_first.issue_ns < 205_000_000, "nothing issued 200 ms after its first access (5 ms)");
+    assert!(first.len() > 50, "{} requests", first.len());
+    // The second starts 1 ms after the first exits (at its last completion).
+    assert_eq!(second[0].issue_ns, last_first.complete_ns + 1_000_000);
+    assert!(second.last().unwrap().issue_ns < 500_000_000);
+}
+
+#[test]
+fn think_every_n_thinks_only_after_every_nth_access() {
+    let r = records_of_scenario(
+        "[[process]]\nname = \"bursty\"\nrequest_kib = 64\nthink_us = 10000\nthink_every = 4\nrequests = 12\n\
+         [run]\nduration_s = 10\n",
+    );
+    let gaps: Vec<u64> = r.windows(2).map(|w| (w[1].issue_ns - w[0].complete_ns) / 1000).collect();
+    assert_eq!(gaps, vec![0, 0, 0, 10000, 0, 0, 0, 10000, 0, 0, 0]);
+}
+
+#[test]
+fn the_fio_controls_are_validated_with_field_and_value() {
+    let cases = [
+        ("op = \"both\"", "process[0].op`: expected \"read\", \"write\" or \"mixed\", got `both`"),
+        ("read_fraction = 0.5", "process[0].read_fraction` = 0.5 is only used with op = \"mixed\""),
+        ("op = \"mixed\"\nread_fraction = 1.5", "process[0].read_fraction` must be in"),
+        ("op = \"mixed\"\naccess = \"read\"", "process[0].op` = `mixed`"),
+        ("rate_iops = 0", "process[0].rate_iops` must be in"),
+        ("runtime_s = -1", "process[0].runtime_s` must be in"),
+        ("think_every = 0", "process[0].think_every` must be in"),
+    ];
+    for (fields, want) in cases {
+        let e = parse_err(fields);
+        assert!(e.contains(want) && e.starts_with("bad.toml: "), "{fields:?}: got {e:?}, want {want:?}");
+    }
+    // `after` accepts a predecessor that ends by its runtime.
+    let ok = "[[process]]\nname = \"a\"\nruntime_s = 1\n[[process]]\nname = \"b\"\nafter = \"a\"\n";
+    assert!(Scenario::parse(ok, "ok.toml").is_ok());
+    let bad = "[[process]]\nname = \"a\"\n[[process]]\nname = \"b\"\nafter = \"a\"\n";
+    assert!(Scenario::parse(bad, "bad.toml").unwrap_err().to_string().contains("`requests` or `runtime_s`"));
 }

@@ -79,6 +79,18 @@ pub struct ProcessSection {
     /// Requests are file-system metadata (Request::META).
     #[serde(default)]
     pub meta: bool,
+    /// op = "mixed": the probability that an access is a read (fio's rwmixread / 100;
+    /// default 0.5). Sequential and alternate patterns keep one position per direction.
+    pub read_fraction: Option<f64>,
+    /// At most this many accesses per second: access n is issued no earlier than n / rate_iops
+    /// seconds after the process's first (fio's rate_iops, or rate / bs). Default: no cap.
+    pub rate_iops: Option<f64>,
+    /// The process issues nothing after this long from its first access (fio's runtime); it
+    /// then counts as finished, as by `requests` (a later entry's `after` starts). Default:
+    /// until `run.duration_s`.
+    pub runtime_s: Option<f64>,
+    /// Think only after every this many accesses (fio's thinktime_blocks; default 1).
+    pub think_every: Option<u32>,
 }
 
 fn d_access() -> String {
@@ -89,6 +101,8 @@ fn d_access() -> String {
 /// 16 KiB, vfs_cluster.c). Page cache: a quarter of the paper's 128 MB machine per process.
 pub const DEFAULT_READAHEAD_KIB: f64 = 128.0;
 pub const DEFAULT_PAGE_CACHE_MIB: f64 = 32.0;
+/// op = "mixed": fio's rwmixread default (50%).
+pub const DEFAULT_READ_FRACTION: f64 = 0.5;
 
 fn d_weight() -> u32 {
     1

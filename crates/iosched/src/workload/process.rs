@@ -26,6 +26,7 @@ use super::{rng_stream, Emit, NewRequest, ProcessInfo, Workload};
 use crate::request::{IoPrio, Op, Principal, Request};
 use crate::sched::ProcessEvent;
 use crate::time::Nanos;
+use rand::Rng;
 use rand_pcg::Pcg64;
 use std::collections::HashMap;
 
@@ -88,6 +89,16 @@ pub struct ProcessSpec {
     pub meta: bool,
     /// The weight of its group (cgroup), announced when it starts.
     pub group_weight: Option<u32>,
+    /// Some(f): each access is a read with probability f, else a write (`op` is then unused);
+    /// sequential and alternate patterns keep one position per direction, as fio keeps one
+    /// last position per direction.
+    pub read_fraction: Option<f64>,
+    /// Access n is issued no earlier than n / rate_iops seconds after the first (fio's rate).
+    pub rate_iops: Option<f64>,
+    /// Nothing is issued after this long from the first access (fio's runtime).
+    pub runtime_ns: Option<Nanos>,
+    /// Think only after every this many accesses (fio's thinktime_blocks); 1: after each.
+    pub think_every: u32,
 }
 
 /// The kernel's state for one process's file under read().
@@ -132,6 +143,10 @@ struct ProcessState {
     lanes_done: u32,
     /// Copy time charged when the current access is satisfied.
     copy_ns: Nanos,
+    /// When its first access was due (the origin of `rate_iops` and `runtime_ns`).
+    started_ns: Option<Nanos>,
+    /// Accesses issued per direction (read, write) by a mixed process.
+    issued_by_op: [u64; 2],
     kernel: Option<Kernel>,
 }
 
@@ -165,6 +180,8 @@ impl Processes {
                 issued: 0,
                 rng: rng_stream(seed, i as u64 + 1),
                 copy_ns: 0,
+                started_ns: None,
+                issued_by_op: [0; 2],
             })
             .collect();
         let mut by_pid = HashMap::new();
@@ -189,17 +206,37 @@ impl Processes {
             }
             out.process_event(ProcessEvent::Started { principal: p.spec.principal, weight: p.spec.weight });
         }
-        if now >= stop || p.spec.max_requests.is_some_and(|m| p.issued >= m) {
+        let started = *p.started_ns.get_or_insert(now);
+        // Its own end (runtime) or the run's, whichever comes first.
+        let own_stop = p.spec.runtime_ns.map_or(stop, |r| stop.min(started.saturating_add(r)));
+        if now >= own_stop || p.spec.max_requests.is_some_and(|m| p.issued >= m) {
             // Nothing this lane waits for is outstanding now (prefetches may be). A process
             // stopped by the run's end starts no successor in its chain.
             let by_limit = now < stop;
             self.lane_done(i, now, by_limit, out);
             return;
         }
+        if let Some(rate) = p.spec.rate_iops {
+            // Ahead of its rate: this lane waits until the next access is due (or the end).
+            let due = started.saturating_add((p.issued as f64 * 1e9 / rate).round() as Nanos);
+            if now < due {
+                out.timer(due.min(own_stop), token(i, lane));
+                return;
+            }
+        }
         let s = &p.spec;
         let len = s.request_sectors as u64;
         let blocks = (s.file_sectors / len).max(1);
-        let block = s.pattern.block(p.issued, blocks, &mut p.rng);
+        let (op, n) = match s.read_fraction {
+            None => (s.op, p.issued),
+            Some(f) => {
+                let op = if p.rng.gen::<f64>() < f { Op::Read } else { Op::Write };
+                let k = (op == Op::Write) as usize;
+                p.issued_by_op[k] += 1;
+                (op, p.issued_by_op[k] - 1)
+            }
+        };
+        let block = s.pattern.block(n, blocks, &mut p.rng);
         p.issued += 1;
         let off = block * len;
         let pending = &mut p.lanes[lane];
@@ -207,7 +244,7 @@ impl Processes {
         let before = out.arrivals.len();
         let waited = match p.kernel.as_mut() {
             None => {
-                submit_parts(out, now, s, off, len, s.sync, pending, None);
+                submit_parts(out, now, s, op, off, len, s.sync, pending, None);
                 0
             }
             Some(k) => {
@@ -273,7 +310,9 @@ impl Processes {
             self.lane_done(i, now, true, out);
             return;
         }
-        let think = p.spec.think.sample(p.issued - 1, &mut p.rng);
+        // With think_every = N the process thinks after accesses N, 2N, ... only.
+        let every = p.spec.think_every.max(1) as u64;
+        let think = if p.issued % every == 0 { p.spec.think.sample(p.issued - 1, &mut p.rng) } else { 0 };
         out.timer(now.saturating_add(p.copy_ns).saturating_add(think), token(i, lane));
     }
 }
@@ -366,7 +405,7 @@ fn submit_run(
     keys: &mut Vec<u64>,
     inflight: &mut HashMap<u64, u64>,
 ) {
-    submit_parts(out, now, s, page * PAGE_SECTORS, n * PAGE_SECTORS, sync, keys, Some(split));
+    submit_parts(out, now, s, s.op, page * PAGE_SECTORS, n * PAGE_SECTORS, sync, keys, Some(split));
     // Each part's pages map to that part's start sector.
     let mut off = page * PAGE_SECTORS;
     let end = (page + n) * PAGE_SECTORS;
@@ -383,7 +422,17 @@ fn submit_run(
 /// Submits file sectors `[off, off + len)`, split at the maximum transfer; pushes each part's
 /// start sector on `keys`. `split`: flag the parts (None: flag them when there are several).
 #[allow(clippy::too_many_arguments)]
-fn submit_parts(out: &mut Emit, now: Nanos, s: &ProcessSpec, off: u64, len: u64, sync: bool, keys: &mut Vec<u64>, split: Option<bool>) {
+fn submit_parts(
+    out: &mut Emit,
+    now: Nanos,
+    s: &ProcessSpec,
+    op: Op,
+    off: u64,
+    len: u64,
+    sync: bool,
+    keys: &mut Vec<u64>,
+    split: Option<bool>,
+) {
     let max = if s.max_transfer_sectors == 0 { len } else { s.max_transfer_sectors as u64 };
     let flag = split.unwrap_or(len > max);
     let mut at = off;
@@ -395,7 +444,7 @@ fn submit_parts(out: &mut Emit, now: Nanos, s: &ProcessSpec, off: u64, len: u64,
             now,
             NewRequest {
                 principal: s.principal,
-                op: s.op,
+                op,
                 sync,
                 start_sector,
                 size_sectors: size as u32,
