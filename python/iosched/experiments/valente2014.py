@@ -7,15 +7,16 @@ its claims judged by the ledger (issue 22: catalogues/valente2014/claims.toml).
 - Aggregate throughput (section 7.2, Figure 3): the background workloads 10r-seq, 10r-rand,
   5r5w-seq, 5r5w-rand (greedy readers and writers on private 5 GB files; writers through the page
   cache) for 120 s, measured after the first 20 s, and the first 15 s second by second; Figure 4:
-  the same with the second system's disk queueing 32 commands (BFQ+, BFQ and NOOP; see CFQ_NCQ).
+  the same with the second system's disk queueing 32 commands (BFQ+, BFQ and NOOP; see
+  NCQ_THROUGHPUT_SCHEDS for CFQ).
 - Responsiveness (section 7.3, Figures 5-6): the start-up time of applications under each
   workload, replayed from the S suite's real start-up traces (xterm, gnome-terminal, LibreOffice
   Writer; the paper's bash and konsole traces are not in the suite), with the throughput meanwhile;
-  twice: as the traces' README describes the replayer (the primary) and as S's replayer is compiled
-  (a controlled run); BFQ+ with low_latency off as a further controlled run.
+  as the traces' README describes the replayer (the primary); controlled runs: the same without the
+  recorded gaps, S's replayer as compiled, BFQ+ with low_latency off.
 - NCQ (section 7.3.2, Table 2): the same start-ups with the drive queueing 32 commands.
 - Video playback (section 7.4, Figure 7): frames dropped while xterm (the paper: bash) starts
-  every 3 s.
+  every 3 s; controlled runs: BFQ+ with low_latency off, and no periodic command.
 - Code development (section 7.5, Figures 8-9): make -j5 and git checkout progress under load.
 - Fairness (the suite's fairness benchmark; not among the paper's section 7 results): weights 1:2
   and 1:1:3 between sequential readers whatever the budgets, and cgroup weights.
