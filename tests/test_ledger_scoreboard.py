@@ -48,3 +48,10 @@ def test_committed_scoreboard_matches_the_committed_claims():
     for paper in scoreboard.PAPERS:
         c = scoreboard.counts(scoreboard.read_claims(REPO / "docs" / "reproductions" / paper / "claims.csv"))
         assert f"({paper}/report.md) | {c['claims']} | {c['reproduced']}" in page
+
+
+def test_the_readme_shows_the_committed_scoreboards():
+    by_paper = {p: scoreboard.counts(scoreboard.read_claims(REPO / "docs" / "reproductions" / p / "claims.csv"))
+                for p in scoreboard.PAPERS}
+    readme = (REPO / "README.md").read_text()
+    assert "\n".join(scoreboard.table(by_paper, "docs/reproductions/")) in readme

@@ -2,7 +2,6 @@
 claims judged by the ledger (issue 22)."""
 
 import csv
-import os
 from collections import Counter
 from pathlib import Path
 
@@ -16,10 +15,9 @@ from iosched.ledger import Tables
 from iosched.ledger.evaluate import CSV_COLUMNS, fill_note
 from iosched.ledger.rule import AtLeast
 
+from conftest import TRACES
+
 ROOT = Path(__file__).resolve().parents[1]
-TRACES = Path(os.environ.get("IOSCHED_S_TRACES", ROOT.parent.parent / "shared" / "traces"))
-if not (TRACES / "s_startup_xterm.trace").is_file():
-    TRACES = Path("/work/shared/traces")
 COMMITTED = ROOT / "docs" / "reproductions" / "valente2014"
 HAVE_TRACES = (TRACES / "s_startup_xterm.trace").is_file()
 

@@ -23,7 +23,7 @@ its claims judged by the ledger (issue 22: catalogues/valente2014/claims.toml).
 
 Schedulers: BFQ+ (`bfq-plus`), BFQ (`bfq-original`), CFQ (`cfq`, Linux ~4.4's: the paper ran
 2.6.34's), and, beyond the paper, today's Linux BFQ (`bfq`), deadline and noop. The traces are read
-from the directory given at run time (`--traces`, default `$IOSCHED_S_TRACES` or ../shared/traces);
+from the directory given at run time (`--traces`, default `$IOSCHED_TRACES` or ../shared/traces: python/iosched/paths.py);
 sections that need them are skipped with a line in the report when they are absent. Every point is a
 generated scenario (kept in OUT/scenarios/); the runs go through the pool.
 """
@@ -31,7 +31,6 @@ generated scenario (kept in OUT/scenarios/); the runs go through the pool.
 from __future__ import annotations
 
 import math
-import os
 import time
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple
@@ -79,12 +78,10 @@ STARTUP_SHORT_S, STARTUP_SHORT_EXTRA_S = 2.0, 2.0
 
 
 def traces_dir(given: Optional["str | Path"] = None) -> Path:
-    if given:
-        return Path(given)
-    env = os.environ.get("IOSCHED_S_TRACES")
-    if env:
-        return Path(env)
-    return Path("../shared/traces")
+    """--traces, else the shared rule (python/iosched/paths.py)."""
+    from ..paths import traces_dir as shared
+
+    return shared(given or None)
 
 
 def _trace(dirpath: Path, app: str) -> Optional[Path]:

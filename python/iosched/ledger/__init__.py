@@ -4,7 +4,7 @@
 - `claims.py`: a paper's claims file (catalogues/PAPER/claims.toml), checked on load.
 - `tables.py`: what a reproduction's runs measured (tables.csv beside its report).
 - `measures.py`: named functions computing a claim's `ours` from the tables.
-- `evaluate.py`: verdicts, claims.csv, the scoreboard a report opens with.
+- `evaluate.py`: verdicts, claims.csv, the scoreboard a report opens with (`count_verdicts`).
 - `scoreboard.py`: every paper's scoreboard in one page (`iosched reproduce all`).
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 from .claims import Claim, ClaimsError, ClaimsFile, load
-from .evaluate import LedgerError, Row, judge, report_section, scoreboard, write_claims_csv
+from .evaluate import LedgerError, Row, count_verdicts, judge, report_section, write_claims_csv
 from .tables import Tables
 
 
@@ -40,4 +40,4 @@ def write(paper: str, tables: Tables, out: Path, measures: Optional[Dict] = None
 
 
 __all__ = ["Claim", "ClaimsError", "ClaimsFile", "LedgerError", "Row", "Tables", "claims_path", "judge",
-           "load", "report_section", "scoreboard", "write", "write_claims_csv"]
+           "count_verdicts", "load", "report_section", "write", "write_claims_csv"]

@@ -54,7 +54,15 @@ def judge(cf: ClaimsFile, tables: Tables, measures: Optional[Dict[str, Measure]]
     for c in cf.claims:
         where = f"{cf.path}: claim {c.id}"
         if c.not_attempted:
-            rows.append(Row(c, None, None, rule.Verdict(rule.NOT_ATTEMPTED), c.not_attempted))
+            # The reason, and what a note adds (e.g. what a stand-in measured, by placeholders).
+            try:
+                added = fill_note(c.note, tables) if c.note else ""
+            except TableError as e:
+                if not partial:
+                    raise LedgerError(f"{where}: {e}") from None
+                added = ""
+            note = c.not_attempted + (f" {added}" if added else "")
+            rows.append(Row(c, None, None, rule.Verdict(rule.NOT_ATTEMPTED), note))
             continue
         try:
             ours = evaluate(c.ours, tables, extra)
@@ -115,7 +123,7 @@ def fill_note(note: str, tables: Tables) -> str:
 
 # -- text -----------------------------------------------------------------------------------
 
-def fmt_number(v: Measured, spec: str = ".4g") -> str:
+def fmt_number(v: Measured, spec: str = ".6g") -> str:
     if isinstance(v, AtLeast):
         return ">=" + format(v.value, spec)
     if isinstance(v, AtMost):
@@ -141,7 +149,7 @@ def paper_text(c: Claim) -> str:
 
 def ranking_text(values: dict, tiers) -> str:
     """`a = b < c` (tiers joined by =, in ascending order)."""
-    return " < ".join(" = ".join(f"{k} {fmt_number(values[k], '.4g')}" for k in t) for t in tiers)
+    return " < ".join(" = ".join(f"{k} {fmt_number(values[k])}" for k in t) for t in tiers)
 
 
 def ours_text(row: Row) -> str:
@@ -177,7 +185,7 @@ def write_claims_csv(rows: List[Row], path: Union[str, Path]) -> Path:
     return path
 
 
-def scoreboard(rows: List[Row]) -> Dict[str, int]:
+def count_verdicts(rows: List[Row]) -> Dict[str, int]:
     counts = {"claims": len(rows)}
     for v in rule.VERDICTS:
         counts[v] = sum(1 for r in rows if r.verdict.verdict == v)
@@ -197,7 +205,7 @@ def _cell(text: str) -> str:
 
 def report_section(rows: List[Row], claims_path: str) -> List[str]:
     """The scoreboard and every claim, as markdown lines (what a report opens with)."""
-    counts = scoreboard(rows)
+    counts = count_verdicts(rows)
     lines = [
         "## Scoreboard",
         "",

@@ -31,13 +31,14 @@ def counts(rows: Sequence[dict]) -> Dict[str, int]:
     return out
 
 
-def table(by_paper: Dict[str, Dict[str, int]]) -> List[str]:
-    """The scoreboards as one markdown table (also the README's results section)."""
+def table(by_paper: Dict[str, Dict[str, int]], link_prefix: str = "") -> List[str]:
+    """The scoreboards as one markdown table (also the README's results section, whose links
+    take the prefix docs/reproductions/)."""
     lines = ["| paper | claims | reproduced | off | contradicted | not attempted |",
              "|---|---|---|---|---|---|"]
     for paper, c in by_paper.items():
         share = f" ({c[rule.REPRODUCED] / c['claims']:.0%})" if c["claims"] else ""
-        lines.append(f"| [{TITLES.get(paper, paper)}]({paper}/report.md) | {c['claims']} | "
+        lines.append(f"| [{TITLES.get(paper, paper)}]({link_prefix}{paper}/report.md) | {c['claims']} | "
                      f"{c[rule.REPRODUCED]}{share} | {c[rule.OFF]} | {c[rule.CONTRADICTED]} | "
                      f"{c[rule.NOT_ATTEMPTED]} |")
     return lines
