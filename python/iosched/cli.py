@@ -23,6 +23,7 @@ from . import __version__
 from .api import list_devices, list_schedulers, resolved as resolved_scenario, run as run_scenario
 from .ledger import ClaimsError, LedgerError
 from .scenario import Scenario, ScenarioError
+from .tables import Column, TableData, emit, output_format
 
 class _GlobalOptionsAnywhere(typer.core.TyperGroup):
     """The top-level group: its global options (`-q`/`--quiet`) are accepted after the
@@ -87,6 +88,22 @@ class _Consoles:
 
 
 _consoles = _Consoles()
+
+
+_FORMAT_HELP = ("Output: table (fitted to the terminal, or to $COLUMNS when piped: the least important columns are "
+                "dropped and named), csv (every column, raw numbers) or json.")
+
+
+def _format_option():
+    return typer.Option("table", "--format", help=_FORMAT_HELP)
+
+
+def _output(fmt: str, as_json: bool = False) -> str:
+    """--format, with --json its alias, checked (exit 2 for an unknown format)."""
+    try:
+        return output_format(fmt, as_json)
+    except ValueError as e:
+        raise fail(str(e))
 
 
 def fail(message: str) -> "typer.Exit":
@@ -184,32 +201,41 @@ def _f(x: float, digits: int = 1) -> str:
     return f"{x:,.{digits}f}"
 
 
-def runs_table(summaries: list) -> Table:
-    t = Table(title="runs")
-    for col in ["scheduler", "device", "MB/s", "IOPS", "util busy", "util transfer",
-                "resp mean ms", "resp p95 ms", "resp p99 ms", "resp max ms"]:
-        t.add_column(col, justify="left" if col in ("scheduler", "device") else "right")
-    for s in summaries:
-        r = s["response_ms"]
-        t.add_row(
-            escape(s["scheduler"]), escape(s["device"]), _f(s["throughput_mb_s"], 2), _f(s["iops"], 1),
-            f"{s['utilization_busy']:.1%}", f"{s['utilization_transfer']:.1%}",
-            _f(r["mean"]), _f(r["p95"]), _f(r["p99"]), _f(r["max"]),
-        )
-    return t
+def _pct(x: float) -> str:
+    return f"{x:.1%}"
 
 
-def processes_table(summaries: list) -> Table:
-    t = Table(title="processes")
-    for col in ["scheduler", "process", "requests", "MB/s", "resp mean ms", "resp p95 ms",
-                "resp max ms"]:
-        t.add_column(col, justify="left" if col in ("scheduler", "process") else "right")
-    for s in summaries:
-        for p in s["processes"]:
-            r = p["response_ms"]
-            t.add_row(escape(s["scheduler"]), escape(p["name"]), str(p["requests"]),
-                      _f(p["throughput_mb_s"], 2), _f(r["mean"]), _f(r["p95"]), _f(r["max"]))
-    return t
+def runs_table(summaries: list) -> TableData:
+    """One row per run; CSV and JSON carry every number of the summary (Results.runs' columns)."""
+    from .results import flat_run_rows
+
+    return TableData("runs", "runs", [
+        Column("scheduler", "scheduler"),
+        Column("device", "device", 3),
+        Column("throughput_mb_s", "MB/s", 0, lambda x: _f(x, 2), right=True),
+        Column("iops", "IOPS", 2, _f, right=True),
+        Column("utilization_busy", "util busy", 2, _pct, right=True),
+        Column("utilization_transfer", "util transfer", 4, _pct, right=True),
+        Column("response_ms_mean", "resp mean ms", 1, _f, right=True),
+        Column("response_ms_p95", "resp p95 ms", 3, _f, right=True),
+        Column("response_ms_p99", "resp p99 ms", 1, _f, right=True),
+        Column("response_ms_max", "resp max ms", 1, _f, right=True),
+    ], flat_run_rows(summaries))
+
+
+def processes_table(summaries: list) -> TableData:
+    """One row per run x process, keyed as Results.processes (`name` is the process's name)."""
+    from .results import flat_process_rows
+
+    return TableData("processes", "processes", [
+        Column("scheduler", "scheduler"),
+        Column("name", "name"),
+        Column("requests", "requests", 1, lambda x: f"{x:,}", right=True),
+        Column("throughput_mb_s", "MB/s", 0, lambda x: _f(x, 2), right=True),
+        Column("response_ms_mean", "resp mean ms", 1, _f, right=True),
+        Column("response_ms_p95", "resp p95 ms", 2, _f, right=True),
+        Column("response_ms_max", "resp max ms", 1, _f, right=True),
+    ], flat_process_rows(summaries))
 
 
 def _targets(resolved: dict) -> "tuple[Optional[int], Optional[float]]":
@@ -247,9 +273,12 @@ def run(
         None, "--plot", help="Write response_cdf.png and throughput.png (one curve / bar per scheduler) to this directory."
     ),
     traces: Optional[Path] = typer.Option(None, "--traces", help=_TRACES_HELP),
+    fmt: str = _format_option(),
 ) -> None:
     """Run every scheduler of a scenario and print a summary. Ctrl-C stops the run and prints
-    what it has (exit status 130)."""
+    what it has (exit status 130). --format json is --json; --format csv prints the runs and the
+    processes tables with every number of the summaries."""
+    fmt = _output(fmt, as_json)
     _use_traces(traces)
     try:
         scenario = Scenario.from_file(file) if file is not None else Scenario.default()
@@ -294,37 +323,33 @@ def run(
         raise fail(str(e))
     if results.interrupted:
         typer.echo("interrupted: the results so far follow (the last run stopped early)", err=True)
-    if as_json:
-        typer.echo(json.dumps({"iosched_version": __version__, "scenario": scenario.name,
-                               "resolved_scenario": resolved, "runs": results.summaries}))
+    items: list = [f"[bold]{escape(scenario.name)}[/bold] ({escape(str(scenario.source))})", runs_table(results.summaries)]
+    n_proc = max((len(s["processes"]) for s in results.summaries), default=0)
+    if n_proc <= 16 or fmt != "table":
+        items.append(processes_table(results.summaries))
     else:
-        out = _consoles.out
-        out.print(f"[bold]{escape(scenario.name)}[/bold] ({escape(str(scenario.source))})")
-        out.print(runs_table(results.summaries))
-        n_proc = max((len(s["processes"]) for s in results.summaries), default=0)
-        if n_proc <= 16:
-            out.print(processes_table(results.summaries))
-        else:
-            out.print(f"({n_proc} processes per run; per-process table omitted)")
-        for s in results.summaries:
-            if s.get("stopped"):
-                out.print(f"{escape(s['scheduler'])}: {escape(s['stopped'])}")
-            for notice in s.get("notices") or []:
-                out.print(f"note ({escape(s['scheduler'])}): {escape(notice)}")
-        replays = [s["trace_replay"] for s in results.summaries if s.get("trace_replay")]
-        if replays:
-            # The trace as read is the same for every run; what was replayed can differ (stops).
-            t = replays[0]
-            notes = [f"{t[k]:,} {what}" for k, what in [
-                ("skipped_bad", "malformed records skipped"), ("skipped_flush_discard", "flushes/discards/empty not replayed"),
-                ("skipped_other_device", "of other devices"), ("out_of_order", "out of time order (sent with the previous)"),
-                ("folded", "folded onto the disk"), ("read_ahead_stalls", "read-ahead stalls")] if t[k]]
-            out.print(f"trace: {t['records_read']:,} records read, {t['replayed']:,} replayed"
-                      + (": " + "; ".join(notes) if notes else ""))
-        if requests_csv is not None:
-            out.print(f"requests written to {requests_csv}")
-        if requests_parquet is not None:
-            out.print(f"requests written to {requests_parquet}")
+        items.append(f"({n_proc} processes per run; per-process table omitted: --format csv has it)")
+    for s in results.summaries:
+        if s.get("stopped"):
+            items.append(f"{escape(s['scheduler'])}: {escape(s['stopped'])}")
+        for notice in s.get("notices") or []:
+            items.append(f"note ({escape(s['scheduler'])}): {escape(notice)}")
+    replays = [s["trace_replay"] for s in results.summaries if s.get("trace_replay")]
+    if replays:
+        # The trace as read is the same for every run; what was replayed can differ (stops).
+        t = replays[0]
+        notes = [f"{t[k]:,} {what}" for k, what in [
+            ("skipped_bad", "malformed records skipped"), ("skipped_flush_discard", "flushes/discards/empty not replayed"),
+            ("skipped_other_device", "of other devices"), ("out_of_order", "out of time order (sent with the previous)"),
+            ("folded", "folded onto the disk"), ("read_ahead_stalls", "read-ahead stalls")] if t[k]]
+        items.append(f"trace: {t['records_read']:,} records read, {t['replayed']:,} replayed"
+                     + (": " + "; ".join(notes) if notes else ""))
+    if requests_csv is not None:
+        items.append(f"requests written to {requests_csv}")
+    if requests_parquet is not None:
+        items.append(f"requests written to {requests_parquet}")
+    emit(items, fmt, json_doc={"iosched_version": __version__, "scenario": scenario.name,
+                               "resolved_scenario": resolved, "runs": results.summaries})
     if plot is not None:
         from .plots import run_plots
 
@@ -827,7 +852,7 @@ def advise(
     rank them by an objective (docs/advise.md)."""
     from . import advise as adv
     from .api import as_scenario
-    from .replay import trace_scenario
+    from .trace_replay import trace_scenario
 
     try:
         chosen = adv.select_candidates(candidates)
