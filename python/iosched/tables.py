@@ -27,8 +27,10 @@ FORMATS = ("table", "csv", "json")
 # Width used when stdout is not a terminal and $COLUMNS is not set: what terminals default to.
 DEFAULT_WIDTH = 80
 
-# The least width of a column whose text wraps (unless its text is narrower).
+# The least width of a column whose text wraps (unless its text is narrower), and the width
+# beyond which a single word in it is folded over lines rather than widening it.
 WRAP_MIN = 20
+WRAP_FOLD = 30
 
 
 @dataclass
@@ -57,6 +59,8 @@ class TableData:
     title: str
     columns: List[Column]
     rows: List[dict] = field(default_factory=list)
+    # A rule between rows (for tables whose rows span lines).
+    show_lines: bool = False
 
     def cell(self, column: Column, row: dict) -> str:
         value = row.get(column.key)
@@ -147,7 +151,7 @@ def fit(table: TableData, total: int) -> Fit:
     label's longest word; its natural width fits its longest value and label on one line.
     Columns are dropped, highest priority number first (the rightmost of equals), until the
     least widths fit; the room left goes first to labels and values kept on one line (by
-    priority), then to the wrap columns, in proportion to what they lack."""
+    priority), then to the wrap columns, the most important first."""
     cells = {id(c): [table.cell(c, r) for r in table.rows] for c in table.columns}
 
     def natural(c: Column) -> int:
@@ -158,7 +162,8 @@ def fit(table: TableData, total: int) -> Fit:
         if c.wrap:
             # Not narrower than WRAP_MIN (when it needs that much): a few words a line reads;
             # one a line does not, and the column is better dropped.
-            body = max([_longest_word(v) for v in values] + [min(natural(c), WRAP_MIN)])
+            # A longer word (a list without spaces) is broken over lines (fold), not cut.
+            body = max(min(max((_longest_word(v) for v in values), default=0), WRAP_FOLD), min(natural(c), WRAP_MIN))
         else:
             body = max((_longest_line(v) for v in values), default=0)
         return max(body, _label_width(c.label), 1)
@@ -178,17 +183,10 @@ def fit(table: TableData, total: int) -> Fit:
         add = min(max(room, 0), natural(c) - widths[id(c)])
         widths[id(c)] += add
         room -= add
-    wrapping = [c for c in kept if c.wrap and natural(c) > widths[id(c)]]
-    lack = sum(natural(c) - widths[id(c)] for c in wrapping)
-    if room > 0 and lack > 0:
-        shares = {id(c): min(natural(c) - widths[id(c)], room * (natural(c) - widths[id(c)]) // lack) for c in wrapping}
-        for c in wrapping:
-            widths[id(c)] += shares[id(c)]
-        room -= sum(shares.values())
-        for c in wrapping:  # what integer division left over
-            add = min(max(room, 0), natural(c) - widths[id(c)])
-            widths[id(c)] += add
-            room -= add
+    for c in sorted((c for c in kept if c.wrap), key=lambda c: c.priority):
+        add = min(max(room, 0), natural(c) - widths[id(c)])
+        widths[id(c)] += add
+        room -= add
     dropped.sort(key=table.columns.index)
     return Fit(kept, [widths[id(c)] for c in kept], [c.label for c in dropped])
 
@@ -199,7 +197,7 @@ def rich_table(table: TableData, total: int):
     from rich.table import Table
 
     f = fit(table, total)
-    t = Table(title=escape(table.title))
+    t = Table(title=escape(table.title), show_lines=table.show_lines)
     for c, w in zip(f.columns, f.widths):
         # fold, not ellipsis: a word longer than its column (only when even one column does not
         # fit the width) is broken over lines, never cut.
