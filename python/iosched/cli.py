@@ -78,9 +78,10 @@ class _Consoles:
 
     @property
     def out(self) -> Console:
-        from .tables import width
+        from .tables import _is_terminal, width
 
-        return Console(width=width())
+        # Piped, a line of text (a path, a note) is not broken at the width; tables fit it.
+        return Console(width=width(), soft_wrap=not _is_terminal())
 
     @property
     def err(self) -> Console:
@@ -378,24 +379,42 @@ def _buckets_table(name: str, title: str, hist: list, unit: str) -> TableData:
         Column("requests", "requests", 0, comma, right=True), Column("share", "share", 1, _pct, right=True)], rows)
 
 
+class _SummaryTable(TableData):
+    """A metric/value table: on a terminal the rows with a text to show (`shown`); in CSV and
+    JSON the rows with a raw value (`value`), without the text."""
+
+    def for_terminal(self) -> TableData:
+        return TableData(self.name, self.title, self.columns, [r for r in self.rows if r["shown"] is not None])
+
+    def for_data(self) -> TableData:
+        return TableData(self.name, self.title, [Column("metric", "metric"), Column("value", "value")],
+                         [{"metric": r["metric"], "value": r["value"]} for r in self.rows if r["value"] is not None])
+
+
 def trace_tables(s: dict) -> list:
     """What `iosched trace stats` prints (tables, and lines of text before some): summary, sizes,
     seeks, times, requests outstanding, per process, per device (more than one)."""
     items: list = []
     q = s["sequentiality"]
+    # (metric, raw value for CSV and JSON, what the terminal shows)
     rows = [
-        ("requests", f"{s['requests']:,}"), ("reads", f"{s['reads']:,}"), ("writes", f"{s['writes']:,}"),
-        ("flushes", f"{s['flushes']:,}"), ("discards", f"{s['discards']:,}"),
-        ("bytes (reads + writes)", f"{s['bytes']:,} ({s['bytes'] / 1e6:,.1f} MB)"),
-        ("sync / meta / readahead", f"{s['sync']:,} / {s['meta']:,} / {s['readahead']:,}"),
-        ("duration s", f"{s['duration_s']:,.3f}"), ("IOPS", _f(s["iops"])), ("MB/s", _f(s["throughput_mb_s"], 2)),
-        ("sequential (same stream)", f"{q['sequential_fraction']:.1%} of {q['candidates']:,}"),
-        (f"near (within {q['near_sectors'] * 512 // 1024} KiB)", f"{q['near_fraction']:.1%}"),
-        ("out-of-order timestamps", f"{s['out_of_order']:,}"), ("skipped bad records", f"{s['skipped']:,}"),
+        ("requests", s["requests"], f"{s['requests']:,}"), ("reads", s["reads"], f"{s['reads']:,}"),
+        ("writes", s["writes"], f"{s['writes']:,}"), ("flushes", s["flushes"], f"{s['flushes']:,}"),
+        ("discards", s["discards"], f"{s['discards']:,}"),
+        ("bytes (reads + writes)", s["bytes"], f"{s['bytes']:,} ({s['bytes'] / 1e6:,.1f} MB)"),
+        ("sync", s["sync"], None), ("meta", s["meta"], None), ("readahead", s["readahead"], None),
+        ("sync / meta / readahead", None, f"{s['sync']:,} / {s['meta']:,} / {s['readahead']:,}"),
+        ("duration s", s["duration_s"], f"{s['duration_s']:,.3f}"), ("IOPS", s["iops"], _f(s["iops"])),
+        ("MB/s", s["throughput_mb_s"], _f(s["throughput_mb_s"], 2)),
+        ("sequential (same stream) fraction", q["sequential_fraction"], None),
+        ("sequential (same stream)", None, f"{q['sequential_fraction']:.1%} of {q['candidates']:,}"),
+        (f"near (within {q['near_sectors'] * 512 // 1024} KiB)", q["near_fraction"], f"{q['near_fraction']:.1%}"),
+        ("out-of-order timestamps", s["out_of_order"], f"{s['out_of_order']:,}"),
+        ("skipped bad records", s["skipped"], f"{s['skipped']:,}"),
     ]
     title = f"{s['source']} ({s['format']}" + (f", {s['compression']}" if s["compression"] != "none" else "") + ")"
-    items.append(TableData("summary", title, [Column("metric", "metric"), Column("value", "value", right=True)],
-                           [{"metric": k, "value": v} for k, v in rows]))
+    items.append(_SummaryTable("summary", title, [Column("metric", "metric"), Column("shown", "value", right=True)],
+                               [{"metric": k, "value": raw, "shown": shown} for k, raw, shown in rows]))
     z = s["size_sectors"]
     items.append(f"request sizes (sectors): {z['requests']:,} requests, mean {z['mean']:,.1f}, p50 {z['p50']:,}, "
                  f"p95 {z['p95']:,}, max {z['max']:,}")

@@ -62,6 +62,14 @@ class TableData:
     # A rule between rows (for tables whose rows span lines).
     show_lines: bool = False
 
+    def for_terminal(self) -> "TableData":
+        """What a terminal shows (a subclass may show less than CSV and JSON carry)."""
+        return self
+
+    def for_data(self) -> "TableData":
+        """What CSV and JSON carry."""
+        return self
+
     def cell(self, column: Column, row: dict) -> str:
         value = row.get(column.key)
         return "-" if value is None else column.fmt(value)
@@ -96,6 +104,15 @@ def width(stream=None) -> int:
     except (AttributeError, ValueError, OSError):
         pass
     return DEFAULT_WIDTH
+
+
+def _is_terminal() -> bool:
+    import sys
+
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 # rich's default box with padding (0, 1): a border before each column and after the last, and
@@ -255,12 +272,12 @@ def emit(items: Sequence[Item], fmt: str, json_doc: Any = None) -> None:
     import typer
     from rich.console import Console
 
-    tables = [x for x in items if isinstance(x, TableData)]
+    tables = [x.for_data() for x in items if isinstance(x, TableData)]
     if fmt == "json":
         typer.echo(json.dumps(json_doc) if json_doc is not None else json_text(tables))
         return
     if fmt == "csv":
-        err = Console(stderr=True, highlight=False)
+        err = Console(stderr=True, highlight=False, soft_wrap=True)
         for x in items:
             if isinstance(x, str):
                 err.print(x)
@@ -268,12 +285,14 @@ def emit(items: Sequence[Item], fmt: str, json_doc: Any = None) -> None:
         sys.stdout.flush()
         return
     total = width()
-    out = Console(width=total)
+    # Lines of text are wrapped at words on a terminal; piped, they are not broken (a path
+    # stays whole for grep). Tables fit the width either way.
+    out = Console(width=total, soft_wrap=not _is_terminal())
     for x in items:
         if isinstance(x, str):
             out.print(x)
             continue
-        t, dropped = rich_table(x, total)
-        out.print(t)
+        t, dropped = rich_table(x.for_terminal(), total)
+        out.print(t, soft_wrap=False)
         if dropped:
             out.print(dropped_note(dropped, total), highlight=False, markup=False)
