@@ -481,7 +481,8 @@ def trace_stats_cmd(
     skip_bad: bool = typer.Option(False, "--skip-bad", help="Count and skip malformed records instead of stopping at the first."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object (keys: docs/traces.md): --format json."),
     plot: Optional[Path] = typer.Option(
-        None, "--plot", help="Write sizes.png, interarrival_cdf.png, seeks.png, queue_depth.png and processes.png to this directory."
+        None, "--plot", help="Write sizes.png, interarrival_cdf.png, seeks.png, queue_depth.png (traces with completion "
+        "times) and processes.png (traces naming two processes or more) to this directory; a line says why one is not written."
     ),
     top: int = typer.Option(20, "--top", min=0, help="Processes listed (the rest are summed in one row)."),
 ) -> None:
@@ -509,8 +510,11 @@ def trace_stats_cmd(
     if plot is not None:
         from .trace_plots import trace_plots
 
-        paths = trace_plots(s, plot)
+        notes: list = []
+        paths = trace_plots(s, plot, notes)
         typer.echo("plots: " + ", ".join(str(p) for p in paths), err=True)
+        for note in notes:
+            typer.echo(note, err=True)
 
 
 @trace_app.command("convert")
@@ -847,10 +851,12 @@ def sweep(
     if plot_metric != "none" and params:
         from .plots import sweep_plot
 
-        written.append(sweep_plot(summary, params, plot_metric, out_dir / f"{plot_metric}.png"))
+        written.append(sweep_plot(summary, params, plot_metric, out_dir / f"{plot_metric}.png", title=base.name))
     shown = plot_metric if plot_metric != "none" else "throughput_mb_s"
     keys = [f"param:{p.path}" for p in params]
-    columns = [Column(k, p.path, 0, str, right=True) for k, p in zip(keys, params)] + [
+    from .plots import _is_number
+
+    columns = [Column(k, p.path, 0, str, right=all(_is_number(v) for v in p.values)) for k, p in zip(keys, params)] + [
         Column("scheduler", "scheduler"), Column("mean", "mean", 0, lambda x: f"{x:.4g}", right=True)]
     if seeds > 1:
         columns.append(Column("ci95", "95% CI", 1, right=True))
