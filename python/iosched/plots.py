@@ -38,11 +38,23 @@ def run_plots(summaries: list, out: Path, title: str) -> List[Path]:
     """response_cdf.png (each process's response-time CDF, one panel per process and one curve
     per scheduler, from each process's histogram: a small process is not lost among the others'
     requests) and throughput.png (MB/s per scheduler) in `out`."""
-    from . import _native
-
     plt = _pyplot()
     out.mkdir(parents=True, exist_ok=True)
     paths = []
+    fig = response_cdf_figure(summaries, title)
+    paths.append(out / "response_cdf.png")
+    fig.savefig(paths[-1], dpi=120)
+    plt.close(fig)
+    paths.append(throughput_plot(summaries, out / "throughput.png", title))
+    return paths
+
+
+def response_cdf_figure(summaries: list, title: str):
+    """Each process's response-time CDF: a panel per process (the first MAX_PANELS), a curve per
+    scheduler, from the process's own histogram."""
+    from . import _native
+
+    plt = _pyplot()
     names = list(dict.fromkeys(p["name"] for s in summaries for p in s["processes"]))
     shown = names[:MAX_PANELS]
     n = max(1, len(shown))
@@ -80,10 +92,12 @@ def run_plots(summaries: list, out: Path, title: str) -> List[Path]:
                title_fontsize="small", frameon=False)
     legend_rows = -(-len(handles) // 4)
     fig.tight_layout(rect=(0, 0.06 + 0.035 * legend_rows, 1, 1))
-    paths.append(out / "response_cdf.png")
-    fig.savefig(paths[-1], dpi=120)
-    plt.close(fig)
+    return fig
 
+
+def throughput_plot(summaries: list, path: Path, title: str) -> Path:
+    """MB/s per scheduler, one bar each."""
+    plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.5))
     labels = [s["scheduler"] for s in summaries]
     values = [s["throughput_mb_s"] for s in summaries]
@@ -91,12 +105,12 @@ def run_plots(summaries: list, out: Path, title: str) -> List[Path]:
     ax.bar_label(bars, fmt="%.2f", fontsize="small")
     ax.set_xticks(range(len(labels)), labels, rotation=20, ha="right", fontsize="small")
     ax.set_ylabel("throughput (MB/s, 10^6 B)")
+    ax.set_xlabel("scheduler")
     ax.set_title(f"{title}: throughput")
     fig.tight_layout()
-    paths.append(out / "throughput.png")
-    fig.savefig(paths[-1], dpi=120)
+    fig.savefig(path, dpi=120)
     plt.close(fig)
-    return paths
+    return path
 
 
 def _is_number(v) -> bool:
@@ -104,6 +118,15 @@ def _is_number(v) -> bool:
 
 
 def sweep_plot(summary, params: list, metric: str, path: Path, title: str = "") -> Path:
+    """sweep_figure written to `path`."""
+    plt = _pyplot()
+    fig = sweep_figure(summary, params, metric, title)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def sweep_figure(summary, params: list, metric: str, title: str = ""):
     """`metric` against the first swept parameter, one series per scheduler and combination of
     the other parameters: lines over a numeric parameter, grouped bars over a category (a
     device preset, a scheduler name: values that are not numbers). The 95% confidence interval
@@ -152,9 +175,7 @@ def sweep_plot(summary, params: list, metric: str, path: Path, title: str = "") 
     legend_title = ", ".join([path_label(p.path) for p in params[1:]] + ["scheduler"])
     ax.legend(fontsize="small", title=legend_title, title_fontsize="small")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return fig
 
 
 def _series_label(key) -> str:
