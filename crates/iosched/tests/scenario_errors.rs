@@ -149,9 +149,9 @@ fn type_errors_say_what_the_field_takes_in_words() {
 #[test]
 fn tunable_errors_name_the_unit_and_range() {
     let e = err(&format!("{OK_WORKLOAD}[[scheduler]]\nname = \"deadline\"\nread_expire = \"soon\"\n"));
-    assert!(e.contains("scheduler[0].read_expire") && e.contains("a number from 0 to") && e.contains(" ms") && e.contains("soon"), "{e}");
+    assert!(e.contains("scheduler[0].read_expire") && e.contains("takes a whole number from 0 to") && e.contains(" ms") && e.contains("soon"), "{e}");
     let e = err(&format!("{OK_WORKLOAD}[[scheduler]]\nname = \"deadline\"\nread_expire = -5\n"));
-    assert!(e.contains("read_expire") && e.contains("out of range: it takes a number from 0 to") && e.contains(" ms"), "{e}");
+    assert!(e.contains("read_expire") && e.contains("out of range: it takes a whole number from 0 to") && e.contains(" ms"), "{e}");
     let e = err(&format!("{OK_WORKLOAD}[[scheduler]]\nname = \"deadline\"\nfifo_batch = 1.5\n"));
     assert!(e.contains("fifo_batch") && e.contains("is not a whole number: it takes a whole number from"), "{e}");
     // A wrapped policy's tunable, looked up through the wrapper.
