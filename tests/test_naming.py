@@ -77,3 +77,13 @@ def test_every_listed_tunable_shows_its_unit():
             shown = next(x for x in rows[s["name"]]["tunables"].split("; ") if x.startswith(t["name"] + " = "))
             if t["unit"]:
                 assert f" {t['unit']} [" in shown, shown
+
+
+def test_a_bad_tunable_in_mount_names_its_unit_and_range(tmp_path):
+    """Refused while the arguments are read, before anything is mounted."""
+    # mount replaces the process (exec): run it as a user does.
+    env = {"PYTHONPATH": str(REPO / "python"), "PATH": "/usr/bin:/bin"}
+    r = subprocess.run([sys.executable, "-m", "iosched.cli", "mount", str(tmp_path), str(tmp_path / "m"), "--set",
+                        "read_expire=soon", "--scheduler", "deadline"], capture_output=True, text=True, env=env)
+    assert r.returncode == 2
+    assert "`read_expire` takes a whole number from 0 to 2147483647 ms" in r.stderr, r.stderr
