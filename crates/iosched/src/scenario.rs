@@ -420,10 +420,8 @@ impl Scenario {
                             tunables.insert(k.clone(), *b as u8 as f64);
                         }
                         (_, v) => {
-                            let takes = registry::tunable(&name, t.get("policy").and_then(|v| v.as_str()), k).map_or_else(
-                                || "a number or true/false".to_string(),
-                                |d| d.accepted(),
-                            );
+                            let takes = registry::tunable(&name, t.get("policy").and_then(|v| v.as_str()), k)
+                                .map_or_else(|| "a number or true/false".to_string(), |d| d.accepted());
                             return Err(format!("field `{at}.{k}`: tunable `{k}` takes {takes}, got {v}"));
                         }
                     }

@@ -128,7 +128,7 @@ fn workloads_too_large_to_build_are_refused_before_allocating() {
 #[test]
 fn type_errors_say_what_the_field_takes_in_words() {
     let e = err("[[process]]\nthink_us = \"fast\"\n");
-    assert!(e.contains("process[0].think_us: expected a number, got \"fast\"") || e.contains("`process[0].think_us`: expected a number, got \"fast\""), "{e}");
+    assert!(e.contains("`process[0].think_us`: expected a number, got \"fast\""), "{e}");
     let e = err("[[process]]\ncount = 1.5\n");
     assert!(e.contains("expected a whole number from 0 to 4294967295, got 1.5"), "{e}");
     let e = err("[[process]]\ncount = -1\n");
@@ -149,7 +149,8 @@ fn type_errors_say_what_the_field_takes_in_words() {
 #[test]
 fn tunable_errors_name_the_unit_and_range() {
     let e = err(&format!("{OK_WORKLOAD}[[scheduler]]\nname = \"deadline\"\nread_expire = \"soon\"\n"));
-    assert!(e.contains("scheduler[0].read_expire") && e.contains("takes a whole number from 0 to") && e.contains(" ms") && e.contains("soon"), "{e}");
+    assert!(e.contains("scheduler[0].read_expire") && e.contains("takes a whole number from 0 to 2147483647 ms"), "{e}");
+    assert!(e.contains("soon"), "{e}");
     let e = err(&format!("{OK_WORKLOAD}[[scheduler]]\nname = \"deadline\"\nread_expire = -5\n"));
     assert!(e.contains("read_expire") && e.contains("out of range: it takes a whole number from 0 to") && e.contains(" ms"), "{e}");
     let e = err(&format!("{OK_WORKLOAD}[[scheduler]]\nname = \"deadline\"\nfifo_batch = 1.5\n"));
