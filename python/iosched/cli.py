@@ -460,6 +460,11 @@ def _trace_format_option():
     return typer.Option(None, "--trace-format", help="The trace's format (default: detected; iosched trace formats).")
 
 
+def _trace_format_hint(message: str) -> str:
+    """The trace readers' "(give --format, ...)" in this command's words: --trace-format."""
+    return message.replace("give --format", "give --trace-format")
+
+
 def _split_format(fmt: str, trace_format: Optional[str]) -> "tuple[str, Optional[str]]":
     """(output format, trace format): `--format NAME` with a trace format's name is the older
     spelling of --trace-format NAME, still taken (a trace format is never called table, csv or json)."""
@@ -505,7 +510,7 @@ def trace_stats_cmd(
             s = trace_stats(file, format=format, skip_bad=skip_bad, top=top,
                             progress=lambda done, total: bar.update(task, completed=done, total=total or None))
     except TraceError as e:
-        raise fail(str(e))
+        raise fail(_trace_format_hint(str(e)))
     emit(trace_tables(s) + [f"skipped: {escape(m)}" for m in s["skipped_examples"]], fmt, json_doc=s)
     if plot is not None:
         from .trace_plots import trace_plots
@@ -918,7 +923,7 @@ def advise(
             source = str(workload)
             as_scenario(scenario)  # the trace opens and its first record reads: errors name it
     except (adv.AdviseError, ScenarioError) as e:
-        raise fail(str(e))
+        raise fail(_trace_format_hint(str(e)))
     if out_dir is not None:
         check_output_dir(out_dir, "--out")
     pool = make_pool(jobs, dask)
