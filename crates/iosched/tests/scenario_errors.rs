@@ -155,6 +155,11 @@ fn tunable_errors_name_the_unit_and_range() {
     assert!(e.contains("read_expire") && e.contains("out of range: it takes a whole number from 0 to") && e.contains(" ms"), "{e}");
     let e = err(&format!("{OK_WORKLOAD}[[scheduler]]\nname = \"deadline\"\nfifo_batch = 1.5\n"));
     assert!(e.contains("fifo_batch") && e.contains("is not a whole number: it takes a whole number from"), "{e}");
+    // An unknown tunable: the known ones are listed with their units.
+    let e = err(&format!("{OK_WORKLOAD}[[scheduler]]\nname = \"deadline\"\nread_expiry = 5\n"));
+    assert!(e.contains("unknown tunable `read_expiry`") && e.contains("read_expire (ms), write_expire (ms)"), "{e}");
+    let e = err(&format!("{OK_WORKLOAD}[[scheduler]]\nname = \"anticipatory\"\nmax_wait = 5\n"));
+    assert!(e.contains("max_wait_us (us)") && e.contains("age_weight"), "{e}");
     // A wrapped policy's tunable, looked up through the wrapper.
     let e = err(&format!("{OK_WORKLOAD}[[scheduler]]\nname = \"anticipatory\"\npolicy = \"aged-sptf\"\nage_weight = \"old\"\n"));
     assert!(e.contains("age_weight") && e.contains("takes a number from"), "{e}");

@@ -366,7 +366,7 @@ fn build_wrapper(info: &SchedulerInfo, policy: &str, tunables: &BTreeMap<String,
         } else if pinfo.tunables.iter().any(|t| t.name == k) {
             theirs.insert(k.clone(), *v);
         } else {
-            let known: Vec<_> = CORE.iter().chain(pinfo.tunables).map(|t| t.name).collect();
+            let known: Vec<_> = CORE.iter().chain(pinfo.tunables).map(Tunable::with_unit).collect();
             return Err(format!("unknown tunable `{k}` for {}({}) (known: {})", info.name, pinfo.name, known.join(", ")));
         }
     }

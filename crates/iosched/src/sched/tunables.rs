@@ -26,6 +26,15 @@ impl Tunable {
         let unit = if self.unit.is_empty() { String::new() } else { format!(" {}", self.unit) };
         format!("{kind} from {} to {}{unit}", self.min, self.max)
     }
+
+    /// `read_expire (ms)`: the name with its unit, as lists of tunables show it.
+    pub fn with_unit(&self) -> String {
+        if self.unit.is_empty() {
+            self.name.to_string()
+        } else {
+            format!("{} ({})", self.name, self.unit)
+        }
+    }
 }
 
 /// Validated values for a scheduler's tunables (defaults filled in).
@@ -39,7 +48,7 @@ impl TunableValues {
     pub fn resolve(declared: &[Tunable], given: &BTreeMap<String, f64>) -> Result<Self, String> {
         for name in given.keys() {
             if !declared.iter().any(|t| t.name == name) {
-                let known: Vec<_> = declared.iter().map(|t| t.name).collect();
+                let known: Vec<_> = declared.iter().map(Tunable::with_unit).collect();
                 return Err(if known.is_empty() {
                     format!("unknown tunable `{name}` (this scheduler has none)")
                 } else {
