@@ -34,7 +34,8 @@ def _bar_counts(ax, bars, counts: list) -> None:
     """Each bar's count and share above it (a chart of one or two bars says its numbers)."""
     total = sum(counts) or 1
     ax.bar_label(bars, [f"{c:,}\n{c / total:.0%}" if c else "" for c in counts], fontsize="x-small")
-    ax.margins(y=0.15)
+    # Room for the labels (a set ylim: stacked bars' sticky edges would stop margins).
+    ax.set_ylim(0, max(max(counts, default=0), 1) * 1.18)
 
 
 def _log_ms_axis(ax) -> None:
@@ -62,7 +63,12 @@ def trace_plots(s: dict, out: Path, notes: Optional[list] = None) -> List[Path]:
     ax.set_xticks(range(len(hist)), [_bucket_label(b, True) for b in hist], rotation=45, ha="right", fontsize="small")
     ax.set_xlabel("request size (each bar: from this size to just under twice it)")
     ax.set_ylabel("requests")
-    ax.set_title(f"{name}: request sizes ({s['size_sectors']['requests']:,} requests)")
+    filled = [b for b in hist if b["requests"]]
+    alike = ""
+    if len(filled) == 1:
+        b = filled[0]
+        alike = f", all {_size(b['min'])}" if b["min"] == b["max"] else f", all from {_size(b['min'])} to under {_size(b['max'] + 1)}"
+    ax.set_title(f"{name}: request sizes\n{s['size_sectors']['requests']:,} requests{alike}", fontsize=10)
     _save(plt, fig, out / "sizes.png", paths)
 
     cdf = s["interarrival_cdf"]
@@ -112,8 +118,9 @@ def trace_plots(s: dict, out: Path, notes: Optional[list] = None) -> List[Path]:
         fig, ax = plt.subplots(figsize=(7, 4.5))
         labels = [f"{p['name']} ({p['pid']})" if p["name"] else f"pid {p['pid']}" for p in named]
         ax.bar(range(len(named)), [p["reads"] for p in named], label="reads", color="tab:blue")
-        ax.bar(range(len(named)), [p["writes"] for p in named], bottom=[p["reads"] for p in named], label="writes",
-               color="tab:red")
+        bars = ax.bar(range(len(named)), [p["writes"] for p in named], bottom=[p["reads"] for p in named], label="writes",
+                      color="tab:red")
+        _bar_counts(ax, bars, [p["reads"] + p["writes"] for p in named])
         ax.set_xticks(range(len(named)), labels, rotation=45, ha="right", fontsize="small")
         ax.set_xlabel("process (name and pid)")
         ax.set_ylabel("requests")
