@@ -142,17 +142,21 @@ def sweep_figure(summary, params: list, metric: str, title: str = ""):
     with_ci = seeds > 1
     categorical = not all(_is_number(v) for v in params[0].values)
     groups = list(data.groupby(others + ["scheduler"], sort=False))
-    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    fig, ax = plt.subplots(figsize=(8.5, 4.8))
     if categorical:
         categories = [str(v) for v in params[0].values]  # in the order of --set
-        width = 0.8 / max(1, len(groups))
-        for k, (key, g) in enumerate(groups):
-            by = {str(v): r for v, r in zip(g[x], g.to_dict("records"))}
-            means = [by[c]["mean"] if c in by else float("nan") for c in categories]
-            halves = [by[c]["ci95_half_width"] if c in by else float("nan") for c in categories]
-            positions = [i - 0.4 + width * (k + 0.5) for i in range(len(categories))]
-            ax.bar(positions, means, width, yerr=halves if with_ci else None, capsize=3 if with_ci else 0,
-                   label=_series_label(key))
+        by_group = [{str(v): r for v, r in zip(g[x], g.to_dict("records"))} for _, g in groups]
+        # Bars side by side, centred on their category, for the series that have a value there
+        # (a sweep of scheduler[0].name has one series per category).
+        present = {c: [k for k, by in enumerate(by_group) if c in by] for c in categories}
+        width = 0.8 / max([1] + [len(ks) for ks in present.values()])
+        colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+        for k, (key, _) in enumerate(groups):
+            cats = [i for i, c in enumerate(categories) if k in present[c]]
+            positions = [i + width * (present[categories[i]].index(k) - (len(present[categories[i]]) - 1) / 2) for i in cats]
+            rows = [by_group[k][categories[i]] for i in cats]
+            ax.bar(positions, [r["mean"] for r in rows], width, yerr=[r["ci95_half_width"] for r in rows] if with_ci else None,
+                   capsize=3 if with_ci else 0, color=colors[k % len(colors)], label=_series_label(key))
         long = max((len(c) for c in categories), default=0) > 10
         ax.set_xticks(range(len(categories)), categories, rotation=20 if long else 0, ha="right" if long else "center")
         ax.grid(True, axis="y", alpha=0.3)
@@ -173,7 +177,8 @@ def sweep_figure(summary, params: list, metric: str, title: str = ""):
     heading = f"{field_label(metric)} against {path_label(params[0].path)}"
     ax.set_title(f"{title + ': ' if title else ''}{heading}\n{spread}", fontsize=10)
     legend_title = ", ".join([path_label(p.path) for p in params[1:]] + ["scheduler"])
-    ax.legend(fontsize="small", title=legend_title, title_fontsize="small")
+    # Beside the axes: never over a bar or a line.
+    ax.legend(fontsize="small", title=legend_title, title_fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     return fig
 
