@@ -109,3 +109,15 @@ def test_run_cdf_is_per_process_and_a_small_process_has_its_panel(tmp_path):
     assert fig._suptitle.get_text() == "wal: response-time CDF per process"
     paths = run_plots(res.summaries, tmp_path, "wal")
     assert [p.name for p in paths] == ["response_cdf.png", "throughput.png"] and all(p.stat().st_size > 1000 for p in paths)
+
+
+def test_a_sweep_over_scheduler_names_draws_one_bar_per_run_centred():
+    names = ("clook", "sptf", "bfq")
+    rows = [{"param:scheduler[0].name": n, "scheduler": n, "metric": "throughput_mb_s", "n": 1, "mean": 3.0 + i,
+             "std": float("nan"), "ci95_half_width": float("nan"), "ci95_low": float("nan"), "ci95_high": float("nan")}
+            for i, n in enumerate(names)]
+    fig = sweep_figure(pd.DataFrame(rows), [Parameter("scheduler[0].name", names)], "throughput_mb_s")
+    ax = fig.axes[0]
+    assert not ax.lines and len(ax.patches) == 3
+    assert [round(p.get_x() + p.get_width() / 2, 6) for p in ax.patches] == [0, 1, 2]  # each on its category
+    assert ax.get_xlabel() == "scheduler 0 name"
