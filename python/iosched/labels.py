@@ -77,7 +77,5 @@ def path_label(path: str) -> str:
         name, indices = p
         # The last part carries the unit; the tables before it are plain words.
         text = field_label(name) if n == len(parts) - 1 else name.replace("_", " ")
-        out.append(f"{text}" if not indices else f"{text} {indices}")
-    label = " ".join(out)
-    # "(us) 0" cannot happen: indices only on tables; keep the unit at the end.
-    return label
+        out.append(f"{text} {indices}" if indices else text)
+    return " ".join(out)
