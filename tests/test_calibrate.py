@@ -31,10 +31,10 @@ def test_calibrate_json_report(tmp_path):
 
 def test_calibrate_is_deterministic_and_prints_tables():
     args = ["calibrate", "--samples", "2", "--pairs", "20", "--seed", "5"]
-    a = runner.invoke(app, args)
+    a = runner.invoke(app, args, env={"COLUMNS": "200"})  # every header on one line
     assert a.exit_code == 0, a.output
     assert "ibm-deskstar-34gxp" in a.stdout and "fitted within 25%" in a.stdout
-    assert runner.invoke(app, args).stdout == a.stdout
+    assert runner.invoke(app, args, env={"COLUMNS": "200"}).stdout == a.stdout
 
 
 def test_calibrate_unknown_device_is_a_clear_error():

@@ -72,9 +72,28 @@ def test_cli_tables_and_plots(tmp_path):
     r = runner.invoke(app, ["trace", "stats", str(path), "--plot", str(tmp_path / "plots"), "--top", "3"])
     assert r.exit_code == 0, r.output
     assert "6,999" in r.stdout and "request sizes" in r.stdout and "seek distances" in r.stdout
-    for name in ("sizes.png", "interarrival_cdf.png", "seeks.png", "queue_depth.png", "processes.png"):
+    for name in ("sizes.png", "interarrival_cdf.png", "seeks.png"):
         f = tmp_path / "plots" / name
         assert f.exists() and f.stat().st_size > 1000, name
+    # Issue 23: an MQSim trace has no completion times and names no process: an empty
+    # queue_depth.png and a one-bar, unlabelled processes.png were written; now neither is, and
+    # a line on stderr says why.
+    for name in ("queue_depth.png", "processes.png"):
+        assert not (tmp_path / "plots" / name).exists(), name
+    assert "queue_depth.png not written" in r.stderr and "no completion times" in r.stderr
+    assert "processes.png not written" in r.stderr and "names no processes" in r.stderr
+
+
+def test_trace_plots_with_completion_times_and_processes(tmp_path):
+    """A blkparse trace has completion times (queue_depth.png) but one process (no
+    processes.png); the S suite's start-up trace names two (processes.png)."""
+    r = runner.invoke(app, ["trace", "stats", str(sample("takeoverjp_sample.blkparse.txt")), "--plot", str(tmp_path / "a")])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "a" / "queue_depth.png").stat().st_size > 1000
+    assert not (tmp_path / "a" / "processes.png").exists() and "one process" in r.stderr
+    r = runner.invoke(app, ["trace", "stats", str(sample("s_startup_xterm.trace")), "--plot", str(tmp_path / "b")])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "b" / "processes.png").stat().st_size > 1000
 
 
 def test_malformed_trace_exit_2_names_file_and_line(tmp_path):

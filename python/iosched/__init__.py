@@ -20,8 +20,9 @@ _LAZY = {
     "list_schedulers": ("api", "list_schedulers"),
     "list_devices": ("api", "list_devices"),
     "Pool": ("pool", "Pool"),
-    "replay": ("replay", "replay"),
-    "trace_scenario": ("replay", "trace_scenario"),
+    # Not in a module named `replay`: importing it would bind iosched.replay to the module.
+    "replay": ("trace_replay", "replay"),
+    "trace_scenario": ("trace_replay", "trace_scenario"),
     "trace_stats": ("traces", "trace_stats"),
 }
 
@@ -38,4 +39,5 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted(list(globals()) + list(_LAZY))
+    # A lazy name once used is in globals() too: each name once.
+    return sorted(set(globals()) | set(_LAZY))

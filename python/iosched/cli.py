@@ -17,12 +17,12 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn,
                            TimeRemainingColumn)
-from rich.table import Table
 
 from . import __version__
 from .api import list_devices, list_schedulers, resolved as resolved_scenario, run as run_scenario
 from .ledger import ClaimsError, LedgerError
 from .scenario import Scenario, ScenarioError
+from .tables import Column, TableData, emit, output_format
 
 class _GlobalOptionsAnywhere(typer.core.TyperGroup):
     """The top-level group: its global options (`-q`/`--quiet`) are accepted after the
@@ -73,13 +73,15 @@ def _main(
 
 
 class _Consoles:
-    """stdout/stderr consoles, made on first use (so redirected streams are honoured); when
-    stdout is not a terminal, tables get 160 columns instead of rich's default 80."""
+    """stdout/stderr consoles, made on first use (so redirected streams are honoured); stdout's
+    width is the terminal's, else $COLUMNS, else 80 (tables.width)."""
 
     @property
     def out(self) -> Console:
-        c = Console()
-        return c if c.is_terminal else Console(width=160)
+        from .tables import _is_terminal, width
+
+        # Piped, a line of text (a path, a note) is not broken at the width; tables fit it.
+        return Console(width=width(), soft_wrap=not _is_terminal())
 
     @property
     def err(self) -> Console:
@@ -87,6 +89,22 @@ class _Consoles:
 
 
 _consoles = _Consoles()
+
+
+_FORMAT_HELP = ("Output: table (fitted to the terminal, or to $COLUMNS when piped: the least important columns are "
+                "dropped and named), csv (every column, raw numbers) or json.")
+
+
+def _format_option():
+    return typer.Option("table", "--format", help=_FORMAT_HELP)
+
+
+def _output(fmt: str, as_json: bool = False) -> str:
+    """--format, with --json its alias, checked (exit 2 for an unknown format)."""
+    try:
+        return output_format(fmt, as_json)
+    except ValueError as e:
+        raise fail(str(e))
 
 
 def fail(message: str) -> "typer.Exit":
@@ -184,32 +202,41 @@ def _f(x: float, digits: int = 1) -> str:
     return f"{x:,.{digits}f}"
 
 
-def runs_table(summaries: list) -> Table:
-    t = Table(title="runs")
-    for col in ["scheduler", "device", "MB/s", "IOPS", "util busy", "util transfer",
-                "resp mean ms", "resp p95 ms", "resp p99 ms", "resp max ms"]:
-        t.add_column(col, justify="left" if col in ("scheduler", "device") else "right")
-    for s in summaries:
-        r = s["response_ms"]
-        t.add_row(
-            escape(s["scheduler"]), escape(s["device"]), _f(s["throughput_mb_s"], 2), _f(s["iops"], 1),
-            f"{s['utilization_busy']:.1%}", f"{s['utilization_transfer']:.1%}",
-            _f(r["mean"]), _f(r["p95"]), _f(r["p99"]), _f(r["max"]),
-        )
-    return t
+def _pct(x: float) -> str:
+    return f"{x:.1%}"
 
 
-def processes_table(summaries: list) -> Table:
-    t = Table(title="processes")
-    for col in ["scheduler", "process", "requests", "MB/s", "resp mean ms", "resp p95 ms",
-                "resp max ms"]:
-        t.add_column(col, justify="left" if col in ("scheduler", "process") else "right")
-    for s in summaries:
-        for p in s["processes"]:
-            r = p["response_ms"]
-            t.add_row(escape(s["scheduler"]), escape(p["name"]), str(p["requests"]),
-                      _f(p["throughput_mb_s"], 2), _f(r["mean"]), _f(r["p95"]), _f(r["max"]))
-    return t
+def runs_table(summaries: list) -> TableData:
+    """One row per run; CSV and JSON carry every number of the summary (Results.runs' columns)."""
+    from .results import flat_run_rows
+
+    return TableData("runs", "runs", [
+        Column("scheduler", "scheduler"),
+        Column("device", "device", 3),
+        Column("throughput_mb_s", "MB/s", 0, lambda x: _f(x, 2), right=True),
+        Column("iops", "IOPS", 2, _f, right=True),
+        Column("utilization_busy", "util busy", 2, _pct, right=True),
+        Column("utilization_transfer", "util transfer", 4, _pct, right=True),
+        Column("response_ms_mean", "resp mean ms", 1, _f, right=True),
+        Column("response_ms_p95", "resp p95 ms", 3, _f, right=True),
+        Column("response_ms_p99", "resp p99 ms", 1, _f, right=True),
+        Column("response_ms_max", "resp max ms", 1, _f, right=True),
+    ], flat_run_rows(summaries))
+
+
+def processes_table(summaries: list) -> TableData:
+    """One row per run x process, keyed as Results.processes (`name` is the process's name)."""
+    from .results import flat_process_rows
+
+    return TableData("processes", "processes", [
+        Column("scheduler", "scheduler"),
+        Column("name", "name"),
+        Column("requests", "requests", 1, lambda x: f"{x:,}", right=True),
+        Column("throughput_mb_s", "MB/s", 0, lambda x: _f(x, 2), right=True),
+        Column("response_ms_mean", "resp mean ms", 1, _f, right=True),
+        Column("response_ms_p95", "resp p95 ms", 2, _f, right=True),
+        Column("response_ms_max", "resp max ms", 1, _f, right=True),
+    ], flat_process_rows(summaries))
 
 
 def _targets(resolved: dict) -> "tuple[Optional[int], Optional[float]]":
@@ -252,12 +279,15 @@ def run(
         "bfq:low_latency=0 or anticipatory:policy=clook; label=... names the run."),
     device: Optional[str] = typer.Option(None, "--device", help="Replace the file's [device] table by this preset "
                                          "(`iosched list devices`)."),
+    fmt: str = _format_option(),
 ) -> None:
     """Run every scheduler of a scenario and print a summary. Ctrl-C stops the run and prints
     what it has (exit status 130). --scheduler and --device override the file, as fio's command
-    line overrides its job file."""
+    line overrides its job file. --format json is --json; --format csv prints the runs and the
+    processes tables with every number of the summaries."""
     from . import overrides
 
+    fmt = _output(fmt, as_json)
     _use_traces(traces)
     try:
         scenario = Scenario.from_file(file) if file is not None else Scenario.default()
@@ -305,37 +335,33 @@ def run(
         raise fail(str(e))
     if results.interrupted:
         typer.echo("interrupted: the results so far follow (the last run stopped early)", err=True)
-    if as_json:
-        typer.echo(json.dumps({"iosched_version": __version__, "scenario": scenario.name,
-                               "resolved_scenario": resolved, "runs": results.summaries}))
+    items: list = [f"[bold]{escape(scenario.name)}[/bold] ({escape(str(scenario.source))})", runs_table(results.summaries)]
+    n_proc = max((len(s["processes"]) for s in results.summaries), default=0)
+    if n_proc <= 16 or fmt != "table":
+        items.append(processes_table(results.summaries))
     else:
-        out = _consoles.out
-        out.print(f"[bold]{escape(scenario.name)}[/bold] ({escape(str(scenario.source))})")
-        out.print(runs_table(results.summaries))
-        n_proc = max((len(s["processes"]) for s in results.summaries), default=0)
-        if n_proc <= 16:
-            out.print(processes_table(results.summaries))
-        else:
-            out.print(f"({n_proc} processes per run; per-process table omitted)")
-        for s in results.summaries:
-            if s.get("stopped"):
-                out.print(f"{escape(s['scheduler'])}: {escape(s['stopped'])}")
-            for notice in s.get("notices") or []:
-                out.print(f"note ({escape(s['scheduler'])}): {escape(notice)}")
-        replays = [s["trace_replay"] for s in results.summaries if s.get("trace_replay")]
-        if replays:
-            # The trace as read is the same for every run; what was replayed can differ (stops).
-            t = replays[0]
-            notes = [f"{t[k]:,} {what}" for k, what in [
-                ("skipped_bad", "malformed records skipped"), ("skipped_flush_discard", "flushes/discards/empty not replayed"),
-                ("skipped_other_device", "of other devices"), ("out_of_order", "out of time order (sent with the previous)"),
-                ("folded", "folded onto the disk"), ("read_ahead_stalls", "read-ahead stalls")] if t[k]]
-            out.print(f"trace: {t['records_read']:,} records read, {t['replayed']:,} replayed"
-                      + (": " + "; ".join(notes) if notes else ""))
-        if requests_csv is not None:
-            out.print(f"requests written to {requests_csv}")
-        if requests_parquet is not None:
-            out.print(f"requests written to {requests_parquet}")
+        items.append(f"({n_proc} processes per run; per-process table omitted: --format csv has it)")
+    for s in results.summaries:
+        if s.get("stopped"):
+            items.append(f"{escape(s['scheduler'])}: {escape(s['stopped'])}")
+        for notice in s.get("notices") or []:
+            items.append(f"note ({escape(s['scheduler'])}): {escape(notice)}")
+    replays = [s["trace_replay"] for s in results.summaries if s.get("trace_replay")]
+    if replays:
+        # The trace as read is the same for every run; what was replayed can differ (stops).
+        t = replays[0]
+        notes = [f"{t[k]:,} {what}" for k, what in [
+            ("skipped_bad", "malformed records skipped"), ("skipped_flush_discard", "flushes/discards/empty not replayed"),
+            ("skipped_other_device", "of other devices"), ("out_of_order", "out of time order (sent with the previous)"),
+            ("folded", "folded onto the disk"), ("read_ahead_stalls", "read-ahead stalls")] if t[k]]
+        items.append(f"trace: {t['records_read']:,} records read, {t['replayed']:,} replayed"
+                     + (": " + "; ".join(notes) if notes else ""))
+    if requests_csv is not None:
+        items.append(f"requests written to {requests_csv}")
+    if requests_parquet is not None:
+        items.append(f"requests written to {requests_parquet}")
+    emit(items, fmt, json_doc={"iosched_version": __version__, "scenario": scenario.name,
+                               "resolved_scenario": resolved, "runs": results.summaries})
     if plot is not None:
         from .plots import run_plots
 
@@ -390,95 +416,130 @@ def _ms(x: float) -> str:
     return f"{x:,.3f}"
 
 
-def _dist_row(t: Table, label: str, d: Optional[dict]) -> None:
-    if d and d["count"]:
-        t.add_row(label, f"{d['count']:,}", _ms(d["mean"]), _ms(d["p50"]), _ms(d["p95"]), _ms(d["p99"]), _ms(d["max"]))
+def _dist_row(label: str, d: Optional[dict]) -> list:
+    return [dict(times=label, **{k: d[k] for k in ("count", "mean", "p50", "p95", "p99", "max")})] if d and d["count"] else []
 
 
-def _buckets_table(title: str, hist: list, unit: str) -> Table:
+def _buckets_table(name: str, title: str, hist: list, unit: str) -> TableData:
     """A power-of-two histogram's non-empty buckets (the plots show them all)."""
-    t = Table(title=title + (" (empty buckets not shown)" if any(b["requests"] == 0 for b in hist) else ""))
-    for col in (f"from {unit}", f"to {unit}", "requests", "share"):
-        t.add_column(col, justify="right")
     total = sum(b["requests"] for b in hist) or 1
-    for b in hist:
-        if b["requests"] == 0:
-            continue
-        t.add_row(f"{b['min']:,}", f"{b['max']:,}", f"{b['requests']:,}", f"{b['requests'] / total:.1%}")
-    return t
+    rows = [{f"from_{unit}": b["min"], f"to_{unit}": b["max"], "requests": b["requests"], "share": b["requests"] / total}
+            for b in hist if b["requests"]]
+    comma = lambda x: f"{x:,}"  # noqa: E731
+    return TableData(name, title + (" (empty buckets not shown)" if any(b["requests"] == 0 for b in hist) else ""), [
+        Column(f"from_{unit}", f"from {unit}", 0, comma, right=True), Column(f"to_{unit}", f"to {unit}", 0, comma, right=True),
+        Column("requests", "requests", 0, comma, right=True), Column("share", "share", 1, _pct, right=True)], rows)
+
+
+class _SummaryTable(TableData):
+    """A metric/value table: on a terminal the rows with a text to show (`shown`); in CSV and
+    JSON the rows with a raw value (`value`), without the text."""
+
+    def for_terminal(self) -> TableData:
+        return TableData(self.name, self.title, self.columns, [r for r in self.rows if r["shown"] is not None])
+
+    def for_data(self) -> TableData:
+        return TableData(self.name, self.title, [Column("metric", "metric"), Column("value", "value")],
+                         [{"metric": r["metric"], "value": r["value"]} for r in self.rows if r["value"] is not None])
 
 
 def trace_tables(s: dict) -> list:
-    """What `iosched trace stats` prints (rich tables, and lines of text before some): summary,
-    sizes, seeks, times, requests outstanding, per process, per device (more than one)."""
-    tables = []
-    t = Table(title=f"{escape(s['source'])} ({s['format']}" + (f", {s['compression']}" if s["compression"] != "none" else "") + ")")
-    t.add_column("metric")
-    t.add_column("value", justify="right")
+    """What `iosched trace stats` prints (tables, and lines of text before some): summary, sizes,
+    seeks, times, requests outstanding, per process, per device (more than one)."""
+    items: list = []
     q = s["sequentiality"]
-    for k, v in [
-        ("requests", f"{s['requests']:,}"), ("reads", f"{s['reads']:,}"), ("writes", f"{s['writes']:,}"),
-        ("flushes", f"{s['flushes']:,}"), ("discards", f"{s['discards']:,}"),
-        ("bytes (reads + writes)", f"{s['bytes']:,} ({s['bytes'] / 1e6:,.1f} MB)"),
-        ("sync / meta / readahead", f"{s['sync']:,} / {s['meta']:,} / {s['readahead']:,}"),
-        ("duration s", f"{s['duration_s']:,.3f}"), ("IOPS", _f(s["iops"])), ("MB/s", _f(s["throughput_mb_s"], 2)),
-        ("sequential (same stream)", f"{q['sequential_fraction']:.1%} of {q['candidates']:,}"),
-        (f"near (within {q['near_sectors'] * 512 // 1024} KiB)", f"{q['near_fraction']:.1%}"),
-        ("out-of-order timestamps", f"{s['out_of_order']:,}"), ("skipped bad records", f"{s['skipped']:,}"),
-    ]:
-        t.add_row(k, v)
-    tables.append(t)
+    # (metric, raw value for CSV and JSON, what the terminal shows)
+    rows = [
+        ("requests", s["requests"], f"{s['requests']:,}"), ("reads", s["reads"], f"{s['reads']:,}"),
+        ("writes", s["writes"], f"{s['writes']:,}"), ("flushes", s["flushes"], f"{s['flushes']:,}"),
+        ("discards", s["discards"], f"{s['discards']:,}"),
+        ("bytes (reads + writes)", s["bytes"], f"{s['bytes']:,} ({s['bytes'] / 1e6:,.1f} MB)"),
+        ("sync", s["sync"], None), ("meta", s["meta"], None), ("readahead", s["readahead"], None),
+        ("sync / meta / readahead", None, f"{s['sync']:,} / {s['meta']:,} / {s['readahead']:,}"),
+        ("duration s", s["duration_s"], f"{s['duration_s']:,.3f}"), ("IOPS", s["iops"], _f(s["iops"])),
+        ("MB/s", s["throughput_mb_s"], _f(s["throughput_mb_s"], 2)),
+        ("sequential (same stream) fraction", q["sequential_fraction"], None),
+        ("sequential (same stream)", None, f"{q['sequential_fraction']:.1%} of {q['candidates']:,}"),
+        (f"near (within {q['near_sectors'] * 512 // 1024} KiB)", q["near_fraction"], f"{q['near_fraction']:.1%}"),
+        ("out-of-order timestamps", s["out_of_order"], f"{s['out_of_order']:,}"),
+        ("skipped bad records", s["skipped"], f"{s['skipped']:,}"),
+    ]
+    title = f"{s['source']} ({s['format']}" + (f", {s['compression']}" if s["compression"] != "none" else "") + ")"
+    items.append(_SummaryTable("summary", title, [Column("metric", "metric"), Column("shown", "value", right=True)],
+                               [{"metric": k, "value": raw, "shown": shown} for k, raw, shown in rows]))
     z = s["size_sectors"]
-    tables.append(f"request sizes (sectors): {z['requests']:,} requests, mean {z['mean']:,.1f}, p50 {z['p50']:,}, "
-                  f"p95 {z['p95']:,}, max {z['max']:,}")
-    tables.append(_buckets_table("request sizes", z["histogram"], "sectors"))
+    items.append(f"request sizes (sectors): {z['requests']:,} requests, mean {z['mean']:,.1f}, p50 {z['p50']:,}, "
+                 f"p95 {z['p95']:,}, max {z['max']:,}")
+    items.append(_buckets_table("request_sizes", "request sizes", z["histogram"], "sectors"))
     k = s["seek_sectors"]
-    tables.append(f"seek distances in trace order (sectors, per device): {k['seeks']:,} seeks, {k['zero']:,} of 0, "
-                  f"mean {k['mean']:,.0f}, p50 {k['p50']:,}, p95 {k['p95']:,}, max {k['max']:,}")
-    tables.append(_buckets_table("seek distances", k["histogram"], "sectors"))
-    t = Table(title="times (ms)")
-    for col in ("", "count", "mean", "p50", "p95", "p99", "max"):
-        t.add_column(col, justify="left" if not col else "right")
-    _dist_row(t, "inter-arrival", s["interarrival_ms"])
-    _dist_row(t, "Q2C (arrival to completion)", s["q2c_ms"])
-    _dist_row(t, "Q2D (arrival to issue)", s["q2d_ms"])
-    _dist_row(t, "D2C (issue to completion)", s["d2c_ms"])
-    tables.append(t)
+    items.append(f"seek distances in trace order (sectors, per device): {k['seeks']:,} seeks, {k['zero']:,} of 0, "
+                 f"mean {k['mean']:,.0f}, p50 {k['p50']:,}, p95 {k['p95']:,}, max {k['max']:,}")
+    items.append(_buckets_table("seek_distances", "seek distances", k["histogram"], "sectors"))
+    rows = (_dist_row("inter-arrival", s["interarrival_ms"]) + _dist_row("Q2C (arrival to completion)", s["q2c_ms"])
+            + _dist_row("Q2D (arrival to issue)", s["q2d_ms"]) + _dist_row("D2C (issue to completion)", s["d2c_ms"]))
+    items.append(TableData("times_ms", "times (ms)", [Column("times", "")] + [
+        Column(c, c, 0 if c in ("count", "mean", "p99") else 1, (lambda x: f"{x:,}") if c == "count" else _ms, right=True)
+        for c in ("count", "mean", "p50", "p95", "p99", "max")], rows))
     d = s["queue_depth"]
     if d:
-        t = Table(title="requests outstanding (arrival to completion)")
-        for col in ("requests", "time-weighted mean", "max"):
-            t.add_column(col, justify="right")
-        t.add_row(f"{d['requests']:,}", f"{d['mean']:.2f}", f"{d['max']:,}")
-        tables.append(t)
-    t = Table(title=f"processes (top {len(s['processes'])} of {s['processes_total']:,} by requests)")
-    for col in ("pid", "name", "requests", "reads", "writes", "MB"):
-        t.add_column(col, justify="left" if col in ("pid", "name") else "right")
-    rows = [(("-" if p["pid"] is None else str(p["pid"])), p["name"] or "", p) for p in s["processes"]]
+        items.append(TableData("requests_outstanding", "requests outstanding (arrival to completion)", [
+            Column("requests", "requests", 0, lambda x: f"{x:,}", right=True),
+            Column("mean", "time-weighted mean", 0, lambda x: f"{x:.2f}", right=True),
+            Column("max", "max", 0, lambda x: f"{x:,}", right=True)],
+            [{"requests": d["requests"], "mean": d["mean"], "max": d["max"]}]))
+    rows = [{"pid": p["pid"], "name": p["name"] or "", "requests": p["requests"], "reads": p["reads"], "writes": p["writes"],
+             "mb": p["bytes"] / 1e6} for p in s["processes"]]
     if s["processes_other"]:
         o = s["processes_other"]
-        rows.append((f"({o['processes']:,} others)", "", o))
-    for pid, name, p in rows:
-        t.add_row(pid, escape(name), f"{p['requests']:,}", f"{p['reads']:,}", f"{p['writes']:,}", f"{p['bytes'] / 1e6:,.1f}")
-    tables.append(t)
+        rows.append({"pid": f"({o['processes']:,} others)", "name": "", "requests": o["requests"], "reads": o["reads"],
+                     "writes": o["writes"], "mb": o["bytes"] / 1e6})
+    comma = lambda x: f"{x:,}"  # noqa: E731
+    items.append(TableData("processes", f"processes (top {len(s['processes'])} of {s['processes_total']:,} by requests)", [
+        Column("pid", "pid"), Column("name", "name", 0, wrap=True), Column("requests", "requests", 0, comma, right=True),
+        Column("reads", "reads", 1, comma, right=True), Column("writes", "writes", 1, comma, right=True),
+        Column("mb", "MB", 2, lambda x: f"{x:,.1f}", right=True)], rows))
     if len(s["devices"]) > 1:
-        t = Table(title="devices")
-        for col in ("device", "requests", "reads", "writes", "MB"):
-            t.add_column(col, justify="right")
-        for p in s["devices"]:
-            t.add_row(str(p["device"]), f"{p['requests']:,}", f"{p['reads']:,}", f"{p['writes']:,}", f"{p['bytes'] / 1e6:,.1f}")
-        tables.append(t)
-    return tables
+        items.append(TableData("devices", "devices", [
+            Column("device", "device", right=True), Column("requests", "requests", 0, comma, right=True),
+            Column("reads", "reads", 1, comma, right=True), Column("writes", "writes", 1, comma, right=True),
+            Column("mb", "MB", 2, lambda x: f"{x:,.1f}", right=True)],
+            [{"device": p["device"], "requests": p["requests"], "reads": p["reads"], "writes": p["writes"],
+              "mb": p["bytes"] / 1e6} for p in s["devices"]]))
+    return items
+
+
+def _trace_format_option():
+    return typer.Option(None, "--trace-format", help="The trace's format (default: detected; iosched trace formats).")
+
+
+def _trace_format_hint(message: str) -> str:
+    """The trace readers' "(give --format, ...)" in this command's words: --trace-format."""
+    return message.replace("give --format", "give --trace-format")
+
+
+def _split_format(fmt: str, trace_format: Optional[str]) -> "tuple[str, Optional[str]]":
+    """(output format, trace format): `--format NAME` with a trace format's name is the older
+    spelling of --trace-format NAME, still taken (a trace format is never called table, csv or json)."""
+    from .tables import FORMATS
+
+    if fmt in FORMATS or fmt is None:
+        return fmt or "table", trace_format
+    if trace_format is not None:
+        raise fail(f"--format {fmt}: an output format is one of {', '.join(FORMATS)} (the trace's format is --trace-format)")
+    return "table", fmt
 
 
 @trace_app.command("stats")
 def trace_stats_cmd(
     file: Path = typer.Argument(..., help="Trace file (gzip or zstd read on the fly); the format is detected unless given."),
-    format: Optional[str] = typer.Option(None, "--format", help="Trace format (iosched trace formats)."),
+    fmt: str = typer.Option("table", "--format", help=_FORMAT_HELP + " json is one object (keys: docs/traces.md), as "
+                            "--json. (A trace format's name here is taken as --trace-format, its older spelling.)"),
+    trace_format: Optional[str] = _trace_format_option(),
     skip_bad: bool = typer.Option(False, "--skip-bad", help="Count and skip malformed records instead of stopping at the first."),
-    as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object (keys: docs/traces.md)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object (keys: docs/traces.md): --format json."),
     plot: Optional[Path] = typer.Option(
-        None, "--plot", help="Write sizes.png, interarrival_cdf.png, seeks.png, queue_depth.png and processes.png to this directory."
+        None, "--plot", help="Write sizes.png, interarrival_cdf.png, seeks.png, queue_depth.png (traces with completion "
+        "times) and processes.png (traces naming two processes or more) to this directory; a line says why one is not written."
     ),
     top: int = typer.Option(20, "--top", min=0, help="Processes listed (the rest are summed in one row)."),
 ) -> None:
@@ -489,6 +550,8 @@ def trace_stats_cmd(
 
     from .traces import TraceError, trace_stats
 
+    fmt, format = _split_format(fmt, trace_format)
+    fmt = _output(fmt, as_json)
     if plot is not None:
         check_output_dir(plot, "--plot")
     columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(), TextColumn("ETA"),
@@ -499,20 +562,16 @@ def trace_stats_cmd(
             s = trace_stats(file, format=format, skip_bad=skip_bad, top=top,
                             progress=lambda done, total: bar.update(task, completed=done, total=total or None))
     except TraceError as e:
-        raise fail(str(e))
-    if as_json:
-        typer.echo(json.dumps(s))
-    else:
-        out = _consoles.out
-        for t in trace_tables(s):
-            out.print(t)
-        for m in s["skipped_examples"]:
-            out.print(f"skipped: {escape(m)}")
+        raise fail(_trace_format_hint(str(e)))
+    emit(trace_tables(s) + [f"skipped: {escape(m)}" for m in s["skipped_examples"]], fmt, json_doc=s)
     if plot is not None:
         from .trace_plots import trace_plots
 
-        paths = trace_plots(s, plot)
+        notes: list = []
+        paths = trace_plots(s, plot, notes)
         typer.echo("plots: " + ", ".join(str(p) for p in paths), err=True)
+        for note in notes:
+            typer.echo(note, err=True)
 
 
 @trace_app.command("convert")
@@ -520,7 +579,8 @@ def trace_convert_cmd(
     file: Path = typer.Argument(..., help="Trace file in any format read (or a run's --requests-csv table)."),
     out: Path = typer.Argument(..., help="Output file."),
     to: str = typer.Option(..., "--to", help="fio-v3 (replay with fio --read_iolog) or blkparse (text)."),
-    format: Optional[str] = typer.Option(None, "--format", help="Input format (default: detected)."),
+    trace_format: Optional[str] = typer.Option(None, "--trace-format", "--format",
+                                               help="Input format (default: detected); --format is its older spelling."),
     skip_bad: bool = typer.Option(False, "--skip-bad", help="Count and skip malformed records."),
     device: Optional[int] = typer.Option(None, "--device", min=0, max=2**32 - 1,
                                          help="Only this trace device (a requests-csv table: this run number)."),
@@ -535,7 +595,7 @@ def trace_convert_cmd(
 
     check_output_file(out, "OUT")
     try:
-        report = json.loads(_native.trace_convert(str(file), str(out), to, format=format, skip_bad=skip_bad,
+        report = json.loads(_native.trace_convert(str(file), str(out), to, format=trace_format, skip_bad=skip_bad,
                                                   device=device, fio_file=fio_file, scheduler=scheduler))
     except TraceError as e:
         raise fail(str(e))
@@ -549,80 +609,87 @@ def trace_convert_cmd(
 
 @trace_app.command("formats")
 def trace_formats_cmd(
-    as_json: bool = typer.Option(False, "--json", help="Print the format names as a JSON list."),
+    as_json: bool = typer.Option(False, "--json", help="Print the format names as a JSON list: --format json."),
+    fmt: str = _format_option(),
 ) -> None:
-    """Trace formats read (the names `--format` takes); detected from the file's first bytes when not given."""
+    """Trace formats read (the names `--trace-format` takes); detected from the file's first bytes when not given."""
     from .traces import FORMAT_DESCRIPTIONS, trace_formats
 
+    fmt = _output(fmt, as_json)
     names = trace_formats()
-    if as_json:
-        typer.echo(json.dumps(names))
-        return
-    t = Table(title="trace formats")
-    t.add_column("name")
-    t.add_column("format")
-    for n in names:
-        t.add_row(n, escape(FORMAT_DESCRIPTIONS.get(n, "")))
-    _consoles.out.print(t)
+    emit([TableData("trace_formats", "trace formats", [Column("name", "name"), Column("format", "format", 1, wrap=True)],
+                    [{"name": n, "format": FORMAT_DESCRIPTIONS.get(n, "")} for n in names])], fmt, json_doc=names)
+
+
+def _number(x: float) -> str:
+    """A tunable's default or bound as typed in a scenario: whole numbers in full (2147483647,
+    not 2.14748e+09), others in at most 6 significant digits."""
+    import math
+
+    if float(x).is_integer() and abs(x) < 1e15:
+        return str(int(x))
+    exponent = math.log2(abs(x)) if x else 0.0
+    if exponent.is_integer() and exponent >= 40:
+        return f"{'-' if x < 0 else ''}2^{int(exponent)}"  # u64's limit as a float: 2^64
+    return f"{x:.6g}"
 
 
 def _tunable(t: dict) -> str:
+    """`read_expire = 500 ms [0..2147483647]`: the sysfs name, default with its unit, range."""
     unit = f" {t['unit']}" if t["unit"] else ""
-    return f"{t['name']} = {t['default']:g}{unit} [{t['min']:g} .. {t['max']:g}]"
+    # The range without spaces: it wraps as one word.
+    return f"{t['name']} = {_number(t['default'])}{unit} [{_number(t['min'])}..{_number(t['max'])}]"
 
 
 @list_app.command("schedulers")
 def list_schedulers_cmd(
-    as_json: bool = typer.Option(False, "--json", help="Print the list as JSON (name, aliases, kind, summary, source, tunables)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the list as JSON (name, aliases, kind, summary, source, "
+                                 "tunables): --format json."),
+    fmt: str = _format_option(),
 ) -> None:
-    """Schedulers with their aliases and tunables (default, unit, range)."""
-    if as_json:
-        typer.echo(json.dumps(list_schedulers()))
-        return
-    out = _consoles.out
-    t = Table(title="schedulers", show_lines=True)
-    for col in ["name", "aliases", "kind", "summary", "tunables (default, unit, range)"]:
-        t.add_column(col)
-    for s in list_schedulers():
-        t.add_row(
-            s["name"], ", ".join(s["aliases"]), s["kind"], s["summary"],
-            "\n".join(_tunable(x) for x in s["tunables"]) or "-",
-        )
-    out.print(t)
+    """Schedulers with their aliases and tunables (Linux's sysfs names; default, unit, range)."""
+    fmt = _output(fmt, as_json)
+    schedulers = list_schedulers()
+    rows = [{"name": s["name"], "aliases": s["aliases"], "kind": s["kind"], "summary": s["summary"], "source": s["source"],
+             "tunables": [_tunable(x) for x in s["tunables"]]} for s in schedulers]
+    lines = lambda xs: "\n".join(xs) or "-"  # noqa: E731
+    table = TableData("schedulers", "schedulers", show_lines=True, columns=[
+        Column("name", "name"), Column("aliases", "aliases", 3, ", ".join, wrap=True), Column("kind", "kind", 2),
+        Column("summary", "summary", 1, wrap=True), Column("tunables", "tunables (default, unit, range)", 0, lines, wrap=True)],
+        rows=rows)
+    emit([table], fmt, json_doc=schedulers)
 
 
 @list_app.command("devices")
 def list_devices_cmd(
-    as_json: bool = typer.Option(False, "--json", help="Print the presets as JSON (derived figures, source, estimates)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the presets as JSON (derived figures, source, estimates): "
+                                 "--format json."),
+    fmt: str = _format_option(),
 ) -> None:
     """Device presets with their derived figures; `estimated` says which are guesses."""
-    if as_json:
-        typer.echo(json.dumps(list_devices()))
-        return
-    out = _consoles.out
-    t = Table(title="devices")
-    for col in ["name", "rpm", "capacity GB", "cylinders", "seek single/avg/full ms",
-                "media MB/s outer/inner", "cache", "queue depth"]:
-        t.add_column(col, justify="left" if col == "name" else "right")
+    fmt = _output(fmt, as_json)
     devices = list_devices()
+    rows = []
     for d in devices:
-        cache = (
-            f"{d['cache_segments']} x {d['cache_segment_kib']} KiB, "
-            f"read-ahead {d['readahead_kib']} KiB"
-            if d["cache_segments"] else "none"
-        )
-        t.add_row(
-            d["name"], str(d["rpm"]), _f(d["capacity_gb"], 1), f"{d['cylinders']:,}",
-            f"{d['seek_single_ms']:.1f} / {d['seek_average_ms']:.1f} / {d['seek_full_ms']:.1f}",
-            f"{d['media_rate_outer_mb_s']:.1f} / {d['media_rate_inner_mb_s']:.1f}",
-            cache, str(d["queue_depth_max"]),
-        )
-    out.print(t)
+        cache = (f"{d['cache_segments']} x {d['cache_segment_kib']} KiB, read-ahead {d['readahead_kib']} KiB"
+                 if d["cache_segments"] else "none")
+        rows.append({"name": d["name"], "rpm": d["rpm"], "capacity_gb": d["capacity_gb"], "cylinders": d["cylinders"],
+                     "seek_ms": f"{d['seek_single_ms']:.1f} / {d['seek_average_ms']:.1f} / {d['seek_full_ms']:.1f}",
+                     "media_mb_s": f"{d['media_rate_outer_mb_s']:.1f} / {d['media_rate_inner_mb_s']:.1f}",
+                     "cache": cache, "queue_depth_max": d["queue_depth_max"], **{k: v for k, v in d.items() if k not in ("name",)}})
+    table = TableData("devices", "devices", [
+        Column("name", "name"), Column("rpm", "rpm", 1, right=True),
+        Column("capacity_gb", "capacity GB", 1, lambda x: _f(x, 1), right=True),
+        Column("cylinders", "cylinders", 3, lambda x: f"{x:,}", right=True),
+        Column("seek_ms", "seek single / avg / full ms", 1, right=True),
+        Column("media_mb_s", "media MB/s outer / inner", 2, right=True),
+        Column("cache", "cache", 4, wrap=True), Column("queue_depth_max", "queue depth", 2, right=True)], rows)
+    items: list = [table]
     for d in devices:
-        out.print(f"[bold]{d['name']}[/bold]: {d['description']}")
-        out.print(f"  source: {d['source']}")
-        out.print(f"  estimated: {d['estimated']}")
-        out.print(f"  command queue: {d['queue_depth_max']} ({d['queue_source']})")
+        items += [f"[bold]{escape(d['name'])}[/bold]: {escape(d['description'])}", f"  source: {escape(d['source'])}",
+                  f"  estimated: {escape(str(d['estimated']))}",
+                  f"  command queue: {d['queue_depth_max']} ({escape(str(d['queue_source']))})"]
+    emit(items if fmt == "table" else [table], fmt, json_doc=devices)
 
 
 _JOBS_HELP = "Local worker processes (default: one per CPU; 1 runs everything in this process)."
@@ -797,6 +864,7 @@ def sweep(
     plot_metric: str = typer.Option("throughput_mb_s", "--plot", help="Metric to plot against the first swept parameter "
                                     "(a column of runs.csv, e.g. response_ms_p99); `none` for no plot."),
     traces: Optional[Path] = typer.Option(None, "--traces", help=_TRACES_HELP),
+    fmt: str = _format_option(),
 ) -> None:
     """Run a scenario over a grid of parameter values x seeds (local process pool or Dask).
 
@@ -805,6 +873,7 @@ def sweep(
     sweep.json (what ran) and a plot. The tables are identical whatever the pool."""
     from . import sweep as sw
 
+    fmt = _output(fmt)
     _use_traces(traces)
     try:
         base = Scenario.from_file(file)
@@ -839,19 +908,24 @@ def sweep(
     if plot_metric != "none" and params:
         from .plots import sweep_plot
 
-        written.append(sweep_plot(summary, params, plot_metric, out_dir / f"{plot_metric}.png"))
-    out = _consoles.out
-    t = Table(title=f"{base.name}: {plot_metric if plot_metric != 'none' else 'throughput_mb_s'} (mean and 95% CI over {seeds} seeds)")
+        written.append(sweep_plot(summary, params, plot_metric, out_dir / f"{plot_metric}.png", title=base.name))
     shown = plot_metric if plot_metric != "none" else "throughput_mb_s"
     keys = [f"param:{p.path}" for p in params]
-    for col in [p.path for p in params] + ["scheduler", "mean", "95% CI"]:
-        t.add_column(col, justify="left" if col == "scheduler" else "right")
+    from .plots import _is_number
+
+    columns = [Column(k, p.path, 0, str, right=all(_is_number(v) for v in p.values)) for k, p in zip(keys, params)] + [
+        Column("scheduler", "scheduler"), Column("mean", "mean", 0, lambda x: f"{x:.4g}", right=True)]
+    if seeds > 1:
+        columns.append(Column("ci95", "95% CI", 1, right=True))
+    rows = []
     for r in summary[summary["metric"] == shown].itertuples(index=False):
         row = dict(zip(summary.columns, r))
-        ci = "-" if row["n"] < 2 else f"[{row['ci95_low']:.4g}, {row['ci95_high']:.4g}]"
-        t.add_row(*[str(row[k]) for k in keys], escape(str(row["scheduler"])), f"{row['mean']:.4g}", ci)
-    out.print(t)
-    out.print("wrote " + ", ".join(str(p) for p in written))
+        row = {k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()}
+        row["ci95"] = None if row["n"] < 2 else f"[{row['ci95_low']:.4g}, {row['ci95_high']:.4g}]"
+        rows.append(row)
+    what = f"mean and 95% CI over {seeds} seeds" if seeds > 1 else "one seed: no confidence interval"
+    emit([TableData("summary", f"{base.name}: {shown} ({what})", columns, rows),
+          "wrote " + ", ".join(str(p) for p in written)], fmt)
 
 
 @app.command()
@@ -869,19 +943,23 @@ def advise(
     replay: str = typer.Option("open", "--replay", help="Trace: open, closed or dependent (docs/traces.md)."),
     time_scale: Optional[float] = typer.Option(None, "--time-scale", help="Trace: multiply the trace's times (open, dependent)."),
     queue_depth: Optional[int] = typer.Option(None, "--queue-depth", help="Trace: requests outstanding (closed)."),
-    trace_format: Optional[str] = typer.Option(None, "--format", help="Trace: its format (default: detected)."),
+    trace_format: Optional[str] = typer.Option(None, "--trace-format", help="Trace: its format (default: detected)."),
+    fmt: str = typer.Option("table", "--format", help=_FORMAT_HELP + " (A trace format's name here is taken as "
+                            "--trace-format, its older spelling.)"),
     sector_map: Optional[str] = typer.Option(None, "--sector-map", help="Trace: error, fold or scale for sectors beyond the disk."),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help=_JOBS_HELP),
     dask: Optional[str] = typer.Option(None, "--dask", help="Run on a Dask cluster at ADDRESS (`local`: a LocalCluster here)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the characterisation and the ranking as JSON."),
+    as_json: bool = typer.Option(False, "--json", help="Print the characterisation and the ranking as JSON: --format json."),
     out_dir: Optional[Path] = typer.Option(None, "--out", help="Write report.md and ranking.csv to this directory."),
 ) -> None:
     """Characterise a workload, simulate it under every candidate scheduler and tunable set, and
     rank them by an objective (docs/advise.md)."""
     from . import advise as adv
     from .api import as_scenario
-    from .replay import trace_scenario
+    from .trace_replay import trace_scenario
 
+    fmt, trace_format = _split_format(fmt, trace_format)
+    fmt = _output(fmt, as_json)
     try:
         chosen = adv.select_candidates(candidates)
         w = adv.parse_weights(weights)
@@ -897,7 +975,7 @@ def advise(
             source = str(workload)
             as_scenario(scenario)  # the trace opens and its first record reads: errors name it
     except (adv.AdviseError, ScenarioError) as e:
-        raise fail(str(e))
+        raise fail(_trace_format_hint(str(e)))
     if out_dir is not None:
         check_output_dir(out_dir, "--out")
     pool = make_pool(jobs, dask)
@@ -912,28 +990,22 @@ def advise(
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / "report.md").write_text(adv.report_markdown(str(workload), result))
         _write_rows_csv(out_dir / "ranking.csv", result["ranking"])
-    if as_json:
-        typer.echo(json.dumps(result))
-        return
-    out = _consoles.out
-    t = Table(title=f"{escape(str(workload))}: the workload (baseline run under noop)")
-    t.add_column("feature")
-    t.add_column("value", justify="right")
-    for k, v in result["characterisation"].items():
-        t.add_row(k, "-" if v is None else (f"{v:.4g}" if isinstance(v, float) else str(v)))
-    out.print(t)
-    t = Table(title=f"ranking by {objective}" + (" (" + ", ".join(f"{k} {v:g}" for k, v in w.items()) + ")" if objective == "mix" else ""))
-    for col in ["rank", "candidate", "score", "MB/s", "mean ms", "p99 ms", "fairness"]:
-        t.add_column(col, justify="left" if col == "candidate" else "right")
-    for r in result["ranking"]:
-        t.add_row(str(r["rank"]), escape(r["candidate"]), f"{r['score']:.3f}", _f(r["throughput_mb_s"], 2),
-                  _f(r["response_ms_mean"]), _f(r["response_ms_p99"]), f"{r['fairness_jain']:.3f}")
-    out.print(t)
-    for r in result["ranking"]:
-        if r.get("note"):
-            out.print(f"{escape(r['candidate'])}: {escape(r['note'])}")
+    char = TableData("workload", f"{workload}: the workload (baseline run under noop)",
+                     [Column("feature", "feature"), Column("value", "value", 0, lambda v: f"{v:.4g}" if isinstance(v, float) else str(v),
+                                                           right=True)],
+                     [{"feature": k, "value": v} for k, v in result["characterisation"].items()])
+    ranking = TableData("ranking", f"ranking by {objective}" + (" (" + ", ".join(f"{k} {v:g}" for k, v in w.items()) + ")"
+                                                               if objective == "mix" else ""), [
+        Column("rank", "rank", 0, right=True), Column("candidate", "candidate"),
+        Column("score", "score", 0, lambda x: f"{x:.3f}", right=True),
+        Column("throughput_mb_s", "MB/s", 1, lambda x: _f(x, 2), right=True),
+        Column("response_ms_mean", "mean ms", 1, _f, right=True), Column("response_ms_p99", "p99 ms", 1, _f, right=True),
+        Column("fairness_jain", "fairness", 2, lambda x: f"{x:.3f}", right=True)], result["ranking"])
+    items: list = [char, ranking]
+    items += [f"{escape(r['candidate'])}: {escape(r['note'])}" for r in result["ranking"] if r.get("note")]
     best = result["ranking"][0]
-    out.print(f"advice: [bold]{escape(best['candidate'])}[/bold] (score {best['score']:.3f})")
+    items.append(f"advice: [bold]{escape(best['candidate'])}[/bold] (score {best['score']:.3f})")
+    emit(items, fmt, json_doc=result)
 
 
 @app.command()
@@ -949,7 +1021,8 @@ def calibrate(
     pairs: int = typer.Option(
         2000, "--pairs", min=1, max=1_000_000, help="Held-out pairs for each accuracy measurement."
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print the whole report as one JSON object."),
+    as_json: bool = typer.Option(False, "--json", help="Print the whole report as one JSON object: --format json."),
+    fmt: str = _format_option(),
     out_csv: Optional[Path] = typer.Option(
         None, "--out", help="Write the table (one row per distance) to this CSV file."
     ),
@@ -971,8 +1044,9 @@ def calibrate(
     for the real backend of `iosched mount`."""
     from . import _native
 
+    fmt = _output(fmt, as_json)
     if real is not None:
-        return _calibrate_real(real, samples, seed, max_idle_ms, curve, out_csv, as_json)
+        return _calibrate_real(real, samples, seed, max_idle_ms, curve, out_csv, fmt)
     if curve is not None:
         raise fail("--curve is for --real (a preset's curve is measured afresh by every scenario that uses it)")
 
@@ -994,43 +1068,31 @@ def calibrate(
         })
     if out_csv is not None:
         _write_rows_csv(out_csv, rows)
-    if as_json:
-        typer.echo(json.dumps(report))
-        return
-    out = _consoles.out
-    out.print(
+    ms = lambda x: f"{x:.3f}"  # noqa: E731
+    curve_table = TableData("positioning", "positioning time (ms) against LBA distance (sectors; negative = behind)", [
+        Column("distance_sectors", "distance", 0, lambda x: f"{x:,}", right=True),
+        Column("measured_immediate_ms", "immediate", 2, ms, right=True), Column("measured_delayed_ms", "delayed", 2, ms, right=True),
+        Column("measured_mean_ms", "measured", 0, ms, right=True), Column("fitted_ms", "fitted", 0, ms, right=True),
+        Column("model_ms", "model", 1, ms, right=True), Column("actual_ms", "actual", 1, ms, right=True)], rows)
+    pct = lambda x: f"{x:.1%}"  # noqa: E731
+    accuracy = TableData("accuracy", "accuracy on held-out pairs (paper: about 75% for its curve)", [
+        Column("pairs_kind", "pairs"), Column("pairs", "n", 2, right=True),
+        Column("mean_actual_ms", "mean actual ms", 2, lambda x: f"{x:.2f}", right=True),
+        Column("fitted_within_25", "fitted within 25%", 0, pct, right=True),
+        Column("fitted_mean_abs_error_ms", "fitted MAE ms", 1, lambda x: f"{x:.2f}", right=True),
+        Column("model_within_25", "model within 25%", 0, pct, right=True),
+        Column("model_mean_abs_error_ms", "model MAE ms", 1, lambda x: f"{x:.2f}", right=True)], report["accuracy"])
+    items = [
         f"[bold]{escape(report['device'])}[/bold]: {samples} pairs per distance and timing, seed {seed}; "
-        f"baseline (contiguous 4 KiB read) {cal['baseline_ns'] / 1e6:.3f} ms"
-    )
-    t = Table(title="positioning time (ms) against LBA distance (sectors; negative = behind)")
-    for col in ["distance", "immediate", "delayed", "measured", "fitted", "model", "actual"]:
-        t.add_column(col, justify="right")
-    opt = lambda x: "-" if x is None else f"{x:.3f}"  # noqa: E731
-    for r in rows:
-        t.add_row(
-            f"{r['distance_sectors']:,}", f"{r['measured_immediate_ms']:.3f}", f"{r['measured_delayed_ms']:.3f}",
-            f"{r['measured_mean_ms']:.3f}", f"{r['fitted_ms']:.3f}", opt(r["model_ms"]), opt(r["actual_ms"]),
-        )
-    out.print(t)
-    a = Table(title="accuracy on held-out pairs (paper: about 75% for its curve)")
-    for col in ["pairs", "n", "mean actual ms", "fitted within 25%", "fitted MAE ms",
-                "model within 25%", "model MAE ms"]:
-        a.add_column(col, justify="left" if col == "pairs" else "right")
-    for acc in report["accuracy"]:
-        a.add_row(
-            acc["pairs_kind"], str(acc["pairs"]), f"{acc['mean_actual_ms']:.2f}",
-            f"{acc['fitted_within_25']:.1%}", f"{acc['fitted_mean_abs_error_ms']:.2f}",
-            f"{acc['model_within_25']:.1%}", f"{acc['model_mean_abs_error_ms']:.2f}",
-        )
-    out.print(a)
-    out.print(
+        f"baseline (contiguous 4 KiB read) {cal['baseline_ns'] / 1e6:.3f} ms",
+        curve_table, accuracy,
         "measured = service time of the second read minus the baseline (what completion times allow); "
         "fitted = the curve; model = mechanical seek + rotation estimate, command overhead excluded; "
         "actual = the simulator's true positioning time. uniform: both reads anywhere; "
-        "log-distance: distances log-uniform from 1 sector to the whole disk, either direction."
-    )
+        "log-distance: distances log-uniform from 1 sector to the whole disk, either direction."]
     if out_csv is not None:
-        out.print(f"table written to {out_csv}")
+        items.append(f"table written to {out_csv}")
+    emit(items, fmt, json_doc=report)
 
 
 @app.command()
@@ -1038,8 +1100,10 @@ def validate(
     drive: Path = typer.Argument(..., help="DiskSim drive description (.parv), or a device preset name."),
     trace: Path = typer.Argument(..., help="Trace in DiskSim's validate format (measured response times)."),
     as_json: bool = typer.Option(
-        False, "--json", help="Print one JSON object: requests, measured_mean_ms, simulated_mean_ms, demerit_ms, classes, ..."
+        False, "--json", help="Print one JSON object: requests, measured_mean_ms, simulated_mean_ms, demerit_ms, classes, ... "
+        "(--format json)."
     ),
+    fmt: str = _format_option(),
     timing: str = typer.Option(
         "after-completion", "--timing",
         help="after-completion (DiskSim's: each request `gap` after the previous completion) or arrival "
@@ -1061,6 +1125,7 @@ def validate(
     cache hit)."""
     from . import _native
 
+    fmt = _output(fmt, as_json)
     if timing not in ("after-completion", "arrival"):
         raise fail(f"--timing: unknown timing `{timing}` (known: after-completion, arrival)")
     if not drive.exists():
@@ -1071,34 +1136,26 @@ def validate(
         result = json.loads(_native.validate_trace(str(drive), str(trace), timing, scheduler=scheduler))
     except ValueError as e:
         raise fail(str(e))
-    if as_json:
-        typer.echo(json.dumps(result))
-        return
-    out = _consoles.out
-    out.print(
+    items: list = [
         f"[bold]{escape(result['drive'])}[/bold] ({escape(result['drive_source'])}) on {escape(result['trace'])}: "
-        f"{result['requests']:,} requests, {escape(result['scheduler'])}, timing {result['timing']}"
-    )
-    out.print(
+        f"{result['requests']:,} requests, {escape(result['scheduler'])}, timing {result['timing']}",
         f"requests {result['requests']}  measured mean {result['measured_mean_ms']:.3f} ms  "
         f"simulated mean {result['simulated_mean_ms']:.3f} ms  demerit {result['demerit_ms']:.3f} ms "
         f"({result['demerit_percent']:.1f}% of the measured mean); "
-        f"by DiskSim's rms method (binned CDFs) {result['demerit_disksim_method_ms']:.3f} ms"
-    )
-    t = Table(title="per class (difference = simulated - measured mean)")
-    for col in ["by", "class", "requests", "measured mean ms", "simulated mean ms", "difference ms", "demerit ms"]:
-        t.add_column(col, justify="left" if col in ("by", "class") else "right")
-    for c in result["classes"]:
-        t.add_row(
-            c["by"], escape(c["class"]), f"{c['requests']:,}", f"{c['measured_mean_ms']:.3f}",
-            f"{c['simulated_mean_ms']:.3f}", f"{c['difference_ms']:+.3f}", f"{c['demerit_ms']:.3f}",
-        )
-    out.print(t)
+        f"by DiskSim's rms method (binned CDFs) {result['demerit_disksim_method_ms']:.3f} ms"]
+    ms = lambda x: f"{x:.3f}"  # noqa: E731
+    items.append(TableData("classes", "per class (difference = simulated - measured mean)", [
+        Column("by", "by"), Column("class", "class"), Column("requests", "requests", 1, lambda x: f"{x:,}", right=True),
+        Column("measured_mean_ms", "measured mean ms", 0, ms, right=True),
+        Column("simulated_mean_ms", "simulated mean ms", 0, ms, right=True),
+        Column("difference_ms", "difference ms", 2, lambda x: f"{x:+.3f}", right=True),
+        Column("demerit_ms", "demerit ms", 1, ms, right=True)], result["classes"]))
     if result["unsupported"]:
-        out.print("drive parameters not modelled: " + escape("; ".join(result["unsupported"])))
+        items.append("drive parameters not modelled: " + escape("; ".join(result["unsupported"])))
     inv = result["invariants"]
     if any(inv.values()):
-        out.print(f"[red]invariant violations: {inv}[/red]")
+        items.append(f"[red]invariant violations: {escape(str(inv))}[/red]")
+    emit(items, fmt, json_doc=result)
 
 
 @app.command()
@@ -1107,7 +1164,8 @@ def bench(
     scale: float = typer.Option(
         1.0, "--scale", min=0.001, max=10.0, help="Multiply the request counts (e.g. 0.1 for a quick look)."
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print the results as JSON."),
+    as_json: bool = typer.Option(False, "--json", help="Print the results as JSON: --format json."),
+    fmt: str = _format_option(),
     validate: Optional[List[Path]] = typer.Option(
         None, "--validate",
         help="Instead: replay speed of a validation trace. Give it twice: --validate DRIVE.parv --validate TRACE "
@@ -1136,14 +1194,15 @@ def bench(
     trace as `iosched validate` runs it (see docs/benchmarks.md)."""
     from .bench import CASES, run_bench, run_validate_bench
 
+    fmt = _output(fmt, as_json)
     if sched_scaling:
-        _bench_sched_scaling(repeats, scale, as_json)
+        _bench_sched_scaling(repeats, scale, fmt)
         return
     if trace_readers:
-        _bench_trace_readers(repeats, scale, as_json)
+        _bench_trace_readers(repeats, scale, fmt)
         return
     if trace_memory:
-        _bench_trace_memory(gb, gzip_too, as_json)
+        _bench_trace_memory(gb, gzip_too, fmt)
         return
     if validate:
         if len(validate) != 2:
@@ -1156,23 +1215,17 @@ def bench(
         with progress_bar() as bar:
             task = bar.add_task("bench", total=sum(len(c[3]) for c in CASES))
             results = run_bench(repeats=repeats, scale=scale, progress=lambda: bar.advance(task))
-    if as_json:
-        rows = [
-            {"case": r.case, "scheduler": r.scheduler, "requests": r.requests, "cpu_s": r.cpu_s,
-             "requests_per_cpu_s": r.requests_per_cpu_s}
-            for r in results
-        ]
-        typer.echo(json.dumps({"repeats": repeats, "results": rows}))
-        return
-    table = Table(title=f"simulated requests per CPU-second (best of {repeats})")
-    for col in ("case", "scheduler", "requests", "CPU s", "requests / CPU-s"):
-        table.add_column(col, justify="left" if col in ("case", "scheduler") else "right")
-    for r in results:
-        table.add_row(r.case, r.scheduler, f"{r.requests:,}", f"{r.cpu_s:.3f}", f"{r.requests_per_cpu_s:,.0f}")
-    _consoles.out.print(table)
+    rows = [{"case": r.case, "scheduler": r.scheduler, "requests": r.requests, "cpu_s": r.cpu_s,
+             "requests_per_cpu_s": r.requests_per_cpu_s} for r in results]
+    comma = lambda x: f"{x:,.0f}"  # noqa: E731
+    emit([TableData("results", f"simulated requests per CPU-second (best of {repeats})", [
+        Column("case", "case", 0, wrap=True), Column("scheduler", "scheduler"), Column("requests", "requests", 1, comma, right=True),
+        Column("cpu_s", "CPU s", 1, lambda x: f"{x:.3f}", right=True),
+        Column("requests_per_cpu_s", "requests / CPU-s", 0, comma, right=True)], rows)],
+        fmt, json_doc={"repeats": repeats, "results": rows})
 
 
-def _bench_trace_readers(repeats: int, scale: float, as_json: bool) -> None:
+def _bench_trace_readers(repeats: int, scale: float, fmt: str) -> None:
     from .trace_bench import READER_RECORDS, run_reader_bench
     from .trace_gen import FORMATS
 
@@ -1181,19 +1234,16 @@ def _bench_trace_readers(repeats: int, scale: float, as_json: bool) -> None:
         task = bar.add_task("trace readers", total=len(FORMATS))
         results = run_reader_bench(records, repeats=repeats, progress=lambda: bar.advance(task))
     rows = [r.as_dict() for r in results]
-    if as_json:
-        typer.echo(json.dumps({"repeats": repeats, "requests": records, "results": rows}))
-        return
-    table = Table(title=f"trace reading, {records:,} generated requests per format (thread CPU, best of {repeats})")
-    for col in ("format", "records", "file MB", "CPU s", "records / s", "MB / s"):
-        table.add_column(col, justify="left" if col == "format" else "right")
-    for r in rows:
-        table.add_row(r["format"], f"{r['records']:,}", f"{r['file_bytes'] / 1e6:,.1f}", f"{r['cpu_s']:.3f}",
-                      f"{r['records_per_s']:,.0f}", f"{r['mb_per_s']:,.1f}")
-    _consoles.out.print(table)
+    emit([TableData("results", f"trace reading, {records:,} generated requests per format (thread CPU, best of {repeats})", [
+        Column("format", "format"), Column("records", "records", 2, lambda x: f"{x:,}", right=True),
+        Column("file_bytes", "file MB", 2, lambda x: f"{x / 1e6:,.1f}", right=True),
+        Column("cpu_s", "CPU s", 1, lambda x: f"{x:.3f}", right=True),
+        Column("records_per_s", "records / s", 0, lambda x: f"{x:,.0f}", right=True),
+        Column("mb_per_s", "MB / s", 0, lambda x: f"{x:,.1f}", right=True)], rows)],
+        fmt, json_doc={"repeats": repeats, "requests": records, "results": rows})
 
 
-def _bench_trace_memory(gb: float, gzip_too: bool, as_json: bool) -> None:
+def _bench_trace_memory(gb: float, gzip_too: bool, fmt: str) -> None:
     from .trace_bench import memory_cases, run_memory_bench
 
     try:
@@ -1202,19 +1252,17 @@ def _bench_trace_memory(gb: float, gzip_too: bool, as_json: bool) -> None:
             rows = run_memory_bench(gb, gzip=gzip_too, progress=lambda: bar.advance(task))
     except (OSError, RuntimeError) as e:
         raise fail(str(e))
-    if as_json:
-        typer.echo(json.dumps({"results": rows}))
-        return
-    table = Table(title="`trace stats` on generated traces: peak resident set (child process)")
-    for col in ("format", "GB", "gzip", "file MB", "records", "CPU s", "records / s", "peak RSS MB"):
-        table.add_column(col, justify="left" if col == "format" else "right")
-    for r in rows:
-        table.add_row(r["format"], f"{r['gb']:g}", "yes" if r["gzip"] else "no", f"{r['file_bytes'] / 1e6:,.1f}", f"{r['records']:,}",
-                      f"{r['cpu_s']:.2f}", f"{r['records_per_s']:,.0f}", f"{r['vmhwm_kb'] / 1024:,.1f}")
-    _consoles.out.print(table)
+    emit([TableData("results", "`trace stats` on generated traces: peak resident set (child process)", [
+        Column("format", "format"), Column("gb", "GB", 0, lambda x: f"{x:g}", right=True),
+        Column("gzip", "gzip", 0, lambda x: "yes" if x else "no", right=True),
+        Column("file_bytes", "file MB", 2, lambda x: f"{x / 1e6:,.1f}", right=True),
+        Column("records", "records", 2, lambda x: f"{x:,}", right=True), Column("cpu_s", "CPU s", 1, lambda x: f"{x:.2f}", right=True),
+        Column("records_per_s", "records / s", 1, lambda x: f"{x:,.0f}", right=True),
+        Column("vmhwm_kb", "peak RSS MB", 0, lambda x: f"{x / 1024:,.1f}", right=True)], rows)],
+        fmt, json_doc={"results": rows})
 
 
-def _bench_sched_scaling(repeats: int, scale: float, as_json: bool) -> None:
+def _bench_sched_scaling(repeats: int, scale: float, fmt: str) -> None:
     from .bench import SCALING_CASES, SCALING_PROCESSES, run_sched_scaling
 
     with progress_bar() as bar:
@@ -1230,20 +1278,14 @@ def _bench_sched_scaling(repeats: int, scale: float, as_json: bool) -> None:
             "ns_added": r.ns_per_request - prev.ns_per_request if prev else None,
             "requests_per_slot": r.requests / r.slots if r.slots else None,
         })
-    if as_json:
-        typer.echo(json.dumps({"repeats": repeats, "results": rows}))
-        return
-    table = Table(title=f"scheduler cost per request, N backlogged processes (thread CPU, best of {repeats})")
-    for col in ("scheduler", "setting", "N", "ns / request", "x previous N", "+ns per 10x N", "requests / slot"):
-        table.add_column(col, justify="left" if col in ("scheduler", "setting") else "right")
-    for w in rows:
-        table.add_row(
-            w["scheduler"], w["setting"], f"{w['processes']:,}", f"{w['ns_per_request']:,.0f}",
-            "" if w["ratio_to_previous"] is None else f"{w['ratio_to_previous']:.2f}",
-            "" if w["ns_added"] is None else f"{w['ns_added']:+,.0f}",
-            "" if w["requests_per_slot"] is None else f"{w['requests_per_slot']:,.1f}",
-        )
-    _consoles.out.print(table)
+    emit([TableData("results", f"scheduler cost per request, N backlogged processes (thread CPU, best of {repeats})", [
+        Column("scheduler", "scheduler"), Column("setting", "setting", 0, wrap=True),
+        Column("processes", "N", 0, lambda x: f"{x:,}", right=True),
+        Column("ns_per_request", "ns / request", 0, lambda x: f"{x:,.0f}", right=True),
+        Column("ratio_to_previous", "x previous N", 1, lambda x: f"{x:.2f}", right=True),
+        Column("ns_added", "+ns per 10x N", 2, lambda x: f"{x:+,.0f}", right=True),
+        Column("requests_per_slot", "requests / slot", 2, lambda x: f"{x:,.1f}", right=True)], rows)],
+        fmt, json_doc={"repeats": repeats, "results": rows})
 
 
 def _write_rows_csv(path: Path, rows: list) -> None:
@@ -1264,7 +1306,7 @@ def _write_rows_csv(path: Path, rows: list) -> None:
 
 
 def _calibrate_real(path: Path, samples: int, seed: int, max_idle_ms: float, curve: Optional[Path],
-                    out_csv: Optional[Path], as_json: bool) -> None:
+                    out_csv: Optional[Path], fmt: str) -> None:
     import subprocess
 
     args = [*_fuse_command(), "calibrate", str(path), "--samples", str(samples), "--seed", str(seed), "--max-idle-ms", str(max_idle_ms)]
@@ -1284,23 +1326,18 @@ def _calibrate_real(path: Path, samples: int, seed: int, max_idle_ms: float, cur
              "measured_delayed_ms": p["delayed_ns"] / 1e6, "measured_mean_ms": p["mean_ns"] / 1e6} for p in cal["points"]]
     if out_csv is not None:
         _write_rows_csv(out_csv, rows)
-    if as_json:
-        typer.echo(json.dumps(doc))
-        return
-    out = _consoles.out
-    out.print(
+    ms = lambda x: f"{x:.3f}"  # noqa: E731
+    items: list = [
         f"[bold]{escape(str(path))}[/bold]: {doc['reads']} reads ({'O_DIRECT' if doc['direct_io'] else 'through the page cache'}), "
-        f"{samples} pairs per distance and timing, seed {seed}; baseline (contiguous 4 KiB read) {cal['baseline_ns'] / 1e6:.3f} ms"
-    )
-    t = Table(title="positioning time (ms) against LBA distance (sectors; negative = behind)")
-    for col in ["distance", "immediate", "delayed", "measured"]:
-        t.add_column(col, justify="right")
-    for r_ in rows:
-        t.add_row(f"{r_['distance_sectors']:,}", f"{r_['measured_immediate_ms']:.3f}", f"{r_['measured_delayed_ms']:.3f}",
-                  f"{r_['measured_mean_ms']:.3f}")
-    out.print(t)
+        f"{samples} pairs per distance and timing, seed {seed}; baseline (contiguous 4 KiB read) {cal['baseline_ns'] / 1e6:.3f} ms",
+        TableData("positioning", "positioning time (ms) against LBA distance (sectors; negative = behind)", [
+            Column("distance_sectors", "distance", 0, lambda x: f"{x:,}", right=True),
+            Column("measured_immediate_ms", "immediate", 1, ms, right=True),
+            Column("measured_delayed_ms", "delayed", 1, ms, right=True),
+            Column("measured_mean_ms", "measured", 0, ms, right=True)], rows)]
     if curve is not None:
-        out.print(f"calibration written to {curve}")
+        items.append(f"calibration written to {curve}")
+    emit(items, fmt, json_doc=doc)
 
 
 def _fuse_command() -> list:

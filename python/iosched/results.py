@@ -20,6 +20,29 @@ def _flatten(d: dict, prefix: str = "") -> dict:
     return out
 
 
+def flat_run_rows(summaries: list) -> list:
+    """One dict per run: `run` (its index) and every number of its summary, nested fields
+    flattened with "_" (the rows of Results.runs, and of `iosched run --format csv`)."""
+    rows = []
+    for i, s in enumerate(summaries):
+        row = {"run": i}
+        row.update(_flatten({k: v for k, v in s.items() if k not in _NOT_SCALAR}))
+        rows.append(row)
+    return rows
+
+
+def flat_process_rows(summaries: list) -> list:
+    """One dict per (run, process): run, scheduler, pid, name, requests, ... (the rows of
+    Results.processes)."""
+    rows = []
+    for i, s in enumerate(summaries):
+        for p in s["processes"]:
+            row = {"run": i, "scheduler": s["scheduler"]}
+            row.update(_flatten({k: v for k, v in p.items() if k != "response_cdf_ms"}))
+            rows.append(row)
+    return rows
+
+
 class Results:
     """What one run of a scenario produced: one summary per scheduler ("run").
 
@@ -65,24 +88,13 @@ class Results:
     def runs(self):
         import pandas as pd
 
-        rows = []
-        for i, s in enumerate(self.summaries):
-            row = {"run": i}
-            row.update(_flatten({k: v for k, v in s.items() if k not in _NOT_SCALAR}))
-            rows.append(row)
-        return pd.DataFrame(rows)
+        return pd.DataFrame(flat_run_rows(self.summaries))
 
     @property
     def processes(self):
         import pandas as pd
 
-        rows = []
-        for i, s in enumerate(self.summaries):
-            for p in s["processes"]:
-                row = {"run": i, "scheduler": s["scheduler"]}
-                row.update(_flatten({k: v for k, v in p.items() if k != "response_cdf_ms"}))
-                rows.append(row)
-        return pd.DataFrame(rows)
+        return pd.DataFrame(flat_process_rows(self.summaries))
 
     @property
     def requests(self):

@@ -50,6 +50,8 @@ fn parse_mount(args: &[String]) -> Result<Parsed, String> {
     };
     let (mut direct_io, mut daemon, mut daemon_child, mut summary, mut log, mut interval) = (false, false, false, None, None, None);
     let mut requests_csv = None;
+    // --set values, parsed once the scheduler is known (an error names the tunable's unit and range).
+    let mut sets: Vec<(String, String)> = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let (flag, inline) = match a.split_once('=') {
@@ -66,8 +68,7 @@ fn parse_mount(args: &[String]) -> Result<Parsed, String> {
             "--set" => {
                 let v = value("--set")?;
                 let (k, x) = v.split_once('=').ok_or_else(|| format!("--set {v}: expected TUNABLE=VALUE"))?;
-                let x: f64 = x.trim().parse().map_err(|_| format!("--set {v}: `{x}` is not a number"))?;
-                cfg.tunables.insert(k.trim().to_string(), x);
+                sets.push((k.trim().to_string(), x.to_string()));
             }
             "--direct-io" => direct_io = true,
             "--daemon" => daemon = true,
@@ -90,6 +91,19 @@ fn parse_mount(args: &[String]) -> Result<Parsed, String> {
             f if f.starts_with('-') => return Err(format!("unknown option {f}\n{USAGE}")),
             _ => pos.push(a.clone()),
         }
+    }
+    for (k, x) in sets {
+        let value = match x.trim() {
+            "true" => Some(1.0),
+            "false" => Some(0.0),
+            t => t.parse::<f64>().ok(),
+        };
+        let value = value.ok_or_else(|| {
+            let takes = iosched::sched::registry::tunable(&cfg.scheduler, cfg.policy.as_deref(), &k)
+                .map_or_else(|| "a number".to_string(), |t| t.accepted());
+            format!("--set {k}={x}: `{x}` is not a number; `{k}` takes {takes}")
+        })?;
+        cfg.tunables.insert(k, value);
     }
     if pos.len() != 2 {
         return Err(format!("expected BACKING_DIR MOUNTPOINT\n{USAGE}"));

@@ -459,10 +459,8 @@ pub fn run(opts: MountOptions) -> Result<Ended, String> {
     let _ = stop_dispatcher.send(Msg::Shutdown);
     let outcome = dispatcher.join().map_err(|_| "the dispatcher thread panicked".to_string())?;
     let _ = std::fs::remove_file(pidfile(&mountpoint));
-    let label = match &opts.cfg.policy {
-        Some(p) => format!("{}({p})", opts.cfg.scheduler),
-        None => opts.cfg.scheduler.clone(),
-    };
+    // The simulator's label for the same choice: `anticipatory(aged-sptf)` with or without --policy.
+    let label = iosched::sched::registry::default_label(&opts.cfg.scheduler, opts.cfg.policy.as_deref());
     let mut extra = serde_json::json!({
         "mode": "real",
         "backing": backing,

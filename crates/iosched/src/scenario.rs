@@ -419,7 +419,11 @@ impl Scenario {
                         (_, toml::Value::Boolean(b)) => {
                             tunables.insert(k.clone(), *b as u8 as f64);
                         }
-                        (_, v) => return Err(format!("field `{at}.{k}`: expected a number or boolean tunable, got {v}")),
+                        (_, v) => {
+                            let takes = registry::tunable(&name, t.get("policy").and_then(|v| v.as_str()), k)
+                                .map_or_else(|| "a number or true/false".to_string(), |d| d.accepted());
+                            return Err(format!("field `{at}.{k}`: tunable `{k}` takes {takes}, got {v}"));
+                        }
                     }
                 }
                 if info.name == "adaptive" {
@@ -432,10 +436,7 @@ impl Scenario {
                     registry::build(&name, policy.as_deref(), &tunables).map_err(|e| format!("field `{at}`: {e}"))?;
                 }
                 let policy = registry::resolved_policy(info, policy.as_deref());
-                let label = label.unwrap_or_else(|| match &policy {
-                    Some(p) => format!("{}({p})", info.name),
-                    None => info.name.to_string(),
-                });
+                let label = label.unwrap_or_else(|| registry::default_label(info.name, policy.as_deref()));
                 Ok(SchedulerChoice { name: info.name.to_string(), policy, label, tunables })
             })
             .collect::<Result<Vec<_>, String>>()
@@ -1159,7 +1160,7 @@ fn describe_toml_error(text: &str, message: &str, span: Option<std::ops::Range<u
         return format!("a number beyond TOML's integers (at most {})", i64::MAX);
     }
     if !message.is_empty() {
-        return message;
+        return plain_type_words(&message);
     }
     let bad = span.and_then(|s| text.get(s.start.min(text.len())..)).and_then(|rest| rest.chars().next());
     match bad {
@@ -1168,6 +1169,51 @@ fn describe_toml_error(text: &str, message: &str, span: Option<std::ops::Range<u
         }
         Some(c) => format!("invalid TOML at `{}`", c.escape_default()),
         None => "invalid TOML".to_string(),
+    }
+}
+
+/// serde's "invalid type: string \"fast\", expected f64" in the words of the scenario's reader:
+/// "expected a number, got \"fast\"" (Rust type names mean nothing to a user); other messages
+/// are returned unchanged.
+fn plain_type_words(message: &str) -> String {
+    for kind in ["invalid type: ", "invalid value: "] {
+        if let Some(at) = message.find(kind) {
+            let rest = &message[at + kind.len()..];
+            if let Some((got, expected)) = rest.split_once(", expected ") {
+                return format!("{}expected {}, got {}", &message[..at], plain_expected(expected), plain_got(got));
+            }
+        }
+    }
+    message.to_string()
+}
+
+fn plain_expected(expected: &str) -> String {
+    match expected {
+        "f32" | "f64" => "a number".to_string(),
+        "u8" => format!("a whole number from 0 to {}", u8::MAX),
+        "u16" => format!("a whole number from 0 to {}", u16::MAX),
+        "u32" => format!("a whole number from 0 to {}", u32::MAX),
+        // TOML's integers stop at i64::MAX.
+        "u64" | "usize" => format!("a whole number from 0 to {}", i64::MAX),
+        "i8" | "i16" | "i32" | "i64" | "isize" => "a whole number".to_string(),
+        "a boolean" => "true or false".to_string(),
+        "a sequence" => "a list".to_string(),
+        "a map" => "a table".to_string(),
+        e if e.starts_with("struct ") => "a table".to_string(),
+        e => e.to_string(),
+    }
+}
+
+fn plain_got(got: &str) -> String {
+    for prefix in ["floating point ", "integer ", "boolean ", "string "] {
+        if let Some(v) = got.strip_prefix(prefix) {
+            return v.trim_matches('`').to_string();
+        }
+    }
+    match got {
+        "sequence" => "a list".to_string(),
+        "map" => "a table".to_string(),
+        g => g.to_string(),
     }
 }
 

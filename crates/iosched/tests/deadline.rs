@@ -216,5 +216,5 @@ name = "deadline"
 fn deadline_tunables_must_be_whole_numbers_in_a_scenario() {
     let text = "[device]\npreset = \"ibm-deskstar-34gxp\"\n[[process]]\n[[scheduler]]\nname = \"mq-deadline\"\nfifo_batch = 16.5\n";
     let err = Scenario::parse(text, "t.toml").err().unwrap().to_string();
-    assert!(err.contains("scheduler[0]") && err.contains("fifo_batch") && err.contains("must be an integer"), "{err}");
+    assert!(err.contains("scheduler[0]") && err.contains("fifo_batch") && err.contains("is not a whole number"), "{err}");
 }

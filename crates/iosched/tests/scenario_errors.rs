@@ -122,3 +122,56 @@ fn workloads_too_large_to_build_are_refused_before_allocating() {
     // Within the budget: accepted as before.
     Scenario::parse("[app]\nkind = \"gnuld\"\ninstances = 2\nobjects = 1000\n", "ok.toml").expect("small GnuLD");
 }
+
+/// serde's Rust type names (`expected f64`, `expected u32`) never reach a user: the message says
+/// what the field takes in words (issue 23, naming).
+#[test]
+fn type_errors_say_what_the_field_takes_in_words() {
+    let e = err("[[process]]\nthink_us = \"fast\"\n");
+    assert!(e.contains("`process[0].think_us`: expected a number, got \"fast\""), "{e}");
+    let e = err("[[process]]\ncount = 1.5\n");
+    assert!(e.contains("expected a whole number from 0 to 4294967295, got 1.5"), "{e}");
+    let e = err("[[process]]\ncount = -1\n");
+    assert!(e.contains("expected a whole number from 0 to 4294967295, got -1"), "{e}");
+    let e = err("[run]\nseed = \"a\"\n[[process]]\n");
+    assert!(e.contains("run.seed") && e.contains("expected a whole number from 0 to"), "{e}");
+    let e = err("[[process]]\nfile_mib = [1]\n");
+    assert!(e.contains("expected a number, got a list"), "{e}");
+    for text in ["[[process]]\nthink_us = \"fast\"\n", "[[process]]\ncount = 1.5\n", "[run]\nseed = true\n[[process]]\n"] {
+        let e = err(text);
+        for rust in ["f64", "u32", "u64", "invalid type", "floating point", "integer `"] {
+            assert!(!e.contains(rust), "`{rust}` in: {e}");
+        }
+    }
+}
+
+/// A bad tunable value names the tunable's unit and range, whatever is wrong with it.
+#[test]
+fn tunable_errors_name_the_unit_and_range() {
+    let e = err(&format!("{OK_WORKLOAD}[[scheduler]]\nname = \"deadline\"\nread_expire = \"soon\"\n"));
+    assert!(e.contains("scheduler[0].read_expire") && e.contains("takes a whole number from 0 to 2147483647 ms"), "{e}");
+    assert!(e.contains("soon"), "{e}");
+    let e = err(&format!("{OK_WORKLOAD}[[scheduler]]\nname = \"deadline\"\nread_expire = -5\n"));
+    assert!(e.contains("read_expire") && e.contains("out of range: it takes a whole number from 0 to") && e.contains(" ms"), "{e}");
+    let e = err(&format!("{OK_WORKLOAD}[[scheduler]]\nname = \"deadline\"\nfifo_batch = 1.5\n"));
+    assert!(e.contains("fifo_batch") && e.contains("is not a whole number: it takes a whole number from"), "{e}");
+    // An unknown tunable: the known ones are listed with their units.
+    let e = err(&format!("{OK_WORKLOAD}[[scheduler]]\nname = \"deadline\"\nread_expiry = 5\n"));
+    assert!(e.contains("unknown tunable `read_expiry`") && e.contains("read_expire (ms), write_expire (ms)"), "{e}");
+    let e = err(&format!("{OK_WORKLOAD}[[scheduler]]\nname = \"anticipatory\"\nmax_wait = 5\n"));
+    assert!(e.contains("max_wait_us (us)") && e.contains("age_weight"), "{e}");
+    // A wrapped policy's tunable, looked up through the wrapper.
+    let e = err(&format!("{OK_WORKLOAD}[[scheduler]]\nname = \"anticipatory\"\npolicy = \"aged-sptf\"\nage_weight = \"old\"\n"));
+    assert!(e.contains("age_weight") && e.contains("takes a number from"), "{e}");
+}
+
+/// The simulator and real mode label a wrapper the same way, with its policy.
+#[test]
+fn a_wrappers_default_label_names_its_policy() {
+    use iosched::sched::registry::default_label;
+    assert_eq!(default_label("anticipatory", None), "anticipatory(aged-sptf)");
+    assert_eq!(default_label("as", Some("clook")), "anticipatory(clook)");
+    assert_eq!(default_label("clook", None), "clook");
+    let s = Scenario::parse(&format!("{OK_WORKLOAD}[[scheduler]]\nname = \"anticipatory\"\n"), "t.toml").unwrap();
+    assert_eq!(s.schedulers().unwrap()[0].label, "anticipatory(aged-sptf)");
+}

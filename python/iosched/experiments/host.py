@@ -156,9 +156,11 @@ def _writeback_plot(series: dict, path: Path) -> Path:
         thr = [x["t_s"] for x in tl if x["throttled"]]
         if thr:
             bottom.scatter(thr, [0] * len(thr), marker="|", s=30, color="red", label="dd throttled")
-        bottom.set_xlabel("time s")
+        bottom.set_xlabel("time (s)")
         bottom.set_ylabel("MiB")
         bottom.legend(fontsize=8)
+    fig.suptitle("A 2 GiB dd through 1 GiB of memory: write() and disk rates (top), dirty and writeback pages (bottom)",
+                 fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -786,7 +786,7 @@ def micro_md(t: ledger.Tables, d: dict, out: Path) -> List[str]:
             text += (f" With the files a third apart: up to {dt['original_flat_to_ms']:g} ms, {meet(dt['meet_ms'])}, lowest at "
                      f"{dt['as_min_at_ms']:g} ms.")
         md.append(f"## {title}\n\n" + _sweep_md(t, name, third, "t ms") + text + f"\n\n![{fid}]({fid}.png)\n")
-    _plot_sweep(d["fig7"], "n", "Figure 7: adversary (n quick requests, then a wait past the timeout)", out / "fig7.png", "n", d["fig7_third"])
+    _plot_sweep(d["fig7"], "n", "Figure 7: adversary (n quick requests, then a wait past the timeout)", out / "fig7.png", "quick requests before each wait (n)", d["fig7_third"])
     rows = []
     for n in ADVERSARY_N:
         a, b, c = (t.ref(f"{x}/{n}/*") for x in ("fig7", "fig7_third", "fig7_host"))

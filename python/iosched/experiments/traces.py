@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Callable, List, Optional
 
 from ..pool import Pool
-from ..replay import trace_scenario
+from ..trace_replay import trace_scenario
 from .block import Plan
 from .seelam2005 import registered_names
 from .sweep import markdown_table

@@ -386,10 +386,11 @@ def _ramp_figure(ramp: dict, labels: list, seconds: int, path: Path) -> Path:
             if ys:
                 ax.plot(range(1, seconds + 1), ys, marker=".", label=lab)
         ax.set_title(wl, fontsize=10)
-        ax.set_xlabel("second")
+        ax.set_xlabel("time since the start (s)")
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("disk MB/s in that second")
     axes[-1].legend(fontsize=7)
+    fig.suptitle(f"Throughput in each of the first {seconds} s, per workload (Valente 2014, section 7.2)", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)

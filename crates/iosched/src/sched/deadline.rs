@@ -796,6 +796,6 @@ mod tests {
     fn integer_tunables_reject_fractions() {
         let t: std::collections::BTreeMap<String, f64> = [("fifo_batch".to_string(), 16.5)].into();
         let err = super::super::registry::build("deadline", None, &t).err().unwrap();
-        assert!(err.contains("fifo_batch") && err.contains("16.5 must be an integer"), "{err}");
+        assert!(err.contains("fifo_batch") && err.contains("16.5 is not a whole number"), "{err}");
     }
 }

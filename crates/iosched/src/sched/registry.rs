@@ -262,6 +262,26 @@ pub fn resolved_policy(info: &SchedulerInfo, policy: Option<&str>) -> Option<Str
     Some(self::info(name).map_or(name, |i| i.name).to_string())
 }
 
+/// The label a run of this scheduler gets when the scenario gives none, the same in the
+/// simulator and in real mode: the canonical name, with the wrapped policy in parentheses
+/// (`anticipatory(aged-sptf)`, also when the policy is the default). An unknown name is
+/// returned as given (building it reports the error).
+pub fn default_label(name: &str, policy: Option<&str>) -> String {
+    let Some(info) = info(name) else { return name.to_string() };
+    match resolved_policy(info, policy) {
+        Some(p) => format!("{}({p})", info.name),
+        None => info.name.to_string(),
+    }
+}
+
+/// The declaration of tunable `key` of scheduler `name` (wrapping `policy`): a wrapper's own
+/// tunables, then its policy's. None when the scheduler or the tunable is unknown.
+pub fn tunable(name: &str, policy: Option<&str>, key: &str) -> Option<&'static Tunable> {
+    let info = info(name)?;
+    let own = info.tunables.iter().find(|t| t.name == key);
+    own.or_else(|| self::info(&resolved_policy(info, policy)?)?.tunables.iter().find(|t| t.name == key))
+}
+
 /// Builds a scheduler by name with the given tunables (validated against its declaration).
 /// `policy` names the policy a wrapper scheduler wraps (an error for other schedulers).
 pub fn build(name: &str, policy: Option<&str>, tunables: &BTreeMap<String, f64>) -> Result<Box<dyn Scheduler>, String> {
@@ -346,7 +366,7 @@ fn build_wrapper(info: &SchedulerInfo, policy: &str, tunables: &BTreeMap<String,
         } else if pinfo.tunables.iter().any(|t| t.name == k) {
             theirs.insert(k.clone(), *v);
         } else {
-            let known: Vec<_> = CORE.iter().chain(pinfo.tunables).map(|t| t.name).collect();
+            let known: Vec<_> = CORE.iter().chain(pinfo.tunables).map(Tunable::with_unit).collect();
             return Err(format!("unknown tunable `{k}` for {}({}) (known: {})", info.name, pinfo.name, known.join(", ")));
         }
     }

@@ -215,7 +215,7 @@ fn gstf_frozen_defers_late_arrivals_to_the_next_visit() {
 fn registry_lists_and_rejects() {
     assert!(build("nope", None, &BTreeMap::new()).err().unwrap().contains("unknown scheduler `nope`"));
     let half: BTreeMap<String, f64> = [("frozen".to_string(), 0.3)].into();
-    assert!(build("gstf", None, &half).err().unwrap().contains("true/false"));
+    assert!(build("gstf", None, &half).err().unwrap().contains("is not true or false"));
     let bad: BTreeMap<String, f64> = [("age_weight".to_string(), -1.0)].into();
     assert!(build("aged-sptf", None, &bad).err().unwrap().contains("out of range"));
     for info in registry::SCHEDULERS {
