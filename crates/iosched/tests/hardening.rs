@@ -384,7 +384,7 @@ fn fractional_integer_tunables_are_errors_naming_scheduler_tunable_and_value() {
     for (sched, tunable, value) in cases {
         let text = format!("[workload]\nkind = \"closed-queue\"\nrequests = 10\n[[scheduler]]\nname = \"{sched}\"\n{tunable} = {value}\n");
         let e = Scenario::parse(&text, "t.toml").err().unwrap_or_else(|| panic!("{sched}.{tunable} = {value} accepted")).to_string();
-        assert!(e.contains(sched) && e.contains(tunable) && e.contains(value) && e.contains("integer"), "{e}");
+        assert!(e.contains(sched) && e.contains(tunable) && e.contains(value) && e.contains("whole number"), "{e}");
     }
     // Whole values (written as floats too) are fine.
     let text = "[workload]\nkind = \"closed-queue\"\nrequests = 10\n[[scheduler]]\nname = \"gstf\"\ngroup_cylinders = 2.0\n";
