@@ -578,7 +578,8 @@ def trace_stats_cmd(
 def trace_convert_cmd(
     file: Path = typer.Argument(..., help="Trace file in any format read (or a run's --requests-csv table)."),
     out: Path = typer.Argument(..., help="Output file."),
-    to: str = typer.Option(..., "--to", help="fio-v3 (replay with fio --read_iolog) or blkparse (text)."),
+    to: str = typer.Option(..., "--to", help="fio-v3 (replay with fio --read_iolog), blkparse (text) or s-startup (the S "
+                           "suite's start-up trace format: a recorded start-up replayed like S's own)."),
     trace_format: Optional[str] = typer.Option(None, "--trace-format", "--format",
                                                help="Input format (default: detected); --format is its older spelling."),
     skip_bad: bool = typer.Option(False, "--skip-bad", help="Count and skip malformed records."),

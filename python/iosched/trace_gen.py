@@ -17,6 +17,7 @@ FORMATS = {
     "disksim-ascii": "gen.disksim.trace",
     "disksim-validate": "gen.validate.trace",
     "blkparse": "gen.blkparse.txt",
+    "ftrace-blk": "gen.ftrace.txt",
     "fio-v2": "gen_v2.iolog",
     "fio-v3": "gen_v3.iolog",
     "msr": "gen_msr.csv",
@@ -76,6 +77,17 @@ def _lines(fmt: str, reqs: Iterator[Req]) -> Iterator[str]:
                 t = r.t_ns + dt
                 tail = "[0]" if action == "C" else f"[{r.comm}]"
                 yield f"{dev:>5} {0:>2} {seq:>8} {t // 10**9:>5}.{t % 10**9:09d} {pid:>5}  {action} {rwbs:>3} {r.sector} + {r.sectors} {tail}\n"
+    elif fmt == "ftrace-blk":
+        # The kernel's blk tracer: `task-pid [cpu] flags seconds.micros: maj,min action RWBS ...`.
+        yield "# tracer: blk\n#\n"
+        for r in reqs:
+            rwbs = "RS" if r.read else "WS"
+            dev = f"8,{16 * r.device}"
+            for dt, action, task in ((0, "Q", f"{r.comm}-{r.pid}"), (20_000, "D", f"{r.comm}-{r.pid}"),
+                                     (20_000 + r.response_ns, "C", "<idle>-0")):
+                us = (r.t_ns + dt) // 1000
+                tail = "[0]" if action == "C" else f"[{r.comm}]"
+                yield f"{task:>16} [000] d..1. {us // 10**6:>6}.{us % 10**6:06d}: {dev:>5}    {action} {rwbs:>3} {r.sector} + {r.sectors} {tail}\n"
     elif fmt in ("fio-v2", "fio-v3"):
         v3 = fmt == "fio-v3"
         pre = (lambda us: f"{us} ") if v3 else (lambda us: "")

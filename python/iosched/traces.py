@@ -15,6 +15,7 @@ TraceError = _native.TraceError
 FORMAT_DESCRIPTIONS = {
     "blktrace": "blktrace's binary per-CPU files (dev.blktrace.N), either byte order",
     "blkparse": "blkparse's default text output",
+    "ftrace-blk": "the kernel's blk ftrace tracer's text (/sys/kernel/tracing/trace with current_tracer = blk)",
     "fio-v2": "fio iolog version 2 (no timestamps)",
     "fio-v3": "fio iolog version 3 (µs timestamps)",
     "msr": "MSR Cambridge (SNIA) CSV: Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime",
@@ -26,6 +27,7 @@ FORMAT_DESCRIPTIONS = {
     "disksim-validate": "DiskSim validate: R|W tag block size response_us gap_us",
     "mqsim": "MQSim: DiskSim's ascii columns with times in ns, type 1 = read",
     "s-startup": "the S suite's start-up traces (comm_startup_lat/*.trace)",
+    "requests-csv": "iosched's own per-request table (iosched run --requests-csv)",
 }
 
 

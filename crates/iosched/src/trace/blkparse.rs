@@ -184,36 +184,87 @@ fn parse_line(line: &str, at: u64) -> Result<(BlkEvent, Option<String>), String>
     Ok((e, comm.filter(|c| c != "(null)" && !c.is_empty())))
 }
 
-/// blkparse text as events.
+/// The kernel's `blk` ftrace tracer's line (`/sys/kernel/tracing/trace` with
+/// `current_tracer = blk`, no blktrace needed): `task-pid [cpu] flags seconds.micros: maj,min
+/// action RWBS details`, rewritten as blkparse's `maj,min cpu sequence seconds.micros pid action
+/// RWBS details` (the sequence is the line's number), or None when the line is not one.
+pub fn ftrace_as_blkparse(line: &str, sequence: u64) -> Option<String> {
+    let open = line.find(" [")?;
+    let (task_pid, rest) = line.split_at(open);
+    let pid = task_pid.trim().rsplit_once('-')?.1;
+    if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let rest = rest.trim_start().strip_prefix('[')?;
+    let (cpu, rest) = rest.split_once(']')?;
+    let cpu = cpu.trim().trim_start_matches('0');
+    let cpu = if cpu.is_empty() { "0" } else { cpu };
+    if !cpu.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    // The flags column (irq-info) may be there or not; the time ends with a colon.
+    let (time, details) = rest.split_once(": ")?;
+    let time = time.split_whitespace().last()?;
+    Some(format!("{} {cpu} {sequence} {time} {pid} {}", details.split_whitespace().next()?, {
+        let d = details.trim_start();
+        &d[d.find(char::is_whitespace)?..]
+    }))
+}
+
+/// Whether a trace's first event line is the kernel's blk ftrace tracer's.
+pub fn ftrace_looks_like(first_line: &str) -> bool {
+    ftrace_as_blkparse(first_line, 1).is_some_and(|l| parse_line(&l, 1).is_ok())
+}
+
+/// blkparse text (or the kernel's blk ftrace text) as events.
 pub struct BlkparseEvents {
     lines: Lines,
     names: BTreeMap<u32, String>,
     /// The summary has begun: the rest is not events.
     summary: bool,
+    /// Lines are ftrace's (`# tracer: blk` comments, `task-pid [cpu] ... time:` prefixes).
+    ftrace: bool,
 }
 
 impl BlkparseEvents {
     pub fn new(input: TraceInput) -> BlkparseEvents {
-        BlkparseEvents { lines: Lines::new(input.reader, &input.source), names: BTreeMap::new(), summary: false }
+        BlkparseEvents { lines: Lines::new(input.reader, &input.source), names: BTreeMap::new(), summary: false, ftrace: false }
+    }
+
+    /// Events of the kernel's blk ftrace tracer's text.
+    pub fn ftrace(input: TraceInput) -> BlkparseEvents {
+        BlkparseEvents { ftrace: true, ..BlkparseEvents::new(input) }
     }
 }
 
 impl EventSource for BlkparseEvents {
     fn next_event(&mut self) -> Result<Option<BlkEvent>, ReadError> {
         loop {
-            let Some(line) = self.lines.next_line()? else {
+            // next_line counts every line it returns.
+            let n = self.lines.line + 1;
+            let Some(raw) = self.lines.next_line()? else {
                 return Ok(None);
             };
-            let line = line.trim();
-            if self.summary || line.is_empty() || line.starts_with("Input file ") {
-                continue;
-            }
-            if is_summary(line) {
-                self.summary = true;
-                continue;
-            }
-            let parsed = parse_line(line, 0).map_err(|m| (m, line.to_string()));
-            let n = self.lines.line;
+            let raw = raw.trim();
+            let parsed = if self.ftrace {
+                if raw.is_empty() || raw.starts_with('#') {
+                    continue;
+                }
+                match ftrace_as_blkparse(raw, n) {
+                    Some(converted) => parse_line(&converted, 0).map_err(|m| (m, raw.to_string())),
+                    // `CPU:1 [LOST 12 EVENTS]` and the like: the trace is not whole.
+                    None => Err((NOT_AN_FTRACE_LINE.to_string(), raw.to_string())),
+                }
+            } else {
+                if self.summary || raw.is_empty() || raw.starts_with("Input file ") {
+                    continue;
+                }
+                if is_summary(raw) {
+                    self.summary = true;
+                    continue;
+                }
+                parse_line(raw, 0).map_err(|m| (m, raw.to_string()))
+            };
             return match parsed {
                 Ok((mut e, comm)) => {
                     e.at = n;
@@ -235,9 +286,17 @@ impl EventSource for BlkparseEvents {
     }
 }
 
+const NOT_AN_FTRACE_LINE: &str = "not a blk tracer event line (`task-pid [cpu] ... seconds: maj,min action RWBS ...`)";
+
 pub fn reader(input: TraceInput) -> Box<dyn RecordReader> {
     let source = input.source.clone();
     Box::new(BlkRequests::with_source(BlkparseEvents::new(input), source))
+}
+
+/// The kernel's blk ftrace tracer's text as requests (as blkparse's).
+pub fn ftrace_reader(input: TraceInput) -> Box<dyn RecordReader> {
+    let source = input.source.clone();
+    Box::new(BlkRequests::with_source(BlkparseEvents::ftrace(input), source))
 }
 
 #[cfg(test)]
@@ -277,6 +336,41 @@ Events (sample): 6741 entries
             }
         }
         out
+    }
+
+    // The kernel's blk ftrace tracer (loop device over `iosched mount`, bash started cold).
+    const FTRACE: &str = "\
+# tracer: blk
+#
+            bash-6265    [001] d..1.  6091.632785:   7,0    Q  RM 33928 + 8 [bash]
+            bash-6265    [001] d..1.  6091.632788:   7,0    G  RM 33928 + 8 [bash]
+            bash-6265    [001] d..1.  6091.632789:   7,0    P   N [bash]
+            bash-6265    [001] d..1.  6091.632789:   7,0    U   N [bash] 1
+            bash-6265    [001] d..1.  6091.632791:   7,0    D  RM 33928 + 8 [bash]
+     ksoftirqd/0-14      [000] d.s1.  6091.642056:   7,0    C  RM 33928 + 8 [0]
+ Web Content-7042    [000] .....  6091.642106:   7,0    Q  RA 1160 + 8 [Web Content]
+";
+
+    #[test]
+    fn the_kernels_blk_ftrace_text_reads_as_blkparse() {
+        let reader = TraceReader::from_bytes(FTRACE.as_bytes().to_vec(), "blk.txt", ReadOptions::default()).unwrap();
+        assert_eq!(reader.format, Format::FtraceBlk);
+        let mut reader = reader;
+        let mut recs = Vec::new();
+        while let Some(r) = reader.next_record().unwrap() {
+            recs.push(r);
+        }
+        assert_eq!(recs.len(), 2);
+        assert_eq!((recs[0].pid, recs[0].sector, recs[0].size_sectors, recs[0].meta), (Some(6265), 33928, 8, true));
+        assert_eq!(recs[0].time_ns, 6_091_632_785_000);
+        assert_eq!(recs[0].complete_ns, Some(6_091_642_056_000));
+        assert_eq!((recs[1].pid, recs[1].readahead), (Some(7042), true));
+        let names = reader.process_names();
+        assert!(names.contains(&(6265, "bash".to_string())) && names.contains(&(7042, "Web Content".to_string())));
+        let lost = "# tracer: blk\n            bash-1 [001] d..1.  1.000000:   7,0    Q  R 8 + 8 [bash]\nCPU:1 [LOST 3 EVENTS]\n";
+        let mut r = TraceReader::from_bytes(lost.as_bytes().to_vec(), "lost.txt", ReadOptions::default()).unwrap();
+        let e = std::iter::from_fn(|| Some(r.next_record())).find_map(|x| x.err()).unwrap();
+        assert!(e.to_string().contains("lost.txt:3") && e.to_string().contains("LOST"), "{e}");
     }
 
     #[test]

@@ -6,6 +6,7 @@ use super::reader::TraceReader;
 use super::record::TraceRecord;
 use super::write_blkparse::BlkparseWriter;
 use super::write_fio::FioV3Writer;
+use super::write_s_startup::SStartupWriter;
 use super::TraceError;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -16,14 +17,17 @@ use std::io::Write;
 pub enum OutputFormat {
     Blkparse,
     FioV3,
+    /// The S suite's start-up traces (a start-up recorded here, replayed like S's own).
+    SStartup,
 }
 
 impl OutputFormat {
-    pub const NAMES: &'static [&'static str] = &["blkparse", "fio-v3"];
+    pub const NAMES: &'static [&'static str] = &["blkparse", "fio-v3", "s-startup"];
     pub fn parse(s: &str) -> Option<OutputFormat> {
         match s {
             "blkparse" => Some(OutputFormat::Blkparse),
             "fio-v3" => Some(OutputFormat::FioV3),
+            "s-startup" => Some(OutputFormat::SStartup),
             _ => None,
         }
     }
@@ -138,16 +142,23 @@ pub fn convert(
     enum Writer<'a> {
         Blk(BlkparseWriter<&'a mut dyn Write>),
         Fio(FioV3Writer<&'a mut dyn Write>),
+        S(SStartupWriter<&'a mut dyn Write>),
     }
     let mut writer = match format {
         OutputFormat::Blkparse => Writer::Blk(BlkparseWriter::new(out).with_process_names(reader.process_names())),
         OutputFormat::FioV3 => Writer::Fio(FioV3Writer::new(out, fio_file).map_err(io)?),
+        OutputFormat::SStartup => {
+            let mut w = SStartupWriter::new(out);
+            w.add_process_names(reader.process_names());
+            Writer::S(w)
+        }
     };
     let write = |w: &mut Writer, rs: &mut Vec<TraceRecord>, report: &mut ConvertReport| -> Result<(), TraceError> {
         for r in rs.drain(..) {
             match w {
                 Writer::Blk(b) => b.write(&r),
                 Writer::Fio(f) => f.write(&r),
+                Writer::S(s) => s.write(&r),
             }
             .map_err(io)?;
             report.written += 1;
@@ -162,9 +173,11 @@ pub fn convert(
             report.skipped_other_device += 1;
             continue;
         }
-        if let (Writer::Blk(b), Some(pid)) = (&mut writer, r.pid) {
-            if !b.knows(pid) && looked_up.insert(pid) {
-                b.add_process_names(reader.process_names());
+        if let Some(pid) = r.pid {
+            match &mut writer {
+                Writer::Blk(b) if !b.knows(pid) && looked_up.insert(pid) => b.add_process_names(reader.process_names()),
+                Writer::S(s) if !s.knows(pid) && looked_up.insert(pid) => s.add_process_names(reader.process_names()),
+                _ => {}
             }
         }
         window.push(r, &mut ready);
@@ -175,6 +188,7 @@ pub fn convert(
     match writer {
         Writer::Blk(b) => b.finish().map(|_| ()),
         Writer::Fio(f) => f.finish().map(|_| ()),
+        Writer::S(s) => s.finish().map(|_| ()),
     }
     .map_err(io)?;
     report.skipped_bad = reader.skipped();
@@ -182,14 +196,13 @@ pub fn convert(
     Ok(report)
 }
 
-/// [`convert`] from the trace at `path` to the file `out_path`, written as `OUT.part` and renamed
-/// once complete, so nothing half-written stands under the name asked for (removed on error).
 /// The run of a requests table (`iosched run --requests-csv`, one run per scheduler) to convert:
 /// the one labelled `scheduler`, or `device` (the run number), or the table's only run. A table
 /// of several runs with none chosen is refused with the runs listed: merging every scheduler's
 /// run into one log is never what is meant.
 pub fn select_run(runs: &[super::requests_csv::RunInfo], scheduler: Option<&str>, device: Option<u32>) -> Result<Option<u32>, String> {
-    let listed = || runs.iter().map(|r| format!("`{}` (run {}, {} requests)", r.scheduler, r.run, r.requests)).collect::<Vec<_>>().join(", ");
+    let listed =
+        || runs.iter().map(|r| format!("`{}` (run {}, {} requests)", r.scheduler, r.run, r.requests)).collect::<Vec<_>>().join(", ");
     match (scheduler, device) {
         (Some(_), Some(_)) => Err("give --scheduler or --device, not both".to_string()),
         (Some(label), None) => match runs.iter().find(|r| r.scheduler == label) {
@@ -207,6 +220,8 @@ pub fn select_run(runs: &[super::requests_csv::RunInfo], scheduler: Option<&str>
     }
 }
 
+/// [`convert`] from the trace at `path` to the file `out_path`, written as `OUT.part` and renamed
+/// once complete, so nothing half-written stands under the name asked for (removed on error).
 pub fn convert_file(
     reader: &mut TraceReader,
     out_path: &std::path::Path,

@@ -13,6 +13,9 @@ pub enum Format {
     Blktrace,
     /// blkparse's default text output.
     Blkparse,
+    /// The kernel's `blk` ftrace tracer's text (`/sys/kernel/tracing/trace`): blktrace's events
+    /// without the blktrace tools.
+    FtraceBlk,
     /// fio's iolog version 2 (no timestamps).
     FioV2,
     /// fio's iolog version 3 (µs timestamps).
@@ -46,6 +49,7 @@ impl Format {
     pub const ALL: &'static [Format] = &[
         Format::Blktrace,
         Format::Blkparse,
+        Format::FtraceBlk,
         Format::FioV2,
         Format::FioV3,
         Format::Msr,
@@ -64,6 +68,7 @@ impl Format {
         match self {
             Format::Blktrace => "blktrace",
             Format::Blkparse => "blkparse",
+            Format::FtraceBlk => "ftrace-blk",
             Format::FioV2 => "fio-v2",
             Format::FioV3 => "fio-v3",
             Format::Msr => "msr",
@@ -122,6 +127,9 @@ impl Format {
         if super::blkparse::looks_like(first) {
             return Ok(Format::Blkparse);
         }
+        if super::blkparse::ftrace_looks_like(first) {
+            return Ok(Format::FtraceBlk);
+        }
         if let Some(f) = super::disksim_ascii::detect(&sample, &name) {
             return Ok(f);
         }
@@ -139,6 +147,7 @@ impl Format {
         Ok(match self {
             Format::Blktrace => blktrace::reader(input, path)?,
             Format::Blkparse => blkparse::reader(input),
+            Format::FtraceBlk => blkparse::ftrace_reader(input),
             Format::FioV2 => fio_iolog::reader(input, 2),
             Format::FioV3 => fio_iolog::reader(input, 3),
             Format::Msr | Format::UmassSpc | Format::Alibaba | Format::Tencent | Format::Systor => csv_traces::reader(input, self),

@@ -32,6 +32,7 @@ pub mod units;
 pub mod validate;
 pub mod write_blkparse;
 pub mod write_fio;
+pub mod write_s_startup;
 
 pub use format::Format;
 pub use reader::{ReadOptions, TraceReader};

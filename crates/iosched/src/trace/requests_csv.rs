@@ -78,7 +78,8 @@ pub fn runs(input: TraceInput) -> Result<Vec<RunInfo>, super::TraceError> {
             continue;
         }
         let f = fields(&line);
-        let run = f.first().and_then(|r| r.parse::<u32>().ok()).ok_or_else(|| lines.error(n, "run: expected an integer below 2^32", &line))?;
+        let run =
+            f.first().and_then(|r| r.parse::<u32>().ok()).ok_or_else(|| lines.error(n, "run: expected an integer below 2^32", &line))?;
         let label = f.get(1).cloned().unwrap_or_default();
         let entry = found.entry(run).or_insert_with(|| RunInfo { run, scheduler: label.clone(), requests: 0 });
         if entry.scheduler != label {
@@ -167,7 +168,8 @@ mod tests {
         assert!(sel(None, None).unwrap_err().contains("holds 2 runs"));
         assert!(sel(Some("cfq"), None).unwrap_err().contains("`sptf` (run 0, 2 requests)"));
         assert!(sel(None, Some(7)).unwrap_err().contains("no run 7"));
-        let bad = crate::trace::input::TraceInput::from_bytes(b"run,scheduler,req_id,pid,op\n0,sptf,1\n0,fcfs,2\n".to_vec(), "r.csv").unwrap();
+        let bad =
+            crate::trace::input::TraceInput::from_bytes(b"run,scheduler,req_id,pid,op\n0,sptf,1\n0,fcfs,2\n".to_vec(), "r.csv").unwrap();
         assert!(super::runs(bad).unwrap_err().to_string().contains("r.csv:3"));
     }
 
