@@ -594,9 +594,7 @@ impl Scenario {
             }
             match p.read_fraction {
                 Some(f) if p.op == "mixed" => within(&format!("{at}.read_fraction"), f, 0.0, 1.0)?,
-                Some(f) => {
-                    return Err(format!("field `{at}.read_fraction` = {f} is only used with op = \"mixed\" (op is `{}`)", p.op))
-                }
+                Some(f) => return Err(format!("field `{at}.read_fraction` = {f} is only used with op = \"mixed\" (op is `{}`)", p.op)),
                 None => {}
             }
             if let Some(r) = p.rate_iops {

@@ -98,7 +98,8 @@ fn a_trace_stretched_beyond_the_clock_is_an_error_not_a_result() {
     std::fs::create_dir_all(&dir).unwrap();
     // MQSim: time_ns device sector size type; a day between the two requests.
     std::fs::write(dir.join("day.trace"), "0 0 0 8 1\n86400000000000 0 800 8 1\n").unwrap();
-    let text = "[workload]\nkind = \"trace\"\ntrace = \"day.trace\"\nformat = \"mqsim\"\ntime_scale = 1e6\n[[scheduler]]\nname = \"noop\"\n";
+    let text =
+        "[workload]\nkind = \"trace\"\ntrace = \"day.trace\"\nformat = \"mqsim\"\ntime_scale = 1e6\n[[scheduler]]\nname = \"noop\"\n";
     let path = dir.join("s.toml");
     std::fs::write(&path, text).unwrap();
     let scn = Scenario::read(&path).expect("the scenario itself is valid");

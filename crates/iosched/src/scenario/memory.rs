@@ -51,9 +51,7 @@ pub fn parts(s: &Scenario) -> Vec<(String, u64, u64)> {
                 out.push(("GnuLD instances".into(), a.instances.unwrap_or(1) as u64, PROCESS_BYTES));
             }
             "andrew" => {
-                let n = clients
-                    .saturating_mul(a.directories.unwrap_or(500) as u64)
-                    .saturating_mul(a.files_per_dir.unwrap_or(71) as u64);
+                let n = clients.saturating_mul(a.directories.unwrap_or(500) as u64).saturating_mul(a.files_per_dir.unwrap_or(71) as u64);
                 out.push(("Andrew files (app.clients x app.directories x app.files_per_dir)".into(), n, ANDREW_FILE_BYTES));
                 out.push(("Andrew clients".into(), clients, PROCESS_BYTES));
             }
