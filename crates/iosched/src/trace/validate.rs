@@ -25,7 +25,7 @@ use crate::device::disksim::{load_drive, DiskSimError};
 use crate::device::presets::preset;
 use crate::device::{Device, RotationalDisk};
 use crate::metrics::RequestRecord;
-use crate::sched::fcfs::Fcfs;
+use crate::sched::classic::fcfs::Fcfs;
 use crate::sim::engine::{simulate, InvariantReport};
 use crate::time::Nanos;
 use crate::workload::replay::{Replay, ReplayTiming};
