@@ -426,7 +426,7 @@ fn scenario(input: &[u8], env: &Env) -> Result<Outcome, String> {
         Ok(results) => {
             for r in &results {
                 let inv = &r.summary.invariants;
-                if *inv != iosched::sim::engine::InvariantReport::default() {
+                if *inv != iosched::metrics::InvariantReport::default() {
                     return Err(format!("broken invariants on a valid scenario: {inv:?}"));
                 }
             }

@@ -2,7 +2,7 @@
 //! reader gets DiskSim's measured means, and a replay on a preset completes every request in
 //! trace order with no broken invariant.
 
-use iosched::sim::engine::InvariantReport;
+use iosched::metrics::InvariantReport;
 use iosched::trace::validate::{validate_on, Drive};
 use iosched::trace::{Trace, TraceFormat};
 use iosched::workload::replay::ReplayTiming;
