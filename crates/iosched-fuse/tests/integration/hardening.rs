@@ -3,9 +3,7 @@
 //! to the backing files directly), survives faults (signals with files held open, a stopped or
 //! killed daemon), refuses bad output paths before mounting, and keeps constant memory.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;

@@ -2,9 +2,7 @@
 //! dd), compare bytes, unmount on signals. A guard unmounts (lazily, then aborting the FUSE
 //! connection) whatever a failing test leaves behind. Skipped only where /dev/fuse is missing.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use iosched_fuse::mount::mount_at;
 use std::process::Command;
 use std::time::Duration;

@@ -1,6 +1,6 @@
 //! Small hand-checkable DiskSim drives for the tests: 2 surfaces, 6000 rpm (10 ms a revolution),
 //! a seek of 2 ms to the adjacent cylinder (HPL), head switch 0.3 ms, write settle 0.5 ms, no
-//! command overhead, two buffer segments. Each test file gives the geometry and the rest.
+//! command overhead, two buffer segments. Each test module gives the geometry and the rest.
 
 use iosched::device::disksim::parse::parse_str;
 use iosched::device::disksim::{map_document, DiskSimDrive};
