@@ -1,10 +1,10 @@
 //! BFQ, Budget Fair Queueing (Checconi & Valente 2010; Valente 2014; Linux
 //! block/bfq-iosched.c): per-process queues served one at a time, each until it uses its budget
-//! (sectors) or empties, the next one chosen by B-WF2Q+ (bfq_wf2q.rs) so that every queue gets
+//! (sectors) or empties, the next one chosen by B-WF2Q+ (wf2q.rs) so that every queue gets
 //! its weight's share of the throughput whatever its budgets; an emptied sync queue keeps the
 //! disk idle up to slice_idle for its next request; a budget timeout bounds a slot's time.
 //!
-//! One implementation, three rule sets (bfq_rules.rs): `bfq-original` (the paper's section 3),
+//! One implementation, three rule sets (rules.rs): `bfq-original` (the paper's section 3),
 //! `bfq-plus` (section 4's heuristics, each switchable) and `bfq` (Linux 6.x). Groups (cgroup
 //! io.weight) are entities above the queues of their processes.
 //!

@@ -1,7 +1,7 @@
 //! One BFQ queue (Linux `struct bfq_queue`): its requests in sector order (served by local
 //! C-LOOK: `cfq_choose_req`'s rule, which BFQ shares) and FIFO order, its budget state, seek and
-//! think-time statistics and weight-raising state. The elevator is in bfq.rs, the fair queueing
-//! of queues in bfq_wf2q.rs.
+//! think-time statistics and weight-raising state. The elevator is in bfq/mod.rs, the fair
+//! queueing of queues in bfq/wf2q.rs.
 
 use super::rules::{Rules, SeekRule};
 use super::wf2q::Eid;
@@ -113,7 +113,7 @@ pub struct BfqQueue {
     pub entity: Eid,
     pub pid: u32,
     pub sync: bool,
-    /// 0 RT, 1 BE, 2 IDLE (bfq_wf2q's classes) and the level 0-7.
+    /// 0 RT, 1 BE, 2 IDLE (wf2q.rs's classes) and the level 0-7.
     pub class: usize,
     pub level: usize,
     /// Weight without raising.

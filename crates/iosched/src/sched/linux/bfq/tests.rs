@@ -1,4 +1,4 @@
-//! BFQ's rules on hand-built cases through the Scheduler API (a child module of bfq.rs, so it can
+//! BFQ's rules on hand-built cases through the Scheduler API (a child module of bfq/mod.rs, so it can
 //! look at the elevator's state). Requests are 16 sectors unless said; time in ms.
 
 use super::*;

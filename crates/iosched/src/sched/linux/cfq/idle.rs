@@ -1,4 +1,4 @@
-//! CFQ's idling and arrivals (part of cfq.rs): when the disk waits for the active queue, the
+//! CFQ's idling and arrivals (part of cfq/mod.rs): when the disk waits for the active queue, the
 //! idle window and think-time rules, and preemption by new requests.
 
 use super::*;

@@ -1,6 +1,6 @@
 //! One CFQ queue (Linux `struct cfq_queue`, block/cfq-iosched.c ~4.4): its requests in sector
 //! order and in FIFO order, the next request to serve (`cfq_choose_req`), its slice state, seek
-//! history and think-time filter. The elevator that schedules the queues is in cfq.rs.
+//! history and think-time filter. The elevator that schedules the queues is in cfq/mod.rs.
 
 use crate::request::{Op, PrioClass, Request, RequestId};
 use crate::time::{Nanos, NS_PER_MS};

@@ -1,4 +1,4 @@
-//! CFQ on hand-built cases through the Scheduler API (a child module of cfq.rs, so it can look
+//! CFQ on hand-built cases through the Scheduler API (a child module of cfq/mod.rs, so it can look
 //! at the elevator's state). Time in ms unless said; requests are 16 sectors (8 KiB: larger than a page, so
 //! a request arriving during an idle wait ends it at once).
 

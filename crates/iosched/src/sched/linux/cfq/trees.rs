@@ -1,4 +1,4 @@
-//! CFQ's service trees, workloads and slices (part of cfq.rs): where busy queues wait, which
+//! CFQ's service trees, workloads and slices (part of cfq/mod.rs): where busy queues wait, which
 //! class and workload type is served, slice start and end, and close cooperators.
 
 use super::*;

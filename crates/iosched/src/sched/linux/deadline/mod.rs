@@ -12,8 +12,8 @@
 //! Aaron Carroll's patches changed this in two steps: a 2.6.24 copy already starts every new
 //! batch at the FIFO head when there is no next request (and always resets the count), but keeps
 //! the contiguity test; 2.6.32 has no contiguity test either. That last rule is the one
-//! `mq-deadline` keeps (`mq_deadline.rs`). The 2.5
-//! original with its seek cost is `deadline_v25.rs`. What the three share lives here: the
+//! `mq-deadline` keeps (`deadline/mq.rs`). The 2.5
+//! original with its seek cost is `deadline/v25.rs`. What the three share lives here: the
 //! per-direction queues (`DirQueue`), the common tunables and the state that goes with them
 //! (`DeadlineCore`: flush list, FIFO sequence, starvation count, choice of direction). 2.6 and
 //! 2.5 also share the one-way sweep with its hooks (`Sweep`, `sweep_hooks!`) and differ only in

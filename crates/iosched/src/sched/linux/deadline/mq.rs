@@ -23,7 +23,7 @@ use crate::time::{Nanos, NS_PER_MS};
 // ---- Defaults (block/mq-deadline.c, top of the file) ----
 
 // read_expire = HZ / 2, write_expire = 5 * HZ, writes_starved = 2, fifo_batch = 16 (requests)
-// and dd->front_merges = 1 (dd_init_sched): 2.6's values, in deadline.rs.
+// and dd->front_merges = 1 (dd_init_sched): 2.6's values, in deadline/mod.rs.
 
 /// `prio_aging_expire = 10 * HZ`, ms: after this, a lower-priority request is served first.
 pub const PRIO_AGING_EXPIRE_MS: u64 = 10_000;

@@ -1,5 +1,5 @@
 //! deadline-2.5: the deadline scheduler as Jens Axboe posted it for Linux 2.5 (LKML, "Re:
-//! 2.5.46-mm2", November 2002). The structure is 2.6's (`deadline.rs`): per direction a
+//! 2.5.46-mm2", November 2002). The structure is 2.6's (`deadline/mod.rs`): per direction a
 //! sector-sorted list and a FIFO by deadline, reads preferred unless writes have waited
 //! `writes_starved` times, a batch starting at an expired FIFO head, else at the next request
 //! in sector order, else at the lowest sector. What differs is how a batch is measured: not in
@@ -12,7 +12,7 @@
 //! The 2.5 source itself was not found in the stored corpus; the rule is implemented from the
 //! description in shared/reference/linux-bsd-schedulers.md section 2 (see
 //! docs/schedulers/deadline-2.5.md for what that leaves open). The queues, the hooks and the
-//! tunables 2.5 shares with 2.6 are in `deadline.rs` (`DeadlineCore`, `Sweep`, `sweep_hooks!`);
+//! tunables 2.5 shares with 2.6 are in `deadline/mod.rs` (`DeadlineCore`, `Sweep`, `sweep_hooks!`);
 //! this file holds the cost rule.
 
 use super::{common, decision, dir_of, int_tunable, sweep_hooks, whole, DeadlineCore, Sweep};
@@ -24,7 +24,7 @@ use crate::time::Nanos;
 // ---- Defaults (2.5.46-mm deadline, as described on LKML) ----
 
 // read_expire (HZ / 2), write_expire (5 * HZ), writes_starved (2), fifo_batch (16, here a
-// batch's budget in cost units) and front_merges: 2.6's, in deadline.rs.
+// batch's budget in cost units) and front_merges: 2.6's, in deadline/mod.rs.
 
 /// Cost of a request that needs a seek (does not start where the last one ended).
 pub const SEEK_COST: u64 = 16;

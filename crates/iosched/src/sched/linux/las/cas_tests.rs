@@ -1,4 +1,4 @@
-//! CAS against LAS on hand-built cases (a child module of las.rs; helpers from las_tests).
+//! CAS against LAS on hand-built cases (a child module of las/mod.rs; helpers from las/tests.rs).
 
 use super::tests::{Bench, MS, P, Q};
 use super::*;

@@ -1,4 +1,4 @@
-//! LAS on hand-built cases through the Scheduler API (a child module of las.rs, so it can look
+//! LAS on hand-built cases through the Scheduler API (a child module of las/mod.rs, so it can look
 //! at the scheduler's state). Time in ms unless said; requests are 8 sectors.
 
 use super::*;
