@@ -5,13 +5,13 @@
 //! last stretch). Time for the scheduler is nanoseconds since the mount, read only here.
 
 use crate::address_view::{AddressView, DeviceCalibration};
+use crate::exit_watch::REAP_NS;
 use crate::principal::Principals;
 use fuser::{ReplyData, ReplyWrite};
 use iosched::device::{Device, DeviceView, RotationalDisk, Service};
-use iosched::metrics::{LatencyHistogram, LatencyMs, ProcessSummary, RecordTimes, RequestRecord, RunAccumulator};
+use iosched::metrics::{InvariantReport, LatencyHistogram, LatencyMs, ProcessSummary, RecordTimes, RequestRecord, RunAccumulator};
 use iosched::request::{Op, Principal, Request};
 use iosched::sched::{registry, Completion, Context, Decision, ProcessEvent, Scheduler};
-use iosched::sim::engine::InvariantReport;
 use iosched::time::Nanos;
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
@@ -23,9 +23,10 @@ use std::time::{Duration, Instant};
 
 /// Sleep until this long before a deadline, then spin.
 const SPIN_NS: Nanos = 200_000;
-/// How often /proc is polled for the exits of processes without a pidfd (exit_watch.rs reports
-/// the others as they happen), and the requests CSV flushed.
-pub const REAP_NS: Nanos = 250_000_000;
+/// The sizes of the file system's tables as JSON (fs.rs's `Tables::sizes`, passed in as a function
+/// so that the dispatcher does not depend on the file system, which sends it its messages).
+pub type TableSizes = Box<dyn Fn() -> serde_json::Value + Send>;
+
 /// The shortest interval between live statistics lines (0 turns them off).
 pub const MIN_STATS_INTERVAL_S: f64 = 0.1;
 
@@ -54,13 +55,13 @@ impl Reply {
         match self {
             Reply::Read(r, data) => r.data(&data),
             Reply::Write(r, n) => r.written(n),
-            Reply::ReadAt { reply, file, offset, size } => match crate::fs::read_fully(&file, offset, size as usize) {
+            Reply::ReadAt { reply, file, offset, size } => match crate::backing_io::read_fully(&file, offset, size as usize) {
                 Ok(data) => reply.data(&data),
-                Err(e) => reply.error(crate::fs::errno(e)),
+                Err(e) => reply.error(crate::backing_io::errno(e)),
             },
             Reply::WriteAt { reply, file, offset, data } => match file.write_all_at(&data, offset) {
                 Ok(()) => reply.written(data.len() as u32),
-                Err(e) => reply.error(crate::fs::errno(e)),
+                Err(e) => reply.error(crate::backing_io::errno(e)),
             },
         }
     }
@@ -298,8 +299,8 @@ struct Dispatcher {
     think: LatencyHistogram,
     thinking: HashMap<u32, Thinking>,
     csv: Option<CsvOut>,
-    /// The file system's tables (their sizes go into the statistics lines).
-    tables: Option<crate::fs::Tables>,
+    /// The sizes of the file system's tables (they go into the statistics lines).
+    tables: Option<TableSizes>,
     /// Processes that have done I/O and not exited yet, and the totals of those that have.
     live: BTreeMap<u32, LiveProcess>,
     exited: Vec<ProcessTotals>,
@@ -575,7 +576,7 @@ impl Dispatcher {
             "throughput_mb_s": total as f64 / 1e6 / secs,
             "processes": procs,
             "scheduler_counters": self.scheduler.counters().into_iter().collect::<BTreeMap<_, _>>(),
-            "tables": self.tables.as_ref().map(|t| t.sizes()),
+            "tables": self.tables.as_ref().map(|sizes| sizes()),
         });
         let mut text = format!(
             "iosched-fuse: t={:.1}s queued={} completed={} {:.2} MB/s",
@@ -685,7 +686,7 @@ pub fn spawn(
     principals: Arc<Mutex<Principals>>,
     timing: Timing,
     csv: Option<CsvOut>,
-    tables: Option<crate::fs::Tables>,
+    tables: Option<TableSizes>,
 ) -> Result<std::thread::JoinHandle<Outcome>, String> {
     check(&cfg)?;
     std::thread::Builder::new()

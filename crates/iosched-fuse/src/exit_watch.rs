@@ -4,6 +4,7 @@
 //! /proc poll. Anticipatory schedulers need this: a wait on a process that has already exited
 //! must end at its exit (Linux: as_exit_io_context), not up to a poll interval later.
 
+use iosched::time::Nanos;
 use std::collections::HashMap;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -12,6 +13,9 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
+/// How often /proc is polled for the exits of processes without a pidfd (this watcher reports
+/// the others as they happen), and the requests CSV flushed (by the dispatcher).
+pub const REAP_NS: Nanos = 250_000_000;
 /// The epoll key of the stop eventfd (pids are below 2^22, so no pid is this).
 const STOP_KEY: u64 = u64::MAX;
 /// Events taken per epoll_wait.
@@ -114,7 +118,7 @@ impl ExitWatcher {
                     eprintln!(
                         "iosched-fuse: pidfd_open({pid}): {e}: {} exits are noticed by polling /proc every {} ms",
                         if for_good { "process" } else { "this process's (and any other such)" },
-                        crate::dispatcher::REAP_NS / 1_000_000
+                        REAP_NS / 1_000_000
                     );
                 }
                 return Err(if for_good { NotWatched::Unavailable(e) } else { NotWatched::Failed(e) });

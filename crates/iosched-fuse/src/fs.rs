@@ -19,6 +19,7 @@
 //! size are what they were when the mount last saw it. So a change made to a backing file
 //! directly is seen at the next open, and within 1 s by a process that holds the file open.
 
+use crate::backing_io::{errno, read_fully};
 use crate::dispatcher::{Backend, Io, Msg, Reply};
 use crate::layout::Layout;
 use crate::principal::Principals;
@@ -241,10 +242,6 @@ impl Tables {
 pub struct AddressCounts {
     pub fiemap: AtomicU64,
     pub layout: AtomicU64,
-}
-
-pub fn errno(e: std::io::Error) -> Errno {
-    Errno::from_i32(e.raw_os_error().unwrap_or(libc::EIO))
 }
 
 fn last_errno() -> Errno {
@@ -503,22 +500,6 @@ impl RealFs {
     pub fn tables(&self) -> Tables {
         Tables { inodes: self.inodes.clone(), handles: self.handles.clone(), layout: self.layout.clone() }
     }
-}
-
-/// Reads up to `size` bytes at `offset` (fewer only at the end of the file).
-pub fn read_fully(file: &File, offset: u64, size: usize) -> std::io::Result<Vec<u8>> {
-    let mut buf = vec![0u8; size];
-    let mut n = 0;
-    while n < buf.len() {
-        match file.read_at(&mut buf[n..], offset + n as u64) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    buf.truncate(n);
-    Ok(buf)
 }
 
 impl Filesystem for RealFs {

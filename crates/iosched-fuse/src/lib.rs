@@ -2,6 +2,7 @@
 //! scheduler of the toolkit and timed by an emulated rotational disk. See docs/real-mode.md.
 
 pub mod address_view;
+pub mod backing_io;
 pub mod cli;
 pub mod dispatcher;
 pub mod exit_watch;

@@ -2,7 +2,7 @@
 
 use crate::address_view::AddressView;
 use crate::dispatcher::{self, Backend, Config, CsvOut, Msg, Timing};
-use crate::exit_watch::ExitWatcher;
+use crate::exit_watch::{ExitWatcher, REAP_NS};
 use crate::fiemap;
 use crate::fs::{AddressCounts, RealFs};
 use crate::layout::Layout;
@@ -305,7 +305,7 @@ pub const EXITS_ENV: &str = "IOSCHED_FUSE_EXITS";
 /// The principals table, with exits reported to the dispatcher as they happen where pidfds and
 /// epoll work, else (said in the log) polled for.
 fn principals_watching_exits(tx: &mpsc::Sender<Msg>) -> Principals {
-    let poll_ms = dispatcher::REAP_NS / 1_000_000;
+    let poll_ms = REAP_NS / 1_000_000;
     if std::env::var(EXITS_ENV).is_ok_and(|v| v == "poll") {
         eprintln!("iosched-fuse: {EXITS_ENV}=poll: process exits are noticed by polling /proc every {poll_ms} ms");
         return Principals::default();
@@ -348,7 +348,8 @@ pub fn run(opts: MountOptions) -> Result<Ended, String> {
     let addressed = Arc::new(AddressCounts::default());
     let fs = RealFs::new(backing.clone(), layout, principals.clone(), tx, opts.direct_io, opts.cfg.backend, addressed.clone())?;
     let tables = fs.tables();
-    let dispatcher = dispatcher::spawn(opts.cfg.clone(), rx, origin, principals, timing, csv, Some(tables.clone()))?;
+    let sizes = tables.clone();
+    let dispatcher = dispatcher::spawn(opts.cfg.clone(), rx, origin, principals, timing, csv, Some(Box::new(move || sizes.sizes())))?;
     let direct_io_mmap = fs.direct_io_mmap.clone();
     let mut config = fuser::Config::default();
     config.mount_options = vec![

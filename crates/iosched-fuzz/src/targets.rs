@@ -354,7 +354,7 @@ fn trace_readers(input: &[u8], env: &Env) -> Result<Outcome, String> {
         Ok(w) => w,
         Err(e) => return described(e, &path.display().to_string()),
     };
-    let mut sched = iosched::sched::fcfs::Fcfs::default();
+    let mut sched = iosched::sched::classic::fcfs::Fcfs::default();
     let out = iosched::sim::engine::simulate(&mut dev, &mut sched, &mut w);
     if out.invariants != Default::default() {
         return Err(format!("replay broke invariants: {:?}", out.invariants));
@@ -426,7 +426,7 @@ fn scenario(input: &[u8], env: &Env) -> Result<Outcome, String> {
         Ok(results) => {
             for r in &results {
                 let inv = &r.summary.invariants;
-                if *inv != iosched::sim::engine::InvariantReport::default() {
+                if *inv != iosched::metrics::InvariantReport::default() {
                     return Err(format!("broken invariants on a valid scenario: {inv:?}"));
                 }
             }

@@ -36,12 +36,14 @@ mod memory;
 mod process;
 mod s_suite;
 mod selection;
+mod task;
 mod trace;
 pub use app::{AppSection, APP_KINDS, DEFAULT_APP_FS_BLOCK_KIB, DEFAULT_APP_MAX_TRANSFER_KIB, DEFAULT_APP_PAGE_CACHE_MIB};
 pub use array::ArraySection;
 pub use block::{BlockSection, DEFAULT_MAX_SECTORS_KB, DEFAULT_NR_REQUESTS, DEFAULT_QUEUE_AGING_MS};
-pub use host::{FileSection, HostSection, TaskSection, TreeSection};
+pub use host::{FileSection, HostSection, TreeSection};
 pub use process::{ProcessSection, DEFAULT_PAGE_CACHE_MIB, DEFAULT_READAHEAD_KIB, DEFAULT_READ_FRACTION};
+pub use task::TaskSection;
 
 /// A user mistake in a scenario, with where it is.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

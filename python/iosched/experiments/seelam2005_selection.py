@@ -45,7 +45,7 @@ RANKED: List[Tuple[str, str]] = [("noop", "noop"), ("deadline", "deadline"), ("L
 # A controlled run on the paper's array: LAS with no anticipation (antic_expire = 0), its elevator
 # alone: (column, array, scheduler table).
 CONTROLS: List[Tuple[str, str, dict]] = [("LAS-no-antic", "ide", {"name": "las-2.6.9", "antic_expire": 0})]
-# adaptive's candidates (crates/iosched/src/sched/adaptive.rs), in its order.
+# adaptive's candidates (crates/iosched/src/sched/adaptive/mod.rs), in its order.
 CANDIDATES = ["noop", "deadline", "las-2.6.9"]
 CHUNK_KIB = 64  # mdadm's default chunk in 2005
 # The measuring program (scenario/selection.rs): sizes, readers, file size, seed.

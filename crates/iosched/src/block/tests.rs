@@ -242,7 +242,7 @@ fn a_bio_larger_than_max_sectors_is_split_and_completes_once_all_parts_have() {
 
 #[test]
 fn fcfs_keeps_a_merged_request_in_its_place() {
-    use crate::sched::fcfs::Fcfs;
+    use crate::sched::classic::fcfs::Fcfs;
     with_cx(|cx| {
         let mut b = BlockLayer::new(cfg(0, false, None));
         let mut s = Fcfs::default();
@@ -256,7 +256,7 @@ fn fcfs_keeps_a_merged_request_in_its_place() {
 
 #[test]
 fn a_bio_whose_id_equals_a_queued_requests_id_still_merges_under_kyber() {
-    use crate::sched::kyber::Kyber;
+    use crate::sched::linux::kyber::Kyber;
     with_cx(|cx| {
         let mut b = BlockLayer::new(cfg(0, false, None));
         let mut s = Kyber::default();

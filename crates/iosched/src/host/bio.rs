@@ -1,39 +1,13 @@
 //! Bios: pages of the cache (or a direct transfer) turned into requests for the block layer,
 //! and what their completions do. A bio covers pages contiguous both in their file and on the
-//! disk, at most `max_bio_pages` long.
+//! disk, at most `max_bio_pages` long. What the kernel keeps about each bio (`BioInfo`) is
+//! declared with the kernel's other state in kernel.rs.
 
-use super::kernel::{Kernel, Wait};
+use super::kernel::{BioInfo, BioKind, Kernel, Submitter, Wait};
 use super::{Ino, PageKey, BDEV_INO, PAGE_BYTES, PAGE_SECTORS};
 use crate::request::{Op, Principal, Request};
 use crate::time::Nanos;
 use crate::workload::{Emit, NewRequest};
-
-/// Who submitted a bio.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Submitter {
-    /// A task submitting from its own queue, paced by admissions (writeback it does itself,
-    /// direct I/O).
-    Task(usize),
-    /// A task's page reads (it waits on the pages, not on the bio).
-    Reader(usize),
-    Flusher,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BioKind {
-    /// Pages `[first, first + pages)` of `ino` being read into the cache.
-    Read { ino: Ino, first: u64, pages: u64 },
-    /// Pages being written back.
-    Write { ino: Ino, first: u64, pages: u64 },
-    /// An O_DIRECT transfer of `bytes`.
-    Direct { write: bool, bytes: u64 },
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BioInfo {
-    pub kind: BioKind,
-    pub submitter: Submitter,
-}
 
 impl Kernel {
     /// Disk runs `(sector, pages)` of pages `[first, first + pages)` of `ino`, in file order.

@@ -24,7 +24,34 @@ use crate::workload::{rng_stream, Emit, NewRequest, ProcessInfo, Workload};
 use rand_pcg::Pcg64;
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
-pub(super) use super::bio::{BioInfo, Submitter};
+/// Who submitted a bio.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Submitter {
+    /// A task submitting from its own queue, paced by admissions (writeback it does itself,
+    /// direct I/O).
+    Task(usize),
+    /// A task's page reads (it waits on the pages, not on the bio).
+    Reader(usize),
+    Flusher,
+}
+
+/// What a bio carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BioKind {
+    /// Pages `[first, first + pages)` of `ino` being read into the cache.
+    Read { ino: Ino, first: u64, pages: u64 },
+    /// Pages being written back.
+    Write { ino: Ino, first: u64, pages: u64 },
+    /// An O_DIRECT transfer of `bytes`.
+    Direct { write: bool, bytes: u64 },
+}
+
+/// What the kernel keeps about a bio in flight (bio.rs makes bios and completes them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BioInfo {
+    pub kind: BioKind,
+    pub submitter: Submitter,
+}
 
 /// What a blocked task waits for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

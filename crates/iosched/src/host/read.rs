@@ -1,9 +1,8 @@
 //! The read side of the host's system calls: read() through the page cache with readahead,
 //! O_DIRECT transfers, path lookup and readdir with their metadata reads, and creat/mkdir.
 
-use super::bio::{BioInfo, BioKind, Submitter};
 use super::config::KernelKind;
-use super::kernel::{Kernel, Stage, Wait};
+use super::kernel::{BioInfo, BioKind, Kernel, Stage, Submitter, Wait};
 use super::page_cache::{Lookup, PageCache};
 use super::readahead::{self, CacheProbe, RaWindow};
 use super::readahead_freebsd::fault_window;

@@ -1,8 +1,7 @@
 //! The write side: buffered write() with dirty throttling (balance_dirty_pages), O_SYNC,
 //! fsync() and sync(), and block allocation as files grow.
 
-use super::bio::Submitter;
-use super::kernel::{Kernel, Stage, Wait};
+use super::kernel::{Kernel, Stage, Submitter, Wait};
 use super::page_cache::Lookup;
 use super::syscall::WriteMode;
 use super::writeback::Balance;

@@ -3,10 +3,10 @@
 //! per process.
 
 use super::histogram::LatencyHistogram;
+use super::invariants::InvariantReport;
 use super::summary::{ProcessSummary, RunSummary, SeekStats, ServiceParts};
 use super::RequestRecord;
 use crate::request::SECTOR_BYTES;
-use crate::sim::engine::InvariantReport;
 use crate::time::{ns_to_s, Nanos};
 use crate::workload::ProcessInfo;
 use std::collections::HashMap;

@@ -5,6 +5,7 @@
 pub mod accumulator;
 pub mod csv;
 pub mod histogram;
+pub mod invariants;
 pub mod summary;
 
 use crate::device::Service;
@@ -13,6 +14,7 @@ use crate::time::Nanos;
 
 pub use accumulator::RunAccumulator;
 pub use histogram::LatencyHistogram;
+pub use invariants::InvariantReport;
 pub use summary::{summarize, LatencyMs, ProcessSummary, RunSummary, SeekStats, ServiceParts};
 
 /// One completed request: the row of the per-request table. Times: `issue_ns` its first bio

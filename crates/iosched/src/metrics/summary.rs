@@ -1,7 +1,7 @@
 //! Run summaries: throughput, both utilizations, response-time percentiles, seeks, per process.
 
+use super::invariants::InvariantReport;
 use super::RequestRecord;
-use crate::sim::engine::InvariantReport;
 use crate::time::{ns_to_ms, Nanos};
 use crate::workload::ProcessInfo;
 use serde::Serialize;

@@ -6,7 +6,7 @@
 //! s_background.rs); `replay-startup` (replay_startup.rs); `video`, `periodic` (video.rs);
 //! `make`, `git-checkout` (kern_dev.rs).
 
-use super::host::TaskSection;
+use super::task::TaskSection;
 use crate::host::fs::Tree;
 use crate::host::syscall::Program;
 use crate::host::Ino;

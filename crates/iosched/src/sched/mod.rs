@@ -4,41 +4,24 @@
 //!
 //! Drivers assign request ids in arrival order (a later arrival has a larger id); policies use
 //! the id as their FIFO tie-break.
+//!
+//! The schedulers live by family: `classic/` (the seek-reducing policies of the literature),
+//! `share/` (proportional share: stride, YFQ, lottery), `linux/` (Linux's elevators, one
+//! directory per family). Here, beside the contract: the `registry` that builds any of them by
+//! name, their `tunables`, the sorted `queues` the seek-reducing families share, the `notices`
+//! runs print about them, `adaptive` (Seelam et al.'s switch between registered schedulers: a
+//! scheduler made of others, of no one family) and `scaling` (a driver that times any scheduler
+//! through this contract alone).
 
 pub mod adaptive;
-pub mod aged_sptf;
-pub mod bfq;
-pub mod bfq_budget;
-pub mod bfq_queue;
-pub mod bfq_rules;
-pub mod bfq_wf2q;
-pub mod cfq;
-pub mod cfq_queue;
-pub mod clook;
-pub mod cscan;
-pub mod deadline;
-pub mod deadline_v25;
-pub mod fcfs;
-pub mod gstf;
-pub mod kyber;
-pub mod las;
-pub mod look;
-pub mod lottery;
-pub mod mq_deadline;
-pub mod noop;
+pub mod classic;
+pub mod linux;
 pub mod notices;
 pub mod queues;
 pub mod registry;
 pub mod scaling;
-pub mod scan;
 pub mod share;
-pub mod sptf;
-pub mod sptf_search;
-pub mod sstf;
-pub mod stride;
 pub mod tunables;
-pub mod wstf;
-pub mod yfq;
 
 use crate::device::{ArmPath, DeviceView};
 use crate::request::{Principal, Request};
@@ -227,8 +210,3 @@ impl<P: Policy> Scheduler for P {
         Policy::replace(self, old, grown, cx)
     }
 }
-
-#[cfg(test)]
-mod share_tests;
-#[cfg(test)]
-mod tests;

@@ -1,5 +1,8 @@
 //! The catalogue of schedulers: names, aliases, tunables, sources, and construction by name.
 
+use super::classic::{aged_sptf, clook, cscan, fcfs, gstf, look, scan, sptf, sstf, wstf};
+use super::linux::{bfq, cfq, deadline, kyber, las, noop};
+use super::share::{lottery, stride, yfq};
 use super::tunables::{Tunable, TunableValues};
 use super::*;
 use std::collections::BTreeMap;
@@ -54,7 +57,7 @@ pub const SCHEDULERS: &[SchedulerInfo] = &[
         kind: "scheduler",
         summary: "Linux 2.5 deadline: sorted lists + deadline FIFOs per direction; batches measured in cost (a seek = seek_cost, contiguous = per stream_unit)",
         source: "Axboe, LKML \"Re: 2.5.46-mm2\" (Nov 2002), as summarized in shared/reference; Seelam et al. 2005 section 2.1",
-        tunables: deadline_v25::TUNABLES,
+        tunables: deadline::v25::TUNABLES,
     },
     SchedulerInfo {
         name: "deadline",
@@ -70,7 +73,7 @@ pub const SCHEDULERS: &[SchedulerInfo] = &[
         kind: "scheduler",
         summary: "Linux mq-deadline (6.x): deadline batching with RT/BE/IDLE classes in strict order, prio_aging_expire, async_depth",
         source: "Linux block/mq-deadline.c (6.x mainline, read in CachyOS/linux; 5.x in torvalds/linux)",
-        tunables: mq_deadline::TUNABLES,
+        tunables: deadline::mq::TUNABLES,
     },
     SchedulerInfo {
         name: "cfq",
@@ -86,7 +89,7 @@ pub const SCHEDULERS: &[SchedulerInfo] = &[
         kind: "scheduler",
         summary: "Linux BFQ (6.x): per-process queues with weights and budgets in sectors served by B-WF2Q+, local C-LOOK, idling when it boosts throughput or is needed for guarantees, budget timeouts charged as time, interactive and soft real-time weight raising (x30), preemption, cgroup weights",
         source: "Linux block/bfq-iosched.c, bfq-wf2q.c, bfq-cgroup.c (6.x); ../shared/reference/linux-bsd-schedulers.md section 4",
-        tunables: bfq_rules::LINUX_TUNABLES,
+        tunables: bfq::rules::LINUX_TUNABLES,
     },
     SchedulerInfo {
         name: "bfq-original",
@@ -94,7 +97,7 @@ pub const SCHEDULERS: &[SchedulerInfo] = &[
         kind: "scheduler",
         summary: "the original BFQ of Valente 2014 section 3: B-WF2Q+ over per-process budgets, the original budget feedback and max peak-rate estimator, full-budget charges for slow and timed-out queues; the paper's heuristics off (switchable)",
         source: "Valente 2014 (Checconi & Valente 2010), section 3; the 2008 bfq-iosched.c patch for the budget step",
-        tunables: bfq_rules::ORIGINAL_TUNABLES,
+        tunables: bfq::rules::ORIGINAL_TUNABLES,
     },
     SchedulerInfo {
         name: "bfq-plus",
@@ -102,7 +105,7 @@ pub const SCHEDULERS: &[SchedulerInfo] = &[
         kind: "scheduler",
         summary: "BFQ+ of Valente 2014 section 4: the original BFQ with weight raising (C_rais 10, B_rais 24 MB, T_rais 6 s, T_idle 2 s), the low-pass peak-rate estimator, MI/LD budgets from B_max/2, the fairness refinements and 10x write charge, each switchable; idling off once the drive is seen queueing",
         source: "Valente 2014 sections 4.1-4.5 and 5.3",
-        tunables: bfq_rules::PLUS_TUNABLES,
+        tunables: bfq::rules::PLUS_TUNABLES,
     },
     SchedulerInfo {
         name: "las",
@@ -304,13 +307,13 @@ fn build_scheduler(info: &SchedulerInfo, tunables: &BTreeMap<String, f64>) -> Re
     Ok(match info.name {
         "noop" => Box::new(noop::Noop::default()),
         "kyber" => Box::new(kyber::Kyber::new(&t)),
-        "deadline-2.5" => Box::new(deadline_v25::DeadlineV25::new(&t)?),
+        "deadline-2.5" => Box::new(deadline::v25::DeadlineV25::new(&t)?),
         "deadline" => Box::new(deadline::Deadline::new(&t)?),
-        "mq-deadline" => Box::new(mq_deadline::MqDeadline::new(&t)?),
+        "mq-deadline" => Box::new(deadline::mq::MqDeadline::new(&t)?),
         "cfq" => Box::new(cfq::Cfq::new(&t)?),
-        "bfq" => Box::new(bfq::Bfq::new(bfq_rules::Variant::Linux, &t)?),
-        "bfq-original" => Box::new(bfq::Bfq::new(bfq_rules::Variant::Original, &t)?),
-        "bfq-plus" => Box::new(bfq::Bfq::new(bfq_rules::Variant::Plus, &t)?),
+        "bfq" => Box::new(bfq::Bfq::new(bfq::rules::Variant::Linux, &t)?),
+        "bfq-original" => Box::new(bfq::Bfq::new(bfq::rules::Variant::Original, &t)?),
+        "bfq-plus" => Box::new(bfq::Bfq::new(bfq::rules::Variant::Plus, &t)?),
         "las" => Box::new(las::new_las(&t)?),
         "cas" => Box::new(las::new_cas(&t)?),
         "las-2.6.9" => Box::new(las::new_las_2_6_9(&t)?),
@@ -395,4 +398,26 @@ fn build_wrapper(info: &SchedulerInfo, policy: &str, tunables: &BTreeMap<String,
 
 fn policy_names() -> Vec<&'static str> {
     SCHEDULERS.iter().filter(|s| s.kind == "policy").map(|s| s.name).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_lists_and_rejects() {
+        assert!(build("nope", None, &BTreeMap::new()).err().unwrap().contains("unknown scheduler `nope`"));
+        let half: BTreeMap<String, f64> = [("frozen".to_string(), 0.3)].into();
+        assert!(build("gstf", None, &half).err().unwrap().contains("is not true or false"));
+        let bad: BTreeMap<String, f64> = [("age_weight".to_string(), -1.0)].into();
+        assert!(build("aged-sptf", None, &bad).err().unwrap().contains("out of range"));
+        for info in SCHEDULERS {
+            // adaptive is built by a scenario run, which measures its table first.
+            if info.name == "adaptive" {
+                assert!(build(info.name, None, &BTreeMap::new()).err().unwrap().contains("measures its selection table"));
+                continue;
+            }
+            assert!(build(info.name, None, &BTreeMap::new()).is_ok(), "{}", info.name);
+        }
+    }
 }

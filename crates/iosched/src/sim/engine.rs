@@ -14,7 +14,7 @@ use crate::block::{BlockConfig, BlockCounters, BlockLayer};
 use crate::device::drive_queue::{DriveQueue, DriveQueueConfig};
 use crate::device::raid0::Raid0;
 use crate::device::{Device, Service};
-use crate::metrics::{Collector, RecordSink, RecordTimes, RequestRecord, RunAccumulator};
+use crate::metrics::{Collector, InvariantReport, RecordSink, RecordTimes, RequestRecord, RunAccumulator};
 use crate::request::Op;
 use crate::request::{Request, RequestId};
 use crate::sched::{Completion, Context, Decision, Scheduler};
@@ -29,20 +29,6 @@ enum Event {
     WorkloadTimer(u64),
     /// The lane's scheduler asked to be asked again.
     Wake(u32),
-}
-
-/// Counts of broken invariants (all zero in a correct run).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub struct InvariantReport {
-    /// A work-conserving scheduler left the device idle with requests queued.
-    pub idled_with_work: u64,
-    /// Requests (or bios) still queued, waiting or in flight at the end.
-    pub left_behind: u64,
-    /// Completions of a request that was not in flight (double or phantom completion).
-    pub bad_completions: u64,
-    /// When nothing is left behind: |bios submitted - bios completed| (0: none lost or
-    /// completed twice through merges or splits).
-    pub bios_unaccounted: u64,
 }
 
 /// Why a run ended before its workload did.

@@ -111,7 +111,7 @@ impl Workload for Replay {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sched::fcfs::Fcfs;
+    use crate::sched::classic::fcfs::Fcfs;
     use crate::sim::engine::simulate;
 
     use crate::device::fixed_service::FixedService10ms as Fixed;

@@ -523,7 +523,7 @@ impl Workload for TraceReplay {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sched::fcfs::Fcfs;
+    use crate::sched::classic::fcfs::Fcfs;
     use crate::sim::engine::simulate;
 
     use crate::device::fixed_service::FixedService10ms as Fixed;

@@ -9,7 +9,7 @@
 //! refined variants.
 
 use super::{Heuristic, Situation};
-use crate::sched::aged_sptf::AgedSptf;
+use crate::sched::classic::aged_sptf::AgedSptf;
 use crate::sched::Policy;
 use crate::time::Nanos;
 

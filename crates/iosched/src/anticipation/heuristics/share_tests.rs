@@ -8,7 +8,7 @@ use super::seek::SeekHeuristic;
 use super::{Heuristic, Situation};
 use crate::anticipation::stats::ProcessStats;
 use crate::request::{Op, Principal, Request};
-use crate::sched::stride::{self, Stride};
+use crate::sched::share::stride::{self, Stride};
 use crate::sched::tunables::TunableValues;
 use crate::sched::{Completion, Context, Policy, ProcessEvent};
 use crate::testkit::ToyDisk;

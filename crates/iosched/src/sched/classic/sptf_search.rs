@@ -1,0 +1,64 @@
+//! Bounded shortest-positioning-time search. Candidates are visited in order of cylinder
+//! distance from the head; the search stops once even a zero-rotation access at that distance
+//! (its seek time, passed through `lower_bound`) cannot beat the best found. So long queues
+//! are not scanned whole: the cost depends on how many requests lie within the winning seek.
+
+use crate::request::Request;
+use crate::sched::queues::CylinderQueue;
+use crate::sched::Context;
+use crate::time::Nanos;
+
+/// The winner of a search and how many requests it evaluated.
+pub struct Found {
+    pub request: Request,
+    pub cost: f64,
+    pub evaluated: usize,
+}
+
+/// Finds the queued request in cylinders `[lo, hi]` with the least `cost(request, positioning_ns)`.
+/// `lower_bound(seek_ns)` must not exceed the cost of any request whose seek takes `seek_ns`.
+/// Ties go to the nearer cylinder, then upward, then the older request.
+pub fn search(
+    queue: &CylinderQueue,
+    cx: &Context,
+    lo: u32,
+    hi: u32,
+    mut eligible: impl FnMut(&Request) -> bool,
+    mut cost: impl FnMut(&Request, Nanos) -> f64,
+    lower_bound: impl Fn(Nanos) -> f64,
+) -> Option<Found> {
+    let head = cx.device.head_cylinder().clamp(lo, hi);
+    let mut up = queue.map.range((head, 0)..=(hi, u64::MAX)).peekable();
+    let mut down = queue.map.range((lo, 0)..(head, 0)).rev().peekable();
+    let mut best: Option<Found> = None;
+    let mut evaluated = 0;
+    loop {
+        let du = up.peek().map(|((c, _), _)| c - head);
+        let dd = down.peek().map(|((c, _), _)| head - c);
+        let (dist, item) = match (du, dd) {
+            (None, None) => break,
+            (Some(u), Some(d)) if d < u => (d, down.next()),
+            (Some(u), _) => (u, up.next()),
+            (None, Some(d)) => (d, down.next()),
+        };
+        let (_, placed) = item.unwrap();
+        let req = &placed.req;
+        if let Some(b) = &best {
+            if lower_bound(cx.device.seek_lower_bound_ns(dist)) >= b.cost {
+                break;
+            }
+        }
+        if !eligible(req) {
+            continue;
+        }
+        evaluated += 1;
+        let c = cost(req, cx.device.positioning_time_at_ns(&placed.pos, req.size_sectors, req.op, cx.now_ns));
+        if best.as_ref().map_or(true, |b| c < b.cost) {
+            best = Some(Found { request: *req, cost: c, evaluated: 0 });
+        }
+    }
+    best.map(|mut b| {
+        b.evaluated = evaluated;
+        b
+    })
+}
