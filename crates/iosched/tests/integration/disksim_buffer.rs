@@ -1,10 +1,10 @@
 //! DiskSim buffer mechanisms on small hand-checked drives: how far read-ahead goes (`Buffer
 //! continuous read`), and the SCSI disconnect/reselect costs of writes.
 
+use crate::tiny_disksim::{req, tiny_drive, MS};
 use iosched::device::disksim::DiskSimDrive;
 use iosched::device::ArmPath;
 use iosched::request::Op;
-use crate::tiny_disksim::{req, tiny_drive, MS};
 
 /// The tiny drive with one zone of 8 cylinders, 10 sectors per track (1 ms each), no skew; a
 /// 32-block segment.

@@ -1,13 +1,13 @@
 //! DiskSim descriptions: parser errors, and the mechanics each mapped parameter controls, on
 //! small hand-checked drives.
 
+use crate::tiny_disksim::{req, tiny_drive, MS};
 use iosched::device::disksim::parse::parse_str;
 use iosched::device::disksim::{load_drive, map_document, DiskSimDrive};
 use iosched::device::geometry::Chs;
 use iosched::device::ArmPath;
 use iosched::request::Op;
 use std::path::Path;
-use crate::tiny_disksim::{req, tiny_drive, MS};
 
 /// The tiny drive with two zones: cylinders 0-1 with 10 sectors per track (1 ms each, track skew
 /// 2, cylinder skew 3), cylinders 2-3 with 8 (offset 5, skews 1); a 16-block segment, no
