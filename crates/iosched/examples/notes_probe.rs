@@ -1,4 +1,4 @@
-//! Prints, per scheduler, the figures host-notes.md uses: elapsed, throughput, transactions,
+//! Prints, per scheduler, the figures the host notes used (`git show 6011780^:docs/reproductions/iyer2001/host-notes.md`): elapsed, throughput, transactions,
 //! seek statistics, anticipation counters, per-task host data/metadata pages and times, and
 //! where each process's requests lie on the disk (sector percentiles). Developer's probe.
 use iosched::scenario::{RunOptions, Scenario};

@@ -1,4 +1,4 @@
-//! Diagnostic for docs/reproductions/iyer2001/stride-notes.md: runs a scenario file and, per
+//! Diagnostic behind the Stride notes (`git show 6011780^:docs/reproductions/iyer2001/stride-notes.md`): runs a scenario file and, per
 //! run, prints throughput, disk time and requests per process, the anticipation counters, the
 //! number of switches between processes (service runs), and the largest gap between the two
 //! processes' pass clocks (disk time / weight, reconstructed from the request records).

@@ -25,7 +25,7 @@
 //! lost all its lag whenever another process was dispatched during its think time (an
 //! anticipation wait that timed out), which in the relaxed form, where the clocks may legitimately
 //! drift apart by up to tau, forgave up to tau of lag each time: Stride 1:2 with tau = 1 s and the
-//! combination heuristic gave 1:1.28 on TPC-B select (docs/reproductions/iyer2001/stride-notes.md).
+//! combination heuristic gave 1:1.28 on TPC-B select (`git show 6011780^:docs/reproductions/iyer2001/stride-notes.md`; the ledger's stride claims now).
 //!
 //! **Tags (YFQ).** Start-time fair queueing: a request's start tag is max(V, the finish tag of
 //! the process's previous request), with V the minimum clock of the backlogged processes, taken

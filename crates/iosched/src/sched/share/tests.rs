@@ -263,7 +263,7 @@ fn a_lagging_process_keeps_its_lag_when_another_is_served_while_it_thinks() {
     // so 2 returns at 2 ms, 9 ms behind 1's 11 ms. The old rule raised it to the system virtual
     // time V = 10 ms and forgave the lag at every such interruption: Stride with tau = 1 s and
     // the combination heuristic gave 1:1.28 instead of 1:2 on TPC-B select
-    // (docs/reproductions/iyer2001/stride-notes.md).
+    // (`git show 6011780^:docs/reproductions/iyer2001/stride-notes.md`; the ledger's stride claims now).
     let mut d = Drive::new(stride(5.0));
     d.start(1, 1);
     d.start(2, 2);
