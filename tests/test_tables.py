@@ -69,7 +69,7 @@ def test_list_devices_names_are_whole_at_80_columns():
 
 
 def test_piped_output_honours_columns():
-    env = {**os.environ, "PYTHONPATH": str(REPO / "python")}
+    env = dict(os.environ)  # the installed package, as a user runs it
     env.pop("COLUMNS", None)
     cmd = [sys.executable, "-m", "iosched.cli", "run"]
     default = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True).stdout
