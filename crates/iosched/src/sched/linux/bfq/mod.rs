@@ -96,7 +96,8 @@ pub struct Bfq {
     /// queue_weights_tree), and which weight each queue is counted under.
     weights: BTreeMap<u64, u32>,
     counted: HashMap<Eid, u64>,
-    /// Requests queued or in flight per group entity (num_groups_with_pending_reqs).
+    /// Queues busy or with requests at the drive, per group entity (a group counts for Linux's
+    /// num_groups_with_pending_reqs while this is above 0).
     group_pending: HashMap<Eid, u32>,
     slot_dispatched: u32,
     /// Linux burst detection: the current burst's queues, its size, whether it is large, when
@@ -311,6 +312,15 @@ impl Bfq {
         if old == w {
             return;
         }
+        if old.is_some() != w.is_some() {
+            // Linux's num_groups_with_pending_reqs counts a group while one of its queues is
+            // busy or has requests at the drive (bfq_add_bfqq_in_groups_with_pending_reqs from
+            // bfq_add_bfqq_busy, the del from bfq_del_bfqq_busy / bfq_completed_request when
+            // !busy && !dispatched): the same condition as the weights tree. Counting requests
+            // instead dropped the in-service queue's group at its last completion, just before
+            // the idling decision, so two groups never looked asymmetric (issue 24).
+            self.group_pending_add(q, if w.is_some() { 1 } else { -1 });
+        }
         if let Some(o) = old {
             if let Some(n) = self.weights.get_mut(&o) {
                 *n -= 1;
@@ -332,6 +342,8 @@ impl Bfq {
         self.set_counted(q, w);
     }
 
+    /// Queues of `q`'s group that are busy or have requests at the drive (Linux: the group has
+    /// pending requests while this is above 0).
     fn group_pending_add(&mut self, q: Eid, delta: i32) {
         let g = self.wf.entities[q].parent.unwrap_or(ROOT);
         if g == ROOT {
@@ -1077,7 +1089,6 @@ impl Scheduler for Bfq {
         let changed = self.queues.get_mut(&q).expect("queue").insert(req, fifo_ns, last, back, pen);
         self.where_queued.insert(req.id, (q, (req.start_sector, req.id)));
         self.queued += 1;
-        self.group_pending_add(q, 1);
         if !self.queues[&q].busy {
             self.activate(q, now);
         } else if changed && self.in_service != Some(q) {
@@ -1152,7 +1163,6 @@ impl Scheduler for Bfq {
         if is_sync(req) {
             c.ttime.last_end_request_ns = now;
         }
-        self.group_pending_add(q, -1);
         self.refresh_counted(q);
         if self.in_service == Some(q) {
             if self.rules.variant == Variant::Linux {
@@ -1228,7 +1238,6 @@ impl Scheduler for Bfq {
             return false;
         }
         self.queued -= 1;
-        self.group_pending_add(q, -1);
         let c = &self.queues[&q];
         if c.is_empty() && c.busy && self.in_service != Some(q) {
             self.wf.deactivate(q);
