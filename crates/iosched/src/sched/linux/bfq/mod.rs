@@ -412,7 +412,10 @@ impl Bfq {
             return;
         }
         let c = &self.queues[&q];
-        if !c.sync {
+        // BFQ-v1 raises any queue at its idle-to-busy switch, the shared async queues too
+        // (bfq_add_rq_rb, BFQ-v1 block/bfq-iosched.c:372-392: no sync test); the paper is
+        // silent. Linux 6.x raises sync queues only.
+        if !c.sync && self.rules.variant != Variant::Plus {
             return;
         }
         match self.rules.variant {
@@ -661,10 +664,21 @@ impl Bfq {
     fn set_budget_timeout(&mut self, q: Eid, now: Nanos) {
         let c = &self.queues[&q];
         let base = if c.sync { self.rules.timeout_sync_ns } else { self.rules.timeout_async_ns };
-        let coeff = if self.rules.variant == Variant::Linux && c.raised() && !c.wr.soft_rt {
-            (self.weight_of(q) / c.orig_weight.max(1)).max(1)
-        } else {
-            1
+        // A raised queue's timeout grows with its weight: Linux for interactive raising, and
+        // BFQ-v1 for BFQ+'s (bfq_set_budget_timeout, BFQ-v1 block/bfq-iosched.c:617-627:
+        // timeout x weight / orig_weight, integer; the paper is silent).
+        let scaled = match self.rules.variant {
+            Variant::Linux => c.raised() && !c.wr.soft_rt,
+            Variant::Plus => c.raised(),
+            Variant::Original => false,
+        };
+        let w0 = c.orig_weight.max(1);
+        let coeff = match (scaled, self.rules.variant) {
+            (false, _) => 1,
+            // v1's raised weight is a whole multiple of the original (stepwise), ours falls
+            // continuously (the paper's linear rule): the ratio is rounded, not floored.
+            (true, Variant::Plus) => ((self.weight_of(q) + w0 / 2) / w0).max(1),
+            (true, _) => (self.weight_of(q) / w0).max(1),
         };
         let c = self.queues.get_mut(&q).expect("queue");
         c.budget_timeout_ns = now.saturating_add(base.saturating_mul(coeff));
@@ -1083,6 +1097,15 @@ impl Scheduler for Bfq {
                 c.ttime.update(now, cap);
             }
             c.seek.update(&req);
+            // BFQ-v1 keeps the think time per process (its cfq_io_context) and samples it at
+            // every request of the process, async ones too (bfq_rq_enqueued, BFQ-v1
+            // block/bfq-iosched.c:1612); the process's sync queue holds it here.
+            if !linux && !sync {
+                let sync_q = self.procs.get(&req.principal.pid).and_then(|p| p.sync_q);
+                if let Some(c) = sync_q.and_then(|sq| self.queues.get_mut(&sq)) {
+                    c.ttime.update(now, cap);
+                }
+            }
         }
         let fifo_ns = now.saturating_add(self.rules.fifo_expire_ns[sync as usize]);
         let (last, back, pen) = (self.last_position, self.rules.back_seek_max_sectors, self.rules.back_seek_penalty);
@@ -1104,11 +1127,14 @@ impl Scheduler for Bfq {
                 }
             }
             if self.idle_timer.is_some() {
-                // bfq_rq_enqueued: a lone small request waits for more (it may grow by merging).
+                // Linux bfq_rq_enqueued: a lone small request waits for more (it may grow by
+                // merging). BFQ-v1 has no such rule: a request of the waited-for queue stops the
+                // timer and is dispatched (BFQ-v1 block/bfq-iosched.c:1625-1643); it came with
+                // later versions (v7r8).
                 let small = self.queues[&q].len() == 1 && req.size_sectors < 32;
                 let timed_out = self.budget_timed_out(q, now);
-                let boosts = self.rules.variant != Variant::Linux || self.idling_boosts_thr_without_issues(q);
-                if small && !timed_out && boosts {
+                let linux = self.rules.variant == Variant::Linux;
+                if linux && small && !timed_out && self.idling_boosts_thr_without_issues(q) {
                     return;
                 }
                 self.idle_timer = None;
@@ -1186,7 +1212,10 @@ impl Scheduler for Bfq {
                 let c = &self.queues[&q];
                 if self.budget_timed_out(q, now) {
                     self.expire(q, false, Reason::BudgetTimeout, now);
-                } else if is_sync(req) && c.dispatched == 0 && c.is_empty() && self.better_to_idle(q) {
+                } else if is_sync(req) && self.rq_in_driver == 0 && c.is_empty() && self.better_to_idle(q) {
+                    // BFQ-v1 arms the timer when nothing of any queue is at the drive
+                    // (bfq_completed_request, BFQ-v1 block/bfq-iosched.c:1714-1718: rq_in_driver
+                    // == 0), not when the queue's own requests are done.
                     self.arm_idle_timer(q, now);
                 } else if c.dispatched == 0 && c.is_empty() && self.idle_timer.is_none() {
                     // Nothing to wait for: the dispatch Linux schedules after the completion

@@ -116,10 +116,11 @@ impl Rules {
         }
     }
 
-    /// Service charged for a request of `sectors`: async (write) requests of a queue not
-    /// weight-raised cost more (paper 4.5; Linux bfq_serv_to_charge).
+    /// Service charged for a request of `sectors`: async (write) requests cost more (paper 4.5;
+    /// BFQ-v1 bfq_serv_to_charge charges an async queue the factor raised or not, BFQ-v1
+    /// block/bfq-iosched.c:300-306; Linux spares a weight-raised queue).
     pub fn charge(&self, sectors: u64, sync_queue: bool, raised: bool) -> u64 {
-        if sync_queue || raised {
+        if sync_queue || (raised && self.variant == Variant::Linux) {
             return sectors;
         }
         match self.variant {

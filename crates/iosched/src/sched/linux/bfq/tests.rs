@@ -212,7 +212,9 @@ fn a_slow_queue_is_charged_its_full_budget_on_timeout() {
 #[test]
 fn h_fairness_spares_a_queue_that_used_two_thirds_of_its_budget() {
     for (h, charged) in [(1.0, false), (0.0, true)] {
-        let mut b = Bench::new(Variant::Plus, &[("max_budget", 1600.0), ("h_fairness", h)]);
+        // Raising off: a raised queue's timeout is ten times longer (BFQ-v1), this is about the
+        // charge at a timeout.
+        let mut b = Bench::new(Variant::Plus, &[("max_budget", 1600.0), ("h_fairness", h), ("low_latency", 0.0)]);
         b.settle_hw_tag();
         // Budget B_max/2 = 800 sectors; a 16-sector request every 3 ms uses 656 (more than
         // 2/3) in the 125 ms timeout: slow, timed out, but most of the budget used.
@@ -239,11 +241,13 @@ fn write_charge_coefficient_throttles_async_writes() {
     let b = Bench::new(Variant::Plus, &[]);
     assert_eq!(b.s.rules.charge(8, false, false), 80);
     assert_eq!(b.s.rules.charge(8, true, false), 8);
-    assert_eq!(b.s.rules.charge(8, false, true), 8, "a raised queue is not over-charged");
+    // BFQ-v1 charges an async queue the factor whether raised or not; Linux spares a raised one.
+    assert_eq!(b.s.rules.charge(8, false, true), 80, "BFQ+: a raised async queue is over-charged too");
     let b = Bench::new(Variant::Plus, &[("h_write_throt", 0.0)]);
     assert_eq!(b.s.rules.charge(8, false, false), 8);
     let b = Bench::new(Variant::Linux, &[]);
     assert_eq!(b.s.rules.charge(8, false, false), 24);
+    assert_eq!(b.s.rules.charge(8, false, true), 8, "Linux: a raised queue is not over-charged");
 }
 
 #[test]
@@ -417,4 +421,67 @@ fn plus_soft_real_time_detection_is_a_switch() {
         }
         assert_eq!(soft, expect, "h_soft_rt = {on}");
     }
+}
+
+// ---- BFQ-v1's rules where the paper is silent (issue 24; docs/schedulers/bfq.md) ----
+
+#[test]
+fn plus_raises_the_shared_async_queue_too() {
+    // BFQ-v1 block/bfq-iosched.c:372-392: any queue's idle-to-busy switch may raise it.
+    let mut b = Bench::new(Variant::Plus, &[]);
+    b.settle_hw_tag();
+    b.submit(P, Op::Write, 0, 16);
+    let aq = *b.s.async_qs.values().next().expect("an async queue");
+    assert_eq!(b.s.queues[&aq].wr.coeff, PLUS_WR_COEFF);
+    let mut b = Bench::new(Variant::Linux, &[]);
+    b.submit(P, Op::Write, 0, 16);
+    let aq = *b.s.async_qs.values().next().expect("an async queue");
+    assert_eq!(b.s.queues[&aq].wr.coeff, 1, "Linux raises sync queues only");
+}
+
+#[test]
+fn plus_gives_a_raised_queue_a_timeout_scaled_by_its_weight() {
+    // BFQ-v1 block/bfq-iosched.c:617-627: timeout_sync x weight / orig_weight.
+    for (low_latency, want_ms) in [(1.0, 1250), (0.0, 125)] {
+        let mut b = Bench::new(Variant::Plus, &[("low_latency", low_latency)]);
+        b.settle_hw_tag();
+        let start = b.now;
+        b.read(P, 0);
+        b.read(P, 16);
+        b.serve(1);
+        let c = b.s.queue_of(P).unwrap();
+        assert_eq!((c.budget_timeout_ns - start) / MS, want_ms + 1, "low_latency = {low_latency}");
+    }
+}
+
+#[test]
+fn plus_serves_a_small_request_of_the_waited_for_queue_at_once() {
+    // BFQ-v1 block/bfq-iosched.c:1625-1643: a request of the queue being waited for stops the
+    // timer (no small-request wait, which Linux has).
+    let mut b = Bench::new(Variant::Plus, &[("low_latency", 0.0)]);
+    b.settle_hw_tag();
+    b.read(P, 0);
+    b.serve(1);
+    b.read(Q, 50_000_000);
+    assert!(matches!(b.next(), Decision::WaitUntil(_)));
+    b.now += MS;
+    let small = b.submit(P, Op::Read, 16, 8);
+    assert!(b.s.idle_timer.is_none(), "the request stopped the timer");
+    assert_eq!(b.dispatch(), small, "dispatched at once, not at the timer");
+}
+
+#[test]
+fn plus_arms_the_idle_timer_only_when_nothing_is_at_the_drive() {
+    // BFQ-v1 block/bfq-iosched.c:1714-1718: rq_in_driver == 0, whichever queue's requests.
+    let mut b = Bench::new(Variant::Plus, &[("low_latency", 0.0)]);
+    b.settle_hw_tag();
+    let w = b.submit(Q, Op::Write, 90_000_000, 16);
+    let rw = b.dispatch();
+    assert_eq!(rw, w);
+    let r = b.read(P, 0);
+    assert_eq!(b.dispatch(), r);
+    b.now += MS;
+    b.complete(r);
+    assert!(b.s.idle_timer.is_none(), "Q's write is still at the drive");
+    b.complete(w);
 }
