@@ -13,7 +13,9 @@ use crate::host::Ino;
 use crate::time::{ms_to_ns, Nanos};
 use crate::workload::fio_jobs::{GreedyWrite, RandRead};
 use crate::workload::kern_dev::{files_below, CheckoutConfig, GitCheckout, Make, MakeConfig, Window};
-use crate::workload::replay_startup::{ReplayConfig, ReplayStartup, StartupTrace, DEFAULT_PAUSE_S, FILE_BYTES};
+use crate::workload::replay_startup::{
+    ReplayConfig, ReplayStartup, StartupTrace, DEFAULT_PAUSE_S, DEFAULT_SETTLE_S, DEFAULT_SHORT_STARTUP_PAUSE_S, FILE_BYTES,
+};
 use crate::workload::s_background::{Background, SBackground, WORKLOADS};
 use crate::workload::video::{Periodic, PeriodicCommand, Video};
 use std::path::Path;
@@ -48,6 +50,8 @@ const FIELDS: &[(&str, &[&str])] = &[
     ("trace", &["replay-startup", "periodic"]),
     ("iterations", &["replay-startup"]),
     ("pause_s", &["replay-startup"]),
+    ("settle_s", &["replay-startup"]),
+    ("short_startup_pause_s", &["replay-startup"]),
     ("deltas", &["replay-startup", "periodic"]),
     ("async_ra", &["replay-startup", "periodic"]),
     ("rate_kib_s", &["s-background", "rand-write", "seq-write"]),
@@ -74,6 +78,8 @@ fn given(t: &TaskSection, field: &str) -> bool {
         "trace" => t.trace.is_some(),
         "iterations" => t.iterations.is_some(),
         "pause_s" => t.pause_s.is_some(),
+        "settle_s" => t.settle_s.is_some(),
+        "short_startup_pause_s" => t.short_startup_pause_s.is_some(),
         "deltas" => t.deltas.is_some(),
         "async_ra" => t.async_ra.is_some(),
         "rate_kib_s" => t.rate_kib_s.is_some(),
@@ -270,6 +276,8 @@ fn program(t: &TaskSection, tree: &mut Tree, scenario_dir: Option<&Path>) -> Res
             let tr = trace(t, scenario_dir)?.ok_or_else(|| format!("task `{}`: command `replay-startup` needs `trace`", t.name))?;
             let iterations = number(t, "iterations", t.iterations.map(|v| v as f64), DEFAULT_ITERATIONS as f64, 1.0, 1e6)? as u32;
             let pause = number(t, "pause_s", t.pause_s, DEFAULT_PAUSE_S, 0.0, 3600.0)?;
+            let settle = number(t, "settle_s", t.settle_s, DEFAULT_SETTLE_S, 0.0, 3600.0)?;
+            let short_pause = number(t, "short_startup_pause_s", t.short_startup_pause_s, DEFAULT_SHORT_STARTUP_PAUSE_S, 0.0, 3600.0)?;
             let files = replay_files(t, tree, &tr)?;
             Box::new(ReplayStartup::new(
                 &tr,
@@ -278,8 +286,10 @@ fn program(t: &TaskSection, tree: &mut Tree, scenario_dir: Option<&Path>) -> Res
                     iterations,
                     pause_ns: s_to_ns(pause),
                     drop_caches: true,
-                    deltas: t.deltas.unwrap_or(true),
-                    async_ra: t.async_ra.unwrap_or(false),
+                    settle_ns: s_to_ns(settle),
+                    short_startup_pause_ns: s_to_ns(short_pause),
+                    deltas: t.deltas.unwrap_or(false),
+                    async_ra: t.async_ra.unwrap_or(true),
                 },
             ))
         }
@@ -302,8 +312,8 @@ fn program(t: &TaskSection, tree: &mut Tree, scenario_dir: Option<&Path>) -> Res
                     PeriodicCommand::Replay {
                         trace: Arc::new(tr),
                         files,
-                        deltas: t.deltas.unwrap_or(true),
-                        async_ra: t.async_ra.unwrap_or(false),
+                        deltas: t.deltas.unwrap_or(false),
+                        async_ra: t.async_ra.unwrap_or(true),
                     }
                 }
                 (None, Some(p)) => {

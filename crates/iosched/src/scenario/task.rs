@@ -59,6 +59,8 @@ pub struct TaskSection {
     pub trace: Option<String>,
     pub iterations: Option<u32>,
     pub pause_s: Option<f64>,
+    pub settle_s: Option<f64>,
+    pub short_startup_pause_s: Option<f64>,
     pub deltas: Option<bool>,
     pub async_ra: Option<bool>,
     pub rate_kib_s: Option<f64>,

@@ -16,11 +16,11 @@
 //! drop_caches`, `sleep 0.2`, then the timed command; after a start-up under 2 s, a further
 //! `sleep 2`. Each iteration's start-up time goes to the task's `iterations_s`.
 //!
-//! Differences from S's replay-startup-io.cc at 27fa2b22 (documented in docs/s-suite.md): its
+//! By default this is S's replay-startup-io.cc at 27fa2b22 as compiled (docs/s-suite.md): its
 //! `nanosleep` of delta is compiled out (`#if 0`), and RA lines are submitted asynchronously
-//! with libaio (a later non-RA line of the thread waits for them); here, as the trace README
-//! describes the replayer, deltas are slept (`deltas = false` turns them off) and every
-//! request is synchronous (`async_ra = true` submits RA lines as S's code does). Random offsets are drawn at 4 KiB granularity (S: 512 bytes): the
+//! with libaio (a later non-RA line of the thread waits for them). The trace README's replayer
+//! (deltas slept, every request synchronous) is `deltas = true, async_ra = false`. Random
+//! offsets are drawn at 4 KiB granularity (S: 512 bytes): the
 //! host's O_DIRECT path works in pages, and every size in S's traces is a multiple of 8
 //! sectors, so each request keeps its trace size.
 
@@ -38,10 +38,12 @@ use std::sync::Arc;
 pub const FILE_BYTES: u64 = 20_000_000;
 /// S's comm_startup_lat: `sleep $SLEEPTIME_ITER` (3) then `sleep 1` before each command.
 pub const DEFAULT_PAUSE_S: f64 = 4.0;
-/// `{ time sleep 0.2 ; }` between drop_caches and the command.
-pub const SETTLE_NS: Nanos = 200_000_000;
-/// After a start-up under 2 s, comm_startup_lat sleeps 2 s more.
+/// `{ time sleep 0.2 ; }` between drop_caches and the command (S since 2018; the 2011 script
+/// the paper ran had none).
+pub const DEFAULT_SETTLE_S: f64 = 0.2;
+/// After a start-up under 2 s, comm_startup_lat sleeps 2 s more (S since 2018).
 pub const SHORT_STARTUP_NS: Nanos = 2_000_000_000;
+pub const DEFAULT_SHORT_STARTUP_PAUSE_S: f64 = 2.0;
 
 /// One line of a trace.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -168,8 +170,12 @@ pub struct ReplayConfig {
     pub iterations: u32,
     /// Before each iteration (S: 4 s).
     pub pause_ns: Nanos,
-    /// drop_caches + 0.2 s before each start-up (S: yes); off for a command run warm.
+    /// drop_caches before each start-up (S: yes); off for a command run warm.
     pub drop_caches: bool,
+    /// Between drop_caches and the start-up (S: 0.2 s).
+    pub settle_ns: Nanos,
+    /// After a start-up under 2 s, before the next iteration's pause (S: 2 s).
+    pub short_startup_pause_ns: Nanos,
     /// Sleep each line's delta before issuing it.
     pub deltas: bool,
     /// As S's replay-startup-io.cc: RA lines (but the last line) submitted asynchronously
@@ -283,7 +289,9 @@ impl Program for ReplayStartup {
                 }
                 if self.cfg.drop_caches {
                     out.push_back(Syscall::DropCaches);
-                    out.push_back(Syscall::Sleep(SETTLE_NS));
+                    if self.cfg.settle_ns > 0 {
+                        out.push_back(Syscall::Sleep(self.cfg.settle_ns));
+                    }
                 }
                 out.push_back(Syscall::Now(self.clock.clone()));
                 self.step = 1;
@@ -314,8 +322,9 @@ impl Program for ReplayStartup {
                 let elapsed = self.clock.load(Ordering::Relaxed).saturating_sub(self.start_ns);
                 out.push_back(Syscall::Report(ReportItem::Iteration(crate::time::ns_to_s(elapsed))));
                 self.done += 1;
-                if elapsed < SHORT_STARTUP_NS && self.done < self.cfg.iterations && self.cfg.pause_ns > 0 {
-                    out.push_back(Syscall::Sleep(SHORT_STARTUP_NS));
+                let short = elapsed < SHORT_STARTUP_NS && self.cfg.short_startup_pause_ns > 0;
+                if short && self.done < self.cfg.iterations && self.cfg.pause_ns > 0 {
+                    out.push_back(Syscall::Sleep(self.cfg.short_startup_pause_ns));
                 }
                 self.step = 0;
             }

@@ -14,7 +14,7 @@
 //! `dd iflag=nocache` every 4 s). Each invocation is a new process (its own pid), started
 //! whether or not the previous one has finished, as S starts it in the background.
 
-use super::replay_startup::{ReplayConfig, ReplayStartup, StartupTrace};
+use super::replay_startup::{ReplayConfig, ReplayStartup, StartupTrace, DEFAULT_SETTLE_S};
 use crate::host::fs::Tree;
 use crate::host::syscall::{Clock, Program, ReportItem, Syscall};
 use crate::host::Ino;
@@ -129,7 +129,15 @@ impl Program for Periodic {
             PeriodicCommand::Replay { trace, files, deltas, async_ra } => Box::new(ReplayStartup::new(
                 trace,
                 files.clone(),
-                ReplayConfig { iterations: 1, pause_ns: 0, drop_caches: true, deltas: *deltas, async_ra: *async_ra },
+                ReplayConfig {
+                    iterations: 1,
+                    pause_ns: 0,
+                    drop_caches: true,
+                    settle_ns: (DEFAULT_SETTLE_S * 1e9) as Nanos,
+                    short_startup_pause_ns: 0,
+                    deltas: *deltas,
+                    async_ra: *async_ra,
+                },
             )),
             PeriodicCommand::Read { ino, bs_bytes } => Box::new(super::commands::Cat::new(*ino, *bs_bytes, 1, true, 0)),
         };

@@ -36,6 +36,11 @@ fn trace_path(name: &str) -> Option<PathBuf> {
     }
 }
 
+/// A start-up trace recorded on this machine and committed (experiments/valente2014/traces).
+fn recorded_trace(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../../experiments/valente2014/traces/s_startup_{name}.trace"))
+}
+
 struct Run {
     tasks: Vec<TaskReport>,
     records: Vec<RequestRecord>,
@@ -74,7 +79,13 @@ fn replay_issues_the_trace_and_on_an_idle_disk_takes_its_service_times_plus_delt
     for name in ["xterm", "gnometerm", "lowriter"] {
         let Some(path) = trace_path(name) else { return };
         let trace = StartupTrace::read(&path).unwrap();
-        let runs = run(&scenario(MAXTOR, &replay_task(&path, "iterations = 1\npause_s = 0"), 600.0, &["deadline"]));
+        // The trace README's replayer: deltas slept, every request synchronous.
+        let runs = run(&scenario(
+            MAXTOR,
+            &replay_task(&path, "iterations = 1\npause_s = 0\ndeltas = true\nasync_ra = false"),
+            600.0,
+            &["deadline"],
+        ));
         let r = &runs[0];
         let t = &r.tasks[0];
         assert_eq!(t.iterations_s.len(), 1, "{t:?}");
@@ -122,7 +133,7 @@ fn replay_issues_the_trace_and_on_an_idle_disk_takes_its_service_times_plus_delt
 #[test]
 fn replay_iterations_pause_and_drop_caches() {
     let Some(path) = trace_path("xterm") else { return };
-    let runs = run(&scenario(MAXTOR, &replay_task(&path, "iterations = 3"), 60.0, &["deadline"]));
+    let runs = run(&scenario(MAXTOR, &replay_task(&path, "iterations = 3\nasync_ra = false"), 60.0, &["deadline"]));
     let t = &runs[0].tasks[0];
     assert_eq!(t.iterations_s.len(), 3, "{t:?}");
     // Every iteration reads from the disk (direct I/O): the same number of reads (a read
@@ -137,14 +148,73 @@ fn replay_iterations_pause_and_drop_caches() {
 #[test]
 fn replay_without_deltas_is_shorter_and_runs_are_deterministic() {
     let Some(path) = trace_path("xterm") else { return };
-    let a = run(&scenario(MAXTOR, &replay_task(&path, "iterations = 1\npause_s = 0"), 60.0, &["deadline", "cfq"]));
-    let b = run(&scenario(MAXTOR, &replay_task(&path, "iterations = 1\npause_s = 0"), 60.0, &["deadline", "cfq"]));
+    let with_deltas = "iterations = 1\npause_s = 0\ndeltas = true";
+    let a = run(&scenario(MAXTOR, &replay_task(&path, with_deltas), 60.0, &["deadline", "cfq"]));
+    let b = run(&scenario(MAXTOR, &replay_task(&path, with_deltas), 60.0, &["deadline", "cfq"]));
     let c = run(&scenario(MAXTOR, &replay_task(&path, "iterations = 1\npause_s = 0\ndeltas = false"), 60.0, &["deadline"]));
     for (x, y) in a.iter().zip(&b) {
         assert_eq!(x.tasks, y.tasks);
         assert_eq!(x.records.len(), y.records.len());
     }
     assert!(c[0].tasks[0].iterations_s[0] < a[0].tasks[0].iterations_s[0]);
+}
+
+#[test]
+fn replay_schedule_of_the_2011_script_pauses_one_second_and_nothing_else() {
+    let path = recorded_trace("bash");
+    let task = replay_task(&path, "iterations = 3\npause_s = 1\nsettle_s = 0\nshort_startup_pause_s = 0");
+    let runs = run(&scenario(MAXTOR, &task, 30.0, &["deadline"]));
+    let its = &runs[0].tasks[0].iterations_s;
+    assert_eq!(its.len(), 3, "{its:?}");
+    // Each iteration: 1 s, the drop, the start-up; its first request is issued at 1 s + the
+    // previous iterations' start-ups + 1 s each.
+    let mut issues: Vec<u64> = runs[0].records.iter().map(|r| r.issue_ns).collect();
+    issues.sort();
+    let first = issues[0] as f64 / 1e9;
+    assert!((first - 1.0).abs() < 1e-6, "{first}");
+    let third_start = 1.0 + its[0] + 1.0 + its[1] + 1.0;
+    assert!(issues.iter().any(|&t| ((t as f64 / 1e9) - third_start).abs() < 1e-6), "{third_start}");
+    // S's schedule (2018 on): 4 s, 0.2 s after the drop, and 2 s more after a start-up under 2 s.
+    let s2018 = run(&scenario(MAXTOR, &replay_task(&path, "iterations = 2"), 30.0, &["deadline"]));
+    let mut issues: Vec<u64> = s2018[0].records.iter().map(|r| r.issue_ns).collect();
+    issues.sort();
+    let its = &s2018[0].tasks[0].iterations_s;
+    assert!(its[0] < 2.0);
+    let second_start = 4.2 + its[0] + 2.0 + 4.2;
+    assert!(issues.iter().any(|&t| ((t as f64 / 1e9) - second_start).abs() < 1e-6), "{second_start}");
+}
+
+#[test]
+fn recorded_traces_parse_and_replay_deterministically() {
+    for name in ["bash", "python-stdlib"] {
+        let path = recorded_trace(name);
+        let trace = StartupTrace::read(&path).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!trace.requests.is_empty());
+        let task = replay_task(&path, "iterations = 2\npause_s = 1");
+        let a = run(&scenario(MAXTOR, &task, 60.0, &["bfq-plus", "cfq"]));
+        let b = run(&scenario(MAXTOR, &task, 60.0, &["bfq-plus", "cfq"]));
+        for (x, y) in a.iter().zip(&b) {
+            assert_eq!(x.tasks, y.tasks, "{name}");
+            assert_eq!(x.records.len(), y.records.len(), "{name}");
+            assert_eq!(x.tasks[0].iterations_s.len(), 2, "{name}");
+        }
+        let want: u64 = trace.requests.iter().map(|q| q.size_sectors as u64).sum();
+        let got: u64 = a[0].records.iter().map(|r| r.size_sectors as u64).sum();
+        assert_eq!(got, 2 * want, "{name}: every traced sector read in each iteration");
+    }
+}
+
+#[test]
+fn replay_defaults_to_s_code_no_deltas_and_asynchronous_readahead() {
+    let Some(path) = trace_path("xterm") else { return };
+    let default = run(&scenario(MAXTOR, &replay_task(&path, "iterations = 1\npause_s = 0"), 60.0, &["deadline"]));
+    let s_code =
+        run(&scenario(MAXTOR, &replay_task(&path, "iterations = 1\npause_s = 0\ndeltas = false\nasync_ra = true"), 60.0, &["deadline"]));
+    let readme =
+        run(&scenario(MAXTOR, &replay_task(&path, "iterations = 1\npause_s = 0\ndeltas = true\nasync_ra = false"), 60.0, &["deadline"]));
+    assert_eq!(default[0].tasks, s_code[0].tasks);
+    assert_eq!(default[0].records.len(), s_code[0].records.len());
+    assert_ne!(default[0].tasks, readme[0].tasks);
 }
 
 fn background(workload: &str, extra: &str) -> String {
@@ -322,15 +392,21 @@ fn errors_name_the_task_and_the_field() {
 fn startup_measurements() {
     for name in ["xterm", "gnometerm", "lowriter"] {
         let Some(path) = trace_path(name) else { return };
-        let r = run(&scenario(MAXTOR, &replay_task(&path, "iterations = 1\npause_s = 0\ndeltas = false"), 600.0, &["deadline"]));
-        eprintln!("{name}: idle start-up without deltas {:.3} s", r[0].tasks[0].iterations_s[0]);
+        let r = run(&scenario(
+            MAXTOR,
+            &replay_task(&path, "iterations = 1\npause_s = 0\ndeltas = false\nasync_ra = false"),
+            600.0,
+            &["deadline"],
+        ));
+        eprintln!("{name}: idle start-up without deltas, synchronous {:.3} s", r[0].tasks[0].iterations_s[0]);
     }
     let Some(path) = trace_path("xterm") else { return };
     for w in ["10r-seq", "10r-rand", "5r5w-seq", "5r5w-rand"] {
         let tasks = format!(
             "{}{}",
             background(w, ""),
-            replay_task(&path, "iterations = 3").replace("name = \"app\"", "name = \"app\"\nstart_ms = 3000")
+            replay_task(&path, "iterations = 3\ndeltas = true\nasync_ra = false")
+                .replace("name = \"app\"", "name = \"app\"\nstart_ms = 3000")
         );
         for (r, s) in run(&scenario(MAXTOR, &tasks, 90.0, &["deadline", "cfq"])).iter().zip(["deadline", "cfq"]) {
             eprintln!("xterm under {w}, {s}: start-ups {:?} s; {:.2} MB/s", r.tasks[1].iterations_s, r.mb_s);
@@ -441,7 +517,12 @@ fn replay_as_s_code_does_it_submits_readahead_lines_asynchronously() {
     for name in ["xterm", "gnometerm", "lowriter"] {
         let Some(path) = trace_path(name) else { return };
         let trace = StartupTrace::read(&path).unwrap();
-        let sync = run(&scenario(MAXTOR, &replay_task(&path, "iterations = 1\npause_s = 0\ndeltas = false"), 600.0, &["deadline", "cfq"]));
+        let sync = run(&scenario(
+            MAXTOR,
+            &replay_task(&path, "iterations = 1\npause_s = 0\ndeltas = false\nasync_ra = false"),
+            600.0,
+            &["deadline", "cfq"],
+        ));
         let s_mode = run(&scenario(
             MAXTOR,
             &replay_task(&path, "iterations = 1\npause_s = 0\ndeltas = false\nasync_ra = true"),
