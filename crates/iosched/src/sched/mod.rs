@@ -43,7 +43,8 @@ pub enum Decision {
     Dispatch(Request, ArmPath),
     /// Keep the device idle; ask again at this time or when a request arrives.
     WaitUntil(Nanos),
-    /// Nothing queued.
+    /// Nothing to send now (nothing queued, or the scheduler waits for a request at the drive):
+    /// ask again when a request arrives or completes.
     Empty,
 }
 
