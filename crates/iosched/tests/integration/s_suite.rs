@@ -36,9 +36,9 @@ fn trace_path(name: &str) -> Option<PathBuf> {
     }
 }
 
-/// A start-up trace recorded on this machine and committed (experiments/valente2014/traces).
+/// A start-up trace recorded on this machine and committed (python/iosched/catalogues/valente2014/traces: installed with the package).
 fn recorded_trace(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../../experiments/valente2014/traces/s_startup_{name}.trace"))
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../../python/iosched/catalogues/valente2014/traces/s_startup_{name}.trace"))
 }
 
 struct Run {
@@ -202,6 +202,24 @@ fn recorded_traces_parse_and_replay_deterministically() {
         let got: u64 = a[0].records.iter().map(|r| r.size_sectors as u64).sum();
         assert_eq!(got, 2 * want, "{name}: every traced sector read in each iteration");
     }
+}
+
+#[test]
+fn replay_reports_each_iterations_first_read_latency() {
+    // bash's first line is a synchronous read (RM): alone on the disk, its latency is the first
+    // record's issue-to-completion time of each iteration (the pause before each is 1 s).
+    let path = recorded_trace("bash");
+    let runs = run(&scenario(MAXTOR, &replay_task(&path, "iterations = 2\npause_s = 1\nsettle_s = 0"), 60.0, &["deadline"]));
+    let t = &runs[0].tasks[0];
+    assert_eq!(t.counts.get("first_reads"), Some(&2));
+    let mut recs: Vec<_> = runs[0].records.iter().collect();
+    recs.sort_by_key(|r| r.issue_ns);
+    let first = recs[0];
+    let second = recs.iter().find(|r| r.issue_ns > first.issue_ns + 500_000_000).expect("the second iteration's first read");
+    let want_us = (first.complete_ns - first.issue_ns) / 1_000 + (second.complete_ns - second.issue_ns) / 1_000;
+    let got_us = t.counts["first_read_us"];
+    assert!(got_us.abs_diff(want_us) <= 2, "first_read_us {got_us}, records {want_us}");
+    assert!(got_us > 0 && (got_us as f64) < 1e6 * t.iterations_s.iter().sum::<f64>());
 }
 
 #[test]
