@@ -114,6 +114,10 @@ pub struct DeviceSection {
     pub queue_order: Option<String>,
     /// RPO: a command waiting longer than this is served first (default 500 ms, an estimate).
     pub queue_aging_ms: Option<f64>,
+    /// A preset's write-back cache (default false: write-through): a write completes once its
+    /// data is in the drive's buffer and is written to the media when the mechanism is free,
+    /// as ATA drives do with write caching enabled (their default).
+    pub write_cache: Option<bool>,
 }
 
 impl Default for DeviceSection {
@@ -130,6 +134,7 @@ impl Default for DeviceSection {
             queue_depth: None,
             queue_order: None,
             queue_aging_ms: None,
+            write_cache: None,
         }
     }
 }
@@ -320,6 +325,7 @@ impl Scenario {
                 ("cache_segments", d.cache_segments.is_some()),
                 ("cache_segment_kib", d.cache_segment_kib.is_some()),
                 ("readahead_kib", d.readahead_kib.is_some()),
+                ("write_cache", d.write_cache.is_some()),
             ];
             if let Some((f, _)) = overridden.iter().find(|(_, set)| *set) {
                 return Err(format!("field `device.{f}`: overrides apply to presets only, not to a DiskSim drive (`device.disksim`)"));
@@ -351,7 +357,16 @@ impl Scenario {
         }
         spec.validate().map_err(|e| format!("field `device`: {e}"))?;
         let cap = spec.capacity_sectors();
-        Ok((spec, DiskExtensions::default(), cap))
+        let mut ext = DiskExtensions::default();
+        if d.write_cache == Some(true) {
+            // The buffer's segments hold written data as DiskSim's write-back does (one write per
+            // segment); a drive without a cache cannot buffer writes.
+            if spec.cache_segments == 0 {
+                return Err(format!("field `device.write_cache`: `{name}` with cache_segments = 0 has no buffer to hold writes"));
+            }
+            ext.write_back_segments = spec.cache_segments;
+        }
+        Ok((spec, ext, cap))
     }
 
     /// The drive's command queue (depth 1 unless `device.queue_depth` says otherwise).

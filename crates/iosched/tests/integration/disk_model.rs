@@ -288,3 +288,38 @@ fn a_partial_hit_reads_only_the_missing_blocks_and_is_estimated_as_that_media_ac
     d.advance_to(later);
     assert_eq!(d.positioning_time_ns(10, 1, Op::Read, later), 0);
 }
+
+#[test]
+fn a_buffered_write_completes_at_once_and_a_read_waits_for_its_destage() {
+    // Write-through: a 2-sector write at sector 55 (cylinder 2, head 1, sectors 5..7 with the
+    // 1-sector skews) from cylinder 0 at t = 0: seek 1.09 ms, then the rotation to sector 5+2.
+    let mut through = RotationalDisk::new(spec(2)).unwrap();
+    let w = through.service(&req(0, Op::Write, 55, 2, 0.0), ArmPath::Direct, 0);
+    assert!(ms(w.completion_ns) > 1.0, "{}", ms(w.completion_ns));
+    // Write-back (the preset's two segments hold writes): the write completes at once (no bus
+    // time, no overhead here) and is destaged as the write-through one was.
+    let ext = iosched::device::rotational::DiskExtensions { write_back_segments: 2, ..Default::default() };
+    let mut back = RotationalDisk::with_extensions(spec(2), ext).unwrap();
+    let b = back.service(&req(0, Op::Write, 55, 2, 0.0), ArmPath::Direct, 0);
+    assert_eq!(b.completion_ns, 0);
+    assert!(b.cache_hit);
+    // A read right after must wait for the destage: it starts no earlier than the media write
+    // ended in the write-through drive.
+    let r = back.service(&req(1, Op::Read, 0, 1, 0.0), ArmPath::Direct, 0);
+    assert!(r.completion_ns > w.completion_ns, "read {} ms, destage ended {} ms", ms(r.completion_ns), ms(w.completion_ns));
+}
+
+#[test]
+fn a_presets_write_cache_is_a_scenario_option_and_off_by_default() {
+    use iosched::scenario::Scenario;
+    let parse = |device: &str| Scenario::parse(&format!("[device]\n{device}\n[[process]]\npattern = \"random\"\n"), "wc.toml");
+    let off = parse("preset = \"maxtor-stm332061\"").unwrap();
+    assert_eq!(off.device_model().unwrap().1.write_back_segments, 0);
+    let on = parse("preset = \"maxtor-stm332061\"\nwrite_cache = true").unwrap();
+    let (spec, ext, _) = on.device_model().unwrap();
+    assert_eq!(ext.write_back_segments, spec.cache_segments);
+    assert_eq!(ext, iosched::device::rotational::DiskExtensions { write_back_segments: spec.cache_segments, ..Default::default() });
+    // Refused when the scenario is read, naming the field.
+    let e = parse("preset = \"maxtor-stm332061\"\ncache_segments = 0\nwrite_cache = true").err().expect("an error").to_string();
+    assert!(e.contains("wc.toml") && e.contains("device.write_cache") && e.contains("cache_segments = 0"), "{e}");
+}
