@@ -1,7 +1,7 @@
 //! The catalogue of schedulers: names, aliases, tunables, sources, and construction by name.
 
 use super::classic::{aged_sptf, clook, cscan, fcfs, gstf, look, scan, sptf, sstf, wstf};
-use super::linux::{bfq, cfq, deadline, kyber, las, noop};
+use super::linux::{bfq, cfq, cfq269, deadline, kyber, las, noop};
 use super::share::{lottery, stride, yfq};
 use super::tunables::{Tunable, TunableValues};
 use super::*;
@@ -82,6 +82,14 @@ pub const SCHEDULERS: &[SchedulerInfo] = &[
         summary: "Linux CFQ (~4.4): per-process queues with time slices by I/O priority, RT/BE/IDLE classes and sync/sync-noidle/async service trees, slice_idle idling with the seeky and think-time rules, low_latency/target_latency, preemption, cooperating queues",
         source: "Linux block/cfq-iosched.c (4.4)",
         tunables: cfq::TUNABLES,
+    },
+    SchedulerInfo {
+        name: "cfq-2.6.9",
+        aliases: &[],
+        kind: "scheduler",
+        summary: "Linux 2.6.9's CFQ (the first): per-process queues sorted by sector, refilled into a sector-sorted dispatch list at least `quantum` requests at a time, always from the head of the busy list (the newest busy process), no slices, idling or priorities",
+        source: "Linux drivers/block/cfq-iosched.c as of 2.6.9 (read in dmgerman/history-token)",
+        tunables: cfq269::TUNABLES,
     },
     SchedulerInfo {
         name: "bfq",
@@ -311,6 +319,7 @@ fn build_scheduler(info: &SchedulerInfo, tunables: &BTreeMap<String, f64>) -> Re
         "deadline" => Box::new(deadline::Deadline::new(&t)?),
         "mq-deadline" => Box::new(deadline::mq::MqDeadline::new(&t)?),
         "cfq" => Box::new(cfq::Cfq::new(&t)?),
+        "cfq-2.6.9" => Box::new(cfq269::Cfq269::new(&t)?),
         "bfq" => Box::new(bfq::Bfq::new(bfq::rules::Variant::Linux, &t)?),
         "bfq-original" => Box::new(bfq::Bfq::new(bfq::rules::Variant::Original, &t)?),
         "bfq-plus" => Box::new(bfq::Bfq::new(bfq::rules::Variant::Plus, &t)?),
