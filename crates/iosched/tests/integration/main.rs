@@ -10,6 +10,7 @@ mod bfq;
 mod blktrace_sample;
 mod block_layer;
 mod calibration;
+mod cfq269;
 mod deadline;
 mod disk_model;
 mod disksim_buffer;
