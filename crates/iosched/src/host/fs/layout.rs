@@ -166,6 +166,8 @@ pub struct Layout {
     pub(crate) ndirs: u64,
     pub(super) inodes: Vec<InodeState>,
     journal: Vec<Extent>,
+    /// The journal inode's indirect blocks (their first sectors).
+    journal_indirect: Vec<u64>,
     pub(crate) rng: Pcg64,
 }
 
@@ -198,6 +200,7 @@ impl Layout {
             ndirs: 0,
             inodes: vec![InodeState::default(); tree.end_ino() as usize],
             journal: Vec::new(),
+            journal_indirect: Vec::new(),
             rng,
         };
         // The root: its inode in group 0, its first directory block.
@@ -270,8 +273,10 @@ impl Layout {
                     .space
                     .alloc(goal, Want { min: 1, max: left, align: 1, within: 0 })
                     .ok_or_else(|| format!("the journal ({blocks} blocks) does not fit"))?;
-                if !indirect {
-                    let sector = self.unit_sector(u);
+                let sector = self.unit_sector(u);
+                if indirect {
+                    self.journal_indirect.extend((0..n).map(|i| sector + i * PAGE_SECTORS));
+                } else {
                     push_extent(&mut self.journal, Extent { file_page: page, sector, pages: n });
                     page += n;
                 }
@@ -356,6 +361,12 @@ impl Layout {
     /// ext3's journal blocks on disk, `file_page` = journal block (empty for ext2 and FFS).
     pub fn journal(&self) -> &[Extent] {
         &self.journal
+    }
+
+    /// The first sectors of the journal inode's indirect blocks (mke2fs allocated them among
+    /// the journal's blocks; nothing reads or writes them during a run).
+    pub fn journal_indirect_blocks(&self) -> &[u64] {
+        &self.journal_indirect
     }
 
     /// Blocks in ext3's journal (0 for ext2 and FFS).
