@@ -93,7 +93,7 @@ impl Kernel {
         *self.ino_writeback.entry(ino).or_default() += pages;
         let prio = match submitter {
             Submitter::Task(t) | Submitter::Reader(t) => self.tasks[t].prio,
-            Submitter::Flusher => Default::default(),
+            Submitter::Flusher | Submitter::Journal => Default::default(),
         };
         let meta = ino == BDEV_INO;
         let mut v = Vec::new();
@@ -143,7 +143,14 @@ impl Kernel {
                         self.check_io_wait(t, now, out);
                     }
                 }
+                if info.submitter == Submitter::Journal {
+                    self.journal_bio_done(now, out);
+                }
                 self.writeback_progress(ino, now, out);
+            }
+            BioKind::Log { pages } => {
+                self.disk_written_bytes += pages * PAGE_BYTES;
+                self.journal_bio_done(now, out);
             }
             BioKind::Direct { write, bytes } => {
                 if let Submitter::Task(t) = info.submitter {

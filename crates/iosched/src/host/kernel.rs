@@ -33,6 +33,8 @@ pub enum Submitter {
     /// A task's page reads (it waits on the pages, not on the bio).
     Reader(usize),
     Flusher,
+    /// ext3's kjournald (host/kjournald.rs).
+    Journal,
 }
 
 /// What a bio carries.
@@ -42,6 +44,8 @@ pub enum BioKind {
     Read { ino: Ino, first: u64, pages: u64 },
     /// Pages being written back.
     Write { ino: Ino, first: u64, pages: u64 },
+    /// ext3's journal blocks (descriptors, metadata copies, a commit block) being written.
+    Log { pages: u64 },
     /// An O_DIRECT transfer of `bytes`.
     Direct { write: bool, bytes: u64 },
 }
@@ -146,6 +150,8 @@ pub(super) struct Task {
     /// The current throttling pause: its length, and whether it has been slept.
     pub throttle_sleep_ns: Nanos,
     pub throttle_slept: bool,
+    /// ext3: the journal transaction fsync()/sync() waits to be committed.
+    pub commit_wait: Option<u64>,
     /// A readahead window waiting for its indirect blocks.
     pub pending_window: Option<(Ino, super::readahead::RaWindow)>,
     /// When a top-level task starts (None: after another, or a child).
@@ -172,9 +178,15 @@ const TOKEN_CPU: u64 = 1;
 const TOKEN_FLUSHER: u64 = 2;
 const TOKEN_SAMPLE: u64 = 3;
 const TOKEN_START: u64 = 4;
+const TOKEN_JOURNAL: u64 = 5;
 
 fn token(kind: u64, value: u64) -> u64 {
     kind << TOKEN_KIND_SHIFT | value & ((1 << TOKEN_KIND_SHIFT) - 1)
+}
+
+/// The timer token of journal transaction `tid`'s commit timer.
+pub(super) fn journal_token(tid: u64) -> u64 {
+    token(TOKEN_JOURNAL, tid)
 }
 
 /// The timer token of task `t`'s own sleep.
@@ -196,6 +208,8 @@ pub struct Kernel {
     by_pid: HashMap<u32, usize>,
     next_pid: u32,
     pub(super) flusher: Flusher,
+    /// ext3's commit thread (None for ext2 and FFS).
+    pub(super) kjournald: Option<super::kjournald::Kjournald>,
     /// Bios emitted whose ids the engine has not told yet (it does, in order, at arrival).
     pub(super) unresolved: VecDeque<BioInfo>,
     pub(super) bios: HashMap<RequestId, BioInfo>,
@@ -226,6 +240,10 @@ impl Kernel {
         let cache = PageCache::new(cfg.memory_pages);
         let wb = Writeback::new(cfg.writeback);
         let cpus = Cpus::new(cfg.cpu);
+        let kjournald = (layout.journal_blocks() > 0).then(|| {
+            let j = super::fs::journal::Journal::new(layout.journal().to_vec(), layout.journal_blocks());
+            super::kjournald::Kjournald::new(j)
+        });
         let mut k = Kernel {
             cfg,
             cache,
@@ -246,6 +264,7 @@ impl Kernel {
                 wake_at: None,
                 pages_written: 0,
             },
+            kjournald,
             unresolved: VecDeque::new(),
             bios: HashMap::new(),
             page_waiters: BTreeMap::new(),
@@ -280,6 +299,11 @@ impl Kernel {
         let pid = k.next_pid;
         k.next_pid += 1;
         k.flusher.principal = Principal { pid, group: pid };
+        if let Some(kj) = k.kjournald.as_mut() {
+            let pid = k.next_pid;
+            k.next_pid += 1;
+            kj.principal = Principal { pid, group: pid };
+        }
         k
     }
 
@@ -317,6 +341,7 @@ impl Kernel {
             throttled_since: None,
             throttle_sleep_ns: 0,
             throttle_slept: false,
+            commit_wait: None,
             pending_window: None,
             start_at: None,
             started: false,
@@ -470,8 +495,17 @@ impl Kernel {
         }
     }
 
-    /// Executes (or continues) one call; true if the task now waits.
+    /// Executes (or continues) one call; true if the task now waits. Under ext3, the journal
+    /// then arms its timer or starts a commit asked for.
     fn exec(&mut self, t: usize, call: &Syscall, now: Nanos, out: &mut Emit) -> bool {
+        let waits = self.exec_call(t, call, now, out);
+        if self.kjournald.is_some() {
+            self.journal_kick(now, out);
+        }
+        waits
+    }
+
+    fn exec_call(&mut self, t: usize, call: &Syscall, now: Nanos, out: &mut Emit) -> bool {
         if let Some(ino) = call.target() {
             if !self.tree.contains(ino) {
                 // A file deleted (unlinked) before the call ran: the call fails, counted.
@@ -629,7 +663,7 @@ impl Kernel {
     /// Re-checks a task waiting on its own I/O or on writeback; runs it if done waiting.
     pub(super) fn check_io_wait(&mut self, t: usize, now: Nanos, out: &mut Emit) {
         let task = &self.tasks[t];
-        let own_done = task.outstanding == 0 && task.queue.is_empty() && task.awaiting.is_none();
+        let own_done = task.outstanding == 0 && task.queue.is_empty() && task.awaiting.is_none() && self.journal_committed(task.commit_wait);
         let ready = match task.wait {
             Wait::OwnIo => own_done,
             Wait::Writeback(ino) => own_done && self.ino_writeback.get(&ino).copied().unwrap_or(0) == 0,
@@ -638,6 +672,7 @@ impl Kernel {
         };
         if ready {
             self.tasks[t].wait = Wait::None;
+            self.tasks[t].commit_wait = None;
             self.writeback_waiters.remove(&t);
             self.run(t, now, out);
         }
@@ -645,6 +680,9 @@ impl Kernel {
 
     /// Tasks waiting for writeback to finish (called when a write completes).
     pub(super) fn writeback_progress(&mut self, ino: Ino, now: Nanos, out: &mut Emit) {
+        if self.kjournald.as_ref().is_some_and(|kj| kj.phase == super::kjournald::Phase::Data) {
+            self.journal_progress(now, out);
+        }
         if self.writeback_waiters.is_empty() {
             return;
         }
@@ -693,6 +731,10 @@ impl Kernel {
                 let Some(chunk) = self.wb.next_chunk(&mut self.cache, now) else {
                     return;
                 };
+                if let Some(kj) = self.kjournald.as_mut() {
+                    // __sync_single_inode clears I_DIRTY before writing the pages.
+                    kj.inode_dirty.remove(&chunk.ino);
+                }
                 let principal = self.flusher.principal;
                 let bios = self.write_bios(chunk.ino, chunk.first_index, chunk.pages, principal, false, Submitter::Flusher);
                 self.flusher.pages_written += chunk.pages;
@@ -802,6 +844,12 @@ impl Workload for Kernel {
                 }
             }
             Submitter::Reader(_) => {}
+            Submitter::Journal => {
+                if let Some(kj) = self.kjournald.as_mut() {
+                    kj.emitted_unresolved = false;
+                    kj.awaiting = Some(req.id);
+                }
+            }
         }
         self.bios.insert(req.id, info);
     }
@@ -815,6 +863,14 @@ impl Workload for Kernel {
             self.flusher.awaiting = None;
             self.flusher_work(now, out);
             return;
+        }
+        if let Some(kj) = self.kjournald.as_mut() {
+            if kj.awaiting == Some(id) {
+                kj.awaiting = None;
+                self.pump_journal(now, out);
+                self.journal_progress(now, out);
+                return;
+            }
         }
         let Some(info) = self.bios.get(&id) else {
             return;
@@ -852,6 +908,7 @@ impl Workload for Kernel {
                 self.arm_flusher(now, out);
             }
             TOKEN_SAMPLE => self.sample(now, out),
+            TOKEN_JOURNAL => self.journal_timer(value, now, out),
             TOKEN_START => {
                 let t = value as usize;
                 if !self.tasks[t].started && now < self.stop_ns {
@@ -871,6 +928,9 @@ impl Workload for Kernel {
             .map(|(_, t)| ProcessInfo { pid: t.principal.pid, name: t.name.clone() })
             .collect();
         v.push(ProcessInfo { pid: self.flusher.principal.pid, name: "flush".into() });
+        if let Some(kj) = &self.kjournald {
+            v.push(ProcessInfo { pid: kj.principal.pid, name: "kjournald".into() });
+        }
         v
     }
 

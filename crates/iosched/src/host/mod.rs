@@ -8,6 +8,7 @@ pub mod config;
 pub mod cpu;
 pub mod fs;
 pub mod kernel;
+mod kjournald;
 pub mod page_cache;
 mod read;
 mod read_freebsd;

@@ -370,7 +370,11 @@ impl Kernel {
     }
 
     /// A metadata block (holding `sector`) was modified in memory.
+    /// Under ext3 it joins the journal's running transaction instead (host/kjournald.rs).
     pub(super) fn dirty_meta(&mut self, sector: u64, now: Nanos) {
+        if self.kjournald.is_some() {
+            return self.journal_meta(sector, now);
+        }
         let per = self.cfg.meta_block_pages.max(1);
         let page = sector / PAGE_SECTORS / per * per;
         for p in page..page + per {

@@ -45,6 +45,9 @@ impl Kernel {
             Stage::Start => {
                 self.tasks[t].old_size = self.tree.size(ino);
                 self.allocate(t, ino, end, now);
+                if self.kjournald.is_some() {
+                    self.journal_write(ino, now);
+                }
                 self.tasks[t].stage = Stage::Pages;
             }
             Stage::Pages | Stage::Throttled => {}
@@ -145,15 +148,25 @@ impl Kernel {
     /// fsync(ino) (or sync() with None): the dirty pages (and the inode's block) are written
     /// by the task itself as synchronous writes, then it waits for them and for any writeback
     /// of the same pages already on its way.
+    ///
+    /// ext3 (host/kjournald.rs): the inode's block is not written in place; fsync asks for the
+    /// commit of the transaction holding the dirty inode and waits for it as well
+    /// (`ext3_sync_file`); sync asks for the running transaction's commit, waits for it, then
+    /// writes what the commit dirtied (`do_sync`: `sync_inodes(0)`, `sync_filesystems`,
+    /// `sync_inodes(1)`): two passes, `progress` counting them.
     pub(super) fn flush(&mut self, t: usize, ino: Option<Ino>, now: Nanos, out: &mut Emit) -> bool {
+        let ext3 = self.kjournald.is_some();
         if self.tasks[t].stage == Stage::Flush {
             // Woken with everything written. fsync goes round again for pages that were
             // redirtied while under writeback (they could not be written then); sync does one
-            // pass, so writers cannot keep it going forever.
+            // pass (ext3: two), so writers cannot keep it going forever.
             match ino {
                 Some(i) if self.cache.inode_dirty_pages(i) > 0 => {}
+                None if ext3 && self.tasks[t].progress == 1 => self.tasks[t].progress = 2,
                 _ => return false,
             }
+        } else if ino.is_none() && ext3 {
+            self.tasks[t].progress = 1;
         }
         let principal = self.tasks[t].principal;
         let mut chunks: Vec<(Ino, u64, u64)> = Vec::new();
@@ -164,7 +177,8 @@ impl Kernel {
                 }
                 let per = self.cfg.meta_block_pages.max(1);
                 let page = self.layout.inode_block(ino) / PAGE_SECTORS / per * per;
-                for p in page..page + per {
+                let in_place = if ext3 { page..page } else { page..page + per };
+                for p in in_place {
                     if self.cache.is_dirty(PageKey::new(BDEV_INO, p)) {
                         for (first, n) in self.cache.start_writeback(BDEV_INO, p, 1) {
                             chunks.push((BDEV_INO, first, n));
@@ -185,6 +199,17 @@ impl Kernel {
         for (i, first, n) in chunks {
             bios.extend(self.write_bios(i, first, n, principal, true, Submitter::Task(t)));
         }
+        if ext3 {
+            // The data is submitted first (filemap_fdatawrite), then the commit asked for.
+            let commit = match ino {
+                Some(i) => self.journal_fsync(i, now),
+                None if self.tasks[t].progress == 1 => self.journal_sync(),
+                None => None,
+            };
+            if commit.is_some() {
+                self.tasks[t].commit_wait = commit;
+            }
+        }
         let task = &mut self.tasks[t];
         task.queue.extend(bios);
         task.stage = Stage::Flush;
@@ -196,14 +221,23 @@ impl Kernel {
         self.pump_task(t, now, out);
         // Nothing to write and nothing on its way: done at once.
         let task = &self.tasks[t];
-        let own_done = task.outstanding == 0 && task.queue.is_empty() && task.awaiting.is_none() && !task.emitted_unresolved;
+        let own_done = task.outstanding == 0
+            && task.queue.is_empty()
+            && task.awaiting.is_none()
+            && !task.emitted_unresolved
+            && self.journal_committed(task.commit_wait);
         let pending = match ino {
             Some(i) => self.ino_writeback.get(&i).copied().unwrap_or(0),
             None => self.cache.writeback_pages(),
         };
         if own_done && pending == 0 {
             self.tasks[t].wait = Wait::None;
+            self.tasks[t].commit_wait = None;
             self.writeback_waiters.remove(&t);
+            if ino.is_none() && ext3 && self.tasks[t].progress == 1 {
+                // sync's second pass.
+                return self.flush(t, None, now, out);
+            }
             return false;
         }
         true

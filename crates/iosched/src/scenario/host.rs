@@ -43,7 +43,8 @@ pub struct HostSection {
     pub cpu_sched: Option<String>,
     /// Round robin's quantum (default 10 ms).
     pub cpu_quantum_ms: Option<f64>,
-    /// "ext2" (default with linux) or "ffs" (default with freebsd).
+    /// "ext2" (default with linux), "ext3" (ext2 with Linux 2.6.9's journal, ordered data) or
+    /// "ffs" (default with freebsd).
     pub fs: Option<String>,
     /// The file system's partition (default: the whole disk).
     pub fs_start_mib: Option<f64>,
@@ -166,7 +167,8 @@ impl HostSection {
 
     fn fs_kind(&self, kernel: KernelKind) -> Result<FsKind, String> {
         match self.fs.as_deref().unwrap_or(if kernel == KernelKind::FreeBsd { "ffs" } else { "ext2" }) {
-            "ext2" | "ext3" => Ok(FsKind::ext2()),
+            "ext2" => Ok(FsKind::ext2()),
+            "ext3" => Ok(FsKind::ext3()),
             "ffs" => Ok(FsKind::ffs()),
             other => Err(format!("field `host.fs`: unknown file system `{other}` (known: ext2, ext3, ffs)")),
         }

@@ -19,6 +19,7 @@ mod disksim_mechanics;
 mod engine;
 mod hardening;
 mod host;
+mod host_ext3;
 mod host_ffsb;
 mod long_runs;
 mod raid0;

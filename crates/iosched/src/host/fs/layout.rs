@@ -14,6 +14,9 @@ use crate::host::{Ino, PAGE_BYTES, PAGE_SECTORS};
 use crate::request::SECTOR_BYTES;
 use rand_pcg::Pcg64;
 
+/// `journal_blocks` meaning "as mke2fs sizes it for the partition" (e2fsprogs 1.35).
+pub const JOURNAL_MKE2FS: u64 = u64::MAX;
+
 /// The file system to lay a tree out with.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum FsKind {
@@ -23,7 +26,8 @@ pub enum FsKind {
         inode_bytes: u32,
         /// One inode per this many bytes of the partition (mke2fs's `inode_ratio`, 16384).
         bytes_per_inode: u64,
-        /// ext3's journal, in 4 KiB blocks (0: ext2), placed at the start of the middle group.
+        /// ext3's journal, in 4 KiB blocks (0: ext2; `JOURNAL_MKE2FS`: mke2fs's size for the
+        /// partition), placed at the first free blocks (journal.rs).
         journal_blocks: u64,
     },
     /// FFS (UFS1, FreeBSD 4): 16 KiB blocks, 2 KiB fragments, cylinder groups of `cg_bytes`.
@@ -41,9 +45,14 @@ impl FsKind {
         FsKind::Ext2 { inode_bytes: 256, bytes_per_inode: 16384, journal_blocks: 0 }
     }
 
-    /// ext3: ext2 with a 32 MiB journal.
+    /// ext3: ext2 with the journal mke2fs of 2004 made (32 MiB from 1 GiB up; journal.rs).
     pub fn ext3() -> Self {
-        FsKind::Ext2 { inode_bytes: 256, bytes_per_inode: 16384, journal_blocks: 8192 }
+        FsKind::Ext2 { inode_bytes: 256, bytes_per_inode: 16384, journal_blocks: JOURNAL_MKE2FS }
+    }
+
+    /// Is this ext3 (ext2 with a journal)?
+    pub fn is_ext3(&self) -> bool {
+        matches!(*self, FsKind::Ext2 { journal_blocks, .. } if journal_blocks > 0)
     }
 
     /// FFS with 32 MiB cylinder groups and one inode per 8 KiB.
@@ -157,6 +166,8 @@ pub struct Layout {
     pub(crate) ndirs: u64,
     pub(super) inodes: Vec<InodeState>,
     journal: Vec<Extent>,
+    /// The journal inode's indirect blocks (their first sectors).
+    journal_indirect: Vec<u64>,
     pub(crate) rng: Pcg64,
 }
 
@@ -189,6 +200,7 @@ impl Layout {
             ndirs: 0,
             inodes: vec![InodeState::default(); tree.end_ino() as usize],
             journal: Vec::new(),
+            journal_indirect: Vec::new(),
             rng,
         };
         // The root: its inode in group 0, its first directory block.
@@ -238,24 +250,39 @@ impl Layout {
         Ok(lay)
     }
 
+    /// ext3's journal inode as mke2fs 1.35 writes it (journal.rs): its blocks in
+    /// `ext2fs_block_iterate2`'s order, each from the first free block on (`mkjournal_proc`'s
+    /// goal starts at 0), indirect blocks between the blocks they map.
     fn place_journal(&mut self, blocks: u64) -> Result<(), String> {
         if blocks == 0 {
             return Ok(());
         }
-        let mid = self.geo.groups.len() / 2;
-        let mut goal = self.geo.groups[mid].data;
-        let mut left = blocks;
+        let fs_blocks = self.sectors / (self.geo.block_bytes() / SECTOR_BYTES);
+        let blocks = if blocks == JOURNAL_MKE2FS {
+            super::journal::mke2fs_journal_blocks(fs_blocks)
+                .ok_or_else(|| format!("the file system ({fs_blocks} blocks) is too small for ext3's journal (2048 blocks at least)"))?
+        } else {
+            blocks
+        };
+        let mut goal = 0;
         let mut page = 0;
-        while left > 0 {
-            let (u, n) = self
-                .space
-                .alloc(goal, Want { min: 1, max: left, align: 1, within: 0 })
-                .ok_or_else(|| format!("the journal ({blocks} blocks) does not fit"))?;
-            let sector = self.unit_sector(u);
-            push_extent(&mut self.journal, Extent { file_page: page, sector, pages: n });
-            page += n;
-            left -= n;
-            goal = u + n;
+        for (indirect, count) in super::journal::block_walk(blocks, self.geo.nindir) {
+            let mut left = count;
+            while left > 0 {
+                let (u, n) = self
+                    .space
+                    .alloc(goal, Want { min: 1, max: left, align: 1, within: 0 })
+                    .ok_or_else(|| format!("the journal ({blocks} blocks) does not fit"))?;
+                let sector = self.unit_sector(u);
+                if indirect {
+                    self.journal_indirect.extend((0..n).map(|i| sector + i * PAGE_SECTORS));
+                } else {
+                    push_extent(&mut self.journal, Extent { file_page: page, sector, pages: n });
+                    page += n;
+                }
+                left -= n;
+                goal = u + n;
+            }
         }
         Ok(())
     }
@@ -331,9 +358,20 @@ impl Layout {
         &self.st(ino).extents
     }
 
-    /// ext3's journal (empty for ext2 and FFS).
+    /// ext3's journal blocks on disk, `file_page` = journal block (empty for ext2 and FFS).
     pub fn journal(&self) -> &[Extent] {
         &self.journal
+    }
+
+    /// The first sectors of the journal inode's indirect blocks (mke2fs allocated them among
+    /// the journal's blocks; nothing reads or writes them during a run).
+    pub fn journal_indirect_blocks(&self) -> &[u64] {
+        &self.journal_indirect
+    }
+
+    /// Blocks in ext3's journal (0 for ext2 and FFS).
+    pub fn journal_blocks(&self) -> u64 {
+        self.journal.iter().map(|e| e.pages).sum()
     }
 
     /// The sector of page `page` of `ino` (None past the allocated end).

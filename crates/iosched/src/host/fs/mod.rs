@@ -8,6 +8,7 @@ mod dirent;
 mod ext2;
 mod ffs;
 mod geometry;
+pub mod journal;
 pub mod layout;
 pub mod listing;
 mod space;
@@ -16,7 +17,7 @@ pub mod tree;
 mod tree_ops;
 mod unlink;
 
-pub use layout::{Alloc, Extent, FsKind, Layout};
+pub use layout::{Alloc, Extent, FsKind, Layout, JOURNAL_MKE2FS};
 pub use listing::{parse_listing, read_listing, MAX_LISTED_BYTES, MAX_LISTING_BYTES};
 pub use spec::{SizeDist, TreeSpec, MAX_FILE_BYTES};
 pub use tree::{check_name, Kind, Node, Tree, MAX_ENTRIES, MAX_NAME_BYTES, ROOT_INO};

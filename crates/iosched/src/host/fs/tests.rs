@@ -145,11 +145,19 @@ fn ext2_geometry_follows_mke2fs() {
     assert_eq!(l.data_extents(ROOT_INO), &[Extent { file_page: 0, sector: (4 + 512) * 8, pages: 1 }]);
     assert_eq!(l.group_of_sector(32768 * 8 * 5 + 3), Some(5));
     assert_eq!(l.group_of_sector(4 * GIB_SECTORS), None);
-    // ext3: the journal at the start of the middle group's data.
+    // ext3 (issue 25; was: the middle group, e2fsprogs 1.41's place): mke2fs 1.35's 8192
+    // blocks at the first free blocks, after the root directory's block, the journal inode's
+    // 9 indirect blocks among them in the walk's order (12 blocks, IND, 1024, DIND, IND, 1024,
+    // IND, ...).
     let j = Layout::build(&t, FsKind::ext3(), 0, 4 * GIB_SECTORS, rng(1)).unwrap();
-    assert_eq!(j.journal().len(), 1);
-    assert_eq!(j.journal()[0].pages, 8192);
-    assert_eq!(j.group_of_sector(j.journal()[0].sector), Some(16));
+    assert_eq!(j.journal_blocks(), 8192);
+    let first = (4 + 512 + 1) * 8;
+    assert_eq!(j.journal()[0], Extent { file_page: 0, sector: first, pages: 12 });
+    assert_eq!(j.journal()[1], Extent { file_page: 12, sector: first + 13 * 8, pages: 1024 });
+    assert_eq!(j.journal()[2], Extent { file_page: 1036, sector: first + (13 + 1024 + 2) * 8, pages: 1024 });
+    assert_eq!(j.journal_indirect_blocks().len(), 9);
+    assert_eq!(j.journal_indirect_blocks()[..3], [first + 12 * 8, first + 1037 * 8, first + 1038 * 8]);
+    assert_eq!(j.group_of_sector(j.journal().last().unwrap().sector), Some(0));
 }
 
 #[test]
@@ -457,6 +465,10 @@ fn check_disjoint(t: &Tree, l: &Layout) {
     for e in l.journal() {
         used += e.pages * PAGE_SECTORS;
         all.push((e.sector, e.pages * PAGE_SECTORS));
+    }
+    for &s in l.journal_indirect_blocks() {
+        used += PAGE_SECTORS;
+        all.push((s, PAGE_SECTORS));
     }
     all.sort();
     for w in all.windows(2) {
