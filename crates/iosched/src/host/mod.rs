@@ -12,6 +12,7 @@ pub mod page_cache;
 mod read;
 mod read_freebsd;
 pub mod readahead;
+pub mod readahead_2_6_9;
 pub mod readahead_freebsd;
 pub mod report;
 pub mod syscall;
