@@ -10,6 +10,7 @@ pub mod fs;
 pub mod kernel;
 pub mod page_cache;
 mod read;
+mod read_2_6_9;
 mod read_freebsd;
 pub mod readahead;
 pub mod readahead_2_6_9;

@@ -3,7 +3,7 @@
 //! scenario without `[host]` never builds one.
 
 use super::task::TaskSection;
-use crate::host::config::{HostConfig, KernelKind};
+use crate::host::config::{HostConfig, KernelKind, RaAlgorithm};
 use crate::host::cpu::CpuModel;
 use crate::host::fs::{FsKind, Layout, SizeDist, Tree, TreeSpec};
 use crate::host::kernel::{Kernel, Start, TaskDef};
@@ -26,6 +26,8 @@ pub struct HostSection {
     pub memory_mib: Option<f64>,
     /// Linux's /sys/block/<dev>/queue/read_ahead_kb (default 128).
     pub read_ahead_kb: Option<u64>,
+    /// Linux's readahead algorithm: "ondemand" (default) or "2.6.9".
+    pub readahead: Option<String>,
     /// vm.dirty_background_ratio (default 10), vm.dirty_ratio (20), vm.dirty_background_bytes
     /// and vm.dirty_bytes (0: use the ratios), vm.dirty_expire_centisecs (3000),
     /// vm.dirty_writeback_centisecs (500).
@@ -114,6 +116,14 @@ impl HostSection {
         if ra_kb > 1 << 20 {
             return Err(format!("field `host.read_ahead_kb` must be in [0, 1048576], got {ra_kb}"));
         }
+        let ra_algorithm = match self.readahead.as_deref() {
+            None | Some("ondemand") => RaAlgorithm::OnDemand,
+            Some("2.6.9") if kernel == KernelKind::Linux => RaAlgorithm::Linux269,
+            Some("2.6.9") => {
+                return Err("field `host.readahead` = \"2.6.9\": a Linux readahead, not for `kernel = \"freebsd\"`".to_string())
+            }
+            Some(other) => return Err(format!("field `host.readahead`: unknown `{other}` (known: ondemand, 2.6.9)")),
+        };
         let d = WritebackConfig::default();
         let writeback = WritebackConfig {
             dirty_background_ratio: self.dirty_background_ratio.unwrap_or(d.dirty_background_ratio),
@@ -155,6 +165,7 @@ impl HostSection {
             kernel,
             memory_pages,
             readahead: RaConfig::from_kb(ra_kb),
+            ra_algorithm,
             writeback,
             cpu,
             // Linux's BIO_MAX_PAGES (1 MiB); FreeBSD 4's MAXPHYS (128 KiB).
