@@ -389,6 +389,11 @@ fn write_bytes(r: &RunResult) -> u64 {
 /// Checks common to every buffered dd: all the data on disk, every write accounted for (by
 /// the flusher or by dd itself), dirty + writeback within the limit plus the slack.
 fn check_dd(r: &RunResult, slack_pages: u64) {
+    check_dd_at(r, slack_pages, 20);
+}
+
+/// `check_dd` with the limit at `dirty_ratio` percent.
+fn check_dd_at(r: &RunResult, slack_pages: u64, dirty_ratio: u64) {
     let h = host(r);
     let dd = task(r, "dd");
     assert_eq!(dd.bytes_written, DD_MIB * MIB);
@@ -399,7 +404,7 @@ fn check_dd(r: &RunResult, slack_pages: u64) {
     // Metadata: at most a few pages per MiB (indirect blocks, bitmaps, the inode).
     assert!(written - DD_MIB * MIB <= 64 * PAGE_BYTES, "{} metadata pages", (written - DD_MIB * MIB) / PAGE_BYTES);
     assert_eq!(h.dirty_pages_at_end, 0);
-    let limit_pages = DD_MEMORY_MIB * MIB / PAGE_BYTES * 20 / 100;
+    let limit_pages = DD_MEMORY_MIB * MIB / PAGE_BYTES * dirty_ratio / 100;
     assert!(!h.timeline.is_empty());
     let mut peak = 0u64;
     for s in &h.timeline {
@@ -494,6 +499,19 @@ fn dd_writeback_legacy_26() {
     check_dd(&r, legacy_slack());
     let dd = task(&r, "dd");
     assert!(dd.pages_written > 0, "2.6.32's balance_dirty_pages makes the writer write");
+}
+
+/// `kernel_release = "2.6.9"`: 2.6.9's balance_dirty_pages with its vm_dirty_ratio of 40; the
+/// writer is checked every ratelimit + 1 pages, so the slack is one page more than 2.6.32's.
+#[test]
+fn dd_writeback_2_6_9() {
+    let text = dd_scenario("kernel_release = \"2.6.9\"", "");
+    let r = run(&text);
+    check_dd_at(&r, legacy_slack() + 1, 40);
+    assert!(task(&r, "dd").pages_written > 0, "2.6.9's balance_dirty_pages makes the writer write");
+    // The same with the field itself.
+    let r2 = run(&dd_scenario("dirty_throttle = \"2.6.9\"", ""));
+    assert_eq!(serde_json::to_string(&r.summary).unwrap(), serde_json::to_string(&r2.summary).unwrap());
 }
 
 #[test]
@@ -755,6 +773,14 @@ fn unknown_readahead() {
     assert!(e.starts_with("bad.toml: ") && e.contains("host.readahead") && e.contains("2.4"), "{e}");
     let e = err(&format!("[host]\nkernel = \"freebsd\"\nreadahead = \"2.6.9\"\n{ONE_FILE}{ONE_TASK}"));
     assert!(e.contains("host.readahead") && e.contains("2.6.9") && e.contains("freebsd"), "{e}");
+}
+
+#[test]
+fn unknown_kernel_release_or_throttle() {
+    let e = err(&format!("[host]\nkernel_release = \"2.6.11\"\n{ONE_FILE}{ONE_TASK}"));
+    assert!(e.contains("host.kernel_release") && e.contains("2.6.11"), "{e}");
+    let e = err(&format!("[host]\ndirty_throttle = \"2.4\"\n{ONE_FILE}{ONE_TASK}"));
+    assert!(e.contains("host.dirty_throttle") && e.contains("2.4") && e.contains("2.6.9"), "{e}");
 }
 
 #[test]
