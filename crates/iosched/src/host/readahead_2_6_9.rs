@@ -212,7 +212,15 @@ pub fn page_cache_readahead(cfg: &RaConfig, ra: &mut RaState269, probe: &dyn Cac
 
 /// The "unusual path" (`do_io` in `page_cache_readahead`): a new current window at `index`.
 #[allow(clippy::too_many_arguments)]
-fn do_io(ra: &mut RaState269, probe: &dyn CacheProbe, index: u64, max: u64, file_pages: u64, orig_next_size: u64, first_access: bool) -> RaWindow {
+fn do_io(
+    ra: &mut RaState269,
+    probe: &dyn CacheProbe,
+    index: u64,
+    max: u64,
+    file_pages: u64,
+    orig_next_size: u64,
+    first_access: bool,
+) -> RaWindow {
     if !first_access {
         // "there is a high probability that around ra->average number of pages shall be
         // accessed in the next current window"

@@ -131,9 +131,7 @@ impl HostSection {
         let ra_algorithm = match self.readahead.as_deref().unwrap_or(ra_default) {
             "ondemand" => RaAlgorithm::OnDemand,
             "2.6.9" if kernel == KernelKind::Linux => RaAlgorithm::Linux269,
-            "2.6.9" => {
-                return Err("field `host.readahead` = \"2.6.9\": a Linux readahead, not for `kernel = \"freebsd\"`".to_string())
-            }
+            "2.6.9" => return Err("field `host.readahead` = \"2.6.9\": a Linux readahead, not for `kernel = \"freebsd\"`".to_string()),
             other => return Err(format!("field `host.readahead`: unknown `{other}` (known: ondemand, 2.6.9)")),
         };
         let throttle = match self.dirty_throttle.as_deref().unwrap_or(if release_269 { "2.6.9" } else { "io-less" }) {

@@ -310,10 +310,7 @@ fn readahead_2_6_9_windows_become_the_disk_reads() {
         windows.extend(t.windows);
     }
     let spans: Vec<(u64, u64)> = windows.iter().map(|w| (w.start, w.pages)).collect();
-    assert_eq!(
-        spans,
-        vec![(0, 16), (16, 17), (33, 25), (58, 32), (90, 32), (122, 32), (154, 32), (186, 32), (218, 32), (250, 6)]
-    );
+    assert_eq!(spans, vec![(0, 16), (16, 17), (33, 25), (58, 32), (90, 32), (122, 32), (154, 32), (186, 32), (218, 32), (250, 6)]);
     let mut expected = Vec::new();
     for w in &windows {
         let mut page = w.start;
