@@ -23,6 +23,25 @@ impl KernelKind {
     }
 }
 
+/// Which Linux readahead algorithm read() follows (`[host] readahead`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RaAlgorithm {
+    /// On-demand readahead (host/readahead.rs, Linux 2.6.23+; the default).
+    #[default]
+    OnDemand,
+    /// 2.6.9's current and ahead windows (host/readahead_2_6_9.rs).
+    Linux269,
+}
+
+impl RaAlgorithm {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RaAlgorithm::OnDemand => "ondemand",
+            RaAlgorithm::Linux269 => "2.6.9",
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct HostConfig {
     pub kernel: KernelKind,
@@ -30,6 +49,8 @@ pub struct HostConfig {
     /// memory to the cache; processes' own memory is not modelled).
     pub memory_pages: u64,
     pub readahead: RaConfig,
+    /// The algorithm using it (Linux host only).
+    pub ra_algorithm: RaAlgorithm,
     pub writeback: WritebackConfig,
     pub cpu: CpuModel,
     /// Largest bio the host builds (pages): Linux's BIO_MAX_PAGES (256, 1 MiB).

@@ -135,6 +135,8 @@ pub(super) struct Task {
     pub wait: Wait,
     pub rng: Pcg64,
     pub ra: BTreeMap<Ino, RaState>,
+    /// `readahead = "2.6.9"`: 2.6.9's state per open file.
+    pub ra269: BTreeMap<Ino, super::readahead_2_6_9::RaState269>,
     /// FreeBSD: the sequential heuristic per open file, and the current read()'s count.
     pub bsd_seq: BTreeMap<Ino, super::readahead_freebsd::SeqState>,
     pub bsd_seqcount: u64,
@@ -330,6 +332,7 @@ impl Kernel {
             wait: Wait::None,
             rng: rng_stream(self.seed, 1_000 + index as u64),
             ra: BTreeMap::new(),
+            ra269: BTreeMap::new(),
             bsd_seq: BTreeMap::new(),
             bsd_seqcount: 0,
             prio,
@@ -408,6 +411,7 @@ impl Kernel {
             // A child's counts go to its root; its memory is released.
             let child = std::mem::take(&mut task.report);
             task.ra.clear();
+            task.ra269.clear();
             task.bsd_seq.clear();
             task.calls.clear();
             let r = &mut self.tasks[root].report;

@@ -1,7 +1,7 @@
 //! The read side of the host's system calls: read() through the page cache with readahead,
 //! O_DIRECT transfers, path lookup and readdir with their metadata reads, and creat/mkdir.
 
-use super::config::KernelKind;
+use super::config::{KernelKind, RaAlgorithm};
 use super::kernel::{BioInfo, BioKind, Kernel, Stage, Submitter, Wait};
 use super::page_cache::{Lookup, PageCache};
 use super::readahead::{self, CacheProbe, RaWindow};
@@ -12,9 +12,9 @@ use crate::time::Nanos;
 use crate::workload::{Emit, NewRequest};
 
 /// Readahead's view of one file in the page cache.
-struct Probe<'a> {
-    cache: &'a PageCache,
-    ino: Ino,
+pub(super) struct Probe<'a> {
+    pub cache: &'a PageCache,
+    pub ino: Ino,
 }
 
 impl CacheProbe for Probe<'_> {
@@ -72,6 +72,7 @@ impl Kernel {
         // f_seqcount live in the open file).
         let task = &mut self.tasks[t];
         task.ra.remove(&ino);
+        task.ra269.remove(&ino);
         task.bsd_seq.remove(&ino);
         false
     }
@@ -93,7 +94,7 @@ impl Kernel {
     /// Submits a readahead window: first the indirect blocks that map it (the mapping must be
     /// known before the data can be read), then its missing pages, then its marker. True if the
     /// task waits for an indirect block (the window is kept and submitted when it resumes).
-    fn submit_window(&mut self, t: usize, ino: Ino, w: RaWindow, now: Nanos, out: &mut Emit) -> bool {
+    pub(super) fn submit_window(&mut self, t: usize, ino: Ino, w: RaWindow, now: Nanos, out: &mut Emit) -> bool {
         if w.is_empty() {
             return false;
         }
@@ -117,6 +118,9 @@ impl Kernel {
     /// call stopped.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn read(&mut self, t: usize, ino: Ino, off: u64, len: u64, now: Nanos, out: &mut Emit) -> bool {
+        if self.cfg.ra_algorithm == RaAlgorithm::Linux269 {
+            return self.read_2_6_9(t, ino, off, len, now, out);
+        }
         if let Some((wino, w)) = self.tasks[t].pending_window.take() {
             if self.submit_window(t, wino, w, now, out) {
                 return true;

@@ -59,6 +59,7 @@ impl Kernel {
                 }
                 self.dcache.remove(&ino);
                 self.tasks[t].ra.remove(&ino);
+                self.tasks[t].ra269.remove(&ino);
                 self.tasks[t].bsd_seq.remove(&ino);
                 if self.cfg.kernel == KernelKind::FreeBsd {
                     // FFS without soft updates writes the directory block and the inode

@@ -58,6 +58,8 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use serde::{Deserialize, Serialize};
 
 use super::page_cache::PageCache;
+
+mod balance_2_6_9;
 use super::{Ino, PAGE_BYTES};
 
 /// Pages per inode per flusher pass (fs/fs-writeback.c; mm/page-writeback.c in 2.6.32).
@@ -90,6 +92,10 @@ pub enum Throttle {
     /// 2.6.32's `balance_dirty_pages`: the writer writes back a chunk itself, then sleeps.
     #[serde(rename = "legacy26")]
     Legacy26,
+    /// 2.6.9's `balance_dirty_pages` (writeback/balance_2_6_9.rs): the same shape, a fixed
+    /// chunk, no midpoint exit, flat 100 ms sleeps.
+    #[serde(rename = "legacy269")]
+    Legacy269,
     /// 3.2+ I/O-less dirty throttling: the writer only sleeps, paced to the write bandwidth.
     #[serde(rename = "ioless")]
     IoLess,
@@ -428,6 +434,7 @@ impl Writeback {
         self.bw.dirtied_total += pages_dirtied;
         match self.cfg.throttle {
             Throttle::Legacy26 => self.balance_legacy(cache, pid, pages_dirtied),
+            Throttle::Legacy269 => self.balance_2_6_9(cache, pid, pages_dirtied),
             Throttle::IoLess => self.balance_ioless(cache, pid, pages_dirtied, now_ns),
         }
     }

@@ -3,7 +3,7 @@
 //! scenario without `[host]` never builds one.
 
 use super::task::TaskSection;
-use crate::host::config::{HostConfig, KernelKind};
+use crate::host::config::{HostConfig, KernelKind, RaAlgorithm};
 use crate::host::cpu::CpuModel;
 use crate::host::fs::{FsKind, Layout, SizeDist, Tree, TreeSpec};
 use crate::host::kernel::{Kernel, Start, TaskDef};
@@ -26,6 +26,8 @@ pub struct HostSection {
     pub memory_mib: Option<f64>,
     /// Linux's /sys/block/<dev>/queue/read_ahead_kb (default 128).
     pub read_ahead_kb: Option<u64>,
+    /// Linux's readahead algorithm: "ondemand" (default) or "2.6.9".
+    pub readahead: Option<String>,
     /// vm.dirty_background_ratio (default 10), vm.dirty_ratio (20), vm.dirty_background_bytes
     /// and vm.dirty_bytes (0: use the ratios), vm.dirty_expire_centisecs (3000),
     /// vm.dirty_writeback_centisecs (500).
@@ -35,8 +37,11 @@ pub struct HostSection {
     pub dirty_bytes: Option<u64>,
     pub dirty_expire_centisecs: Option<u32>,
     pub dirty_writeback_centisecs: Option<u32>,
-    /// "io-less" (Linux 3.2+, default) or "2.6" (balance_dirty_pages of 2.6.32).
+    /// "io-less" (Linux 3.2+, default), "2.6" (balance_dirty_pages of 2.6.32) or "2.6.9"
+    /// (2.6.9's; its dirty_ratio default is 40).
     pub dirty_throttle: Option<String>,
+    /// "2.6.9": the defaults of `readahead` and `dirty_throttle` become "2.6.9".
+    pub kernel_release: Option<String>,
     /// CPUs the tasks' compute steps share (0: unlimited, the default).
     pub cpus: Option<u32>,
     /// "ps" (processor sharing, default) or "rr" (round robin).
@@ -115,10 +120,32 @@ impl HostSection {
         if ra_kb > 1 << 20 {
             return Err(format!("field `host.read_ahead_kb` must be in [0, 1048576], got {ra_kb}"));
         }
+        let release_269 = match self.kernel_release.as_deref() {
+            None => false,
+            Some("2.6.9") if kernel == KernelKind::Linux => true,
+            Some("2.6.9") => {
+                return Err("field `host.kernel_release` = \"2.6.9\": a Linux release, not for `kernel = \"freebsd\"`".to_string())
+            }
+            Some(other) => return Err(format!("field `host.kernel_release`: unknown `{other}` (known: 2.6.9)")),
+        };
+        let ra_default = if release_269 { "2.6.9" } else { "ondemand" };
+        let ra_algorithm = match self.readahead.as_deref().unwrap_or(ra_default) {
+            "ondemand" => RaAlgorithm::OnDemand,
+            "2.6.9" if kernel == KernelKind::Linux => RaAlgorithm::Linux269,
+            "2.6.9" => return Err("field `host.readahead` = \"2.6.9\": a Linux readahead, not for `kernel = \"freebsd\"`".to_string()),
+            other => return Err(format!("field `host.readahead`: unknown `{other}` (known: ondemand, 2.6.9)")),
+        };
+        let throttle = match self.dirty_throttle.as_deref().unwrap_or(if release_269 { "2.6.9" } else { "io-less" }) {
+            "io-less" => Throttle::IoLess,
+            "2.6" => Throttle::Legacy26,
+            "2.6.9" => Throttle::Legacy269,
+            other => return Err(format!("field `host.dirty_throttle`: unknown `{other}` (known: io-less, 2.6, 2.6.9)")),
+        };
         let d = WritebackConfig::default();
         let writeback = WritebackConfig {
             dirty_background_ratio: self.dirty_background_ratio.unwrap_or(d.dirty_background_ratio),
-            dirty_ratio: self.dirty_ratio.unwrap_or(d.dirty_ratio),
+            // 2.6.9's vm_dirty_ratio is 40 (mm/page-writeback.c of 2.6.9); 20 is later kernels'.
+            dirty_ratio: self.dirty_ratio.unwrap_or(if throttle == Throttle::Legacy269 { 40 } else { d.dirty_ratio }),
             dirty_background_bytes: self.dirty_background_bytes.unwrap_or(d.dirty_background_bytes),
             dirty_bytes: self.dirty_bytes.unwrap_or(d.dirty_bytes),
             dirty_expire_centisecs: self.dirty_expire_centisecs.unwrap_or(d.dirty_expire_centisecs),
@@ -128,11 +155,7 @@ impl HostSection {
             } else {
                 d.dirty_writeback_centisecs
             }),
-            throttle: match self.dirty_throttle.as_deref().unwrap_or("io-less") {
-                "io-less" => Throttle::IoLess,
-                "2.6" => Throttle::Legacy26,
-                other => return Err(format!("field `host.dirty_throttle`: unknown `{other}` (known: io-less, 2.6)")),
-            },
+            throttle,
         };
         writeback.validate(memory_pages)?;
         let cpus = self.cpus.unwrap_or(0);
@@ -156,6 +179,7 @@ impl HostSection {
             kernel,
             memory_pages,
             readahead: RaConfig::from_kb(ra_kb),
+            ra_algorithm,
             writeback,
             cpu,
             // Linux's BIO_MAX_PAGES (1 MiB); FreeBSD 4's MAXPHYS (128 KiB).

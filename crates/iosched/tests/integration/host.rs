@@ -5,6 +5,7 @@
 
 use iosched::host::fs::{Layout, Tree, ROOT_INO};
 use iosched::host::readahead::{simulate_sequential, RaConfig};
+use iosched::host::readahead_2_6_9::{MemFile269, RaState269};
 use iosched::host::report::{HostReport, TaskReport};
 use iosched::host::{Ino, PAGE_BYTES, PAGE_SECTORS};
 use iosched::metrics::RequestRecord;
@@ -288,6 +289,52 @@ fn no_readahead_reads_one_page_at_a_time() {
     assert_eq!(data_reads(&r, &layout, ino), expected);
 }
 
+/// `readahead = "2.6.9"`: the cat's 16 KiB reads of the 1 MiB file become 2.6.9's windows
+/// (host/readahead_2_6_9.rs run page by page with I/O completing at once: the decisions do not
+/// depend on timing, a page under I/O counts as cached): current windows [0,16), [16,33),
+/// [33,58), then 32-page ahead windows [58,90) ... and [250,256) at EOF.
+#[test]
+fn readahead_2_6_9_windows_become_the_disk_reads() {
+    let text = ra_scenario(128).replace("[host]\n", "[host]\nreadahead = \"2.6.9\"\n");
+    let s = parse(&text);
+    let (tree, layout) = layout_of(&s);
+    let ino = tree.lookup("/f").unwrap();
+    let file_pages = MIB / PAGE_BYTES;
+    let cfg = RaConfig::from_kb(128);
+    let mut f = MemFile269::new(file_pages);
+    let mut ra = RaState269::open(&cfg);
+    let mut windows = Vec::new();
+    for r in 0..file_pages / 4 {
+        let t = f.read(&cfg, &mut ra, 4 * r, 4);
+        assert!(t.single.is_empty());
+        windows.extend(t.windows);
+    }
+    let spans: Vec<(u64, u64)> = windows.iter().map(|w| (w.start, w.pages)).collect();
+    assert_eq!(spans, vec![(0, 16), (16, 17), (33, 25), (58, 32), (90, 32), (122, 32), (154, 32), (186, 32), (218, 32), (250, 6)]);
+    let mut expected = Vec::new();
+    for w in &windows {
+        let mut page = w.start;
+        for (_, n) in layout.runs(ino, w.start, w.pages) {
+            expected.push((page, n));
+            page += n;
+        }
+    }
+    let r = run(&text);
+    assert_eq!(data_reads(&r, &layout, ino), expected);
+    let cat = task(&r, "cat");
+    assert_eq!(cat.data_pages_read, file_pages);
+    // The ahead windows are the prefetched pages: 256 - 58.
+    assert_eq!(cat.prefetch_pages, file_pages - 58);
+}
+
+/// `readahead = "ondemand"` is the default: the same summary, byte for byte, as without it.
+#[test]
+fn readahead_ondemand_is_the_default() {
+    let a = run(&ra_scenario(128));
+    let b = run(&ra_scenario(128).replace("[host]\n", "[host]\nreadahead = \"ondemand\"\n"));
+    assert_eq!(serde_json::to_string(&a.summary).unwrap(), serde_json::to_string(&b.summary).unwrap());
+}
+
 // ---------------------------------------------------------------------------------------------
 // 4. Writeback.
 
@@ -339,6 +386,11 @@ fn write_bytes(r: &RunResult) -> u64 {
 /// Checks common to every buffered dd: all the data on disk, every write accounted for (by
 /// the flusher or by dd itself), dirty + writeback within the limit plus the slack.
 fn check_dd(r: &RunResult, slack_pages: u64) {
+    check_dd_at(r, slack_pages, 20);
+}
+
+/// `check_dd` with the limit at `dirty_ratio` percent.
+fn check_dd_at(r: &RunResult, slack_pages: u64, dirty_ratio: u64) {
     let h = host(r);
     let dd = task(r, "dd");
     assert_eq!(dd.bytes_written, DD_MIB * MIB);
@@ -349,7 +401,7 @@ fn check_dd(r: &RunResult, slack_pages: u64) {
     // Metadata: at most a few pages per MiB (indirect blocks, bitmaps, the inode).
     assert!(written - DD_MIB * MIB <= 64 * PAGE_BYTES, "{} metadata pages", (written - DD_MIB * MIB) / PAGE_BYTES);
     assert_eq!(h.dirty_pages_at_end, 0);
-    let limit_pages = DD_MEMORY_MIB * MIB / PAGE_BYTES * 20 / 100;
+    let limit_pages = DD_MEMORY_MIB * MIB / PAGE_BYTES * dirty_ratio / 100;
     assert!(!h.timeline.is_empty());
     let mut peak = 0u64;
     for s in &h.timeline {
@@ -444,6 +496,19 @@ fn dd_writeback_legacy_26() {
     check_dd(&r, legacy_slack());
     let dd = task(&r, "dd");
     assert!(dd.pages_written > 0, "2.6.32's balance_dirty_pages makes the writer write");
+}
+
+/// `kernel_release = "2.6.9"`: 2.6.9's balance_dirty_pages with its vm_dirty_ratio of 40; the
+/// writer is checked every ratelimit + 1 pages, so the slack is one page more than 2.6.32's.
+#[test]
+fn dd_writeback_2_6_9() {
+    let text = dd_scenario("kernel_release = \"2.6.9\"", "");
+    let r = run(&text);
+    check_dd_at(&r, legacy_slack() + 1, 40);
+    assert!(task(&r, "dd").pages_written > 0, "2.6.9's balance_dirty_pages makes the writer write");
+    // The same with the field itself.
+    let r2 = run(&dd_scenario("dirty_throttle = \"2.6.9\"", ""));
+    assert_eq!(serde_json::to_string(&r.summary).unwrap(), serde_json::to_string(&r2.summary).unwrap());
 }
 
 #[test]
@@ -697,6 +762,22 @@ fn memory_smaller_than_a_page() {
 fn background_ratio_above_the_dirty_ratio() {
     let e = err(&format!("[host]\ndirty_background_ratio = 30\ndirty_ratio = 20\n{ONE_FILE}{ONE_TASK}"));
     assert!(e.contains("dirty_background_ratio") && e.contains("30") && e.contains("20"), "{e}");
+}
+
+#[test]
+fn unknown_readahead() {
+    let e = err(&format!("[host]\nreadahead = \"2.4\"\n{ONE_FILE}{ONE_TASK}"));
+    assert!(e.starts_with("bad.toml: ") && e.contains("host.readahead") && e.contains("2.4"), "{e}");
+    let e = err(&format!("[host]\nkernel = \"freebsd\"\nreadahead = \"2.6.9\"\n{ONE_FILE}{ONE_TASK}"));
+    assert!(e.contains("host.readahead") && e.contains("2.6.9") && e.contains("freebsd"), "{e}");
+}
+
+#[test]
+fn unknown_kernel_release_or_throttle() {
+    let e = err(&format!("[host]\nkernel_release = \"2.6.11\"\n{ONE_FILE}{ONE_TASK}"));
+    assert!(e.contains("host.kernel_release") && e.contains("2.6.11"), "{e}");
+    let e = err(&format!("[host]\ndirty_throttle = \"2.4\"\n{ONE_FILE}{ONE_TASK}"));
+    assert!(e.contains("host.dirty_throttle") && e.contains("2.4") && e.contains("2.6.9"), "{e}");
 }
 
 #[test]
