@@ -78,11 +78,12 @@ def _host(memory_mib: int, tree: list, files: list, sample_ms: Optional[int]) ->
         "fs": "ext3",
         "fs_mib": FS_MIB,
         "cpus": 1,
-        # Linux 2.6.9's vm defaults: dirty_background_ratio 10, dirty_ratio 40 (lowered in
-        # 2.6.22), read_ahead_kb 128; balance_dirty_pages as in 2.6 (writers write back).
+        # Linux 2.6.9's host (docs/host.md): its readahead (current and ahead windows) and its
+        # balance_dirty_pages; its vm defaults: dirty_background_ratio 10, dirty_ratio 40
+        # (lowered in 2.6.22), read_ahead_kb 128.
+        "kernel_release": "2.6.9",
         "dirty_background_ratio": 10,
         "dirty_ratio": 40,
-        "dirty_throttle": "2.6",
         "read_ahead_kb": 128,
         "tree": tree,
         "file": files,
@@ -689,8 +690,8 @@ T4_NOTE = (
     "gives each thread its own queue. ext3's journal is modelled (docs/host.md): metadata (directory, inode table, "
     "bitmap blocks) is committed to a 32 MiB journal every 5 s in ordered data mode by kjournald, then written in place "
     "by the flusher. The readahead "
-    "is today's on-demand algorithm, not 2.6.9's: a 4-64 KiB file read in 4 KiB read()s reaches the disk as two or "
-    "three requests (a 4-page window for the first read, the rest as the next, asynchronous window)."
+    "is 2.6.9's (docs/host-readahead.md): the first read of an open file reads 16 pages (64 KiB) at once, so a "
+    "4-64 KiB file read in 4 KiB read()s reaches the disk as one request."
 )
 
 
@@ -740,9 +741,9 @@ HOST_NOTE = (
     "Linux 2.6.9, and an external 7,200 rpm Maxtor 20 GB IDE disk with ext3, remounted before every run. Here: "
     "`memory_mib` = 1024 (the page cache is the whole memory: processes' own memory is not modelled), `cpus` = 1, "
     "`fs = \"ext3\"` (ext2's layout with Linux 2.6.9's journal, ordered data) on the first 20 GiB of the disk (`fs_mib` = 20480), a cold cache, "
-    "Linux 2.6.9's vm defaults (dirty_background_ratio 10, dirty_ratio 40, read_ahead_kb 128) with 2.6's "
-    "balance_dirty_pages (`dirty_throttle = \"2.6\"`), and Linux 2.6's block layer (`[block]`, legacy request lists, "
-    "128 requests per direction, plugging and merging). The readahead is today's on-demand algorithm, not 2.6.9's. "
+    "Linux 2.6.9's host (`kernel_release = \"2.6.9\"`: its readahead and its balance_dirty_pages) and vm defaults "
+    "(dirty_background_ratio 10, dirty_ratio 40, read_ahead_kb 128), and Linux 2.6's block layer (`[block]`, legacy "
+    "request lists, 128 requests per direction, plugging and merging). "
     f"The device is `{DEVICE}` (Maxtor DiamondMax 10, 7200 rpm PATA, no command queueing, 2 MB cache, 55 -> 30 MB/s): "
     "of `iosched list devices`, the one of the paper's maker, interface, speed and era; the IBM Deskstar 34GXP "
     "(22 MB/s) could not reach the paper's 33-35 MB/s, the 7L250S0 is SATA with NCQ. It holds 82 GB, four times the "

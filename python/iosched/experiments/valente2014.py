@@ -933,7 +933,7 @@ def reproduce(out_dir: "str | Path", quick: bool = False, progress: Optional[Cal
         "## The runs\n\n"
         "The paper's schedulers: BFQ+ = `bfq-plus`, BFQ = `bfq-original` (docs/schedulers/bfq.md), CFQ = `cfq` (Linux "
         "~4.4's rules; the paper ran 2.6.34's), NOOP = `noop`. Extra rows, not in the paper: `bfq` (Linux 6.x), `deadline`. "
-        "The host: 1 GiB of page cache, ext3-like layout (the paper's third system ran ext4), Linux's block layer, today's "
+        "The host: 1 GiB of page cache, ext3 with its journal (ordered mode, 5 s commits: docs/host.md; the paper's third system ran ext4, whose jbd2 commits alike), a write-caching drive, Linux's block layer, today's "
         "writeback and readahead; the workloads are docs/s-suite.md's. One seed per point.\n"
     )
     sections = [
