@@ -667,7 +667,8 @@ impl Kernel {
     /// Re-checks a task waiting on its own I/O or on writeback; runs it if done waiting.
     pub(super) fn check_io_wait(&mut self, t: usize, now: Nanos, out: &mut Emit) {
         let task = &self.tasks[t];
-        let own_done = task.outstanding == 0 && task.queue.is_empty() && task.awaiting.is_none() && self.journal_committed(task.commit_wait);
+        let own_done =
+            task.outstanding == 0 && task.queue.is_empty() && task.awaiting.is_none() && self.journal_committed(task.commit_wait);
         let ready = match task.wait {
             Wait::OwnIo => own_done,
             Wait::Writeback(ino) => own_done && self.ino_writeback.get(&ino).copied().unwrap_or(0) == 0,

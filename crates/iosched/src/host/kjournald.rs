@@ -252,7 +252,8 @@ impl Kernel {
                     for page in plan.meta {
                         self.cache.write(PageKey::new(BDEV_INO, page), now);
                     }
-                    let waiting: Vec<usize> = self.writeback_waiters.iter().copied().filter(|&t| self.tasks[t].commit_wait.is_some()).collect();
+                    let waiting: Vec<usize> =
+                        self.writeback_waiters.iter().copied().filter(|&t| self.tasks[t].commit_wait.is_some()).collect();
                     for t in waiting {
                         self.check_io_wait(t, now, out);
                     }

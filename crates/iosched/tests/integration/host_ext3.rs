@@ -204,8 +204,11 @@ fn fsync_on_ext3_writes_the_data_before_the_commit_block() {
     assert!(exit_ns + 1 >= commit.complete_ns, "exit {exit_ns} before the commit block {}", commit.complete_ns);
     // The inode's block reaches its home location only later, by the flusher (checkpoint).
     let inode_sector = layout.inode_block(ino);
-    let home: Vec<&RequestRecord> =
-        r.records.iter().filter(|x| x.op == Op::Write && x.start_sector <= inode_sector && inode_sector < x.start_sector + x.size_sectors as u64).collect();
+    let home: Vec<&RequestRecord> = r
+        .records
+        .iter()
+        .filter(|x| x.op == Op::Write && x.start_sector <= inode_sector && inode_sector < x.start_sector + x.size_sectors as u64)
+        .collect();
     assert_eq!(home.len(), 1, "the inode block written once in place");
     assert_eq!(home[0].pid, pid_of(&r, "flush"));
     assert!(home[0].issue_ns >= commit.complete_ns + 30_000_000_000, "checkpointed after dirty_expire_centisecs");

@@ -167,7 +167,17 @@ impl Journal {
     /// A journal over `extents` (journal block `file_page` at `sector`), `blocks` long.
     pub fn new(extents: Vec<Extent>, blocks: u64) -> Journal {
         assert!(blocks > LOG_FIRST_BLOCK + 2, "a journal of {blocks} blocks");
-        Journal { extents, maxlen: blocks, head: LOG_FIRST_BLOCK, next_tid: 1, running: None, committing: None, committed: 0, requested: 0, stats: JournalStats::default() }
+        Journal {
+            extents,
+            maxlen: blocks,
+            head: LOG_FIRST_BLOCK,
+            next_tid: 1,
+            running: None,
+            committing: None,
+            committed: 0,
+            requested: 0,
+            stats: JournalStats::default(),
+        }
     }
 
     pub fn blocks(&self) -> u64 {
