@@ -44,6 +44,7 @@ from ..ledger.rule import AtLeast, AtMost
 from ..pool import Pool
 from . import seelam2005_selection as selection
 from .block import Plan
+from .timeline import disk_mb as _disk_mb
 from .sweep import markdown_table
 
 NAME = "seelam2005"
@@ -163,31 +164,12 @@ def row_name(label: str) -> str:
 
 # -- helpers ----------------------------------------------------------------------------------
 
-def _at(timeline: list, field: str, t: float) -> float:
-    """`field` of the timeline linearly interpolated at time t (0 before the first sample)."""
-    prev_t, prev_v = 0.0, 0.0
-    for x in timeline:
-        if x["t_s"] >= t:
-            dt = x["t_s"] - prev_t
-            return prev_v if dt <= 0 else prev_v + (x[field] - prev_v) * (t - prev_t) / dt
-        prev_t, prev_v = x["t_s"], x[field]
-    return prev_v
-
-
 def _window(s: dict, task: dict) -> Tuple[float, float, bool]:
     """The task's lifetime (start, end) in the run; finished = False when the run's end stopped it."""
     start = task["start_s"] or 0.0
     if task["elapsed_s"] is not None:
         return start, start + task["elapsed_s"], True
     return start, s["elapsed_s"], False
-
-
-def _disk_mb(s: dict, t0: float, t1: float) -> Tuple[float, float]:
-    """MB (10^6 B) the disk read and wrote in [t0, t1] (from the host's timeline)."""
-    tl = s["host"]["timeline"]
-    r = (_at(tl, "disk_read_mib", t1) - _at(tl, "disk_read_mib", t0)) * 2**20 / 1e6
-    w = (_at(tl, "disk_written_mib", t1) - _at(tl, "disk_written_mib", t0)) * 2**20 / 1e6
-    return r, w
 
 
 def _elapsed(task: dict, duration_s: float):

@@ -43,6 +43,7 @@ from ..ledger.rule import TOLERANCE, AtLeast, AtMost, Measured
 from ..pool import Pool
 from .block import Plan
 from .seelam2005 import registered_names
+from .timeline import disk_mb
 from .sweep import markdown_table
 
 NAME = "valente2014"
@@ -112,42 +113,14 @@ def _key(*parts: str) -> str:
     return "-".join("".join(c if c.isalnum() else "-" for c in p.lower()).strip("-") for p in parts)
 
 
-def _timeline(s: dict) -> list:
-    return (s.get("host") or {}).get("timeline") or []
-
-
 def _disk_mb(s: dict, t0: float, t1: float) -> float:
     """MB (10^6 B) the disk read and wrote between t0 and t1 (from the per-second timeline)."""
-    tl = _timeline(s)
-
-    def at(t: float) -> float:
-        prev_t, prev_v = 0.0, 0.0
-        for x in tl:
-            v = x["disk_read_mib"] + x["disk_written_mib"]
-            if x["t_s"] >= t:
-                dt = x["t_s"] - prev_t
-                return prev_v if dt <= 0 else prev_v + (v - prev_v) * (t - prev_t) / dt
-            prev_t, prev_v = x["t_s"], v
-        return prev_v
-
-    return (at(t1) - at(t0)) * 2**20 / 1e6
+    return sum(disk_mb(s, t0, t1))
 
 
 def _disk_written_mb(s: dict, t0: float, t1: float) -> float:
     """MB (10^6 B) the disk wrote between t0 and t1."""
-    tl = _timeline(s)
-
-    def at(t: float) -> float:
-        prev_t, prev_v = 0.0, 0.0
-        for x in tl:
-            v = x["disk_written_mib"]
-            if x["t_s"] >= t:
-                dt = x["t_s"] - prev_t
-                return prev_v if dt <= 0 else prev_v + (v - prev_v) * (t - prev_t) / dt
-            prev_t, prev_v = x["t_s"], v
-        return prev_v
-
-    return (at(t1) - at(t0)) * 2**20 / 1e6
+    return disk_mb(s, t0, t1)[1]
 
 
 def _run_mb_s(s: dict) -> float:
