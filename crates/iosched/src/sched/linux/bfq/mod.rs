@@ -1162,10 +1162,10 @@ impl Scheduler for Bfq {
             return Decision::WaitUntil(t.max(now.saturating_add(1)));
         }
         if self.rq_in_driver > 0 {
-            // Waiting for a completion (which asks again): poll meanwhile, on a 1 ms grid so that
-            // the many decisions of one millisecond share one wake-up (now + 1 ms would start a
-            // new chain of wake-ups at every event).
-            return Decision::WaitUntil(next_ms(now));
+            // Linux runs the queue again when a request completes or arrives, not on a clock
+            // (as cfq here): a budget timeout that passes meanwhile is noticed at the next
+            // completion, where bfq_completed_request checks it.
+            return Decision::Empty;
         }
         match self.rescue(now) {
             Some(r) => Decision::Dispatch(r, ArmPath::Direct),
