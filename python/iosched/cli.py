@@ -1372,6 +1372,9 @@ def mount(
     policy: Optional[str] = typer.Option(None, "--policy", help="Policy that `anticipatory` wraps (default aged-sptf)."),
     sets: List[str] = typer.Option([], "--set", help="Scheduler tunable TUNABLE=VALUE (repeatable)."),
     device: str = typer.Option("ibm-deskstar-34gxp", "--device", help="Emulated disk preset (iosched list devices)."),
+    queue_depth: Optional[str] = typer.Option(None, "--queue-depth", help="Commands the emulated drive holds at once (NCQ/TCQ; default 1: none), up to the preset's maximum; as a scenario's [device] queue_depth."),
+    queue_order: Optional[str] = typer.Option(None, "--queue-order", help="The drive's order among held commands: rpo (rotational position, default) or fifo."),
+    queue_aging_ms: Optional[str] = typer.Option(None, "--queue-aging-ms", help="rpo: a command held longer than this is served first (default 500, an estimate)."),
     calibration: Optional[Path] = typer.Option(None, "--calibration", help="With --backend real: positioning curve from `iosched calibrate --real PATH --curve FILE`."),
     backend: str = typer.Option("emulated", "--backend", help="emulated: the --device model times each request; real: the backing files' own I/O, done at dispatch (addresses from FIEMAP)."),
     direct_io: bool = typer.Option(False, "--direct-io", help="FOPEN_DIRECT_IO: each read() is one request (no readahead, no page cache)."),
@@ -1394,7 +1397,8 @@ def mount(
         args.append("--direct-io")
     if daemon:
         args.append("--daemon")
-    for flag, value in (("--summary", summary), ("--stats", stats), ("--stats-interval", stats_interval), ("--log", log), ("--requests-csv", requests_csv), ("--calibration", calibration)):
+    for flag, value in (("--summary", summary), ("--stats", stats), ("--stats-interval", stats_interval), ("--log", log), ("--requests-csv", requests_csv), ("--calibration", calibration),
+                        ("--queue-depth", queue_depth), ("--queue-order", queue_order), ("--queue-aging-ms", queue_aging_ms)):
         if value is not None:
             args += [flag, str(value)]
     _exec_fuse(args)

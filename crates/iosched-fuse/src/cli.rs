@@ -4,7 +4,8 @@
 //! daemon re-executes itself): the binary's own path, or `python -m iosched._fuse`.
 //!
 //!   iosched-fuse mount BACKING_DIR MOUNTPOINT [--scheduler NAME] [--policy NAME] [--set T=V]...
-//!                [--device PRESET] [--backend emulated|real] [--calibration FILE] [--direct-io] [--daemon] [--summary FILE] [--stats FILE]
+//!                [--device PRESET] [--queue-depth N] [--queue-order rpo|fifo] [--queue-aging-ms MS]
+//!                [--backend emulated|real] [--calibration FILE] [--direct-io] [--daemon] [--summary FILE] [--stats FILE]
 //!                [--stats-interval SECONDS] [--log FILE] [--requests-csv FILE]
 //!   iosched-fuse umount MOUNTPOINT [--timeout SECONDS]
 //!   iosched-fuse calibrate PATH [--samples N] [--seed N] [--max-idle-ms MS] [--out FILE]
@@ -19,7 +20,8 @@ use std::time::{Duration, Instant};
 
 const USAGE: &str = "usage:
   iosched-fuse mount BACKING_DIR MOUNTPOINT [--scheduler NAME] [--policy NAME] [--set TUNABLE=VALUE]...
-               [--device PRESET] [--backend emulated|real] [--calibration FILE] [--direct-io] [--daemon] [--summary FILE] [--stats FILE]
+               [--device PRESET] [--queue-depth N] [--queue-order rpo|fifo] [--queue-aging-ms MS]
+               [--backend emulated|real] [--calibration FILE] [--direct-io] [--daemon] [--summary FILE] [--stats FILE]
                [--stats-interval SECONDS] [--log FILE] [--requests-csv FILE]
   iosched-fuse umount MOUNTPOINT [--timeout SECONDS]
   iosched-fuse calibrate PATH [--samples N] [--seed N] [--max-idle-ms MS] [--out FILE]";
@@ -47,7 +49,11 @@ fn parse_mount(args: &[String]) -> Result<Parsed, String> {
         calibration: None,
         stats_interval_s: 0.0,
         stats_file: None,
+        drive: Default::default(),
     };
+    // The drive's command queue, as a scenario's [device] queue_depth / queue_order /
+    // queue_aging_ms (checked against the preset once it is known).
+    let mut queue = iosched::scenario::DeviceSection::default();
     let (mut direct_io, mut daemon, mut daemon_child, mut summary, mut log, mut interval) = (false, false, false, None, None, None);
     let mut requests_csv = None;
     // --set values, parsed once the scheduler is known (an error names the tunable's unit and range).
@@ -63,6 +69,16 @@ fn parse_mount(args: &[String]) -> Result<Parsed, String> {
             "--scheduler" => cfg.scheduler = value("--scheduler")?,
             "--policy" => cfg.policy = Some(value("--policy")?),
             "--device" => cfg.preset = value("--device")?,
+            "--queue-depth" => {
+                let v = value("--queue-depth")?;
+                queue.queue_depth =
+                    Some(v.trim().parse::<u32>().map_err(|_| format!("--queue-depth {v}: expected a whole number of commands (1 = no queue)"))?);
+            }
+            "--queue-order" => queue.queue_order = Some(value("--queue-order")?),
+            "--queue-aging-ms" => {
+                let v = value("--queue-aging-ms")?;
+                queue.queue_aging_ms = Some(v.trim().parse::<f64>().map_err(|_| format!("--queue-aging-ms {v}: expected milliseconds"))?);
+            }
             "--backend" => cfg.backend = Backend::parse(&value("--backend")?)?,
             "--calibration" => cfg.calibration = Some(PathBuf::from(value("--calibration")?)),
             "--set" => {
@@ -108,11 +124,29 @@ fn parse_mount(args: &[String]) -> Result<Parsed, String> {
     if pos.len() != 2 {
         return Err(format!("expected BACKING_DIR MOUNTPOINT\n{USAGE}"));
     }
+    cfg.drive = drive_queue_of(&queue, &cfg)?;
     // Live statistics every second on stderr by default when a stats file is asked for or in the
     // foreground; 0 turns them off.
     cfg.stats_interval_s = interval.unwrap_or(if cfg.stats_file.is_some() { 1.0 } else { 0.0 });
     let opts = MountOptions { backing: PathBuf::from(&pos[0]), mountpoint: PathBuf::from(&pos[1]), cfg, direct_io, summary, requests_csv };
     Ok(Parsed { opts, daemon, daemon_child, log })
+}
+
+/// The drive's command queue from the --queue-* options: the scenario's rules and limits (the
+/// preset's maximum depth), its errors in the options' names.
+fn drive_queue_of(queue: &iosched::scenario::DeviceSection, cfg: &Config) -> Result<iosched::device::drive_queue::DriveQueueConfig, String> {
+    let asked = queue.queue_depth.is_some() || queue.queue_order.is_some() || queue.queue_aging_ms.is_some();
+    if asked && cfg.backend == Backend::Real {
+        return Err("--queue-depth, --queue-order and --queue-aging-ms are for the emulated drive (--backend real serves one request at a time)".into());
+    }
+    if iosched::device::presets::preset(&cfg.preset).is_none() {
+        return Ok(Default::default()); // the unknown preset is reported by its own check
+    }
+    iosched::scenario::drive_queue(queue, Some(&cfg.preset)).map_err(|e| {
+        e.replace("field `device.queue_depth`", "--queue-depth")
+            .replace("field `device.queue_order`", "--queue-order")
+            .replace("field `device.queue_aging_ms`", "--queue-aging-ms")
+    })
 }
 
 fn cmd_mount(args: &[String], self_command: &[String]) -> u8 {

@@ -3,11 +3,18 @@
 //! dispatcher asks the scheduler what to serve, computes the service time on the disk model, and
 //! holds the reply until the modelled completion (an absolute deadline: sleep, then spin the
 //! last stretch). Time for the scheduler is nanoseconds since the mount, read only here.
+//!
+//! The emulated drive has the simulator's command queue (`device/drive_queue.rs`): the
+//! scheduler is asked for requests while the drive has a free slot (`--queue-depth`, 1 by
+//! default), and the drive's firmware picks which held command the mechanism serves next (FIFO
+//! or rotational position order), so a guest at NCQ depth 32 gets a drive that reorders as the
+//! simulated one does.
 
 use crate::address_view::{AddressView, DeviceCalibration};
 use crate::exit_watch::REAP_NS;
 use crate::principal::Principals;
 use fuser::{ReplyData, ReplyWrite};
+use iosched::device::drive_queue::{DriveQueue, DriveQueueConfig};
 use iosched::device::{Device, DeviceView, RotationalDisk, Service};
 use iosched::metrics::{InvariantReport, LatencyHistogram, LatencyMs, ProcessSummary, RecordTimes, RequestRecord, RunAccumulator};
 use iosched::request::{Op, Principal, Request};
@@ -134,6 +141,8 @@ pub struct Config {
     pub stats_interval_s: f64,
     /// Also append each statistics line (JSON) to this file.
     pub stats_file: Option<std::path::PathBuf>,
+    /// The emulated drive's command queue (depth 1: none). The real backend has depth 1.
+    pub drive: DriveQueueConfig,
 }
 
 /// What the dispatcher hands back when the mount ends: the summary's accumulators (constant
@@ -275,6 +284,15 @@ fn view_of(t: &Timing) -> &dyn DeviceView {
     }
 }
 
+/// The command the emulated mechanism is serving.
+#[derive(Clone, Copy)]
+struct Serving {
+    req: Request,
+    /// When the drive accepted it (the host's dispatch: the records' and the scheduler's).
+    accepted_ns: Nanos,
+    svc: Service,
+}
+
 struct Dispatcher {
     rx: Receiver<Msg>,
     origin: Instant,
@@ -283,7 +301,11 @@ struct Dispatcher {
     timing: Timing,
     pending: HashMap<u64, Reply>,
     next_id: u64,
+    /// Real backend: 1 while a request's backing I/O runs (the emulated drive counts its own).
     in_flight: u32,
+    /// The emulated drive's command queue and the command its mechanism serves.
+    drive: DriveQueue,
+    serving: Option<Serving>,
     /// Set by a completion until the next decision, which is then taken at the scheduler's
     /// clock (the modelled completion, or a later arrival), not the host's: the host's time to
     /// send the reply must not delay the device (the simulator dispatches at the completion
@@ -322,6 +344,14 @@ impl Dispatcher {
         t
     }
 
+    /// Commands at the drive (the scheduler's `Context::in_flight`).
+    fn in_flight(&self) -> u32 {
+        match self.timing {
+            Timing::Emulated(_) => self.drive.outstanding(),
+            Timing::Real(_) => self.in_flight,
+        }
+    }
+
     /// Moves the scheduler's clock to `t` unless it is already later; returns it.
     fn sched_time(&mut self, t: Nanos) -> Nanos {
         self.sched_clock_ns = self.sched_clock_ns.max(t);
@@ -342,7 +372,7 @@ impl Dispatcher {
             }
         };
         let t = self.sched_time(arrived);
-        let cx = Context { now_ns: t, device: view_of(&self.timing), in_flight: self.in_flight };
+        let cx = Context { now_ns: t, device: view_of(&self.timing), in_flight: self.in_flight() };
         match msg {
             Msg::Started { principal, name } => {
                 if let Some(old) = self.live.insert(
@@ -393,40 +423,64 @@ impl Dispatcher {
     }
 
     /// Receives arrivals until `deadline`: sleeping until SPIN_NS before it, then spinning.
-    fn hold_until(&mut self, deadline: Nanos) {
+    /// With `interruptible` (the drive has a free slot for an arrival), returns early after a
+    /// message, true then.
+    fn hold_until(&mut self, deadline: Nanos, interruptible: bool) -> bool {
         // Whatever has arrived is seen first, even when the host is already past the deadline.
-        self.drain();
+        if self.drain() && interruptible && self.now() < deadline {
+            return true;
+        }
         loop {
             let t = self.now();
             if t >= deadline || self.disconnected {
-                return;
+                return false;
             }
             let left = deadline - t;
-            if left > SPIN_NS {
+            let got = if left > SPIN_NS {
                 match self.rx.recv_timeout(Duration::from_nanos(left - SPIN_NS)) {
-                    Ok(m) => self.handle(m),
-                    Err(RecvTimeoutError::Timeout) => {}
-                    Err(RecvTimeoutError::Disconnected) => self.disconnected = true,
+                    Ok(m) => Some(m),
+                    Err(RecvTimeoutError::Timeout) => None,
+                    Err(RecvTimeoutError::Disconnected) => {
+                        self.disconnected = true;
+                        None
+                    }
                 }
             } else {
                 match self.rx.try_recv() {
-                    Ok(m) => self.handle(m),
-                    Err(TryRecvError::Empty) => std::hint::spin_loop(),
-                    Err(TryRecvError::Disconnected) => self.disconnected = true,
+                    Ok(m) => Some(m),
+                    Err(TryRecvError::Empty) => {
+                        std::hint::spin_loop();
+                        None
+                    }
+                    Err(TryRecvError::Disconnected) => {
+                        self.disconnected = true;
+                        None
+                    }
+                }
+            };
+            if let Some(m) = got {
+                let io = matches!(m, Msg::Io(_));
+                self.handle(m);
+                if interruptible && io {
+                    return true;
                 }
             }
         }
     }
 
-    /// Takes every message already waiting, without blocking.
-    fn drain(&mut self) {
+    /// Takes every message already waiting, without blocking; true if a request was among them.
+    fn drain(&mut self) -> bool {
+        let mut io = false;
         loop {
             match self.rx.try_recv() {
-                Ok(m) => self.handle(m),
-                Err(TryRecvError::Empty) => return,
+                Ok(m) => {
+                    io |= matches!(m, Msg::Io(_));
+                    self.handle(m);
+                }
+                Err(TryRecvError::Empty) => return io,
                 Err(TryRecvError::Disconnected) => {
                     self.disconnected = true;
-                    return;
+                    return io;
                 }
             }
         }
@@ -445,9 +499,11 @@ impl Dispatcher {
         }
     }
 
-    fn complete(&mut self, req: Request, svc: Service) {
+    /// The mechanism's command reached its modelled completion (the host is at or past it):
+    /// the reply goes out, the drive frees its slot, the scheduler is told.
+    fn complete_serving(&mut self) {
+        let Some(Serving { req, accepted_ns, svc }) = self.serving.take() else { return };
         let deadline = svc.completion_ns;
-        self.hold_until(deadline);
         if let Some(reply) = self.pending.remove(&req.id) {
             reply.perform_and_send();
         }
@@ -457,10 +513,10 @@ impl Dispatcher {
         // has been given, if that came later: its clock never goes back).
         let t = self.sched_time(deadline);
         self.decide_at_completion = true;
-        self.in_flight = 0;
-        self.record(&req, &svc);
-        let cx = Context { now_ns: t, device: view_of(&self.timing), in_flight: 0 };
-        let done = Completion { request: req, dispatch_ns: svc.dispatch_ns, positioning_ns: svc.seek_ns + svc.rotation_ns };
+        self.drive.completed();
+        self.record(&req, &svc, accepted_ns);
+        let cx = Context { now_ns: t, device: view_of(&self.timing), in_flight: self.drive.outstanding() };
+        let done = Completion { request: req, dispatch_ns: accepted_ns, positioning_ns: svc.seek_ns + svc.rotation_ns };
         self.scheduler.completed(&done, &cx);
     }
 
@@ -479,17 +535,18 @@ impl Dispatcher {
         // read's (without a calibration the estimates are 0, and so is this).
         let positioning_ns = view.positioning_of_service(end - start);
         let svc = Service { dispatch_ns: start, completion_ns: end, seek_cylinders, transfer_ns: end - start, ..Service::default() };
-        self.record(&req, &svc);
+        self.record(&req, &svc, start);
         self.in_flight = 0;
         let cx = Context { now_ns: t, device: view_of(&self.timing), in_flight: 0 };
         let done = Completion { request: req, dispatch_ns: start, positioning_ns };
         self.scheduler.completed(&done, &cx);
     }
 
-    fn record(&mut self, req: &Request, svc: &Service) {
+    fn record(&mut self, req: &Request, svc: &Service, dispatch_ns: Nanos) {
         // One FUSE request is one request of the scheduler: no block layer in between, so it
-        // enters the scheduler when it arrives and the device starts it at dispatch.
-        let times = RecordTimes { insert_ns: req.issue_ns, dispatch_ns: svc.dispatch_ns, bios: 1 };
+        // enters the scheduler when it arrives; the drive accepts it at dispatch and its
+        // mechanism starts it at `svc.dispatch_ns` (the same instant without a command queue).
+        let times = RecordTimes { insert_ns: req.issue_ns, dispatch_ns, bios: 1 };
         let r = RequestRecord::new(req, svc, times);
         // The run's accumulator gets every request under one pid (its per-process tables would
         // keep a histogram for every process ever seen); processes are kept here instead.
@@ -551,7 +608,7 @@ impl Dispatcher {
             self.exits.polled += 1;
         }
         let group = self.groups.remove(&pid).unwrap_or(pid);
-        let cx = Context { now_ns: t, device: view_of(&self.timing), in_flight: self.in_flight };
+        let cx = Context { now_ns: t, device: view_of(&self.timing), in_flight: self.in_flight() };
         self.scheduler.process_event(ProcessEvent::Exited(Principal { pid, group }), &cx);
     }
 
@@ -571,7 +628,7 @@ impl Dispatcher {
         let line = serde_json::json!({
             "t_s": t as f64 / 1e9,
             "queued": self.scheduler.queued(),
-            "in_flight": self.in_flight,
+            "in_flight": self.in_flight(),
             "completed": self.acc.requests(),
             "throughput_mb_s": total as f64 / 1e6 / secs,
             "processes": procs,
@@ -598,6 +655,94 @@ impl Dispatcher {
         self.interval_start_ns = t;
     }
 
+    /// The decision's time: right after a completion the modelled completion, else the host's.
+    fn decision_time(&mut self) -> Nanos {
+        if std::mem::take(&mut self.decide_at_completion) {
+            self.sched_clock_ns
+        } else {
+            let now = self.now();
+            self.sched_time(now)
+        }
+    }
+
+    /// Real backend: one request at a time, its backing I/O done at dispatch.
+    fn step_real(&mut self) {
+        if self.scheduler.queued() == 0 {
+            self.decide_at_completion = false;
+            self.wait_event(None);
+            return;
+        }
+        let t = self.decision_time();
+        let cx = Context { now_ns: t, device: view_of(&self.timing), in_flight: 0 };
+        match self.scheduler.next(&cx) {
+            Decision::Dispatch(req, _) => {
+                self.in_flight = 1;
+                self.serve_real(req);
+            }
+            Decision::WaitUntil(w) => self.wait_event(Some(w.max(t))),
+            Decision::Empty => self.wait_event(None),
+        }
+    }
+
+    /// Emulated drive, as the simulator's engine does at an instant: the scheduler is asked for
+    /// requests while the drive has a free slot, then the firmware starts a held command if the
+    /// mechanism is free; the dispatcher then holds until the mechanism's completion (or the
+    /// scheduler's wake-up, or an arrival the drive has room for).
+    fn step_emulated(&mut self) {
+        // A completion the host has reached goes first (arrivals may have interrupted its hold).
+        if let Some(s) = self.serving {
+            if self.now() >= s.svc.completion_ns {
+                self.complete_serving();
+            }
+        }
+        if self.scheduler.queued() == 0 && self.drive.outstanding() == 0 {
+            self.decide_at_completion = false;
+            self.wait_event(None);
+            return;
+        }
+        let t = self.decision_time();
+        let Timing::Emulated(disk) = &mut self.timing else { unreachable!("step_emulated on the real backend") };
+        let mut wake = None;
+        let mut head_at_t = false;
+        while self.drive.has_slot() && self.scheduler.queued() > 0 {
+            if !self.drive.mechanism_busy() && !head_at_t {
+                // The head's state (read-ahead) brought up to now before a decision that uses it.
+                disk.advance_to(t);
+                head_at_t = true;
+            }
+            let cx = Context { now_ns: t, device: disk.as_view(), in_flight: self.drive.outstanding() };
+            match self.scheduler.next(&cx) {
+                Decision::Dispatch(req, path) => self.drive.accept(req, path, disk.as_view(), t),
+                Decision::WaitUntil(w) => {
+                    wake = Some(w.max(t));
+                    break;
+                }
+                Decision::Empty => break,
+            }
+        }
+        if self.serving.is_none() && self.drive.outstanding() > 0 {
+            if !head_at_t {
+                disk.advance_to(t);
+            }
+            if let Some(q) = self.drive.start_next(disk.as_view(), t) {
+                // FUSE sends no flush: every command is a read or a write.
+                let svc = disk.service(&q.req, q.path, t);
+                self.serving = Some(Serving { req: q.req, accepted_ns: q.accepted_ns, svc });
+            }
+        }
+        match self.serving {
+            Some(s) => {
+                let deadline = s.svc.completion_ns;
+                let until = wake.map_or(deadline, |w| w.min(deadline));
+                let room = self.drive.has_slot();
+                if !self.hold_until(until, room) && until == deadline && !self.disconnected {
+                    self.complete_serving();
+                }
+            }
+            None => self.wait_event(wake),
+        }
+    }
+
     fn run(mut self) -> Outcome {
         loop {
             self.housekeeping();
@@ -606,34 +751,9 @@ impl Dispatcher {
             }
             // Every request that has arrived takes part in the decision.
             self.drain();
-            if self.scheduler.queued() == 0 {
-                self.decide_at_completion = false;
-                self.wait_event(None);
-                continue;
-            }
-            let t = if std::mem::take(&mut self.decide_at_completion) {
-                self.sched_clock_ns
-            } else {
-                let now = self.now();
-                self.sched_time(now)
-            };
-            if let Timing::Emulated(d) = &mut self.timing {
-                d.advance_to(t);
-            }
-            let cx = Context { now_ns: t, device: view_of(&self.timing), in_flight: 0 };
-            match self.scheduler.next(&cx) {
-                Decision::Dispatch(req, path) => {
-                    self.in_flight = 1;
-                    match &mut self.timing {
-                        Timing::Emulated(d) => {
-                            let svc = d.service(&req, path, t);
-                            self.complete(req, svc);
-                        }
-                        Timing::Real(_) => self.serve_real(req),
-                    }
-                }
-                Decision::WaitUntil(w) => self.wait_event(Some(w.max(t))),
-                Decision::Empty => self.wait_event(None),
+            match self.timing {
+                Timing::Emulated(_) => self.step_emulated(),
+                Timing::Real(_) => self.step_real(),
             }
         }
         let mut processes = std::mem::take(&mut self.exited);
@@ -703,6 +823,8 @@ pub fn spawn(
                 pending: HashMap::new(),
                 next_id: 0,
                 in_flight: 0,
+                drive: DriveQueue::new(if cfg.backend == Backend::Real { DriveQueueConfig::default() } else { cfg.drive }),
+                serving: None,
                 decide_at_completion: false,
                 sched_clock_ns: 0,
                 disconnected: false,

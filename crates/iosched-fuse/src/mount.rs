@@ -393,6 +393,9 @@ pub fn run(opts: MountOptions) -> Result<Ended, String> {
         opts.cfg.scheduler,
         opts.cfg.policy.as_ref().map(|p| format!("({p})")).unwrap_or_default(),
         match opts.cfg.backend {
+            Backend::Emulated if opts.cfg.drive.depth > 1 => {
+                format!("emulated device {}, {} commands queued in the drive", opts.cfg.preset, opts.cfg.drive.depth)
+            }
             Backend::Emulated => format!("emulated device {}", opts.cfg.preset),
             Backend::Real => "real backend".to_string(),
         },
@@ -472,6 +475,10 @@ pub fn run(opts: MountOptions) -> Result<Ended, String> {
         "aborted": aborted,
         "tables": tables.sizes(),
     });
+    if opts.cfg.backend == Backend::Emulated {
+        // The drive's command queue, as a scenario's summary has it (depth 1: none).
+        extra["drive_queue"] = serde_json::to_value(opts.cfg.drive).expect("serializes");
+    }
     if opts.cfg.backend == Backend::Real {
         use std::sync::atomic::Ordering::Relaxed;
         extra["addresses"] = serde_json::json!({"fiemap": addressed.fiemap.load(Relaxed), "layout": addressed.layout.load(Relaxed)});

@@ -40,7 +40,7 @@ mod task;
 mod trace;
 pub use app::{AppSection, APP_KINDS, DEFAULT_APP_FS_BLOCK_KIB, DEFAULT_APP_MAX_TRANSFER_KIB, DEFAULT_APP_PAGE_CACHE_MIB};
 pub use array::ArraySection;
-pub use block::{BlockSection, DEFAULT_MAX_SECTORS_KB, DEFAULT_NR_REQUESTS, DEFAULT_QUEUE_AGING_MS};
+pub use block::{drive_queue, BlockSection, DEFAULT_MAX_SECTORS_KB, DEFAULT_NR_REQUESTS, DEFAULT_QUEUE_AGING_MS};
 pub use host::{FileSection, HostSection, TreeSection};
 pub use process::{ProcessSection, DEFAULT_PAGE_CACHE_MIB, DEFAULT_READAHEAD_KIB, DEFAULT_READ_FRACTION};
 pub use task::TaskSection;
@@ -372,7 +372,7 @@ impl Scenario {
     /// The drive's command queue (depth 1 unless `device.queue_depth` says otherwise).
     pub fn drive_queue(&self) -> Result<DriveQueueConfig, String> {
         let preset = if self.device.disksim.is_some() { None } else { Some(self.device.preset.clone().unwrap_or_else(default_preset)) };
-        block::drive_queue(&self.device, preset.as_deref())
+        drive_queue(&self.device, preset.as_deref())
     }
 
     /// The striping when `[array]` is given (None: a single drive).

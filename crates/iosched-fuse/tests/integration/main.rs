@@ -2,5 +2,6 @@
 //! `common` is the fixture they share, `mount` the normal use, `hardening` the faults.
 
 mod common;
+mod drive_queue;
 mod hardening;
 mod mount;
