@@ -71,8 +71,11 @@ fn parse_mount(args: &[String]) -> Result<Parsed, String> {
             "--device" => cfg.preset = value("--device")?,
             "--queue-depth" => {
                 let v = value("--queue-depth")?;
-                queue.queue_depth =
-                    Some(v.trim().parse::<u32>().map_err(|_| format!("--queue-depth {v}: expected a whole number of commands (1 = no queue)"))?);
+                queue.queue_depth = Some(
+                    v.trim()
+                        .parse::<u32>()
+                        .map_err(|_| format!("--queue-depth {v}: expected a whole number of commands (1 = no queue)"))?,
+                );
             }
             "--queue-order" => queue.queue_order = Some(value("--queue-order")?),
             "--queue-aging-ms" => {
@@ -134,10 +137,16 @@ fn parse_mount(args: &[String]) -> Result<Parsed, String> {
 
 /// The drive's command queue from the --queue-* options: the scenario's rules and limits (the
 /// preset's maximum depth), its errors in the options' names.
-fn drive_queue_of(queue: &iosched::scenario::DeviceSection, cfg: &Config) -> Result<iosched::device::drive_queue::DriveQueueConfig, String> {
+fn drive_queue_of(
+    queue: &iosched::scenario::DeviceSection,
+    cfg: &Config,
+) -> Result<iosched::device::drive_queue::DriveQueueConfig, String> {
     let asked = queue.queue_depth.is_some() || queue.queue_order.is_some() || queue.queue_aging_ms.is_some();
     if asked && cfg.backend == Backend::Real {
-        return Err("--queue-depth, --queue-order and --queue-aging-ms are for the emulated drive (--backend real serves one request at a time)".into());
+        return Err(
+            "--queue-depth, --queue-order and --queue-aging-ms are for the emulated drive (--backend real serves one request at a time)"
+                .into(),
+        );
     }
     if iosched::device::presets::preset(&cfg.preset).is_none() {
         return Ok(Default::default()); // the unknown preset is reported by its own check

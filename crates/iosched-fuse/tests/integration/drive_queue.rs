@@ -47,7 +47,17 @@ fn run_at_depth(depth: &str) -> (serde_json::Value, Vec<(u64, u64, u64, u64)>) {
         std::fs::write(f.backing.join(format!("f{t}")), pattern(4 << 20, t)).unwrap();
     }
     let csv = f.dir.join("requests.csv");
-    f.mount(&["--scheduler", "noop", "--device", "maxtor-stm332061", "--direct-io", "--queue-depth", depth, "--requests-csv", csv.to_str().unwrap()]);
+    f.mount(&[
+        "--scheduler",
+        "noop",
+        "--device",
+        "maxtor-stm332061",
+        "--direct-io",
+        "--queue-depth",
+        depth,
+        "--requests-csv",
+        csv.to_str().unwrap(),
+    ]);
     eight_scattered_readers(&f.mnt);
     let out = f.stop(libc::SIGTERM);
     (summary_of(&out), rows(&csv))
