@@ -19,9 +19,10 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskProgress
                            TimeRemainingColumn)
 
 from . import __version__
-from .api import list_devices, list_schedulers, resolved as resolved_scenario, run as run_scenario
+from .api import list_devices, list_schedulers, resolved as resolved_scenario
 from .ledger import ClaimsError, LedgerError
 from .scenario import Scenario, ScenarioError
+from .run_command import RATE_AFTER_S, _f, _pct, progress_status  # noqa: F401 (RATE_AFTER_S, progress_status: tests)
 from .tables import Column, TableData, emit, output_format
 
 class _GlobalOptionsAnywhere(typer.core.TyperGroup):
@@ -109,8 +110,9 @@ def _output(fmt: str, as_json: bool = False) -> str:
 
 def fail(message: str) -> "typer.Exit":
     """Print `error: message` as one line on stderr; return the Exit(2) to raise."""
-    one_line = "; ".join(part.strip() for part in str(message).splitlines() if part.strip())
-    typer.echo(f"error: {one_line}", err=True)
+    from .command_error import one_line
+
+    typer.echo(f"error: {one_line(message)}", err=True)
     return typer.Exit(2)
 
 
@@ -133,29 +135,13 @@ _TRACES_HELP = ("The shared traces' directory, which a scenario's `{traces}/NAME
 
 def _use_traces(traces: Optional[Path]) -> None:
     """--traces DIR: what `{traces}` means in scenario files for this command (and its workers)."""
-    import os
+    from .command_error import CommandError
+    from .run_command import use_traces
 
-    from .paths import ENV
-
-    if traces is not None:
-        if not traces.is_dir():
-            raise fail(f"--traces {traces}: not a directory")
-        os.environ[ENV] = str(traces)
-
-
-# A rate is shown once the run has taken this long (before, it is one tick over no time).
-RATE_AFTER_S = 0.5
-
-
-def progress_status(p, run_elapsed_s: float) -> str:
-    """The status text of `iosched run`'s bar: the current run's requests, simulated time and,
-    once it has run RATE_AFTER_S, its rate; after the last run, how many ran."""
-    if p.runs_done >= p.runs_total:
-        return f"{p.runs_total} run{'s' if p.runs_total != 1 else ''} done"
-    text = f"run {p.runs_done + 1}/{p.runs_total}: {p.completed:,} requests, {p.simulated_s:,.1f} s simulated"
-    if run_elapsed_s >= RATE_AFTER_S:
-        text += f", {p.completed / run_elapsed_s:,.0f} requests/s"
-    return text
+    try:
+        use_traces(traces)
+    except CommandError as e:
+        raise fail(str(e))
 
 
 def _count_progress(bar: Progress, description: str):
@@ -165,29 +151,25 @@ def _count_progress(bar: Progress, description: str):
 
 
 def check_output_file(path: Path, what: str) -> None:
-    """Fails now, before any work, if `path` cannot be written (missing directory, a
-    directory, no permission), so that nothing computed is lost at the end."""
-    import os
+    """output_paths.check_output_file, its error as this command line's (exit 2)."""
+    from .command_error import CommandError
+    from .output_paths import check_output_file as check
 
-    if path.is_dir():
-        raise fail(f"{what} {path}: is a directory")
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise fail(f"{what} {path}: directory {parent} does not exist")
-    if (path.exists() and not os.access(path, os.W_OK)) or not os.access(parent, os.W_OK | os.X_OK):
-        raise fail(f"{what} {path}: not writable")
+    try:
+        check(path, what)
+    except CommandError as e:
+        raise fail(str(e))
 
 
 def check_output_dir(path: Path, what: str) -> None:
-    """Creates `path` (and parents) and checks it can be written into, before any work."""
-    import os
+    """output_paths.check_output_dir, its error as this command line's (exit 2)."""
+    from .command_error import CommandError
+    from .output_paths import check_output_dir as check
 
     try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise fail(f"{what} {path}: cannot create: {e.strerror or e}")
-    if not os.access(path, os.W_OK | os.X_OK):
-        raise fail(f"{what} {path}: not writable")
+        check(path, what)
+    except CommandError as e:
+        raise fail(str(e))
 
 
 def make_pool(jobs: Optional[int], dask: Optional[str]):
@@ -196,60 +178,6 @@ def make_pool(jobs: Optional[int], dask: Optional[str]):
     if jobs is not None and jobs < 1:
         raise fail(f"--jobs: must be at least 1, got {jobs}")
     return Pool(jobs=jobs, dask=dask)
-
-
-def _f(x: float, digits: int = 1) -> str:
-    return f"{x:,.{digits}f}"
-
-
-def _pct(x: float) -> str:
-    return f"{x:.1%}"
-
-
-def runs_table(summaries: list) -> TableData:
-    """One row per run; CSV and JSON carry every number of the summary (Results.runs' columns)."""
-    from .results import flat_run_rows
-
-    return TableData("runs", "runs", [
-        Column("scheduler", "scheduler"),
-        Column("device", "device", 3),
-        Column("throughput_mb_s", "MB/s", 0, lambda x: _f(x, 2), right=True),
-        Column("iops", "IOPS", 2, _f, right=True),
-        Column("utilization_busy", "util busy", 2, _pct, right=True),
-        Column("utilization_transfer", "util transfer", 4, _pct, right=True),
-        Column("response_ms_mean", "resp mean ms", 1, _f, right=True),
-        Column("response_ms_p95", "resp p95 ms", 3, _f, right=True),
-        Column("response_ms_p99", "resp p99 ms", 1, _f, right=True),
-        Column("response_ms_max", "resp max ms", 1, _f, right=True),
-    ], flat_run_rows(summaries))
-
-
-def processes_table(summaries: list) -> TableData:
-    """One row per run x process, keyed as Results.processes (`name` is the process's name)."""
-    from .results import flat_process_rows
-
-    return TableData("processes", "processes", [
-        Column("scheduler", "scheduler"),
-        Column("name", "name"),
-        Column("requests", "requests", 1, lambda x: f"{x:,}", right=True),
-        Column("throughput_mb_s", "MB/s", 0, lambda x: _f(x, 2), right=True),
-        Column("response_ms_mean", "resp mean ms", 1, _f, right=True),
-        Column("response_ms_p95", "resp p95 ms", 2, _f, right=True),
-        Column("response_ms_max", "resp max ms", 1, _f, right=True),
-    ], flat_process_rows(summaries))
-
-
-def _targets(resolved: dict) -> "tuple[Optional[int], Optional[float]]":
-    """What ends one run of a scenario: (requests, simulated seconds), either may be None."""
-    run = resolved.get("run") or {}
-    duration = run.get("duration_s")
-    work = resolved.get("workload")
-    if work:
-        return int(work["requests"]), duration
-    procs = resolved.get("process") or []
-    if procs and all(p.get("requests") for p in procs):
-        return sum(int(p["requests"]) * int(p.get("count", 1)) for p in procs), duration or 10.0
-    return None, duration or 10.0
 
 
 @app.command()
@@ -285,90 +213,18 @@ def run(
     what it has (exit status 130). --scheduler and --device override the file, as fio's command
     line overrides its job file. --format json is --json; --format csv prints the runs and the
     processes tables with every number of the summaries."""
-    from . import overrides
+    from .command_error import CommandError
+    from .run_command import RunOptions, execute
 
-    fmt = _output(fmt, as_json)
-    _use_traces(traces)
+    opts = RunOptions(file=file, seed=seed, fmt=_output(fmt, as_json), requests_csv=requests_csv,
+                      requests_parquet=requests_parquet, plot=plot, traces=traces, schedulers=list(schedulers),
+                      device=device, quiet=_settings["quiet"])
     try:
-        scenario = Scenario.from_file(file) if file is not None else Scenario.default()
-        scenario = overrides.apply(scenario, schedulers, device)
-        resolved = resolved_scenario(scenario)
-    except ScenarioError as e:
+        status = execute(opts)
+    except CommandError as e:
         raise fail(str(e))
-    for note in scenario.notes:  # what a fio job file's conversion assumed or ignored
-        typer.echo(f"note: {note}", err=True)
-    if requests_csv is not None:
-        check_output_file(requests_csv, "--requests-csv")
-    if requests_parquet is not None:
-        check_output_file(requests_parquet, "--requests-parquet")
-    if plot is not None:
-        check_output_dir(plot, "--plot")
-    runs_total = max(1, len(resolved.get("scheduler") or []))
-    target_requests, target_s = _targets(resolved)
-    columns = (TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
-               TextColumn("{task.fields[status]}"), TextColumn("ETA"), TimeRemainingColumn())
-    try:
-        with progress_bar(*columns) as bar:
-            import time
-
-            task = bar.add_task(scenario.name, total=float(runs_total), status="")
-            # The current run and when it started (the first from the call below).
-            current = {"run": 0, "t0": time.perf_counter()}
-
-            def on_progress(p) -> None:
-                now = time.perf_counter()
-                if p.runs_done != current["run"]:
-                    current.update(run=p.runs_done, t0=now)
-                frac = 0.0
-                if target_requests:
-                    frac = max(frac, p.completed / target_requests)
-                if target_s:
-                    frac = max(frac, p.simulated_s / target_s)
-                bar.update(task, completed=min(p.runs_done + min(frac, 1.0), p.runs_total),
-                           status=progress_status(p, now - current["t0"]))
-
-            results = run_scenario(scenario, seed=seed, records=False, progress=on_progress,
-                                   requests_csv=requests_csv, requests_parquet=requests_parquet)
-    except ScenarioError as e:
-        raise fail(str(e))
-    except OSError as e:
-        raise fail(str(e))
-    if results.interrupted:
-        typer.echo("interrupted: the results so far follow (the last run stopped early)", err=True)
-    items: list = [f"[bold]{escape(scenario.name)}[/bold] ({escape(str(scenario.source))})", runs_table(results.summaries)]
-    n_proc = max((len(s["processes"]) for s in results.summaries), default=0)
-    if n_proc <= 16 or fmt != "table":
-        items.append(processes_table(results.summaries))
-    else:
-        items.append(f"({n_proc} processes per run; per-process table omitted: --format csv has it)")
-    for s in results.summaries:
-        if s.get("stopped"):
-            items.append(f"{escape(s['scheduler'])}: {escape(s['stopped'])}")
-        for notice in s.get("notices") or []:
-            items.append(f"note ({escape(s['scheduler'])}): {escape(notice)}")
-    replays = [s["trace_replay"] for s in results.summaries if s.get("trace_replay")]
-    if replays:
-        # The trace as read is the same for every run; what was replayed can differ (stops).
-        t = replays[0]
-        notes = [f"{t[k]:,} {what}" for k, what in [
-            ("skipped_bad", "malformed records skipped"), ("skipped_flush_discard", "flushes/discards/empty not replayed"),
-            ("skipped_other_device", "of other devices"), ("out_of_order", "out of time order (sent with the previous)"),
-            ("folded", "folded onto the disk"), ("read_ahead_stalls", "read-ahead stalls")] if t[k]]
-        items.append(f"trace: {t['records_read']:,} records read, {t['replayed']:,} replayed"
-                     + (": " + "; ".join(notes) if notes else ""))
-    if requests_csv is not None:
-        items.append(f"requests written to {requests_csv}")
-    if requests_parquet is not None:
-        items.append(f"requests written to {requests_parquet}")
-    emit(items, fmt, json_doc={"iosched_version": __version__, "scenario": scenario.name,
-                               "resolved_scenario": resolved, "runs": results.summaries})
-    if plot is not None:
-        from .plots import run_plots
-
-        paths = run_plots(results.summaries, plot, scenario.name)
-        typer.echo("plots: " + ", ".join(str(p) for p in paths), err=True)
-    if results.interrupted:
-        raise typer.Exit(130)
+    if status:
+        raise typer.Exit(status)
 
 
 @app.command("import-fio")

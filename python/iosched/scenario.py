@@ -135,10 +135,12 @@ class Scenario:
         content; every message starts with the path.
         """
         text = cls.read_text_file(path)
-        from .fio_job import looks_like_job_file
+        # A .toml file is never a job file: the fio reader is not even imported for it.
+        if not str(path).lower().endswith(".toml"):
+            from .fio_job import looks_like_job_file
 
-        if looks_like_job_file(str(path), text):
-            return cls.from_fio(path, text)
+            if looks_like_job_file(str(path), text):
+                return cls.from_fio(path, text)
         return cls(text, str(Path(path)))
 
     @classmethod

@@ -20,7 +20,7 @@ import io
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Any, Callable, List, Optional, Sequence, Union
+from typing import Any, Callable, List, Sequence, Union
 
 FORMATS = ("table", "csv", "json")
 
@@ -269,13 +269,13 @@ def emit(items: Sequence[Item], fmt: str, json_doc: Any = None) -> None:
     JSON document, else the tables as one object."""
     import sys
 
-    import typer
-    from rich.console import Console
-
     tables = [x.for_data() for x in items if isinstance(x, TableData)]
     if fmt == "json":
-        typer.echo(json.dumps(json_doc) if json_doc is not None else json_text(tables))
+        sys.stdout.write((json.dumps(json_doc) if json_doc is not None else json_text(tables)) + "\n")
+        sys.stdout.flush()
         return
+    from rich.console import Console
+
     if fmt == "csv":
         err = Console(stderr=True, highlight=False, soft_wrap=True)
         for x in items:

@@ -1,0 +1,101 @@
+"""The `iosched` script's entry point. The common non-interactive commands (`iosched --version`,
+`iosched run ...`) run here without importing typer, rich or pydantic (about 0.15 s of imports
+on a 2-core machine, more than a 1,000-request run takes); anything else, and anything this
+parser does not fully understand (help, an unknown option, a value to check), goes to the full
+command line (cli.py), so messages and behaviour are the full command line's.
+
+Spawned worker processes (the reproductions' pool) import this module, not cli.py, as the
+script's main module, so they start lean too."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+# `run`'s options that take a value, and where they go in RunOptions.
+_VALUE_OPTIONS = {
+    "--seed": "seed", "--requests-csv": "requests_csv", "--requests-parquet": "requests_parquet",
+    "--plot": "plot", "--traces": "traces", "--scheduler": "schedulers", "--device": "device", "--format": "fmt",
+}
+_PATH_FIELDS = ("requests_csv", "requests_parquet", "plot", "traces")
+_SEED_MAX = 2**63 - 1
+
+
+def lean_run_options(argv: List[str]):
+    """The RunOptions of `argv` when it is a `run` command line this parser understands fully,
+    else None (the full command line then parses it and says what is wrong)."""
+    from .run_command import RunOptions
+    from .tables import FORMATS
+
+    args = [a for a in argv if a not in ("-q", "--quiet")]
+    if not args or args[0] != "run" or "--" in args:
+        return None
+    opts = RunOptions(quiet=len(args) != len(argv))
+    as_json = False
+    positional: List[str] = []
+    it = iter(args[1:])
+    for a in it:
+        if a == "--json":
+            as_json = True
+            continue
+        name, eq, inline = a.partition("=")
+        if name in _VALUE_OPTIONS:
+            value: Optional[str] = inline if eq else next(it, None)
+            if value is None or (not eq and value.startswith("-")):
+                return None
+            field = _VALUE_OPTIONS[name]
+            if field == "schedulers":
+                opts.schedulers.append(value)
+            elif field == "seed":
+                if not value.isdigit() or int(value) > _SEED_MAX:
+                    return None  # typer's range message
+                opts.seed = int(value)
+            elif field == "fmt":
+                if value not in FORMATS:
+                    return None
+                opts.fmt = value
+            elif field in _PATH_FIELDS:
+                setattr(opts, field, Path(value))
+            else:
+                setattr(opts, field, value)
+        elif a.startswith("-"):
+            return None  # --help, an unknown or misspelt option
+        else:
+            positional.append(a)
+    if len(positional) > 1:
+        return None
+    if positional:
+        opts.file = Path(positional[0])
+    if as_json:
+        if opts.fmt not in ("table", "json"):
+            return None  # the full command line says --json and --format disagree
+        opts.fmt = "json"
+    return opts
+
+
+def main() -> None:
+    argv = sys.argv[1:]
+    if argv == ["--version"]:
+        from . import __version__
+
+        sys.stdout.write(f"iosched {__version__}\n")
+        return
+    opts = lean_run_options(argv)
+    if opts is None:
+        from .cli import main as full_command_line
+
+        full_command_line()
+        return
+    from .command_error import CommandError, report
+    from .run_command import execute
+
+    try:
+        status = execute(opts)
+    except CommandError as e:
+        status = report(e)
+    sys.exit(status)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,234 @@
+"""`iosched run`: run every scheduler of a scenario and print the summary. The command's whole
+body, shared by the full command line (cli.py, typer) and the lean entry (entry.py), which runs
+it without importing typer, rich or pydantic: rich is imported only for what it draws (a
+progress bar on a terminal, a table).
+
+Errors are CommandError (printed as `error: ...`, exit status 2)."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import List, Optional
+
+from .command_error import CommandError
+from .tables import Column, TableData
+
+# A rate is shown once the run has taken this long (before, it is one tick over no time).
+RATE_AFTER_S = 0.5
+# Exit status of a run stopped by Ctrl-C (its results so far are printed).
+INTERRUPTED_STATUS = 130
+
+
+@dataclass
+class RunOptions:
+    file: Optional[Path] = None
+    seed: Optional[int] = None
+    fmt: str = "table"
+    requests_csv: Optional[Path] = None
+    requests_parquet: Optional[Path] = None
+    plot: Optional[Path] = None
+    traces: Optional[Path] = None
+    schedulers: List[str] = field(default_factory=list)
+    device: Optional[str] = None
+    quiet: bool = False
+
+
+def use_traces(traces: Optional[Path]) -> None:
+    """--traces DIR: what `{traces}` means in scenario files for this command (and its workers)."""
+    from .paths import ENV
+
+    if traces is not None:
+        if not traces.is_dir():
+            raise CommandError(f"--traces {traces}: not a directory")
+        os.environ[ENV] = str(traces)
+
+
+def progress_status(p, run_elapsed_s: float) -> str:
+    """The status text of `iosched run`'s bar: the current run's requests, simulated time and,
+    once it has run RATE_AFTER_S, its rate; after the last run, how many ran."""
+    if p.runs_done >= p.runs_total:
+        return f"{p.runs_total} run{'s' if p.runs_total != 1 else ''} done"
+    text = f"run {p.runs_done + 1}/{p.runs_total}: {p.completed:,} requests, {p.simulated_s:,.1f} s simulated"
+    if run_elapsed_s >= RATE_AFTER_S:
+        text += f", {p.completed / run_elapsed_s:,.0f} requests/s"
+    return text
+
+
+def _f(x: float, digits: int = 1) -> str:
+    return f"{x:,.{digits}f}"
+
+
+def _pct(x: float) -> str:
+    return f"{x:.1%}"
+
+
+def runs_table(summaries: list) -> TableData:
+    """One row per run; CSV and JSON carry every number of the summary (Results.runs' columns)."""
+    from .results import flat_run_rows
+
+    return TableData("runs", "runs", [
+        Column("scheduler", "scheduler"),
+        Column("device", "device", 3),
+        Column("throughput_mb_s", "MB/s", 0, lambda x: _f(x, 2), right=True),
+        Column("iops", "IOPS", 2, _f, right=True),
+        Column("utilization_busy", "util busy", 2, _pct, right=True),
+        Column("utilization_transfer", "util transfer", 4, _pct, right=True),
+        Column("response_ms_mean", "resp mean ms", 1, _f, right=True),
+        Column("response_ms_p95", "resp p95 ms", 3, _f, right=True),
+        Column("response_ms_p99", "resp p99 ms", 1, _f, right=True),
+        Column("response_ms_max", "resp max ms", 1, _f, right=True),
+    ], flat_run_rows(summaries))
+
+
+def processes_table(summaries: list) -> TableData:
+    """One row per run x process, keyed as Results.processes (`name` is the process's name)."""
+    from .results import flat_process_rows
+
+    return TableData("processes", "processes", [
+        Column("scheduler", "scheduler"),
+        Column("name", "name"),
+        Column("requests", "requests", 1, lambda x: f"{x:,}", right=True),
+        Column("throughput_mb_s", "MB/s", 0, lambda x: _f(x, 2), right=True),
+        Column("response_ms_mean", "resp mean ms", 1, _f, right=True),
+        Column("response_ms_p95", "resp p95 ms", 2, _f, right=True),
+        Column("response_ms_max", "resp max ms", 1, _f, right=True),
+    ], flat_process_rows(summaries))
+
+
+def targets(resolved: dict) -> "tuple[Optional[int], Optional[float]]":
+    """What ends one run of a scenario: (requests, simulated seconds), either may be None."""
+    run = resolved.get("run") or {}
+    duration = run.get("duration_s")
+    work = resolved.get("workload")
+    if work:
+        return int(work["requests"]), duration
+    procs = resolved.get("process") or []
+    if procs and all(p.get("requests") for p in procs):
+        return sum(int(p["requests"]) * int(p.get("count", 1)) for p in procs), duration or 10.0
+    return None, duration or 10.0
+
+
+def _stderr_is_terminal() -> bool:
+    import sys
+
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _run_with_bar(scenario, resolved: dict, opts: RunOptions):
+    """The run with a progress bar on stderr (a terminal only, never with --quiet)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
+
+    from .api import run as run_scenario
+
+    runs_total = max(1, len(resolved.get("scheduler") or []))
+    target_requests, target_s = targets(resolved)
+    columns = (TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
+               TextColumn("{task.fields[status]}"), TextColumn("ETA"), TimeRemainingColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(scenario.name, total=float(runs_total), status="")
+        # The current run and when it started (the first from the call below).
+        current = {"run": 0, "t0": time.perf_counter()}
+
+        def on_progress(p) -> None:
+            now = time.perf_counter()
+            if p.runs_done != current["run"]:
+                current.update(run=p.runs_done, t0=now)
+            frac = 0.0
+            if target_requests:
+                frac = max(frac, p.completed / target_requests)
+            if target_s:
+                frac = max(frac, p.simulated_s / target_s)
+            bar.update(task, completed=min(p.runs_done + min(frac, 1.0), p.runs_total),
+                       status=progress_status(p, now - current["t0"]))
+
+        return run_scenario(scenario, seed=opts.seed, records=False, progress=on_progress,
+                            requests_csv=opts.requests_csv, requests_parquet=opts.requests_parquet)
+
+
+def execute(opts: RunOptions) -> int:
+    """Runs the command; returns its exit status (0, or 130 when Ctrl-C stopped it). Raises
+    CommandError for a user's mistake."""
+    import sys
+
+    from . import __version__
+    from .api import resolved as resolved_scenario, run as run_scenario
+    from .output_paths import check_output_dir, check_output_file
+    from .scenario import Scenario, ScenarioError
+    from .tables import emit
+
+    use_traces(opts.traces)
+    try:
+        scenario = Scenario.from_file(opts.file) if opts.file is not None else Scenario.default()
+        if opts.schedulers or opts.device is not None:
+            from . import overrides
+
+            scenario = overrides.apply(scenario, opts.schedulers, opts.device)
+        resolved = resolved_scenario(scenario)
+    except ScenarioError as e:
+        raise CommandError(str(e))
+    for note in scenario.notes:  # what a fio job file's conversion assumed or ignored
+        sys.stderr.write(f"note: {note}\n")
+    if opts.requests_csv is not None:
+        check_output_file(opts.requests_csv, "--requests-csv")
+    if opts.requests_parquet is not None:
+        check_output_file(opts.requests_parquet, "--requests-parquet")
+    if opts.plot is not None:
+        check_output_dir(opts.plot, "--plot")
+    try:
+        if not opts.quiet and _stderr_is_terminal():
+            results = _run_with_bar(scenario, resolved, opts)
+        else:
+            results = run_scenario(scenario, seed=opts.seed, records=False,
+                                   requests_csv=opts.requests_csv, requests_parquet=opts.requests_parquet)
+    except (ScenarioError, OSError) as e:
+        raise CommandError(str(e))
+    if results.interrupted:
+        sys.stderr.write("interrupted: the results so far follow (the last run stopped early)\n")
+    json_doc = {"iosched_version": __version__, "scenario": scenario.name, "resolved_scenario": resolved,
+                "runs": results.summaries}
+    emit(_items(scenario, results, opts) if opts.fmt != "json" else [], opts.fmt, json_doc=json_doc)
+    if opts.plot is not None:
+        from .plots import run_plots
+
+        paths = run_plots(results.summaries, opts.plot, scenario.name)
+        sys.stderr.write("plots: " + ", ".join(str(p) for p in paths) + "\n")
+    return INTERRUPTED_STATUS if results.interrupted else 0
+
+
+def _items(scenario, results, opts: RunOptions) -> list:
+    """What a table or CSV shows: the title, the tables and the lines (rich markup) between."""
+    from rich.markup import escape
+
+    items: list = [f"[bold]{escape(scenario.name)}[/bold] ({escape(str(scenario.source))})", runs_table(results.summaries)]
+    n_proc = max((len(s["processes"]) for s in results.summaries), default=0)
+    if n_proc <= 16 or opts.fmt != "table":
+        items.append(processes_table(results.summaries))
+    else:
+        items.append(f"({n_proc} processes per run; per-process table omitted: --format csv has it)")
+    for s in results.summaries:
+        if s.get("stopped"):
+            items.append(f"{escape(s['scheduler'])}: {escape(s['stopped'])}")
+        for notice in s.get("notices") or []:
+            items.append(f"note ({escape(s['scheduler'])}): {escape(notice)}")
+    replays = [s["trace_replay"] for s in results.summaries if s.get("trace_replay")]
+    if replays:
+        # The trace as read is the same for every run; what was replayed can differ (stops).
+        t = replays[0]
+        notes = [f"{t[k]:,} {what}" for k, what in [
+            ("skipped_bad", "malformed records skipped"), ("skipped_flush_discard", "flushes/discards/empty not replayed"),
+            ("skipped_other_device", "of other devices"), ("out_of_order", "out of time order (sent with the previous)"),
+            ("folded", "folded onto the disk"), ("read_ahead_stalls", "read-ahead stalls")] if t[k]]
+        items.append(f"trace: {t['records_read']:,} records read, {t['replayed']:,} replayed"
+                     + (": " + "; ".join(notes) if notes else ""))
+    if opts.requests_csv is not None:
+        items.append(f"requests written to {opts.requests_csv}")
+    if opts.requests_parquet is not None:
+        items.append(f"requests written to {opts.requests_parquet}")
+    return items

@@ -1,0 +1,89 @@
+"""The lean entry (iosched/entry.py): `iosched --version` and `iosched run` without typer, rich
+(unless it draws) or pydantic, with the full command line's output and errors."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from iosched.entry import lean_run_options
+
+SCENARIO = """name = "lean"
+[device]
+preset = "ibm-deskstar-34gxp"
+[workload]
+kind = "poisson"
+requests = 300
+rate_iops = 40
+[[scheduler]]
+name = "fcfs"
+[[scheduler]]
+name = "sstf"
+"""
+
+CHECK_MODULES = """
+import sys
+sys.argv = ["iosched"] + sys.argv[1:]
+from iosched.entry import main
+try:
+    main()
+except SystemExit as e:
+    code = e.code
+else:
+    code = 0
+heavy = sorted(m for m in ("typer", "click", "rich", "pydantic") if m in sys.modules)
+sys.stderr.write(f"HEAVY={','.join(heavy)} CODE={code}\\n")
+"""
+
+
+def _scenario(tmp_path: Path) -> Path:
+    p = tmp_path / "lean.toml"
+    p.write_text(SCENARIO)
+    return p
+
+
+def _heavy(args) -> "tuple[str, str]":
+    out = subprocess.run([sys.executable, "-c", CHECK_MODULES, *args], capture_output=True, text=True, timeout=120)
+    line = [x for x in out.stderr.splitlines() if x.startswith("HEAVY=")][-1]
+    heavy, code = line.split(" ")
+    return heavy.removeprefix("HEAVY="), code.removeprefix("CODE=")
+
+
+def test_run_json_and_version_import_no_command_line_library(tmp_path):
+    path = _scenario(tmp_path)
+    assert _heavy(["run", str(path), "--json"]) == ("", "0")
+    assert _heavy(["--version"]) == ("", "0")
+    # A table needs rich to draw it, but still neither typer nor pydantic.
+    assert _heavy(["run", str(path), "-q"]) == ("rich", "0")
+    # A user's mistake is reported the same lean way (exit 2).
+    assert _heavy(["run", str(tmp_path / "missing.toml"), "--json"]) == ("", "2")
+
+
+def test_what_the_lean_parser_leaves_to_the_full_command_line():
+    for argv in (["run", "--help"], ["run", "x.toml", "--bogus"], ["run", "--seed", "-3", "x.toml"],
+                 ["run", "--seed", "2e3"], ["run", "a.toml", "b.toml"], ["run", "--format", "yaml"],
+                 ["run", "--json", "--format", "csv"], ["run", "--device"], ["list", "devices"], [],
+                 ["run", "--", "x.toml"]):
+        assert lean_run_options(argv) is None, argv
+
+
+def test_lean_parser_reads_every_run_option():
+    o = lean_run_options(["-q", "run", "x.toml", "--seed=7", "--scheduler", "bfq:low_latency=0", "--scheduler=noop",
+                          "--device", "maxtor-stm332061", "--format", "csv", "--requests-csv", "r.csv",
+                          "--requests-parquet=r.parquet", "--plot", "plots", "--traces", "tr"])
+    assert (o.file, o.seed, o.schedulers, o.device, o.fmt, o.quiet) == (
+        Path("x.toml"), 7, ["bfq:low_latency=0", "noop"], "maxtor-stm332061", "csv", True)
+    assert (o.requests_csv, o.requests_parquet, o.plot, o.traces) == (Path("r.csv"), Path("r.parquet"), Path("plots"), Path("tr"))
+    assert lean_run_options(["run", "--json"]).fmt == "json" and lean_run_options(["run"]).file is None
+
+
+@pytest.mark.parametrize("extra", [[], ["--json"], ["--format", "csv"], ["--seed", "9", "--scheduler", "clook"]])
+def test_lean_output_is_the_full_command_lines(tmp_path, extra):
+    path = str(_scenario(tmp_path))
+    lean = subprocess.run([sys.executable, "-m", "iosched.entry", "run", path, *extra], capture_output=True, text=True,
+                          timeout=120)
+    full = subprocess.run([sys.executable, "-m", "iosched.cli", "run", path, *extra], capture_output=True, text=True,
+                          timeout=120)
+    assert lean.returncode == full.returncode == 0, lean.stderr + full.stderr
+    assert lean.stdout == full.stdout and lean.stderr == full.stderr
