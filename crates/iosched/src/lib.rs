@@ -6,6 +6,7 @@
 pub mod anticipation;
 pub mod block;
 pub mod device;
+pub mod divisor;
 pub mod host;
 pub mod input;
 pub mod metrics;

@@ -3,6 +3,7 @@
 //! Angles are integers: one revolution is [`REV_UNITS`] units. With an integer rpm, 60 s is a
 //! whole number of revolutions, so the rotational phase at any nanosecond is exact in u64.
 
+use crate::divisor::Divisor;
 use serde::{Deserialize, Serialize};
 
 /// Angular units per revolution (= nanoseconds per minute; so one ns advances `rpm` units).
@@ -41,6 +42,8 @@ pub struct Zone {
     /// this one)`, where `q = start - lengths before` is the position ignoring slips at which
     /// the range is skipped. Empty by default.
     slips: Vec<(u64, u64, u64, u64)>,
+    /// `sectors_per_track` as a divisor (the mapping divides by it on every access).
+    spt_div: Divisor,
 }
 
 impl Zone {
@@ -132,6 +135,8 @@ pub struct Chs {
 pub struct TrackPos {
     pub chs: Chs,
     pub sectors_per_track: u32,
+    /// `sectors_per_track` as a divisor (angles and transfers divide by it).
+    pub spt_div: Divisor,
     /// Physical slot (0..spt) of the sector after skew.
     pub slot: u32,
     /// Angle (in [`REV_UNITS`]) at which this sector starts passing under the head.
@@ -146,7 +151,16 @@ pub struct Geometry {
     pub zones: Vec<Zone>,
     pub cylinders: u32,
     pub capacity_sectors: u64,
+    surfaces_div: Divisor,
+    /// The zone holding each `2^lut_shift`-sector bucket's first LBA: a lookup starts there and
+    /// moves on at most a few zones (fewer than a bucket's zone boundaries), where a binary
+    /// search over the zones mispredicts on random addresses.
+    zone_lut: Vec<u16>,
+    lut_shift: u32,
 }
+
+/// Buckets of the zone lookup: at least this many over the capacity.
+const ZONE_LUT_BUCKETS: u64 = 1024;
 
 impl Geometry {
     /// Builds the geometry; skews left as `None` in a zone come from `derive_skew(spt) -> (track, cylinder)`.
@@ -161,6 +175,9 @@ impl Geometry {
         derive_skew: impl Fn(u32) -> (u32, u32),
         layout: Option<&LayoutSpec>,
     ) -> Result<Geometry, String> {
+        if zones.len() > u16::MAX as usize {
+            return Err(format!("{} zones: at most {} are supported", zones.len(), u16::MAX));
+        }
         if let Some(l) = layout {
             return Self::from_layout(surfaces, zones, derive_skew, l);
         }
@@ -200,12 +217,31 @@ impl Geometry {
                 blocks: z.cylinders as u64 * surfaces as u64 * z.sectors_per_track as u64,
                 lead_sectors: 0,
                 slips: Vec::new(),
+                spt_div: Divisor::new(z.sectors_per_track as u64),
             };
             cyl = cyl.checked_add(z.cylinders).ok_or("the zones have more than 2^32 cylinders in all")?;
             sector += zone.sectors(surfaces);
             out.push(zone);
         }
-        Ok(Geometry { surfaces, zones: out, cylinders: cyl, capacity_sectors: sector })
+        Ok(Geometry::assemble(surfaces, out, cyl, sector))
+    }
+
+    /// The geometry with its derived lookups (zone table, divisors).
+    fn assemble(surfaces: u32, zones: Vec<Zone>, cylinders: u32, capacity_sectors: u64) -> Geometry {
+        // The smallest power-of-two bucket giving at most ZONE_LUT_BUCKETS buckets (+1).
+        let per_bucket = capacity_sectors.div_ceil(ZONE_LUT_BUCKETS).max(1);
+        let lut_shift = 64 - (per_bucket - 1).leading_zeros();
+        let buckets = (capacity_sectors >> lut_shift) + 1;
+        let mut zone_lut = Vec::with_capacity(buckets as usize);
+        let mut z = 0usize;
+        for b in 0..buckets {
+            let first = b << lut_shift;
+            while z + 1 < zones.len() && zones[z + 1].first_sector <= first {
+                z += 1;
+            }
+            zone_lut.push(z as u16);
+        }
+        Geometry { surfaces, zones, cylinders, capacity_sectors, surfaces_div: Divisor::new(surfaces as u64), zone_lut, lut_shift }
     }
 
     fn from_layout(surfaces: u32, zones: &[ZoneSpec], derive_skew: impl Fn(u32) -> (u32, u32), l: &LayoutSpec) -> Result<Geometry, String> {
@@ -266,6 +302,7 @@ impl Geometry {
                 blocks: zl.blocks,
                 lead_sectors: zl.lead_sectors,
                 slips: table,
+                spt_div: Divisor::new(z.sectors_per_track as u64),
             });
             sector += zl.blocks;
         }
@@ -273,12 +310,16 @@ impl Geometry {
         if out.is_empty() {
             return Err("the layout maps no LBA".into());
         }
-        Ok(Geometry { surfaces, zones: out, cylinders: l.cylinders, capacity_sectors: sector })
+        Ok(Geometry::assemble(surfaces, out, l.cylinders, sector))
     }
 
     fn zone_of_sector(&self, lba: u64) -> &Zone {
-        let i = self.zones.partition_point(|z| z.first_sector <= lba);
-        &self.zones[i.saturating_sub(1)]
+        let b = ((lba >> self.lut_shift) as usize).min(self.zone_lut.len() - 1);
+        let mut i = self.zone_lut[b] as usize;
+        while i + 1 < self.zones.len() && self.zones[i + 1].first_sector <= lba {
+            i += 1;
+        }
+        &self.zones[i]
     }
 
     fn zone_of_cylinder(&self, cylinder: u32) -> &Zone {
@@ -293,10 +334,10 @@ impl Geometry {
         let spt = z.sectors_per_track as u64;
         let rel = lba - z.first_sector;
         let phys = z.phys_of(rel);
-        let track = phys / spt;
-        let sector = (phys % spt) as u32;
-        let cyl_in_zone = (track / self.surfaces as u64) as u32;
-        let head = (track % self.surfaces as u64) as u32;
+        let (track, sector) = z.spt_div.div_rem(phys);
+        let sector = sector as u32;
+        let (cyl_in_zone, head) = self.surfaces_div.div_rem(track);
+        let (cyl_in_zone, head) = (cyl_in_zone as u32, head as u32);
         let chs = Chs { cylinder: z.first_cylinder + cyl_in_zone, head, sector };
         let slot = self.physical_slot(z, cyl_in_zone, head, sector);
         let track_end_sector = if z.slips.is_empty() && z.lead_sectors == 0 {
@@ -304,13 +345,20 @@ impl Geometry {
         } else {
             z.first_sector + z.rel_at_or_after((track + 1) * spt).unwrap_or(z.blocks)
         };
-        TrackPos { chs, sectors_per_track: z.sectors_per_track, slot, angle: slot_angle(slot, z.sectors_per_track), track_end_sector }
+        TrackPos {
+            chs,
+            sectors_per_track: z.sectors_per_track,
+            spt_div: z.spt_div,
+            slot,
+            angle: slot_angle_by(slot, z.spt_div),
+            track_end_sector,
+        }
     }
 
     pub fn cylinder_of(&self, lba: u64) -> u32 {
         let z = self.zone_of_sector(lba);
-        let track = z.phys_of(lba - z.first_sector) / z.sectors_per_track as u64;
-        z.first_cylinder + (track / self.surfaces as u64) as u32
+        let track = z.spt_div.div(z.phys_of(lba - z.first_sector));
+        z.first_cylinder + self.surfaces_div.div(track) as u32
     }
 
     /// Physical slots that LBAs `[from, to)` span on their track (more than `to - from` when a
@@ -364,16 +412,21 @@ impl Geometry {
     }
 
     fn slot_in(z: &Zone, surfaces: u32, cyl_in_zone: u32, head: u32, sector: u32) -> u32 {
-        let spt = z.sectors_per_track as u64;
         let head_switches = cyl_in_zone as u64 * (surfaces as u64 - 1) + head as u64;
         let offset = z.base_slot as u64 + head_switches * z.track_skew_sectors as u64 + cyl_in_zone as u64 * z.cylinder_skew_sectors as u64;
-        ((sector as u64 + offset) % spt) as u32
+        z.spt_div.rem(sector as u64 + offset) as u32
     }
 }
 
 /// Start angle of a physical slot on a track of `spt` sectors.
 pub fn slot_angle(slot: u32, spt: u32) -> u64 {
     slot as u64 * REV_UNITS / spt as u64
+}
+
+/// [`slot_angle`] with the track's sectors as a [`Divisor`] (the same value).
+#[inline]
+pub fn slot_angle_by(slot: u32, spt: Divisor) -> u64 {
+    spt.div(slot as u64 * REV_UNITS)
 }
 
 /// Builds `count` zones over `cylinders`, sectors per track falling linearly from `spt_outer`
@@ -453,6 +506,35 @@ mod tests {
             let zones = linear_zones(count, cyl, 500, 250);
             prop_assert_eq!(zones.iter().map(|z| z.cylinders).sum::<u32>(), cyl);
             prop_assert_eq!(zones[0].sectors_per_track, 500);
+        }
+    }
+
+    /// The zone table and the divisors give what a binary search over the zones and the
+    /// hardware divide give, at every zone boundary and on a spread of addresses.
+    #[test]
+    fn zone_table_and_divisors_agree_with_the_plain_computation() {
+        let zones = linear_zones(30, 4999, 511, 233);
+        let g = Geometry::new(5, &zones, |spt| (spt / 7, spt / 5)).unwrap();
+        let plain = |lba: u64| {
+            let i = g.zones.partition_point(|z| z.first_sector <= lba) - 1;
+            let z = &g.zones[i];
+            let spt = z.sectors_per_track as u64;
+            let phys = z.phys_of(lba - z.first_sector);
+            let (track, sector) = (phys / spt, (phys % spt) as u32);
+            let (cyl, head) = ((track / g.surfaces as u64) as u32, (track % g.surfaces as u64) as u32);
+            let slot = Geometry::slot_in(z, g.surfaces, cyl, head, sector);
+            (i, Chs { cylinder: z.first_cylinder + cyl, head, sector }, slot, slot_angle(slot, z.sectors_per_track))
+        };
+        let mut lbas: Vec<u64> =
+            g.zones.iter().flat_map(|z| [z.first_sector.saturating_sub(1), z.first_sector, z.first_sector + 1]).collect();
+        lbas.extend((0..10_000u64).map(|k| k * 7_919 % g.capacity_sectors));
+        lbas.push(g.capacity_sectors - 1);
+        for lba in lbas {
+            let (i, chs, slot, angle) = plain(lba);
+            assert!(std::ptr::eq(g.zone_of_sector(lba), &g.zones[i]), "{lba}");
+            let p = g.locate(lba);
+            assert_eq!((p.chs, p.slot, p.angle), (chs, slot, angle), "{lba}");
+            assert_eq!(g.cylinder_of(lba), chs.cylinder);
         }
     }
 }

@@ -2,9 +2,10 @@
 //! cylinder switches, command overhead, and a read-ahead segment cache.
 
 use super::cache::{SegmentCache, Stream};
-use super::geometry::{slot_angle, Chs, Geometry, LayoutSpec, TrackPos, ZoneSpec, REV_UNITS};
+use super::geometry::{slot_angle_by, Chs, Geometry, LayoutSpec, TrackPos, ZoneSpec, REV_UNITS};
 use super::seek::SeekCurve;
 use super::{ArmPath, DeviceView, SectorPosition, Service};
+use crate::divisor::Divisor;
 use crate::request::{Op, Request, SECTOR_BYTES};
 use crate::time::{ms_to_ns, Nanos};
 use serde::{Deserialize, Serialize};
@@ -195,6 +196,8 @@ pub struct RotationalDisk {
     destages: VecDeque<Nanos>,
     geometry: Geometry,
     rpm: u64,
+    /// `rpm` as a divisor (every rotational wait and transfer divides by it).
+    rpm_div: Divisor,
     head_switch_ns: Nanos,
     cylinder_switch_ns: Nanos,
     write_settle_ns: Nanos,
@@ -263,6 +266,7 @@ impl RotationalDisk {
             seek_ns_by_distance,
             seek_floor_ns_by_distance,
             rpm,
+            rpm_div: Divisor::new(rpm),
             head_switch_ns,
             cylinder_switch_ns,
             write_settle_ns: ms_to_ns(spec.write_settle_ms),
@@ -310,28 +314,28 @@ impl RotationalDisk {
         if REV_UNITS - d < self.rpm {
             0
         } else {
-            d.div_ceil(self.rpm)
+            self.rpm_div.div_ceil(d)
         }
     }
 
     /// Time for the `sectors` sectors starting at physical slot `slot` to pass under the head,
     /// starting at `t` when the head is at (or within 1 ns past) that slot's start. Computed from
     /// absolute angles, so rounding never accumulates over long sequential transfers.
-    fn transfer_ns(&self, t: Nanos, slot: u32, sectors: u64, spt: u32) -> Nanos {
-        let start = slot_angle(slot, spt);
-        let end = (slot as u64 + sectors) * REV_UNITS / spt as u64;
+    fn transfer_ns(&self, t: Nanos, slot: u32, sectors: u64, spt: Divisor) -> Nanos {
+        let start = slot_angle_by(slot, spt);
+        let end = spt.div((slot as u64 + sectors) * REV_UNITS);
         let past = (self.phase_at(t) + REV_UNITS - start) % REV_UNITS;
         let past = if past >= REV_UNITS / 2 { 0 } else { past };
-        (end - start).saturating_sub(past).div_ceil(self.rpm)
+        self.rpm_div.div_ceil((end - start).saturating_sub(past))
     }
 
     /// Whole sectors from `slot` that pass under the head between `t` and `until`.
-    fn sectors_passing(&self, t: Nanos, until: Nanos, slot: u32, spt: u32) -> u64 {
-        let start = slot_angle(slot, spt);
+    fn sectors_passing(&self, t: Nanos, until: Nanos, slot: u32, spt: Divisor) -> u64 {
+        let start = slot_angle_by(slot, spt);
         let past = (self.phase_at(t) + REV_UNITS - start) % REV_UNITS;
         let past = if past >= REV_UNITS / 2 { 0 } else { past };
         let units = (until - t) as u128 * self.rpm as u128 + past as u128;
-        (units * spt as u128 / REV_UNITS as u128) as u64
+        (units * spt.get() as u128 / REV_UNITS as u128) as u64
     }
 
     fn bus_ns(&self, sectors: u32) -> Nanos {
@@ -385,17 +389,17 @@ impl RotationalDisk {
         }
         loop {
             let stop = to_sector.min(pos.track_end_sector);
-            let need = self.transfer_ns(t, pos.slot, self.geometry.span_slots(cur, stop), pos.sectors_per_track);
+            let need = self.transfer_ns(t, pos.slot, self.geometry.span_slots(cur, stop), pos.spt_div);
             if t.saturating_add(need) > until_ns {
                 // Whole sectors that pass before the limit.
-                let slots = self.sectors_passing(t, until_ns, pos.slot, pos.sectors_per_track);
+                let slots = self.sectors_passing(t, until_ns, pos.slot, pos.spt_div);
                 let fit = self.geometry.lbas_in_slots(cur, slots, stop - cur - 1);
                 if fit == 0 {
                     if let Some((t_before, head_before)) = before_switch {
                         return (WalkEnd { sector: cur, at_ns: t_before, head: head_before }, xfer);
                     }
                 }
-                let dt = self.transfer_ns(t, pos.slot, self.geometry.span_slots(cur, cur + fit), pos.sectors_per_track);
+                let dt = self.transfer_ns(t, pos.slot, self.geometry.span_slots(cur, cur + fit), pos.spt_div);
                 return (WalkEnd { sector: cur + fit, at_ns: t.saturating_add(dt), head: Some(pos.chs) }, xfer.saturating_add(dt));
             }
             t = t.saturating_add(need);
