@@ -1426,7 +1426,7 @@ def kernel_cmd(
     repeat: int = typer.Option(3, "--repeat", help="Guest boots (each one run of the job); the simulator's seed is 1, 2, ... per repeat."),
     out: Optional[Path] = typer.Option(None, "--out", help="Directory for every file (serial logs, fio JSON, mount and simulator summaries and CSVs, comparison.json/.csv); default ./iosched-kernel.JOB.SCHED.TIME."),
     mount_scheduler: str = typer.Option("fcfs", "--mount-scheduler", help="The mount's own scheduler in front of the drive (fcfs: the drive serves the guest's order)."),
-    firmware: str = typer.Option("rpo", "--firmware", help="With a drive queue (AHCI): the drive's order among queued commands, fifo or rpo."),
+    queue_order: str = typer.Option("rpo", "--queue-order", help="With a drive queue (AHCI): the drive's firmware order among queued commands, rpo or fifo (the mount's --queue-order, the simulator's device.queue_order)."),
     timeout: float = typer.Option(900.0, "--timeout", help="Seconds a guest may run before it is stopped (an error)."),
     fmt: str = _format_option(),
 ) -> None:
@@ -1444,7 +1444,7 @@ def kernel_cmd(
         if not _settings["quiet"]:
             err.print(msg, highlight=False, markup=False)
 
-    opts = Options(job, scheduler, list(sets), device, controller, repeat, out, mount_scheduler, firmware, timeout)
+    opts = Options(job, scheduler, list(sets), device, controller, repeat, out, mount_scheduler, queue_order, timeout)
     try:
         doc = run_kernel(opts, log)
     except KernelError as e:

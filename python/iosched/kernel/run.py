@@ -23,7 +23,7 @@ from .workload import SIM_SCHEDULER
 
 GUEST_SCHEDULERS = "mq-deadline kyber bfq none"
 CONTROLLERS = ("auto", "ide", "ahci")
-FIRMWARE = ("fifo", "rpo")
+QUEUE_ORDERS = ("rpo", "fifo")
 
 
 @dataclass
@@ -36,7 +36,7 @@ class Options:
     repeat: int = 3
     out: Optional[Path] = None
     mount_scheduler: str = "fcfs"
-    firmware: str = "rpo"
+    queue_order: str = "rpo"
     timeout_s: float = 900.0
     seed: int = 1
 
@@ -47,8 +47,8 @@ def check_options(o: Options) -> None:
         raise KernelError(f"--scheduler {o.scheduler}: guest kernel has: {GUEST_SCHEDULERS}")
     if o.controller not in CONTROLLERS:
         raise KernelError(f"--controller {o.controller}: expected one of {', '.join(CONTROLLERS)}")
-    if o.firmware not in FIRMWARE:
-        raise KernelError(f"--firmware {o.firmware}: expected one of {', '.join(FIRMWARE)}")
+    if o.queue_order not in QUEUE_ORDERS:
+        raise KernelError(f"--queue-order {o.queue_order}: expected one of {', '.join(QUEUE_ORDERS)}")
     if not 1 <= o.repeat <= 100:
         raise KernelError(f"--repeat {o.repeat}: expected 1 to 100")
     if o.timeout_s <= 0:
@@ -132,7 +132,7 @@ def run(o: Options, log: Callable[[str], None] = lambda s: None, fuse_command: O
     base = initramfs.base(pieces, log)
     mount_args = ["--scheduler", o.mount_scheduler, "--device", o.device]
     if depth > 1:
-        mount_args += ["--queue-depth", str(depth), "--firmware", o.firmware]
+        mount_args += ["--queue-depth", str(depth), "--queue-order", o.queue_order]
     for n in notes:
         log(f"note: {n}")
 
@@ -153,7 +153,7 @@ def run(o: Options, log: Callable[[str], None] = lambda s: None, fuse_command: O
             think_us = float((mount_summary.get("think_us") or {}).get("p50") or 0.0)
             sides = {}
             for tag, think in (("sim", 0.0), ("sim-think", think_us)):
-                scn = workload.sim_scenario(w, o.scheduler, sim_tunables, depth, think, o.seed + i)
+                scn = workload.sim_scenario(w, o.scheduler, sim_tunables, depth, think, o.seed + i, o.queue_order)
                 csv_path = Path(f"{prefix}.{tag}.requests.csv")
                 res = api.run(scn, records=False, requests_csv=csv_path)
                 summary = res.summaries[0]
@@ -170,7 +170,7 @@ def run(o: Options, log: Callable[[str], None] = lambda s: None, fuse_command: O
                 f"sim+think({think_us:.0f} us) {compare.fmt_num(agg['sim_think'])}; {b.host_s:.1f} s")
     summary_rows = compare.summarize(per_repeat_rows)
     doc = {"job": str(o.job), "scheduler": o.scheduler, "tunables": dict(tunables), "sim_tunables": sim_tunables,
-           "device": o.device, "controller": controller, "queue_depth": depth, "mount_scheduler": o.mount_scheduler,
+           "device": o.device, "controller": controller, "queue_depth": depth, "queue_order": o.queue_order if depth > 1 else None, "mount_scheduler": o.mount_scheduler,
            "kernel": pieces.kernel_release, "repeats": repeats, "summary": summary_rows, "notes": notes,
            "out": str(out),
            "sim_think": "sim+think: the simulator with each process's think time increased by the mount's think_us "

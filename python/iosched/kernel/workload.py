@@ -100,13 +100,15 @@ def load(path: Path, device: str) -> Workload:
                           f"fio on the guest's raw disk: set direct=1")
     guest_text, notes = guest_job_text(text, str(path))
     names = [p["name"] for p in conv.scenario["process"]]
-    return Workload(Path(path), text, guest_text, conv.scenario, names, list(conv.notes) + notes)
+    # fio_job's note on the scheduler is about its own default; --scheduler replaces it here.
+    kept = [n for n in conv.notes if "ioscheduler=" not in n]
+    return Workload(Path(path), text, guest_text, conv.scenario, names, kept + notes)
 
 
 def sim_scenario(w: Workload, scheduler: str, tunables: Dict[str, float], queue_depth: int = 1,
-                 think_us: float = 0.0, seed: int = 1, name_suffix: str = ""):
+                 think_us: float = 0.0, seed: int = 1, queue_order: str = "rpo", name_suffix: str = ""):
     """The simulator's Scenario: the job file's, under `scheduler` (Linux's name) with
-    `tunables`, the drive's `queue_depth`, `think_us` added to every process's think time."""
+    `tunables`, the drive's `queue_depth` and `queue_order`, `think_us` added to every process's think time."""
     from ..scenario import Scenario, ScenarioError
 
     d = copy.deepcopy(w.scenario)
@@ -114,6 +116,7 @@ def sim_scenario(w: Workload, scheduler: str, tunables: Dict[str, float], queue_
     d.setdefault("device", {})
     if queue_depth > 1:
         d["device"]["queue_depth"] = queue_depth
+        d["device"]["queue_order"] = queue_order
     d.setdefault("run", {})["seed"] = seed
     if think_us > 0:
         for p in d["process"]:
