@@ -226,15 +226,15 @@ def test_serial_log_errors():
 
 def test_drive_view():
     rows = [  # out of start order on purpose: sorted by start_ns
-        {"start_ns": "30", "start_sector": "4096", "size_sectors": "128"},
-        {"start_ns": "10", "start_sector": "0", "size_sectors": "128"},
-        {"start_ns": "20", "start_sector": "128", "size_sectors": "128"},
-        {"start_ns": "40", "start_sector": "256", "size_sectors": "128"},
+        {"start_ns": "30", "start_sector": "4096", "size_sectors": "128", "complete_ns": "1000030", "cache_hit": "false"},
+        {"start_ns": "10", "start_sector": "0", "size_sectors": "128", "complete_ns": "3000010", "cache_hit": "false"},
+        {"start_ns": "20", "start_sector": "128", "size_sectors": "128", "complete_ns": "1000020", "cache_hit": "true"},
+        {"start_ns": "40", "start_sector": "256", "size_sectors": "128", "complete_ns": "3000040", "cache_hit": "false"},
     ]
     v = compare.drive_view(rows)
     # gaps: 0 (contiguous), 4096-256 = 3840 (> 2048: a switch), |256-4224| = 3968 (a switch)
     assert v == {"requests": 4, "request_kib": 64.0, "seek_mib": pytest.approx((0 + 3840 + 3968) / 3 / 2048),
-                 "switches": 2}
+                 "switches": 2, "cache_hits": 0.25, "service_ms": 2.0}
     assert compare.drive_view([])["requests"] == 0
 
 

@@ -12,7 +12,8 @@ numbers as the mount's.
 Drive view, both sides: requests; mean request size (KiB); mean seek distance between
 consecutive requests (MiB, from one's end to the next's start, in start order); switches =
 consecutive requests more than 1 MiB apart (the mount sees one pid, QEMU, so a change of
-stream is read off the addresses).
+stream is read off the addresses); the fraction served from the drive's cache; the mean
+service time (start to completion at the drive).
 """
 
 from __future__ import annotations
@@ -81,16 +82,21 @@ def sim_side(summary: dict) -> Side:
 def drive_view(rows: Iterable[dict]) -> Dict[str, float]:
     """Requests, mean size, mean seek distance and switches of per-request records (CSV rows of
     the mount or the simulator: start_sector, size_sectors, start_ns)."""
+    rows = list(rows)
     reqs = sorted(((int(r["start_ns"]), int(r["start_sector"]), int(r["size_sectors"])) for r in rows))
     n = len(reqs)
     if n == 0:
         return {"requests": 0, "request_kib": 0.0, "seek_mib": 0.0, "switches": 0}
+    timed = [r for r in rows if r.get("complete_ns") not in (None, "")]
+    hits = [r for r in rows if str(r.get("cache_hit", "")).lower() == "true"]
     dists = [abs(s - (ps + pz)) for (_, ps, pz), (_, s, _) in zip(reqs, reqs[1:])]
     return {
         "requests": n,
         "request_kib": sum(z for _, _, z in reqs) / n / 2,
         "seek_mib": (sum(dists) / len(dists) / 2048) if dists else 0.0,
         "switches": sum(1 for d in dists if d > SWITCH_SECTORS),
+        "cache_hits": len(hits) / n,
+        "service_ms": (sum(int(r["complete_ns"]) - int(r["start_ns"]) for r in timed) / len(timed) / 1e6) if timed else None,
     }
 
 
@@ -117,9 +123,10 @@ def rows_for(guest: Side, sim: Side, sim_think: Optional[Side]) -> List[dict]:
         add(f"{j.name}", "MB/s", j.mb_s, s and s.mb_s, st and st.mb_s)
         add(f"{j.name} p50", "ms", j.p50_ms, s and s.p50_ms, st and st.p50_ms)
         add(f"{j.name} p99", "ms", j.p99_ms, s and s.p99_ms, st and st.p99_ms)
-    for k, unit in (("requests", "count"), ("request_kib", "KiB"), ("seek_mib", "MiB"), ("switches", ">1 MiB")):
-        add(f"drive {k.split('_')[0]}" if k != "request_kib" else "drive request size", unit,
-            guest.drive.get(k), sim.drive.get(k), sim_think.drive.get(k) if sim_think else None)
+    for k, label, unit in (("requests", "drive requests", "count"), ("request_kib", "drive request size", "KiB"),
+                           ("seek_mib", "drive seek", "MiB"), ("switches", "drive switches", ">1 MiB"),
+                           ("cache_hits", "drive cache hits", "fraction"), ("service_ms", "drive service", "ms")):
+        add(label, unit, guest.drive.get(k), sim.drive.get(k), sim_think.drive.get(k) if sim_think else None)
     return out
 
 
