@@ -346,3 +346,24 @@ def test_signal_tears_down(tmp_path, sig):
     assert "interrupted" in out
     assert not Path(tmp).exists()
     assert not _alive(int(pid))
+
+
+def test_replay_of_a_mount_csv(tmp_path):
+    """The mount's CSV (no run/scheduler columns) replayed in the simulator's drive."""
+    header = ("req_id,pid,group,op,sync,start_sector,size_sectors,bios,issue_ns,insert_ns,dispatch_ns,start_ns,"
+              "complete_ns,seek_cylinders,seek_ns,rotation_ns,transfer_ns,cache_hit")
+    lines = [header]
+    t = 1_000_000
+    for i in range(20):
+        sector = (i // 2) * 128 + (0 if i % 2 == 0 else 1_048_576)
+        lines.append(f"{i},7,7,read,true,{sector},128,1,{t},{t},{t},{t},{t + 1_000_000},0,0,0,0,false")
+        t += 1_300_000
+    mount_csv = tmp_path / "m.csv"
+    mount_csv.write_text("\n".join(lines) + "\n")
+    view = compare.replay_mount(mount_csv, tmp_path / "r.csv", "maxtor-stm332061")
+    assert view["requests"] == 20 and view["request_kib"] == 64.0 and view["switches"] == 19
+    assert view["throughput_mb_s"] > 0 and 0 <= view["cache_hits"] <= 1
+    assert not (tmp_path / "r.input.csv").exists()
+    rows = compare.replay_rows({"cache_hits": 0.9, "service_ms": 1.0}, 12.0, view)
+    assert [r["metric"] for r in rows] == ["replay drive MB/s", "replay cache hits", "replay service"]
+    assert rows[0]["guest"] == 12.0 and rows[1]["guest"] == 0.9 and rows[0]["sim_think"] is None

@@ -188,3 +188,46 @@ def fmt_pm(m: Optional[float], sd: Optional[float]) -> str:
 
 def fmt_ratio(x: Optional[float]) -> str:
     return "-" if x is None else f"{x:.2f}"
+
+
+def replay_mount(mount_csv: Path, out_csv: Path, device: str, queue_depth: int = 1, queue_order: str = "rpo") -> dict:
+    """The mount's own request stream replayed in the simulator's drive model ("dependent":
+    each request after the previous one completes plus the think time observed in the mount,
+    fcfs, same preset and drive queue): the check that the emulated drive and the simulator's
+    drive agree on the same arrivals. Returns its drive view and throughput."""
+    from .. import api
+    from ..scenario import Scenario
+
+    src = out_csv.with_suffix(".input.csv")
+    with open(mount_csv, newline="") as f, open(src, "w", newline="") as g:
+        r, w = csv.reader(f), csv.writer(g)
+        header = next(r)
+        w.writerow(["run", "scheduler", *header])
+        for row in r:
+            w.writerow(["0", "fcfs", *row])
+    device_sec = {"preset": device}
+    if queue_depth > 1:
+        device_sec.update(queue_depth=queue_depth, queue_order=queue_order)
+    scn = Scenario.from_dict({"name": "mount-replay", "device": device_sec,
+                              "workload": {"kind": "trace", "trace": str(src.resolve()), "format": "requests-csv",
+                                           "replay": "dependent"},
+                              "scheduler": [{"name": "fcfs"}]}, "mount replay")
+    try:
+        res = api.run(scn, records=False, requests_csv=out_csv)
+    finally:
+        src.unlink()
+    summary = res.summaries[0]
+    view = drive_view(read_csv_rows(out_csv, run=0))
+    view["throughput_mb_s"] = summary["throughput_mb_s"]
+    return view
+
+
+def replay_rows(mount: Dict[str, float], mount_mb_s: float, replay: Dict[str, float]) -> List[dict]:
+    """Rows "replay ...": guest column = the mount's drive, sim column = the simulator's drive
+    replaying the mount's requests (replay_mount); no sim+think."""
+    out = []
+    for k, label, unit in (("throughput_mb_s", "replay drive MB/s", "MB/s"), ("cache_hits", "replay cache hits", "fraction"),
+                           ("service_ms", "replay service", "ms")):
+        g = mount_mb_s if k == "throughput_mb_s" else mount.get(k)
+        out.append({"metric": label, "unit": unit, "guest": g, "sim": replay.get(k), "sim_think": None})
+    return out

@@ -3,7 +3,8 @@ files in --out:
 
   repN.serial.log, repN.fio.json, repN.mount.summary.json, repN.mount.requests.csv,
   repN.mount.log, repN.sim.summary.json, repN.sim.requests.csv, repN.sim-think.summary.json,
-  repN.sim-think.requests.csv, comparison.json (everything), comparison.csv (per repeat and
+  repN.sim-think.requests.csv, repN.replay.requests.csv (the simulator's drive replaying the
+  mount's requests: compare.replay_mount), comparison.json (everything), comparison.csv (per repeat and
   summary rows), job.guest.fio (the guest's copy of the job).
 """
 
@@ -162,6 +163,9 @@ def run(o: Options, log: Callable[[str], None] = lambda s: None, fuse_command: O
                 side.drive = compare.drive_view(compare.read_csv_rows(csv_path, run=0))
                 sides[tag] = side
             rows = compare.rows_for(g, sides["sim"], sides["sim-think"])
+            replay = compare.replay_mount(Path(f"{prefix}.mount.requests.csv"), Path(f"{prefix}.replay.requests.csv"),
+                                          o.device, depth, o.queue_order)
+            rows += compare.replay_rows(g.drive, mount_summary.get("throughput_mb_s"), replay)
             per_repeat_rows.append(rows)
             repeats.append({"repeat": i + 1, "rows": rows, "guest_facts": b.facts, "host_s": round(b.host_s, 2),
                             "think_us_p50": think_us, "mount_throughput_mb_s": mount_summary.get("throughput_mb_s")})
