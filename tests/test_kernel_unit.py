@@ -323,7 +323,7 @@ def test_teardown_goes_on_after_a_failing_step(tmp_path):
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
 def test_signal_tears_down(tmp_path, sig):
     """A process running a boot-like session gets a signal: the fake QEMU and the directory go."""
-    script = textwrap.dedent(f"""
+    script = textwrap.dedent("""
         import sys, time
         from iosched.kernel import guest
         s = guest.Session(["false"], kill_grace_s=0.3)

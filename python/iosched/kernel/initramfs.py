@@ -20,7 +20,7 @@ import re
 import shlex
 import subprocess
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Dict, Iterable, List, Tuple
 
 from .errors import KernelError
 

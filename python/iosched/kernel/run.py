@@ -11,10 +11,9 @@ files in --out:
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, List, Optional
 
