@@ -1,6 +1,7 @@
 """Command line: `iosched run`, `iosched import-fio`, `iosched list`, `iosched reproduce`, `iosched validate`, `iosched bench`,
 `iosched trace stats|formats`,
-`iosched mount` / `iosched umount` (real mode, run by the native extension: see _fuse.py).
+`iosched mount` / `iosched umount` (real mode, run by the native extension: see _fuse.py),
+`iosched kernel` (Linux's schedulers in a QEMU guest on the mount: see kernel/).
 
 User mistakes (bad scenario, missing or unreadable file) print one line `error: ...` on stderr
 and exit with status 2.
@@ -1269,6 +1270,67 @@ def umount(
 ) -> None:
     """Unmount a real-mode mount (lazily if busy) and wait for its process to finish."""
     _exec_fuse(["umount", str(mountpoint), "--timeout", str(timeout)])
+
+
+@app.command("kernel")
+def kernel_cmd(
+    job: Path = typer.Argument(..., help="fio job file, run by real fio in the guest (filename= rewritten to /dev/sda) and by the simulator."),
+    scheduler: str = typer.Option(..., "--scheduler", help="Linux's elevator in the guest: none, mq-deadline, kyber, bfq (the simulator runs its own of that name)."),
+    sets: List[str] = typer.Option([], "--set", help="Linux tunable NAME=VALUE, written to /sys/block/sda/queue/iosched/NAME, else queue/NAME (repeatable); the simulator's scheduler gets those it has."),
+    device: str = typer.Option("maxtor-stm332061", "--device", help="Emulated drive preset (iosched list devices), for the mount and the simulator."),
+    controller: str = typer.Option("auto", "--controller", help="auto (IDE unless the drive queues and the mount models it: then AHCI at the drive's depth), ide (depth 1), ahci (depth 32 in the guest)."),
+    repeat: int = typer.Option(3, "--repeat", help="Guest boots (each one run of the job); the simulator's seed is 1, 2, ... per repeat."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Directory for every file (serial logs, fio JSON, mount and simulator summaries and CSVs, comparison.json/.csv); default ./iosched-kernel.JOB.SCHED.TIME."),
+    mount_scheduler: str = typer.Option("fcfs", "--mount-scheduler", help="The mount's own scheduler in front of the drive (fcfs: the drive serves the guest's order)."),
+    queue_order: str = typer.Option("rpo", "--queue-order", help="With a drive queue (AHCI): the drive's firmware order among queued commands, rpo or fifo (the mount's --queue-order, the simulator's device.queue_order)."),
+    timeout: float = typer.Option(900.0, "--timeout", help="Seconds a guest may run before it is stopped (an error)."),
+    fmt: str = _format_option(),
+) -> None:
+    """Linux's own scheduler in a QEMU guest (TCG) whose disk is `iosched mount`'s emulated drive, on fio
+    job JOB, beside the simulator on the same job, drive and scheduler. Needs root and /dev/fuse;
+    fetches qemu, fio, Debian's kernel and busybox at first use (docs/kernel-mode.md)."""
+    from .kernel import KernelError
+    from .kernel.compare import fmt_num, fmt_pm, fmt_ratio
+    from .kernel.run import Options, run as run_kernel
+
+    fmt = _output(fmt)
+    err = _consoles.err
+
+    def log(msg: str) -> None:
+        if not _settings["quiet"]:
+            err.print(msg, highlight=False, markup=False)
+
+    opts = Options(job, scheduler, list(sets), device, controller, repeat, out, mount_scheduler, queue_order, timeout)
+    try:
+        doc = run_kernel(opts, log)
+    except KernelError as e:
+        raise fail(str(e))
+    except KeyboardInterrupt as e:
+        typer.echo(f"iosched kernel: interrupted ({e or 'SIGINT'}): guest, mount and temporary files removed", err=True)
+        raise typer.Exit(130)
+    reps = TableData("repeats", "per repeat (guest = Linux in QEMU on the mount; sim = the simulator; sim+think = the "
+                     "simulator with the guest's think time)", [
+        Column("repeat", "rep"), Column("metric", "metric"), Column("unit", "unit", 2),
+        Column("guest", "guest", 0, fmt_num, right=True), Column("sim", "sim", 0, fmt_num, right=True),
+        Column("ratio_sim", "guest/sim", 1, fmt_ratio, right=True),
+        Column("sim_think", "sim+think", 1, fmt_num, right=True),
+        Column("ratio_sim_think", "guest/sim+think", 1, fmt_ratio, right=True)],
+        [dict(r, repeat=rep["repeat"], ratio_sim=(r["guest"] / r["sim"]) if r["guest"] is not None and r["sim"] else None,
+              ratio_sim_think=(r["guest"] / r["sim_think"]) if r["guest"] is not None and r["sim_think"] else None)
+         for rep in doc["repeats"] for r in rep["rows"]])
+    summ = TableData("summary", f"mean ± sd over {len(doc['repeats'])} repeats", [
+        Column("metric", "metric"), Column("unit", "unit", 2),
+        Column("guest", "guest", 0, str, right=True), Column("sim", "sim", 0, str, right=True),
+        Column("ratio_sim", "guest/sim", 0, fmt_ratio, right=True),
+        Column("sim_think", "sim+think", 1, str, right=True),
+        Column("ratio_sim_think", "guest/sim+think", 1, fmt_ratio, right=True)],
+        [dict(r, guest=fmt_pm(r["guest_mean"], r["guest_sd"]), sim=fmt_pm(r["sim_mean"], r["sim_sd"]),
+              sim_think=fmt_pm(r["sim_think_mean"], r["sim_think_sd"])) for r in doc["summary"]])
+    thinks = ", ".join(f"{rep['think_us_p50']:.0f}" for rep in doc["repeats"])
+    head = (f"{doc['job']}: Linux {doc['kernel']} {doc['scheduler']} {doc['tunables'] or ''} on {doc['device']} via "
+            f"{doc['controller']} (drive queue {doc['queue_depth']}, mount {doc['mount_scheduler']}); sim+think adds "
+            f"the mount's think_us p50 per repeat: {thinks} us")
+    emit([escape(head), reps, summ, f"files in {escape(doc['out'])}"], fmt, json_doc=doc)
 
 
 def main() -> None:

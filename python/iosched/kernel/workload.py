@@ -1,0 +1,151 @@
+"""The one workload description: a fio job file. The guest runs real fio on it with every
+`filename=` rewritten to /dev/sda (the guest's disk, the emulated drive); the simulator runs the
+scenario `iosched.fio_job` makes of the same file on the same preset (docs/fio.md).
+
+Kernel mode needs jobs on the raw disk (`filename=/dev/...` in every job: the guest has no file
+system), O_DIRECT (fio_job refuses a raw device with buffered jobs). The job's `ioscheduler=` is
+dropped from the guest's copy (`--scheduler` sets the elevator). fio's `cgroup`/`cgroup_weight`
+are refused: fio writes cgroup v1's blkio.weight, which Linux 6.1 under blk-mq does not have.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List
+
+from .errors import KernelError
+
+GUEST_DISK = "/dev/sda"
+_FILENAME = re.compile(r"^(\s*)filename(\s*)=.*$", re.IGNORECASE)
+_IOSCHED = re.compile(r"^\s*ioscheduler\s*(=|$)", re.IGNORECASE)
+REFUSED = {
+    "cgroup": "fio's cgroup option writes cgroup v1's blkio.weight, which the guest's Linux 6.1 (blk-mq) does not "
+              "have; kernel mode does not run cgroup workloads yet",
+    "cgroup_weight": "see cgroup",
+    "cgroup_nodelete": "see cgroup",
+    "directory": "kernel mode runs fio on the guest's raw disk: use filename=/dev/... instead",
+    "filename_format": "kernel mode runs fio on the guest's raw disk: use filename=/dev/... instead",
+}
+
+# Linux's elevator names -> the simulator's scheduler names.
+SIM_SCHEDULER = {"none": "noop", "mq-deadline": "mq-deadline", "bfq": "bfq", "kyber": "kyber"}
+# Guest tunables under queue/ (not iosched/) that the simulator's [block] section would take; not
+# passed to the simulator (its block layer is absent in fio scenarios): reported as guest-only.
+QUEUE_TUNABLES = {"nr_requests", "read_ahead_kb", "max_sectors_kb", "rq_affinity", "nomerges", "add_random"}
+
+
+@dataclass
+class Workload:
+    path: Path
+    text: str
+    guest_text: str
+    scenario: dict                       # fio_job's conversion (TOML-ready dicts)
+    job_names: List[str]                 # the processes' names, in fio's job order (clones .0, .1 ...)
+    notes: List[str] = field(default_factory=list)
+
+
+def guest_job_text(text: str, path: str) -> "tuple[str, List[str]]":
+    """The guest's copy: every `filename=` line set to /dev/sda, `ioscheduler=` lines dropped.
+    Returns (text, notes)."""
+    out, notes = [], []
+    for line in text.splitlines():
+        if _FILENAME.match(line):
+            m = _FILENAME.match(line)
+            out.append(f"{m.group(1)}filename={GUEST_DISK}")
+        elif _IOSCHED.match(line):
+            notes.append(f"{path}: `{line.strip()}` dropped in the guest (--scheduler sets the elevator)")
+            out.append(f"; {line.strip()}  (dropped by iosched kernel)")
+        else:
+            out.append(line)
+    return "\n".join(out) + "\n", notes
+
+
+def load(path: Path, device: str) -> Workload:
+    """Read and check job file `path` for kernel mode on device preset `device`; KernelError on
+    any problem (fio_job's messages name the line, job and option)."""
+    from ..fio_job import read
+    from ..fio_job.parse import JobFileError, parse_job_file
+    from ..scenario import Scenario, ScenarioError
+
+    try:
+        text = Scenario.read_text_file(path)
+    except (OSError, ScenarioError) as e:
+        raise KernelError(f"{path}: {getattr(e, 'strerror', None) or e}") from None
+    try:
+        jobs = parse_job_file(text, str(path)).jobs
+    except JobFileError as e:
+        raise KernelError(str(e)) from None
+    problems = []
+    for job in jobs:
+        for opt, why in REFUSED.items():
+            if opt in job.settings:
+                s = job.settings[opt]
+                problems.append(f"{path}: line {s.line}: job [{job.name}], option `{s.shown()}`: {why}")
+        fn = job.settings.get("filename")
+        if fn is None or not (fn.value or "").startswith("/dev/") or ":" in (fn.value or ""):
+            where = f"line {fn.line}: " if fn else ""
+            problems.append(f"{path}: {where}job [{job.name}]: filename={fn.value if fn else '(none)'}: kernel mode runs "
+                            f"fio on the guest's raw disk: give one filename=/dev/... (rewritten to {GUEST_DISK})")
+    if problems:
+        raise KernelError("; ".join(dict.fromkeys(problems)))
+    try:
+        conv = read(path, text, device)
+    except ScenarioError as e:
+        raise KernelError(str(e)) from None
+    if conv.target != "process":
+        raise KernelError(f"{path}: buffered jobs (direct=0) run on the simulator's host model, not comparable with "
+                          f"fio on the guest's raw disk: set direct=1")
+    guest_text, notes = guest_job_text(text, str(path))
+    names = [p["name"] for p in conv.scenario["process"]]
+    # fio_job's note on the scheduler is about its own default; --scheduler replaces it here.
+    kept = [n for n in conv.notes if "ioscheduler=" not in n]
+    return Workload(Path(path), text, guest_text, conv.scenario, names, kept + notes)
+
+
+def sim_scenario(w: Workload, scheduler: str, tunables: Dict[str, float], queue_depth: int = 1,
+                 think_us: float = 0.0, seed: int = 1, queue_order: str = "rpo", name_suffix: str = ""):
+    """The simulator's Scenario: the job file's, under `scheduler` (Linux's name) with
+    `tunables`, the drive's `queue_depth` and `queue_order`, `think_us` added to every process's think time."""
+    from ..scenario import Scenario, ScenarioError
+
+    d = copy.deepcopy(w.scenario)
+    d["scheduler"] = [dict(name=SIM_SCHEDULER[scheduler], **tunables)]
+    d.setdefault("device", {})
+    if queue_depth > 1:
+        d["device"]["queue_depth"] = queue_depth
+        d["device"]["queue_order"] = queue_order
+    d.setdefault("run", {})["seed"] = seed
+    if think_us > 0:
+        for p in d["process"]:
+            if p.get("think_every", 1) != 1:
+                raise KernelError(f"{w.path}: job {p['name']} thinks every {p['think_every']} blocks: the guest's "
+                                  f"think time cannot be added to it")
+            p["think_us"] = round(float(p.get("think_us", 0)) + think_us, 3)
+    d["name"] = f"{d.get('name', 'kernel')}{name_suffix}"
+    try:
+        return Scenario.from_dict(d, f"{w.path} (simulator)")
+    except ScenarioError as e:
+        raise KernelError(str(e)) from None
+
+
+def split_tunables(sets, scheduler: str) -> "tuple[Dict[str, float], List[str]]":
+    """The --set tunables the simulator's `scheduler` has too (same name and unit as Linux's),
+    and the notes for those only the guest gets."""
+    from ..api import list_schedulers
+
+    sim_name = SIM_SCHEDULER[scheduler]
+    known = {t["name"] for s in list_schedulers() if s["name"] == sim_name for t in s["tunables"]}
+    sim, notes = {}, []
+    for k, v in sets:
+        if k in known:
+            try:
+                x = float(v)
+                sim[k] = int(x) if x.is_integer() else x
+            except ValueError:
+                raise KernelError(f"--set {k}={v}: the simulator's {sim_name} needs a number") from None
+        else:
+            notes.append(f"--set {k}={v}: guest only (the simulator's {sim_name} has no {k})")
+    return sim, notes
