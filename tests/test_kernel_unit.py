@@ -367,3 +367,25 @@ def test_replay_of_a_mount_csv(tmp_path):
     rows = compare.replay_rows({"cache_hits": 0.9, "service_ms": 1.0}, 12.0, view)
     assert [r["metric"] for r in rows] == ["replay drive MB/s", "replay cache hits", "replay service"]
     assert rows[0]["guest"] == 12.0 and rows[1]["guest"] == 0.9 and rows[0]["sim_think"] is None
+
+
+def test_path_latencies_are_the_drives_idle_gaps_after_the_boot():
+    # The partition probe (two reads), the boot's long gap, then the job: a request already
+    # there when the previous completed counts 0.
+    rows = [dict(start_ns=s, issue_ns=i, complete_ns=c) for s, i, c in [
+        (1000, 1000, 2000), (2500, 2500, 3000),            # probe
+        (5_000_000_000, 5_000_000_000, 5_000_100_000),     # the job's first request, after the boot
+        (5_000_400_000, 5_000_400_000, 5_000_500_000),     # 300 us idle
+        (5_000_500_000, 5_000_450_000, 5_000_600_000),     # arrived before the completion: 0
+        (5_001_600_000, 5_001_600_000, 5_001_700_000)]]    # 1 ms idle
+    assert compare.path_latencies_us(list(reversed(rows))) == [300.0, 0.0, 1000.0]
+    assert compare.path_latencies_us([]) == []
+
+
+def test_sim_scenario_takes_the_path_latencies_as_the_drives_command_latency(tmp_path):
+    job = tmp_path / "two.fio"
+    job.write_text("[global]\nfilename=/dev/sdb\nrw=read\nbs=64k\ndirect=1\nsize=8M\n[a]\n[b]\noffset=512M\n")
+    w = workload.load(job, "maxtor-stm332061")
+    scn = workload.sim_scenario(w, "none", {}, command_latency_us=[300.0, 0.0, 1000.0])
+    assert scn.to_dict()["device"]["command_latency_us"] == [300.0, 0.0, 1000.0]
+    assert "command_latency_us" not in workload.sim_scenario(w, "none", {}).to_dict()["device"]

@@ -1308,24 +1308,26 @@ def kernel_cmd(
     except KeyboardInterrupt as e:
         typer.echo(f"iosched kernel: interrupted ({e or 'SIGINT'}): guest, mount and temporary files removed", err=True)
         raise typer.Exit(130)
+    from .kernel.compare import SIM_COLUMNS, ratio
+
+    labels = {"sim": "sim", "sim_think": "sim+think", "sim_path": "sim+path"}
     reps = TableData("repeats", "per repeat (guest = Linux in QEMU on the mount; sim = the simulator; sim+think = the "
-                     "simulator with the guest's think time)", [
+                     "simulator with the guest's think time; sim+path = with the guest path's measured latencies "
+                     "per command)", [
         Column("repeat", "rep"), Column("metric", "metric"), Column("unit", "unit", 2),
-        Column("guest", "guest", 0, fmt_num, right=True), Column("sim", "sim", 0, fmt_num, right=True),
-        Column("ratio_sim", "guest/sim", 1, fmt_ratio, right=True),
-        Column("sim_think", "sim+think", 1, fmt_num, right=True),
-        Column("ratio_sim_think", "guest/sim+think", 1, fmt_ratio, right=True)],
-        [dict(r, repeat=rep["repeat"], ratio_sim=(r["guest"] / r["sim"]) if r["guest"] is not None and r["sim"] else None,
-              ratio_sim_think=(r["guest"] / r["sim_think"]) if r["guest"] is not None and r["sim_think"] else None)
+        Column("guest", "guest", 0, fmt_num, right=True)]
+        + [c for k in SIM_COLUMNS for c in (Column(k, labels[k], 1 if k != "sim" else 0, fmt_num, right=True),
+                                            Column(f"ratio_{k}", f"guest/{labels[k]}", 1 if k != "sim_think" else 2,
+                                                   fmt_ratio, right=True))],
+        [dict(r, repeat=rep["repeat"], **{f"ratio_{k}": ratio(r["guest"], r.get(k)) for k in SIM_COLUMNS})
          for rep in doc["repeats"] for r in rep["rows"]])
     summ = TableData("summary", f"mean ± sd over {len(doc['repeats'])} repeats", [
-        Column("metric", "metric"), Column("unit", "unit", 2),
-        Column("guest", "guest", 0, str, right=True), Column("sim", "sim", 0, str, right=True),
-        Column("ratio_sim", "guest/sim", 0, fmt_ratio, right=True),
-        Column("sim_think", "sim+think", 1, str, right=True),
-        Column("ratio_sim_think", "guest/sim+think", 1, fmt_ratio, right=True)],
-        [dict(r, guest=fmt_pm(r["guest_mean"], r["guest_sd"]), sim=fmt_pm(r["sim_mean"], r["sim_sd"]),
-              sim_think=fmt_pm(r["sim_think_mean"], r["sim_think_sd"])) for r in doc["summary"]])
+        Column("metric", "metric"), Column("unit", "unit", 2), Column("guest", "guest", 0, str, right=True)]
+        + [c for k in SIM_COLUMNS for c in (Column(k, labels[k], 1 if k != "sim" else 0, str, right=True),
+                                            Column(f"ratio_{k}", f"guest/{labels[k]}", 0 if k != "sim_think" else 2,
+                                                   fmt_ratio, right=True))],
+        [dict(r, guest=fmt_pm(r["guest_mean"], r["guest_sd"]),
+              **{k: fmt_pm(r[f"{k}_mean"], r[f"{k}_sd"]) for k in SIM_COLUMNS}) for r in doc["summary"]])
     thinks = ", ".join(f"{rep['think_us_p50']:.0f}" for rep in doc["repeats"])
     head = (f"{doc['job']}: Linux {doc['kernel']} {doc['scheduler']} {doc['tunables'] or ''} on {doc['device']} via "
             f"{doc['controller']} (drive queue {doc['queue_depth']}, mount {doc['mount_scheduler']}); sim+think adds "

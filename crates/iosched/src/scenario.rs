@@ -114,10 +114,24 @@ pub struct DeviceSection {
     pub queue_order: Option<String>,
     /// RPO: a command waiting longer than this is served first (default 500 ms, an estimate).
     pub queue_aging_ms: Option<f64>,
+    /// The host path's latency per command: from the host's dispatch to the command reaching
+    /// the drive (interrupt, controller, transport; default 0): one value, or a list taken in
+    /// order per started command (`device/command_latency.rs`). Skipped in the resolved
+    /// scenario when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command_latency_us: Option<LatencyUs>,
     /// A preset's write-back cache (default false: write-through): a write completes once its
     /// data is in the drive's buffer and is written to the media when the mechanism is free,
     /// as ATA drives do with write caching enabled (their default).
     pub write_cache: Option<bool>,
+}
+
+/// `device.command_latency_us`: one latency or a list of them (µs).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum LatencyUs {
+    One(f64),
+    Many(Vec<f64>),
 }
 
 impl Default for DeviceSection {
@@ -134,6 +148,7 @@ impl Default for DeviceSection {
             queue_depth: None,
             queue_order: None,
             queue_aging_ms: None,
+            command_latency_us: None,
             write_cache: None,
         }
     }
@@ -369,6 +384,11 @@ impl Scenario {
         Ok((spec, ext, cap))
     }
 
+    /// The host path's latency per command (none unless `device.command_latency_us` is given).
+    pub fn command_latency(&self) -> Result<crate::device::command_latency::CommandLatency, String> {
+        block::command_latency(&self.device)
+    }
+
     /// The drive's command queue (depth 1 unless `device.queue_depth` says otherwise).
     pub fn drive_queue(&self) -> Result<DriveQueueConfig, String> {
         let preset = if self.device.disksim.is_some() { None } else { Some(self.device.preset.clone().unwrap_or_else(default_preset)) };
@@ -475,6 +495,7 @@ impl Scenario {
         let capacity_sectors = self.capacity_sectors()?;
         self.positioning_estimator()?;
         self.drive_queue()?;
+        self.command_latency()?;
         if let Some(b) = &self.block {
             b.config()?;
         }
@@ -982,6 +1003,7 @@ impl Scenario {
         };
         let block = self.block.as_ref().map(BlockSection::config).transpose().map_err(err)?;
         let drive = self.drive_queue().map_err(err)?;
+        let command_latency = self.command_latency().map_err(err)?;
         let array = self.array_layout().map_err(err)?;
         let capacity = self.capacity_sectors().map_err(err)?;
         let device_name = match array {
@@ -1030,6 +1052,7 @@ impl Scenario {
                 control,
                 block: block.clone(),
                 drive,
+                command_latency: command_latency.clone(),
             };
             let sim = match array {
                 None => simulate_with(devices[0].as_mut(), schedulers[0].as_mut(), workload.as_mut(), options),

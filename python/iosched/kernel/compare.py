@@ -1,4 +1,5 @@
-"""Guest beside simulator: the numbers each side gives, as rows (metric, guest, sim, sim+think).
+"""Guest beside simulator: the numbers each side gives, as rows (metric, guest, sim, sim+think,
+sim+path).
 
 Guest: fio's JSON (`--output-format=json`): per job the bytes of its direction (read if it
 read, else write) over its runtime (MB/s = 10^6 B/s) and clat p50/p99; aggregate = all jobs'
@@ -108,26 +109,44 @@ def read_csv_rows(path: Path, run: Optional[int] = None) -> List[dict]:
     return rows
 
 
-def rows_for(guest: Side, sim: Side, sim_think: Optional[Side]) -> List[dict]:
-    """One repeat's rows: metric, unit, guest, sim, sim_think (None where a side lacks it)."""
+# The simulator's variants, the columns beside the guest: as the job file says; with the
+# guest's think time added to each process; with the guest path's measured latencies as the
+# drive's command latency (`device.command_latency_us`).
+SIM_COLUMNS = ("sim", "sim_think", "sim_path")
+
+
+def rows_for(guest: Side, sim: Side, sim_think: Optional[Side], sim_path: Optional[Side] = None) -> List[dict]:
+    """One repeat's rows: metric, unit, guest and each of SIM_COLUMNS (None where a side lacks it)."""
     out = []
+    variants = {"sim": sim, "sim_think": sim_think, "sim_path": sim_path}
+    jobs = {c: ({j.name: j for j in v.jobs} if v else {}) for c, v in variants.items()}
 
-    def add(metric, unit, g, s, st):
-        out.append({"metric": metric, "unit": unit, "guest": g, "sim": s, "sim_think": st})
+    def add(metric, unit, g, value):
+        out.append({"metric": metric, "unit": unit, "guest": g, **{c: value(c, v) for c, v in variants.items()}})
 
-    add("aggregate", "MB/s", guest.aggregate_mb_s, sim.aggregate_mb_s, sim_think.aggregate_mb_s if sim_think else None)
-    sims = {j.name: j for j in sim.jobs}
-    thinks = {j.name: j for j in sim_think.jobs} if sim_think else {}
+    add("aggregate", "MB/s", guest.aggregate_mb_s, lambda c, v: v.aggregate_mb_s if v else None)
     for j in guest.jobs:
-        s, st = sims.get(j.name), thinks.get(j.name)
-        add(f"{j.name}", "MB/s", j.mb_s, s and s.mb_s, st and st.mb_s)
-        add(f"{j.name} p50", "ms", j.p50_ms, s and s.p50_ms, st and st.p50_ms)
-        add(f"{j.name} p99", "ms", j.p99_ms, s and s.p99_ms, st and st.p99_ms)
+        for suffix, unit, attr in (("", "MB/s", "mb_s"), (" p50", "ms", "p50_ms"), (" p99", "ms", "p99_ms")):
+            add(f"{j.name}{suffix}", unit, getattr(j, attr),
+                lambda c, v, a=attr, n=j.name: getattr(jobs[c][n], a) if n in jobs[c] else None)
     for k, label, unit in (("requests", "drive requests", "count"), ("request_kib", "drive request size", "KiB"),
                            ("seek_mib", "drive seek", "MiB"), ("switches", "drive switches", ">1 MiB"),
                            ("cache_hits", "drive cache hits", "fraction"), ("service_ms", "drive service", "ms")):
-        add(label, unit, guest.drive.get(k), sim.drive.get(k), sim_think.drive.get(k) if sim_think else None)
+        add(label, unit, guest.drive.get(k), lambda c, v, k=k: v.drive.get(k) if v else None)
     return out
+
+
+def path_latencies_us(rows: List[dict]) -> List[float]:
+    """The guest path's latency before each command, from the mount's requests (start order):
+    how long the drive sat idle between a completion and the next request's arrival (0 when
+    the request was already there). Only the fio job's requests count: everything up to the
+    longest idle gap (the guest booting between its partition probe and fio) is left out."""
+    rs = sorted(rows, key=lambda r: int(r["start_ns"]))
+    gaps = [max(0, int(b["issue_ns"]) - int(a["complete_ns"])) for a, b in zip(rs, rs[1:])]
+    if not gaps:
+        return []
+    boot = max(range(len(gaps)), key=lambda i: gaps[i])
+    return [round(g / 1000, 3) for g in gaps[boot + 1:]]
 
 
 def ratio(a: Optional[float], b: Optional[float]) -> Optional[float]:
@@ -148,7 +167,7 @@ def mean_sd(xs: List[Optional[float]]) -> "tuple[Optional[float], Optional[float
 
 def summarize(per_repeat: List[List[dict]]) -> List[dict]:
     """Rows of every repeat (same metrics in the same order) -> one row per metric with mean
-    and sd of each column and the ratios of the means guest/sim, guest/sim_think."""
+    and sd of each column and the ratios of the means guest/sim, guest/sim_think, guest/sim_path."""
     out = []
     by_metric: Dict[str, List[dict]] = {}
     order: List[str] = []
@@ -160,10 +179,10 @@ def summarize(per_repeat: List[List[dict]]) -> List[dict]:
     for m in order:
         rs = by_metric[m]
         row = {"metric": m, "unit": rs[0]["unit"], "repeats": len(rs)}
-        for col in ("guest", "sim", "sim_think"):
-            row[f"{col}_mean"], row[f"{col}_sd"] = mean_sd([r[col] for r in rs])
-        row["ratio_sim"] = ratio(row["guest_mean"], row["sim_mean"])
-        row["ratio_sim_think"] = ratio(row["guest_mean"], row["sim_think_mean"])
+        for col in ("guest", *SIM_COLUMNS):
+            row[f"{col}_mean"], row[f"{col}_sd"] = mean_sd([r.get(col) for r in rs])
+            if col != "guest":
+                row[f"ratio_{col}"] = ratio(row["guest_mean"], row[f"{col}_mean"])
         out.append(row)
     return out
 
@@ -229,5 +248,5 @@ def replay_rows(mount: Dict[str, float], mount_mb_s: float, replay: Dict[str, fl
     for k, label, unit in (("throughput_mb_s", "replay drive MB/s", "MB/s"), ("cache_hits", "replay cache hits", "fraction"),
                            ("service_ms", "replay service", "ms")):
         g = mount_mb_s if k == "throughput_mb_s" else mount.get(k)
-        out.append({"metric": label, "unit": unit, "guest": g, "sim": replay.get(k), "sim_think": None})
+        out.append({"metric": label, "unit": unit, "guest": g, "sim": replay.get(k), "sim_think": None, "sim_path": None})
     return out

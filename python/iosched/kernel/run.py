@@ -151,9 +151,12 @@ def run(o: Options, log: Callable[[str], None] = lambda s: None, fuse_command: O
             g = compare.fio_side(b.fio, w.job_names if len(b.fio.get("jobs", [])) == len(w.job_names) else None)
             g.drive = compare.drive_view(compare.read_csv_rows(Path(f"{prefix}.mount.requests.csv")))
             think_us = float((mount_summary.get("think_us") or {}).get("p50") or 0.0)
+            mount_rows = compare.read_csv_rows(Path(f"{prefix}.mount.requests.csv"))
+            path_us = compare.path_latencies_us(mount_rows)
             sides = {}
-            for tag, think in (("sim", 0.0), ("sim-think", think_us)):
-                scn = workload.sim_scenario(w, o.scheduler, sim_tunables, depth, think, o.seed + i, o.queue_order)
+            for tag, think, path in (("sim", 0.0, None), ("sim-think", think_us, None), ("sim-path", 0.0, path_us)):
+                scn = workload.sim_scenario(w, o.scheduler, sim_tunables, depth, think, o.seed + i, o.queue_order,
+                                            command_latency_us=path)
                 csv_path = Path(f"{prefix}.{tag}.requests.csv")
                 res = api.run(scn, records=False, requests_csv=csv_path)
                 summary = res.summaries[0]
@@ -161,23 +164,28 @@ def run(o: Options, log: Callable[[str], None] = lambda s: None, fuse_command: O
                 side = compare.sim_side(summary)
                 side.drive = compare.drive_view(compare.read_csv_rows(csv_path, run=0))
                 sides[tag] = side
-            rows = compare.rows_for(g, sides["sim"], sides["sim-think"])
+            rows = compare.rows_for(g, sides["sim"], sides["sim-think"], sides["sim-path"])
             replay = compare.replay_mount(Path(f"{prefix}.mount.requests.csv"), Path(f"{prefix}.replay.requests.csv"),
                                           o.device, depth, o.queue_order)
             rows += compare.replay_rows(g.drive, mount_summary.get("throughput_mb_s"), replay)
             per_repeat_rows.append(rows)
             repeats.append({"repeat": i + 1, "rows": rows, "guest_facts": b.facts, "host_s": round(b.host_s, 2),
-                            "think_us_p50": think_us, "mount_throughput_mb_s": mount_summary.get("throughput_mb_s")})
+                            "think_us_p50": think_us, "mount_throughput_mb_s": mount_summary.get("throughput_mb_s"),
+                            "path_latency_us": _latency_stats(path_us)})
             agg = rows[0]
             log(f"repeat {i + 1}: guest {compare.fmt_num(agg['guest'])} MB/s, sim {compare.fmt_num(agg['sim'])}, "
-                f"sim+think({think_us:.0f} us) {compare.fmt_num(agg['sim_think'])}; {b.host_s:.1f} s")
+                f"sim+think({think_us:.0f} us) {compare.fmt_num(agg['sim_think'])}, "
+                f"sim+path {compare.fmt_num(agg['sim_path'])}; {b.host_s:.1f} s")
     summary_rows = compare.summarize(per_repeat_rows)
     doc = {"job": str(o.job), "scheduler": o.scheduler, "tunables": dict(tunables), "sim_tunables": sim_tunables,
            "device": o.device, "controller": controller, "queue_depth": depth, "queue_order": o.queue_order if depth > 1 else None, "mount_scheduler": o.mount_scheduler,
            "kernel": pieces.kernel_release, "repeats": repeats, "summary": summary_rows, "notes": notes,
            "out": str(out),
            "sim_think": "sim+think: the simulator with each process's think time increased by the mount's think_us "
-                        "p50 of that repeat (the guest path between a completion and the next request)"}
+                        "p50 of that repeat (the guest path between a completion and the next request)",
+           "sim_path": "sim+path: the simulator with the guest path's latencies measured by the mount in that repeat "
+                       "(the drive idle between a completion and the next request's arrival, one per command, in "
+                       "order) as the drive's command latency (device.command_latency_us)"}
     (out / "comparison.json").write_text(json.dumps(doc, indent=1) + "\n")
     write_csv(out / "comparison.csv", per_repeat_rows, summary_rows)
     return doc
@@ -188,12 +196,23 @@ def write_csv(path: Path, per_repeat: List[List[dict]], summary: List[dict]) -> 
 
     with open(path, "w", newline="") as f:
         wr = csv.writer(f)
-        wr.writerow(["repeat", "metric", "unit", "guest", "sim", "sim_think", "guest_sd", "sim_sd", "sim_think_sd",
-                     "ratio_sim", "ratio_sim_think"])
+        cols = compare.SIM_COLUMNS
+        wr.writerow(["repeat", "metric", "unit", "guest", *cols, "guest_sd", *(f"{c}_sd" for c in cols),
+                     *(f"ratio_{c}" for c in cols)])
         for i, rows in enumerate(per_repeat, 1):
             for r in rows:
-                wr.writerow([i, r["metric"], r["unit"], r["guest"], r["sim"], r["sim_think"], "", "", "",
-                             compare.ratio(r["guest"], r["sim"]), compare.ratio(r["guest"], r["sim_think"])])
+                wr.writerow([i, r["metric"], r["unit"], r["guest"], *(r.get(c) for c in cols), "", *("" for _ in cols),
+                             *(compare.ratio(r["guest"], r.get(c)) for c in cols)])
         for r in summary:
-            wr.writerow(["mean", r["metric"], r["unit"], r["guest_mean"], r["sim_mean"], r["sim_think_mean"],
-                         r["guest_sd"], r["sim_sd"], r["sim_think_sd"], r["ratio_sim"], r["ratio_sim_think"]])
+            wr.writerow(["mean", r["metric"], r["unit"], r["guest_mean"], *(r[f"{c}_mean"] for c in cols),
+                         r["guest_sd"], *(r[f"{c}_sd"] for c in cols), *(r[f"ratio_{c}"] for c in cols)])
+
+
+def _latency_stats(us: List[float]) -> dict:
+    """Count, mean and quantiles of the path latencies (µs) fed to sim+path."""
+    if not us:
+        return {"samples": 0}
+    s = sorted(us)
+    q = lambda p: s[min(len(s) - 1, int(p * len(s)))]  # noqa: E731
+    return {"samples": len(s), "mean": round(sum(s) / len(s), 1), "p50": q(0.5), "p90": q(0.9), "p99": q(0.99),
+            "max": s[-1]}

@@ -14,7 +14,7 @@ import copy
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 from .errors import KernelError
 
@@ -106,9 +106,12 @@ def load(path: Path, device: str) -> Workload:
 
 
 def sim_scenario(w: Workload, scheduler: str, tunables: Dict[str, float], queue_depth: int = 1,
-                 think_us: float = 0.0, seed: int = 1, queue_order: str = "rpo", name_suffix: str = ""):
+                 think_us: float = 0.0, seed: int = 1, queue_order: str = "rpo", name_suffix: str = "",
+                 command_latency_us: Optional[List[float]] = None):
     """The simulator's Scenario: the job file's, under `scheduler` (Linux's name) with
-    `tunables`, the drive's `queue_depth` and `queue_order`, `think_us` added to every process's think time."""
+    `tunables`, the drive's `queue_depth` and `queue_order`, `think_us` added to every process's
+    think time, and `command_latency_us` (the guest path's latencies, one per command, cycled)
+    as the drive's `command_latency_us`."""
     from ..scenario import Scenario, ScenarioError
 
     d = copy.deepcopy(w.scenario)
@@ -118,6 +121,8 @@ def sim_scenario(w: Workload, scheduler: str, tunables: Dict[str, float], queue_
         d["device"]["queue_depth"] = queue_depth
         d["device"]["queue_order"] = queue_order
     d.setdefault("run", {})["seed"] = seed
+    if command_latency_us:
+        d["device"]["command_latency_us"] = list(command_latency_us)
     if think_us > 0:
         for p in d["process"]:
             if p.get("think_every", 1) != 1:

@@ -3,6 +3,7 @@
 
 pub mod cache;
 pub mod calibration;
+pub mod command_latency;
 pub mod describe;
 pub mod disksim;
 pub mod drive_queue;

@@ -2,11 +2,13 @@
 //! `device.queue_order`, `device.queue_aging_ms`). A scenario with neither runs as before
 //! they existed: no merging, no request limit, depth 1.
 
-use super::DeviceSection;
+use super::{DeviceSection, LatencyUs};
 use crate::block::request_pool::TagModel;
 use crate::block::BlockConfig;
+use crate::device::command_latency::CommandLatency;
 use crate::device::drive_queue::{DriveQueueConfig, FirmwareOrder};
 use crate::device::presets::command_queue;
+use crate::time::Nanos;
 use serde::{Deserialize, Serialize};
 
 /// Linux's default `max_sectors_kb` for many drives (512 KiB since 4.x; 2.6 had the drive's
@@ -54,6 +56,35 @@ impl BlockSection {
             return Err(format!("field `block.max_sectors_kb` must be in [4, 65536], got {kb}"));
         }
         Ok(BlockConfig { nr_requests: (nr > 0).then_some(nr), tags, nomerges, max_sectors: kb * 2, plug: self.plug.unwrap_or(true) })
+    }
+}
+
+/// Latencies (µs) a list may hold: a run's worth of measured ones, not a file's.
+const MAX_LATENCY_SAMPLES: usize = 10_000_000;
+
+/// The host path's latency per command from `device.command_latency_us`: a number or a list,
+/// each in [0, 10^6] µs (a second), rounded to whole nanoseconds.
+pub fn command_latency(d: &DeviceSection) -> Result<CommandLatency, String> {
+    let check = |i: Option<usize>, us: f64| -> Result<Nanos, String> {
+        if us.is_finite() && (0.0..=1_000_000.0).contains(&us) {
+            return Ok((us * 1e3).round() as Nanos);
+        }
+        let at = i.map_or(String::new(), |i| format!("[{i}]"));
+        Err(format!("field `device.command_latency_us{at}` must be in [0, 1000000] microseconds, got {us}"))
+    };
+    match &d.command_latency_us {
+        None => Ok(CommandLatency::default()),
+        Some(LatencyUs::One(us)) => Ok(CommandLatency::constant(check(None, *us)?)),
+        Some(LatencyUs::Many(list)) => {
+            if list.is_empty() || list.len() > MAX_LATENCY_SAMPLES {
+                return Err(format!(
+                    "field `device.command_latency_us`: a list needs 1 to {MAX_LATENCY_SAMPLES} latencies, got {}",
+                    list.len()
+                ));
+            }
+            let ns = list.iter().enumerate().map(|(i, &us)| check(Some(i), us)).collect::<Result<Vec<_>, _>>()?;
+            Ok(CommandLatency::sequence(ns))
+        }
     }
 }
 

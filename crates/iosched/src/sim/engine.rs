@@ -11,6 +11,7 @@ use super::control::RunControl;
 use super::event_queue::EventQueue;
 use super::striping::Striping;
 use crate::block::{BlockConfig, BlockCounters, BlockLayer};
+use crate::device::command_latency::{CommandLatency, LatencyCursor};
 use crate::device::drive_queue::{DriveQueue, DriveQueueConfig};
 use crate::device::raid0::Raid0;
 use crate::device::{Device, Service};
@@ -57,6 +58,8 @@ pub struct SimOptions<'a> {
     pub block: Option<BlockConfig>,
     /// Queueing inside the drive (default: depth 1).
     pub drive: DriveQueueConfig,
+    /// The host path's latency per command (default: none).
+    pub command_latency: CommandLatency,
     /// Keep every request's record in memory (`SimOutput::records`).
     pub keep_records: bool,
     /// Also hand every record to this sink as it completes.
@@ -91,6 +94,8 @@ struct Lane<'a> {
     scheduler: &'a mut dyn Scheduler,
     block: BlockLayer,
     drive: DriveQueue,
+    /// The host path's latency of each command this drive starts.
+    latency: LatencyCursor,
     serving: Option<Serving>,
     /// The instant the device's head state was last brought up to, if nothing was served since
     /// (a stamp, so that a new instant needs no pass over the lanes).
@@ -351,14 +356,17 @@ impl Engine<'_> {
         let Some(q) = l.drive.start_next(l.device.as_view(), now) else {
             return;
         };
+        // A command dispatched less than the host path's latency ago is not at the drive yet:
+        // the mechanism starts it when it arrives (read-ahead runs on until then).
+        let start = now.max(q.accepted_ns.saturating_add(l.latency.next_ns()));
         let service = if q.req.op == Op::Flush {
             // The presets' caches write through: nothing to write back.
-            Service { dispatch_ns: now, completion_ns: now, ..Service::default() }
+            Service { dispatch_ns: start, completion_ns: start, ..Service::default() }
         } else {
             l.head_at = None;
-            l.device.service(&q.req, q.path, now)
+            l.device.service(&q.req, q.path, start)
         };
-        debug_assert!(service.completion_ns >= now);
+        debug_assert!(service.completion_ns >= start);
         self.events.push(service.completion_ns, Event::Completion(lane as u32));
         l.serving = Some((q.req, q.accepted_ns, service));
     }
@@ -416,6 +424,7 @@ fn run<'a>(
             scheduler,
             block: BlockLayer::for_member(block_cfg, i as u32),
             drive: DriveQueue::new(options.drive),
+            latency: options.command_latency.cursor(),
             serving: None,
             head_at: None,
             wake_at: None,

@@ -243,3 +243,56 @@ name = "noop"
     assert_eq!(s.block.unwrap().split_bios, 40);
     assert_eq!(s.bios, 40 * 1563, "every part of every bio completed");
 }
+
+/// `device.command_latency_us`: each command starts at the drive its latency after its dispatch
+/// (at depth 1 after the previous completion: the drive idles that long even with the next
+/// request queued), a list is taken in order per command, cycling; absent, nothing changes.
+#[test]
+fn the_host_paths_latency_delays_each_command_at_the_drive() {
+    let scenario = |latency: &str| {
+        format!(
+            r#"
+[device]
+preset = "wd-ultrastar-hc310"
+{latency}
+[workload]
+kind = "closed-queue"
+queue_depth = 4
+request_kib = 4
+requests = 40
+[[scheduler]]
+name = "fcfs"
+"#
+        )
+    };
+    let plain = run(&scenario("")).remove(0).records;
+    let by_start = |mut r: Vec<iosched::metrics::RequestRecord>| {
+        r.sort_by_key(|x| x.start_ns);
+        r
+    };
+    let plain = by_start(plain);
+    // Without a latency the mechanism starts a command as it is dispatched, at the previous
+    // completion (the queue is never empty).
+    assert!(plain.iter().all(|x| x.start_ns == x.dispatch_ns));
+    assert!(plain.windows(2).all(|w| w[1].dispatch_ns == w[0].complete_ns));
+    let zero = by_start(run(&scenario("command_latency_us = 0")).remove(0).records);
+    assert_eq!(zero, plain, "a latency of 0 is no latency");
+
+    let constant = by_start(run(&scenario("command_latency_us = 250")).remove(0).records);
+    assert_eq!(constant[0].start_ns, constant[0].dispatch_ns + 250_000);
+    for w in constant.windows(2) {
+        assert_eq!(w[1].dispatch_ns, w[0].complete_ns, "dispatched at the completion");
+        assert_eq!(w[1].start_ns, w[0].complete_ns + 250_000, "started one latency later");
+    }
+
+    let listed = by_start(run(&scenario("command_latency_us = [100, 0, 1000.5]")).remove(0).records);
+    let gaps: Vec<u64> = listed.iter().map(|x| x.start_ns - x.dispatch_ns).collect();
+    assert_eq!(gaps[..7], [100_000, 0, 1_000_500, 100_000, 0, 1_000_500, 100_000]);
+
+    let err = |t: &str| Scenario::parse(&scenario(t), "bad.toml").map(|_| ()).unwrap_err().to_string();
+    assert!(err("command_latency_us = -1").contains("`device.command_latency_us` must be in [0, 1000000] microseconds, got -1"));
+    assert!(
+        err("command_latency_us = [1, 2e7]").contains("`device.command_latency_us[1]` must be in [0, 1000000] microseconds, got 20000000")
+    );
+    assert!(err("command_latency_us = []").contains("a list needs 1 to 10000000 latencies, got 0"));
+}
