@@ -65,9 +65,13 @@ def test_bad_job_files_exit_2(tmp_path):
     r = runner.invoke(app, ["kernel", str(nofile), "--scheduler", "bfq"])
     assert r.exit_code == 2 and "job [a]: filename=(none)" in r.output
     cg = tmp_path / "cg.fio"
-    cg.write_text("[a]\nfilename=/dev/sdb\nrw=read\ndirect=1\nsize=1m\ncgroup=x\ncgroup_weight=100\n")
+    cg.write_text("[a]\nfilename=/dev/sdb\nrw=read\ndirect=1\nsize=1m\ncgroup=x\ncgroup_weight=100\n"
+                  "[b]\nfilename=/dev/sdb\nrw=read\ndirect=1\nsize=1m\nstonewall\n")
     r = runner.invoke(app, ["kernel", str(cg), "--scheduler", "bfq"])
-    assert r.exit_code == 2 and "option `cgroup=x`" in r.output and "blkio.weight" in r.output
+    assert r.exit_code == 2 and "option `stonewall`" in r.output and "its own fio process" in r.output
+    cg.write_text("[a]\nfilename=/dev/sdb\nrw=read\ndirect=1\nsize=1m\ncgroup=x y\n")
+    r = runner.invoke(app, ["kernel", str(cg), "--scheduler", "bfq"])
+    assert r.exit_code == 2 and "a cgroup name of letters" in r.output
     r = runner.invoke(app, ["kernel", str(tmp_path / "missing.fio"), "--scheduler", "bfq"])
     assert r.exit_code == 2 and "missing.fio" in r.output
 
@@ -102,7 +106,7 @@ def test_params_round_trip_through_the_shell(tmp_path):
     sets = initramfs.check_tunables(["low_latency=0", "slice_idle=4", "nr_requests=8"])
     text = initramfs.encode_params("ide", "bfq", sets)
     assert initramfs.decode_params(text) == {"IOS_CTRL": "ide", "IOS_SCHED": "bfq",
-                                             "IOS_SET": "low_latency=0 slice_idle=4 nr_requests=8"}
+                                             "IOS_SET": "low_latency=0 slice_idle=4 nr_requests=8", "IOS_GROUPS": ""}
     p = tmp_path / "params"
     p.write_text(text)
     out = subprocess.run(["sh", "-c", f'. {p}; for kv in $IOS_SET; do echo "${{kv%%=*}} ${{kv#*=}}"; done; '
@@ -389,3 +393,30 @@ def test_sim_scenario_takes_the_path_latencies_as_the_drives_command_latency(tmp
     scn = workload.sim_scenario(w, "none", {}, command_latency_us=[300.0, 0.0, 1000.0])
     assert scn.to_dict()["device"]["command_latency_us"] == [300.0, 0.0, 1000.0]
     assert "command_latency_us" not in workload.sim_scenario(w, "none", {}).to_dict()["device"]
+
+
+def test_cgroup_jobs_become_one_fio_each_in_its_group(tmp_path):
+    job = tmp_path / "cg.fio"
+    job.write_text("[global]\nfilename=/dev/sdb\nrw=read\nbs=64k\ndirect=1\nsize=8M\n"
+                   "[low]\ncgroup=slow\ncgroup_weight=100\n[high]\noffset=512M\ncgroup=fast\ncgroup_weight=200\n"
+                   "[free]\noffset=1G\n")
+    w = workload.load(job, "maxtor-stm332061")
+    assert w.groups == [("low", "slow", 100), ("high", "fast", 200), ("free", "", 0)]
+    assert "cgroup=" not in "\n".join(ln for ln in w.guest_text.splitlines() if not ln.startswith(";"))
+    text = initramfs.encode_params("ahci", "bfq", [], w.groups)
+    assert initramfs.decode_params(text)["IOS_GROUPS"] == "low:slow:100 high:fast:200 free:-:0"
+    # The simulator runs the same weights as groups (fio_job's conversion).
+    procs = {p["name"]: p for p in workload.sim_scenario(w, "bfq", {}).to_dict()["process"]}
+    assert (procs["low"]["group_weight"], procs["high"]["group_weight"]) == (100, 200)
+    assert "group" not in procs["free"]
+    with pytest.raises(KernelError, match="not a safe name"):
+        initramfs.encode_params("ahci", "bfq", [], [("a;reboot", "x", 1)])
+
+
+def test_one_json_block_per_job_is_joined():
+    block = lambda name: ["IOS-FIO-JSON-BEGIN", json.dumps({"fio version": "3.33", "jobs": [{"jobname": name}]}),
+                          "IOS-FIO-JSON-END"]
+    text = "\n".join(["IOS queue queue_depth=32", "IOS cgroup slow io.bfq.weight=default 100", *block("low"), *block("high")])
+    doc, facts = guest.parse_serial(text, "log")
+    assert [j["jobname"] for j in doc["jobs"]] == ["low", "high"]
+    assert facts["cgroups"] == {"slow": "io.bfq.weight=default 100"}

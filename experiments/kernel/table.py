@@ -2,38 +2,61 @@
 
     python experiments/kernel/table.py LABEL=DIR ...
 
-Per directory: aggregate MB/s (guest, sim, sim+think: mean ± sd over the repeats, ratios of the
-means), per-job MB/s and clat p99, the drive's switches and cache hits (mount vs sim), and the
-mount's drive against the simulator's drive replaying the mount's requests (MB/s over the
-mount's whole span, cache hits). Everything is recomputed from the files of each repeat.
+Two tables. First, aggregate MB/s: guest, sim, sim+think, sim+path (mean ± sd over the
+repeats, ratios of the means), the guest path's latencies fed to sim+path (p50 / p90 µs) and
+the drive's cache hits (mount / sim / sim+path). Second, per job MB/s and clat p99 (guest /
+sim+path), the drive's switches (mount / sim / sim+path), and the mount's drive against the
+simulator's drive replaying the mount's requests (MB/s over the mount's whole span). Everything
+is recomputed from the files of each repeat; sim+path is run here from the mount's requests
+when the directory predates it (the same computation `iosched kernel` does).
 """
 
 import json
 import sys
 from pathlib import Path
 
-from iosched.kernel import compare
+from iosched import api
+from iosched.kernel import compare, workload
 
 
-def per_repeat(d: Path, prefix: Path, doc: dict) -> dict:
+def _sim_path(prefix: Path, doc: dict, think_free_seed: int) -> "tuple[dict, Path]":
+    """sim+path's summary and requests CSV: from the directory, else run now."""
+    summary_path, csv_path = Path(f"{prefix}.sim-path.summary.json"), Path(f"{prefix}.sim-path.requests.csv")
+    if summary_path.exists() and csv_path.exists():
+        return json.loads(summary_path.read_text()), csv_path
+    w = workload.load(Path(doc["job"]), doc["device"])
+    sim_tunables, _ = workload.split_tunables(list(doc["tunables"].items()), doc["scheduler"])
+    path_us = compare.path_latencies_us(compare.read_csv_rows(Path(f"{prefix}.mount.requests.csv")))
+    scn = workload.sim_scenario(w, doc["scheduler"], sim_tunables, doc["queue_depth"], 0.0, think_free_seed,
+                                doc.get("queue_order") or "rpo", command_latency_us=path_us)
+    res = api.run(scn, records=False, requests_csv=csv_path)
+    summary_path.write_text(json.dumps(res.summaries[0], indent=1) + "\n")
+    return res.summaries[0], csv_path
+
+
+def per_repeat(prefix: Path, doc: dict, repeat: int) -> dict:
     fio = json.loads(Path(f"{prefix}.fio.json").read_text())
     sim = json.loads(Path(f"{prefix}.sim.summary.json").read_text())
     simt = json.loads(Path(f"{prefix}.sim-think.summary.json").read_text())
+    simp, simp_csv = _sim_path(prefix, doc, 1 + repeat - 1)
     names = [p["name"] for p in sim["processes"]]
-    g, s, st = compare.fio_side(fio, names), compare.sim_side(sim), compare.sim_side(simt)
-    mv = compare.drive_view(compare.read_csv_rows(Path(f"{prefix}.mount.requests.csv")))
+    g, s, st, sp = compare.fio_side(fio, names), compare.sim_side(sim), compare.sim_side(simt), compare.sim_side(simp)
+    mount_rows = compare.read_csv_rows(Path(f"{prefix}.mount.requests.csv"))
+    mv = compare.drive_view(mount_rows)
     sv = compare.drive_view(compare.read_csv_rows(Path(f"{prefix}.sim.requests.csv"), run=0))
+    pv = compare.drive_view(compare.read_csv_rows(simp_csv, run=0))
     mount = json.loads(Path(f"{prefix}.mount.summary.json").read_text())["runs"][0]
-    rp = Path(f"{prefix}.replay.requests.csv")
-    replay = compare.replay_mount(Path(f"{prefix}.mount.requests.csv"), rp, doc["device"], doc["queue_depth"],
-                                  doc.get("queue_order") or "rpo")
-    out = {"agg": (g.aggregate_mb_s, s.aggregate_mb_s, st.aggregate_mb_s),
-           "switches": (mv["switches"], sv["switches"]), "hits": (mv["cache_hits"], sv["cache_hits"]),
-           "replay": (mount["throughput_mb_s"], replay["throughput_mb_s"], mv["cache_hits"], replay["cache_hits"]),
-           "think": (mount.get("think_us") or {}).get("p50")}
+    replay = compare.replay_mount(Path(f"{prefix}.mount.requests.csv"), Path(f"{prefix}.replay.requests.csv"),
+                                  doc["device"], doc["queue_depth"], doc.get("queue_order") or "rpo")
+    lat = sorted(compare.path_latencies_us(mount_rows)) or [0.0]
+    out = {"agg": (g.aggregate_mb_s, s.aggregate_mb_s, st.aggregate_mb_s, sp.aggregate_mb_s),
+           "switches": (mv["switches"], sv["switches"], pv["switches"]),
+           "hits": (mv["cache_hits"], sv["cache_hits"], pv["cache_hits"]),
+           "replay": (mount["throughput_mb_s"], replay["throughput_mb_s"]),
+           "lat": (lat[len(lat) // 2], lat[int(len(lat) * 0.9)]), "jobs": {}}
     for j in g.jobs:
-        sj = next(x for x in s.jobs if x.name == j.name)
-        out[j.name] = (j.mb_s, sj.mb_s, j.p99_ms, sj.p99_ms)
+        pj = next(x for x in sp.jobs if x.name == j.name)
+        out["jobs"][j.name] = (j.mb_s, pj.mb_s, j.p99_ms, pj.p99_ms)
     return out
 
 
@@ -42,26 +65,39 @@ def pm(xs):
     return compare.fmt_pm(m, sd), m
 
 
+def ratio(a, b):
+    return f"{a / b:.2f}" if a is not None and b else "-"
+
+
 def main(args):
+    first, second = [], []
     for arg in args:
         label, _, d = arg.partition("=")
         d = Path(d)
         doc = json.loads((d / "comparison.json").read_text())
-        reps = [per_repeat(d, d / f"rep{r['repeat']}", doc) for r in doc["repeats"]]
-        ga, gm = pm(r["agg"][0] for r in reps)
-        sa, sm = pm(r["agg"][1] for r in reps)
-        ta, tm = pm(r["agg"][2] for r in reps)
-        jobs = [k for k in reps[0] if k not in ("agg", "switches", "hits", "replay", "think")]
-        per_job = "; ".join(
-            f"{k} {pm(r[k][0] for r in reps)[0]} / {pm(r[k][1] for r in reps)[0]}" for k in jobs)
-        p99 = "; ".join(f"{k} {pm(r[k][2] for r in reps)[0]} / {pm(r[k][3] for r in reps)[0]}" for k in jobs)
-        sw = f"{pm(r['switches'][0] for r in reps)[0]} / {pm(r['switches'][1] for r in reps)[0]}"
-        hits = f"{pm(r['hits'][0] for r in reps)[0]} / {pm(r['hits'][1] for r in reps)[0]}"
-        rm, rmm = pm(r["replay"][0] for r in reps)
-        rs, rsm = pm(r["replay"][1] for r in reps)
-        think = pm(r["think"] for r in reps)[0]
-        print(f"| {label} | {len(reps)} | {ga} | {sa} | {gm / sm:.2f} | {ta} | {gm / tm:.2f} | {think} | {per_job} | "
-              f"{p99} | {sw} | {hits} | {rm} / {rs} ({rmm / rsm:.2f}) |")
+        reps = [per_repeat(d / f"rep{r['repeat']}", doc, r["repeat"]) for r in doc["repeats"]]
+        (ga, gm), (sa, sm), (ta, tm), (pa, pmn) = (pm(r["agg"][k] for r in reps) for k in range(4))
+        lat = f"{pm(r['lat'][0] for r in reps)[0]} / {pm(r['lat'][1] for r in reps)[0]}"
+        hits = " / ".join(pm(r["hits"][k] for r in reps)[0] for k in range(3))
+        first.append(f"| {label} | {len(reps)} | {ga} | {sa} | {ratio(gm, sm)} | {ta} | {ratio(gm, tm)} | {pa} | "
+                     f"{ratio(gm, pmn)} | {lat} | {hits} |")
+        jobs = list(reps[0]["jobs"])
+        per_job = "; ".join(f"{k} {pm(r['jobs'][k][0] for r in reps)[0]} / {pm(r['jobs'][k][1] for r in reps)[0]}"
+                            for k in jobs)
+        p99 = "; ".join(f"{k} {pm(r['jobs'][k][2] for r in reps)[0]} / {pm(r['jobs'][k][3] for r in reps)[0]}"
+                        for k in jobs)
+        sw = " / ".join(pm(r["switches"][k] for r in reps)[0] for k in range(3))
+        (rm, rmm), (rs, rsm) = pm(r["replay"][0] for r in reps), pm(r["replay"][1] for r in reps)
+        second.append(f"| {label} | {per_job} | {p99} | {sw} | {rm} / {rs} ({ratio(rmm, rsm)}) |")
+    print("| workload, scheduler | n | guest MB/s | sim | g/sim | sim+think | g/(sim+think) | sim+path | g/(sim+path) "
+          "| path latency p50 / p90 µs | cache hits guest / sim / sim+path |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("\n".join(first))
+    print()
+    print("| workload, scheduler | per job MB/s guest / sim+path | clat p99 ms guest / sim+path "
+          "| switches guest / sim / sim+path | mount / replay MB/s |")
+    print("|---|---|---|---|---|")
+    print("\n".join(second))
 
 
 if __name__ == "__main__":

@@ -164,17 +164,34 @@ def parse_serial(text: str, where: str) -> "tuple[dict, dict]":
         elif line.startswith("IOS tunable "):
             k, _, v = line[len("IOS tunable "):].partition("=")
             facts.setdefault("tunables", {})[k] = v
+        elif line.startswith("IOS cgroup "):
+            name, _, setting = line[len("IOS cgroup "):].partition(" ")
+            facts.setdefault("cgroups", {})[name] = setting.strip()
     if BEGIN not in lines or END not in lines:
         last = [ln for ln in lines if ln.strip()][-3:]
         raise KernelError(f"guest: no fio JSON in the serial log {where} (last lines: {' | '.join(last)})")
-    body = lines[lines.index(BEGIN) + 1:lines.index(END)]
-    start = next((i for i, ln in enumerate(body) if ln.startswith("{")), None)
-    if start is None:
-        raise KernelError(f"guest: fio wrote no JSON (serial log {where})")
-    try:
-        doc = json.loads("\n".join(body[start:]))
-    except json.JSONDecodeError as e:
-        raise KernelError(f"guest: fio's JSON unreadable ({e}) (serial log {where})") from None
+    # One JSON block, or one per job section (cgroups: a fio process per job): their jobs are
+    # joined in order into one document.
+    doc: Optional[dict] = None
+    i = 0
+    while BEGIN in lines[i:]:
+        b = lines.index(BEGIN, i)
+        if END not in lines[b:]:
+            raise KernelError(f"guest: a fio JSON block without its end (serial log {where})")
+        e = lines.index(END, b)
+        body = lines[b + 1:e]
+        start = next((k for k, ln in enumerate(body) if ln.startswith("{")), None)
+        if start is None:
+            raise KernelError(f"guest: fio wrote no JSON (serial log {where})")
+        try:
+            part = json.loads("\n".join(body[start:]))
+        except json.JSONDecodeError as err:
+            raise KernelError(f"guest: fio's JSON unreadable ({err}) (serial log {where})") from None
+        if doc is None:
+            doc = part
+        else:
+            doc.setdefault("jobs", []).extend(part.get("jobs", []))
+        i = e + 1
     return doc, facts
 
 

@@ -2,6 +2,8 @@
 # iosched kernel mode: the guest's /init (packed by initramfs.py; docs/kernel-mode.md).
 # Reads /ios/params (shell assignments written by initramfs.encode_params):
 #   IOS_CTRL=ide|ahci  IOS_SCHED=<elevator>  IOS_SET='k=v k=v'  (queue/iosched/k, else queue/k)
+#   IOS_GROUPS='job:cgroup:weight ...'  (empty: one fio for the whole file; else each job section
+#              its own fio process in cgroup v2 group `cgroup` (- = the root) with that weight)
 # runs `fio /ios/job.fio` on /dev/sda with JSON output and prints on the serial console:
 #   IOS ...                      progress and facts (queue depth, scheduler, tunables, stat)
 #   IOS-ERROR ...                a problem; the host reports it and fails
@@ -14,7 +16,7 @@ mkdir -p /tmp
 up() { cut -d' ' -f1 /proc/uptime; }
 die() { echo "IOS-ERROR $*"; poweroff -f; sleep 10; }
 echo "IOS init at uptime $(up)"
-IOS_CTRL=ide; IOS_SCHED=mq-deadline; IOS_SET=""
+IOS_CTRL=ide; IOS_SCHED=mq-deadline; IOS_SET=""; IOS_GROUPS=""
 [ -r /ios/params ] || die "no /ios/params in the initramfs"
 . /ios/params
 for m in $(cat /lib/modules/order); do
@@ -41,16 +43,54 @@ for kv in $IOS_SET; do k=${kv%%=*}; v=${kv#*=}
 done
 [ -d $Q/iosched ] && for f in $Q/iosched/*; do echo "IOS tunable $(basename $f)=$(cat $f)"; done
 [ -x /usr/bin/fio ] || die "no fio in this initramfs"
+if [ -n "$IOS_GROUPS" ]; then
+  # cgroup v2: the io controller for the children, one group per name, its weight for BFQ
+  # (io.bfq.weight) and for io.cost (io.weight) where the kernel has them.
+  mkdir -p /sys/fs/cgroup
+  mount -t cgroup2 none /sys/fs/cgroup || die "cannot mount cgroup2"
+  echo "+io" > /sys/fs/cgroup/cgroup.subtree_control || die "cannot enable the io controller (cgroup.controllers: $(cat /sys/fs/cgroup/cgroup.controllers))"
+  for g in $IOS_GROUPS; do cg=$(echo $g | cut -d: -f2); w=$(echo $g | cut -d: -f3)
+    [ "$cg" = - ] && continue
+    d=/sys/fs/cgroup/$cg; mkdir -p $d
+    set_w=""
+    if [ -e $d/io.bfq.weight ]; then echo "$w" > $d/io.bfq.weight && set_w="io.bfq.weight=$(cat $d/io.bfq.weight | tr '\n' ' ')"; fi
+    if [ -e $d/io.weight ]; then echo "default $w" > $d/io.weight && set_w="$set_w io.weight=$(cat $d/io.weight | tr '\n' ' ')"; fi
+    [ -n "$set_w" ] || die "cgroup $cg: no io.bfq.weight or io.weight to set (scheduler $IOS_SCHED)"
+    echo "IOS cgroup $cg $set_w"
+  done
+fi
 echo "IOS stat before $(cat /sys/block/sda/stat)"
 echo "IOS fio start at uptime $(up)"
-/usr/bin/fio --output-format=json --output=/tmp/fio.json /ios/job.fio > /tmp/fio.out 2>&1; rc=$?
-echo "IOS fio end at uptime $(up) rc=$rc"
-echo "IOS stat after $(cat /sys/block/sda/stat)"
-sed 's/^/IOS fio: /' /tmp/fio.out
-[ $rc = 0 ] || die "fio exited $rc"
-echo "IOS-FIO-JSON-BEGIN"
-cat /tmp/fio.json
-echo ""
-echo "IOS-FIO-JSON-END"
+if [ -z "$IOS_GROUPS" ]; then
+  /usr/bin/fio --output-format=json --output=/tmp/fio.json /ios/job.fio > /tmp/fio.out 2>&1; rc=$?
+  echo "IOS fio end at uptime $(up) rc=$rc"
+  echo "IOS stat after $(cat /sys/block/sda/stat)"
+  sed 's/^/IOS fio: /' /tmp/fio.out
+  [ $rc = 0 ] || die "fio exited $rc"
+  echo "IOS-FIO-JSON-BEGIN"
+  cat /tmp/fio.json
+  echo ""
+  echo "IOS-FIO-JSON-END"
+else
+  # Each job section its own fio, started in its group (the subshell joins the group, then
+  # becomes fio), all at once.
+  pids=""
+  for g in $IOS_GROUPS; do job=$(echo $g | cut -d: -f1); cg=$(echo $g | cut -d: -f2)
+    ( [ "$cg" = - ] || echo $$ > /sys/fs/cgroup/$cg/cgroup.procs
+      exec /usr/bin/fio --section="$job" --output-format=json --output=/tmp/fio-$job.json /ios/job.fio > /tmp/fio-$job.out 2>&1 ) &
+    pids="$pids $!"
+  done
+  rc=0; for p in $pids; do wait $p || rc=$?; done
+  echo "IOS fio end at uptime $(up) rc=$rc"
+  echo "IOS stat after $(cat /sys/block/sda/stat)"
+  for g in $IOS_GROUPS; do job=$(echo $g | cut -d: -f1); sed "s/^/IOS fio $job: /" /tmp/fio-$job.out; done
+  [ $rc = 0 ] || die "fio exited $rc"
+  for g in $IOS_GROUPS; do job=$(echo $g | cut -d: -f1)
+    echo "IOS-FIO-JSON-BEGIN"
+    cat /tmp/fio-$job.json
+    echo ""
+    echo "IOS-FIO-JSON-END"
+  done
+fi
 echo "IOS done at uptime $(up)"
 poweroff -f

@@ -20,7 +20,7 @@ import re
 import shlex
 import subprocess
 from pathlib import Path
-from typing import Dict, Iterable, List, Tuple
+from typing import Dict, Iterable, List, Optional, Tuple
 
 from .errors import KernelError
 
@@ -31,6 +31,8 @@ CONTROLLERS = ("ide", "ahci")
 # A tunable's name and value as /init writes them to sysfs: no shell metacharacters.
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _VALUE = re.compile(r"^[A-Za-z0-9_.:+-]+$")
+# A fio job's or cgroup's name as /init uses it (a word: no spaces, colons or shell syntax).
+_WORD = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
 
 
 class Cpio:
@@ -106,8 +108,10 @@ def check_tunables(sets: Iterable[str]) -> List[Tuple[str, str]]:
     return out
 
 
-def encode_params(controller: str, scheduler: str, tunables: List[Tuple[str, str]]) -> str:
-    """/ios/params: shell assignments /init sources."""
+def encode_params(controller: str, scheduler: str, tunables: List[Tuple[str, str]],
+                  groups: Optional[List[Tuple[str, str, int]]] = None) -> str:
+    """/ios/params: shell assignments /init sources. `groups`: (job, cgroup, weight) per job
+    section (workload.cgroup_plan): IOS_GROUPS='job:cgroup:weight ...' (cgroup "" = the root)."""
     if controller not in CONTROLLERS:
         raise KernelError(f"controller {controller!r}: expected one of {', '.join(CONTROLLERS)}")
     if not _NAME.match(scheduler.replace("-", "_")):
@@ -116,8 +120,12 @@ def encode_params(controller: str, scheduler: str, tunables: List[Tuple[str, str
         if not _NAME.match(k) or not _VALUE.match(v):
             raise KernelError(f"tunable {k}={v}: not writable safely")
     sets = " ".join(f"{k}={v}" for k, v in tunables)
+    for job, cg, weight in groups or []:
+        if not _WORD.match(job) or (cg and not _WORD.match(cg)):
+            raise KernelError(f"job {job!r} / cgroup {cg!r}: not a safe name")
+    grouped = " ".join(f"{job}:{cg or '-'}:{int(weight)}" for job, cg, weight in groups or [])
     return (f"IOS_CTRL={shlex.quote(controller)}\nIOS_SCHED={shlex.quote(scheduler)}\n"
-            f"IOS_SET={shlex.quote(sets)}\n")
+            f"IOS_SET={shlex.quote(sets)}\nIOS_GROUPS={shlex.quote(grouped)}\n")
 
 
 def decode_params(text: str) -> Dict[str, str]:

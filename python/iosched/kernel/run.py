@@ -121,7 +121,7 @@ def run(o: Options, log: Callable[[str], None] = lambda s: None, fuse_command: O
         fuse_command = _fuse_command()
     controller, depth, cnotes = choose_controller(o.controller, qmax, mount_supports_queue_depth(fuse_command))
     notes += cnotes
-    params = initramfs.encode_params(controller, o.scheduler, tunables)
+    params = initramfs.encode_params(controller, o.scheduler, tunables, w.groups)
     out = o.out or default_out(o)
     try:
         out.mkdir(parents=True, exist_ok=True)

@@ -5,7 +5,10 @@ scenario `iosched.fio_job` makes of the same file on the same preset (docs/fio.m
 Kernel mode needs jobs on the raw disk (`filename=/dev/...` in every job: the guest has no file
 system), O_DIRECT (fio_job refuses a raw device with buffered jobs). The job's `ioscheduler=` is
 dropped from the guest's copy (`--scheduler` sets the elevator). fio's `cgroup`/`cgroup_weight`
-are refused: fio writes cgroup v1's blkio.weight, which Linux 6.1 under blk-mq does not have.
+would write cgroup v1's blkio.weight, which Linux 6.1 under blk-mq does not have: the guest's
+copy drops them, and /init runs each job as its own fio process inside a cgroup v2 group of
+that name with the weight as `io.bfq.weight` (and `io.weight`), as the simulator runs the
+job's processes in a group of that weight.
 """
 
 from __future__ import annotations
@@ -21,11 +24,11 @@ from .errors import KernelError
 GUEST_DISK = "/dev/sda"
 _FILENAME = re.compile(r"^(\s*)filename(\s*)=.*$", re.IGNORECASE)
 _IOSCHED = re.compile(r"^\s*ioscheduler\s*(=|$)", re.IGNORECASE)
+_CGROUP_LINE = re.compile(r"^\s*(cgroup|cgroup_weight|cgroup_nodelete)\s*(=|$)", re.IGNORECASE)
+_CGROUP_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
+# fio's job names kernel mode can pass to `fio --section` in the guest's shell.
+_JOB_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
 REFUSED = {
-    "cgroup": "fio's cgroup option writes cgroup v1's blkio.weight, which the guest's Linux 6.1 (blk-mq) does not "
-              "have; kernel mode does not run cgroup workloads yet",
-    "cgroup_weight": "see cgroup",
-    "cgroup_nodelete": "see cgroup",
     "directory": "kernel mode runs fio on the guest's raw disk: use filename=/dev/... instead",
     "filename_format": "kernel mode runs fio on the guest's raw disk: use filename=/dev/... instead",
 }
@@ -45,6 +48,9 @@ class Workload:
     scenario: dict                       # fio_job's conversion (TOML-ready dicts)
     job_names: List[str]                 # the processes' names, in fio's job order (clones .0, .1 ...)
     notes: List[str] = field(default_factory=list)
+    # With cgroups: every job section in order as (job, cgroup name or "", weight); /init runs
+    # each as its own fio process in its group. Empty: one fio runs the whole file.
+    groups: List["tuple[str, str, int]"] = field(default_factory=list)
 
 
 def guest_job_text(text: str, path: str) -> "tuple[str, List[str]]":
@@ -58,6 +64,8 @@ def guest_job_text(text: str, path: str) -> "tuple[str, List[str]]":
         elif _IOSCHED.match(line):
             notes.append(f"{path}: `{line.strip()}` dropped in the guest (--scheduler sets the elevator)")
             out.append(f"; {line.strip()}  (dropped by iosched kernel)")
+        elif _CGROUP_LINE.match(line):
+            out.append(f"; {line.strip()}  (cgroup v2 set up by the guest's /init instead)")
         else:
             out.append(line)
     return "\n".join(out) + "\n", notes
@@ -100,9 +108,42 @@ def load(path: Path, device: str) -> Workload:
                           f"fio on the guest's raw disk: set direct=1")
     guest_text, notes = guest_job_text(text, str(path))
     names = [p["name"] for p in conv.scenario["process"]]
+    groups = cgroup_plan(jobs, str(path))
     # fio_job's note on the scheduler is about its own default; --scheduler replaces it here.
     kept = [n for n in conv.notes if "ioscheduler=" not in n]
-    return Workload(Path(path), text, guest_text, conv.scenario, names, kept + notes)
+    return Workload(Path(path), text, guest_text, conv.scenario, names, kept + notes, groups)
+
+
+def cgroup_plan(jobs, path: str) -> "List[tuple[str, str, int]]":
+    """(job, cgroup, weight) for every job section when any job names a cgroup, else []. A job
+    without one runs in the root group; fio's default weight is 500 (its v1 blkio.weight's), as
+    fio_job gives the simulator. Jobs that wait for others (stonewall, wait_for) cannot run as
+    separate processes: refused."""
+    from ..fio_job.convert import DEFAULT_CGROUP_WEIGHT
+
+    if not any("cgroup" in j.settings for j in jobs):
+        return []
+    plan, weights, problems = [], {}, []
+    for j in jobs:
+        for opt in ("stonewall", "wait_for", "new_group"):
+            if opt in j.settings:
+                s = j.settings[opt]
+                problems.append(f"{path}: line {s.line}: job [{j.name}], option `{s.shown()}`: with cgroups kernel mode "
+                                f"runs each job as its own fio process in its group, so jobs cannot wait for each other")
+        if not _JOB_NAME.match(j.name):
+            problems.append(f"{path}: job [{j.name}]: with cgroups the job's name must be letters, digits, `_.-`")
+        cg = j.settings.get("cgroup")
+        name = (cg.value or "").strip() if cg else ""
+        if cg and not _CGROUP_NAME.match(name):
+            problems.append(f"{path}: line {cg.line}: job [{j.name}], option `{cg.shown()}`: a cgroup name of "
+                            f"letters, digits, `_.-` (one level)")
+        w = j.settings.get("cgroup_weight")
+        weight = int(w.value) if w and (w.value or "").strip().isdigit() else weights.get(name, DEFAULT_CGROUP_WEIGHT)
+        weights.setdefault(name, weight)
+        plan.append((j.name, name, weights[name] if name else 0))
+    if problems:
+        raise KernelError("; ".join(dict.fromkeys(problems)))
+    return plan
 
 
 def sim_scenario(w: Workload, scheduler: str, tunables: Dict[str, float], queue_depth: int = 1,
