@@ -54,6 +54,10 @@ pub struct DiskExtensions {
     /// on the track the head is on waits that long before it looks for its sector (DiskSim's
     /// `Minimum seek delay`). 0: no minimum.
     pub min_write_seek_ns: Nanos,
+    /// A negative write settle (DiskSim's `Add. write settling delay` below 0): a write's
+    /// nonzero positioning (seek or head switch) is this much shorter, never below 0
+    /// (`dm_seek_time_g1` adds the signed delay to a nonzero seek time for a write).
+    pub write_settle_credit_ns: Nanos,
     /// A read served wholly from a segment whose read-ahead has stopped restarts read-ahead
     /// from the segment's end (DiskSim's `Read-ahead on idle hit = 1`).
     pub readahead_on_idle_hit: bool,
@@ -586,7 +590,7 @@ impl RotationalDisk {
         seek_ns = seek_ns.saturating_add(self.arm_move_ns(from, target.chs));
         seek_cylinders += from.cylinder.abs_diff(target.chs.cylinder);
         if req.op == Op::Write && !(self.ext.write_settle_on_move_only && seek_ns == 0) {
-            seek_ns = seek_ns.saturating_add(self.write_settle_ns);
+            seek_ns = seek_ns.saturating_add(self.write_settle_ns).saturating_sub(self.ext.write_settle_credit_ns);
         }
         if req.op == Op::Write {
             seek_ns = seek_ns.max(self.ext.min_write_seek_ns);
@@ -903,6 +907,7 @@ impl DeviceView for RotationalDisk {
         let mut t = start.saturating_add(moved);
         if op == Op::Write && !(self.ext.write_settle_on_move_only && moved == 0) {
             t = t.saturating_add(self.write_settle_ns);
+            t = t.max(start).saturating_sub(self.ext.write_settle_credit_ns).max(start);
         }
         t = t.saturating_add(self.rotational_wait_ns(t, pos.angle));
         t - start

@@ -4,6 +4,7 @@
 
 pub mod parse;
 pub mod ranges;
+pub mod sparing;
 
 use super::geometry::{LayoutSpec, ZoneLayout, ZoneSpec};
 use super::rotational::{CommandOverheads, DiskExtensions, ReadReconnect, WriteDisconnect};
@@ -551,7 +552,7 @@ impl Mapper {
             seek: sp.seek,
             head_switch_ms: sp.head_switch_ms,
             cylinder_switch_ms: None,
-            write_settle_ms: sp.write_settle_ms,
+            write_settle_ms: sp.write_settle_ms.max(0.0),
             command_overhead_ms: d.per_request_ms,
             bus_mb_s: if read_ms > 0.0 { 512.0 / read_ms / 1e3 } else { 0.0 },
             cache_segments: if d.segment_blocks == 0 { 0 } else { d.segments },
@@ -579,6 +580,10 @@ impl Mapper {
         }
         ext.layout = Some(layout);
         ext.write_settle_on_move_only = true;
+        if sp.write_settle_ms < 0.0 {
+            // DiskSim adds the signed delay to a write's nonzero seek (dm_seek_time_g1).
+            ext.write_settle_credit_ns = ms_to_ns(-sp.write_settle_ms);
+        }
         let disk = RotationalDisk::with_extensions(spec.clone(), ext.clone()).map_err(|e| DiskSimError {
             file: (*b.loc.file).clone(),
             line: b.loc.line,
@@ -653,6 +658,7 @@ struct ZoneParams {
     cyl_skew: u32,
     spares: u64,
     slips: Vec<u64>,
+    defects: Vec<(u64, u64)>,
     loc: Loc,
 }
 
@@ -713,6 +719,7 @@ impl Mapper {
 
     fn layout(&mut self, b: &Block, surfaces: u32, cylinders: u64) -> Result<(Vec<ZoneSpec>, Vec<ZoneLayout>), DiskSimError> {
         let mut scheme = None;
+        let mut rangesize = None;
         let mut zones_p = None;
         for p in &b.params {
             match p.name.as_str() {
@@ -725,7 +732,10 @@ impl Mapper {
                     _ => return Err(perr(p, "LBN-to-PBN mapping scheme must be 0, 1 or 2")),
                 },
                 "Sparing scheme used" => scheme = Some(p),
-                "Rangesize for sparing" => self.ignore(p, "used only by sparing scheme 8 (spares per range of cylinders)"),
+                "Rangesize for sparing" => {
+                    rangesize = Some(p);
+                    self.ignore(p, "used only by sparing scheme 8 (spares per range of cylinders; mapped there)")
+                }
                 "Zones" => zones_p = Some(p),
                 "Skew units" => match &p.value {
                     Value::Word(w) if w == "sectors" => self.ignore(p, "sectors: the default"),
@@ -735,14 +745,20 @@ impl Mapper {
             }
         }
         let scheme_p = scheme.ok_or_else(|| required(b, "Sparing scheme used").unwrap_err())?;
-        let scheme = int(scheme_p)?;
-        if !matches!(scheme, 0 | 1 | 9) {
-            return Err(perr(
-                scheme_p,
-                "unsupported sparing scheme (supported: 0 none, 1 spare tracks per zone, 9 spare sectors per zone)",
-            ));
-        }
-        self.ignore(scheme_p, "mapped into the zones' layouts");
+        let scheme = sparing::Scheme::from_number(int(scheme_p)?)
+            .ok_or_else(|| perr(scheme_p, "unknown sparing scheme (DiskSim 4.0 numbers them 0 to 10)"))?;
+        self.ignore(scheme_p, "mapped into the zones' layouts (device/disksim/sparing.rs)");
+        let rangesize = match rangesize {
+            Some(p) => {
+                let r = int(p)?;
+                if scheme == sparing::Scheme::SectPerRange && r < 1 {
+                    return Err(perr(p, "the range size must be at least 1 cylinder for sparing scheme 8"));
+                }
+                r.max(1) as u64
+            }
+            None if scheme == sparing::Scheme::SectPerRange => return Err(required(b, "Rangesize for sparing").unwrap_err()),
+            None => 1,
+        };
         let zones_p = zones_p.ok_or_else(|| required(b, "Zones").unwrap_err())?;
         let mut zp = Vec::new();
         for (v, loc) in list(zones_p)? {
@@ -768,46 +784,39 @@ impl Mapper {
         }
         let (mut specs, mut layouts) = (Vec::new(), Vec::new());
         for z in zp {
-            // Below 2^24 cylinders, 1024 surfaces and 2^22 blocks a track: at most 2^56 sectors,
-            // and spares and lead-in below 2^48 (times a track for sparing by tracks: i128).
             let cyls = z.last - z.first + 1;
-            let spt = z.spt as u64;
-            let physical = cyls as u64 * surfaces as u64 * spt;
-            let slip_beyond = |t: u64| DiskSimError {
+            let sz = sparing::SparingZone {
+                cylinders: cyls as u64,
+                surfaces: surfaces as u64,
+                spt: z.spt as u64,
+                dead: z.lead,
+                spares: z.spares,
+                slips: z.slips.clone(),
+                defects: z.defects.clone(),
+                rangesize,
+            };
+            let mapped = sparing::map_zone(scheme, &sz).map_err(|e| DiskSimError {
                 file: (*z.loc.file).clone(),
                 line: z.loc.line,
-                message: "a slip lies beyond the zone's physical sectors".into(),
-                text: format!("slip {t}"),
-            };
-            let (blocks, slips): (i128, Vec<(u64, u64)>) = match scheme {
-                0 => (physical as i128 - z.lead as i128, Vec::new()),
-                1 => (
-                    physical as i128 - z.lead as i128 - z.spares as i128 * spt as i128,
-                    z.slips
-                        .iter()
-                        .map(|&t| t.checked_mul(spt).filter(|&s| s < physical).map(|s| (s, spt)).ok_or_else(|| slip_beyond(t)))
-                        .collect::<Result<_, _>>()?,
-                ),
-                _ => (
-                    physical as i128 - z.lead as i128 - z.spares as i128,
-                    z.slips.iter().map(|&s| if s < physical { Ok((s, 1)) } else { Err(slip_beyond(s)) }).collect::<Result<_, _>>()?,
-                ),
-            };
-            if blocks <= 0 {
-                return Err(DiskSimError {
-                    file: (*z.loc.file).clone(),
-                    line: z.loc.line,
-                    message: "the zone's spares and lead-in leave no blocks".into(),
-                    text: format!("cylinders {}..={}", z.first, z.last),
-                });
-            }
+                message: format!("sparing scheme {}: {e}", int(scheme_p).unwrap_or(0)),
+                text: format!("cylinders {}..={}", z.first, z.last),
+            })?;
             specs.push(ZoneSpec {
                 cylinders: cyls,
                 sectors_per_track: z.spt,
                 track_skew_sectors: Some(z.track_skew),
                 cylinder_skew_sectors: Some(z.cyl_skew),
             });
-            layouts.push(ZoneLayout { first_cylinder: z.first, blocks: blocks as u64, lead_sectors: z.lead, first_slot: z.offset, slips });
+            layouts.push(ZoneLayout {
+                first_cylinder: z.first,
+                blocks: mapped.blocks,
+                lead_sectors: 0,
+                first_slot: z.offset,
+                slips: mapped.skipped,
+                remaps: mapped.remaps,
+                skew_unit: mapped.skew_unit,
+                skew_slips: mapped.skew_slips,
+            });
         }
         Ok((specs, layouts))
     }
@@ -830,6 +839,7 @@ impl Mapper {
             cyl_skew: 0,
             spares: 0,
             slips: Vec::new(),
+            defects: Vec::new(),
             loc: b.loc.clone(),
         };
         let mut seen = (false, false, false);
@@ -871,8 +881,26 @@ impl Mapper {
                     }
                 }
                 "defects" => {
-                    if !list(p)?.is_empty() {
-                        self.unsupported(p, "remapped defects not modelled (their LBAs stay in place)");
+                    let mut v = Vec::new();
+                    for (x, loc) in list(p)? {
+                        match x {
+                            Value::Int(i) if *i >= 0 => v.push(*i as u64),
+                            _ => {
+                                return Err(DiskSimError {
+                                    file: (*loc.file).clone(),
+                                    line: loc.line,
+                                    message: "a defect must be a non-negative integer".into(),
+                                    text: x.describe(),
+                                })
+                            }
+                        }
+                    }
+                    if v.len() % 2 != 0 {
+                        return Err(perr(p, "defects come in pairs (defective sector, replacement sector)"));
+                    }
+                    z.defects = v.chunks(2).map(|c| (c[0], c[1])).collect();
+                    if z.defects.iter().any(|d| d.0 == d.1) {
+                        self.ignore(p, "a defect remapped to itself (`d, d`) leaves its LBN in place, as in DiskSim");
                     }
                 }
                 "Skew units" => match &p.value {
@@ -959,7 +987,7 @@ impl Mapper {
                 "Single cylinder seek time" | "Full strobe seek time" | "Average seek time" => {
                     self.ignore(p, "not used by this seek type (the curve gives seek(1) and the full stroke)")
                 }
-                "Add. write settling delay" => out.write_settle_ms = nonneg(p)?,
+                "Add. write settling delay" => out.write_settle_ms = num(p)?,
                 "Head switch time" => out.head_switch_ms = nonneg(p)?,
                 "Rotation speed (in rpms)" => {
                     let v = num(p)?;
