@@ -185,6 +185,7 @@ struct Mapper {
     bus_read_ms: f64,
     bus_write_ms: f64,
     ctlr_sector_ms: f64,
+    notes: Vec<String>,
 }
 
 fn at(loc: &Loc) -> String {
@@ -453,10 +454,14 @@ impl Mapper {
                         "4 (DiskSim's DEC prefetch scheme): read-ahead stops at the end of the track holding the block after the request, or of the next track when the segment began before it (Maximum read-ahead is not used)",
                     );
                 }
-                _ => self.unsupported(
-                    p,
-                    "read-ahead that stops at a head switch (1) or a seek (2) not modelled: read-ahead continues up to Maximum read-ahead past the last requested block",
-                ),
+                1.0 | 2.0 => {
+                    d.ext.readahead_stop_at = num(p)? as u8;
+                    self.ignore(
+                        p,
+                        "1 / 2: read-ahead continues up to Maximum read-ahead past the last requested block but never switches heads (1) or seeks (2): it stops at the end of the track (cylinder) it is on (disk_initiate_seek refuses such a background read)",
+                    );
+                }
+                _ => return Err(perr(p, "Buffer continuous read must be 0 to 4")),
             }
         }
         match &d.fast_write {
@@ -560,7 +565,7 @@ impl Mapper {
             readahead_kib: kib(d.readahead_blocks),
         };
         let mut layout = sp.layout;
-        let mut notes = Vec::new();
+        let mut notes = std::mem::take(&mut self.notes);
         let zone_sum: u64 = layout.zones.iter().map(|z| z.blocks).sum();
         if zone_sum > sp.block_count {
             // The zones (less their spares) hold more than the drive's stated LBA count: the
@@ -701,7 +706,18 @@ impl Mapper {
                 text: mech.kind.clone(),
             });
         }
-        let (zones, zl) = self.layout(layout, surfaces as u32, cylinders)?;
+        let (zones, zl) = self.layout(layout, surfaces as u32)?;
+        // DiskSim does not check the zones against `Number of cylinders` (HP C2490A's last zone
+        // ends on cylinder 2629 of 2629): the drive has the cylinders its zones use.
+        let zones_end = zl.iter().zip(&zones).map(|(l, z)| l.first_cylinder as u64 + z.cylinders as u64).max().unwrap_or(0);
+        if zones_end > cylinders {
+            self.notes.push(format!(
+                "Number of cylinders = {cylinders} ({}): the zones reach cylinder {}; the drive has {zones_end} cylinders, as DiskSim maps and seeks over them",
+                at(&required(b, "Number of cylinders")?.loc),
+                zones_end - 1
+            ));
+        }
+        let cylinders = cylinders.max(zones_end);
         let m = self.mech(mech, cylinders as u32)?;
         d.spec_parts = Some(SpecParts {
             rpm: m.rpm,
@@ -717,7 +733,7 @@ impl Mapper {
         Ok(())
     }
 
-    fn layout(&mut self, b: &Block, surfaces: u32, cylinders: u64) -> Result<(Vec<ZoneSpec>, Vec<ZoneLayout>), DiskSimError> {
+    fn layout(&mut self, b: &Block, surfaces: u32) -> Result<(Vec<ZoneSpec>, Vec<ZoneLayout>), DiskSimError> {
         let mut scheme = None;
         let mut rangesize = None;
         let mut zones_p = None;
@@ -771,11 +787,8 @@ impl Mapper {
                 });
             };
             let zone = self.zone(z)?;
-            if zone.last as u64 >= cylinders {
-                return Err(perr(
-                    required(z, "Last cylinder number")?,
-                    format!("the zone ends beyond the drive's {cylinders} cylinders (`Number of cylinders`)"),
-                ));
+            if zone.last as u64 >= 1 << 24 {
+                return Err(perr(required(z, "Last cylinder number")?, "must be below 16777216"));
             }
             zp.push(zone);
         }

@@ -101,7 +101,7 @@ pub const RANGES: &[ParamRange] = &[
     real("Low (write) water mark", 0.0, 1.0, "fraction"),
     flag("Set watermark by reqsize"),
     flag("Calc sector by sector"),
-    flag("Enable caching in buffer"),
+    int("Enable caching in buffer", 0.0, 2.0, "0 off, 1 or 2 on (DiskSim accepts 0 to 2 and only tests it for nonzero)"),
     int("Buffer continuous read", 0.0, 4.0, ""),
     int("Minimum read-ahead (blks)", 0.0, MAX_BUFFER_BLOCKS, "blocks"),
     int("Maximum read-ahead (blks)", 0.0, MAX_BUFFER_BLOCKS, "blocks"),
