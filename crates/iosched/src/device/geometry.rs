@@ -305,7 +305,12 @@ impl Geometry {
             for (k, r) in remaps.iter().enumerate() {
                 let spt = z.sectors_per_track as u64;
                 if r.1 == 0 || r.0 + r.1 > zl.blocks || r.2 + r.1 > physical || r.2 / spt != (r.2 + r.1 - 1) / spt {
-                    return Err(format!("zone {i}: remap of LBAs {}..{} to physical {} lies outside the zone or across a track", r.0, r.0 + r.1, r.2));
+                    return Err(format!(
+                        "zone {i}: remap of LBAs {}..{} to physical {} lies outside the zone or across a track",
+                        r.0,
+                        r.0 + r.1,
+                        r.2
+                    ));
                 }
                 if k > 0 && remaps[k - 1].0 + remaps[k - 1].1 > r.0 {
                     return Err(format!("zone {i}: remapped LBA runs overlap at {}", r.0));
@@ -457,7 +462,8 @@ impl Geometry {
     fn slot_in(z: &Zone, surfaces: u32, cyl_in_zone: u32, head: u32, sector: u32) -> u32 {
         let spt = z.sectors_per_track as u64;
         let head_switches = cyl_in_zone as u64 * (surfaces as u64 - 1) + head as u64;
-        let mut offset = z.base_slot as u64 + head_switches * z.track_skew_sectors as u64 + cyl_in_zone as u64 * z.cylinder_skew_sectors as u64;
+        let mut offset =
+            z.base_slot as u64 + head_switches * z.track_skew_sectors as u64 + cyl_in_zone as u64 * z.cylinder_skew_sectors as u64;
         if z.skew_unit > 0 {
             // Slips before this track's unit (cylinder or track) push its sectors forward.
             let track = cyl_in_zone as u64 * surfaces as u64 + head as u64;

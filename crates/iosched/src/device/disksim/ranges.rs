@@ -59,7 +59,12 @@ pub const RANGES: &[ParamRange] = &[
     mech("Single cylinder seek time"),
     mech("Full strobe seek time"),
     mech("Average seek time"),
-    real("Add. write settling delay", -MAX_MECH_MS, MAX_MECH_MS, "ms (DiskSim adds it, negative too, to a write's nonzero seek or head switch)"),
+    real(
+        "Add. write settling delay",
+        -MAX_MECH_MS,
+        MAX_MECH_MS,
+        "ms (DiskSim adds it, negative too, to a write's nonzero seek or head switch)",
+    ),
     mech("Head switch time"),
     mech("First ten seek times"),
     real("HPL seek equation values", -1e9, 1e9, "(each; the curve's seek times must be in [0, 1000] ms)"),

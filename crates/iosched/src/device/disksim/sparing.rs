@@ -203,8 +203,7 @@ pub fn runs(scheme: Scheme, z: &SparingZone) -> Result<Vec<(u64, u64, u64)>, Str
             first_slip += 1;
         }
         let c0 = if to_end { first_slip as u64 } else { 0 };
-        let us: Vec<u64> =
-            z.slips[first_slip..].iter().take_while(|&&s| s < unit_start + u_phys).map(|&s| s - unit_start).collect();
+        let us: Vec<u64> = z.slips[first_slip..].iter().take_while(|&&s| s < unit_start + u_phys).map(|&s| s - unit_start).collect();
         let hi = end.min((u + 1) * u_lbns);
         let mut j = 0;
         while x < hi {
@@ -312,13 +311,7 @@ pub fn map_zone(scheme: Scheme, z: &SparingZone) -> Result<Mapped, String> {
         s if s.per_cylinder() => z.spt * z.surfaces,
         _ => 0,
     };
-    Ok(Mapped {
-        blocks,
-        skipped,
-        remaps: merged,
-        skew_unit,
-        skew_slips: if skew_unit > 0 { z.slips.clone() } else { Vec::new() },
-    })
+    Ok(Mapped { blocks, skipped, remaps: merged, skew_unit, skew_slips: if skew_unit > 0 { z.slips.clone() } else { Vec::new() } })
 }
 
 #[cfg(test)]
@@ -408,7 +401,7 @@ mod tests {
         let g = geometry(Scheme::SectPerCyl, &z);
         assert_eq!(chs(&g, 4), (0, 0, 4));
         assert_eq!(chs(&g, 5), (0, 0, 6)); // sector 5 slipped
-        // The cylinder's last LBN uses a spare (DiskSim moves it to (1, 0, 0), where LBN 18 is).
+                                           // The cylinder's last LBN uses a spare (DiskSim moves it to (1, 0, 0), where LBN 18 is).
         assert_eq!(chs(&g, 17), (0, 1, 8));
         assert_eq!(chs(&g, 18), (1, 0, 0));
         assert_eq!(g.locate(0).slot, 0);
