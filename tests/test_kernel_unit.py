@@ -381,7 +381,8 @@ def test_path_latencies_are_the_drives_idle_gaps_after_the_boot():
         (5_000_000_000, 5_000_000_000, 5_000_100_000),     # the job's first request, after the boot
         (5_000_400_000, 5_000_400_000, 5_000_500_000),     # 300 us idle
         (5_000_500_000, 5_000_450_000, 5_000_600_000),     # arrived before the completion: 0
-        (5_001_600_000, 5_001_600_000, 5_001_700_000)]]    # 1 ms idle
+        (5_001_600_000, 5_001_600_000, 5_001_700_000),     # 1 ms idle
+        (5_301_700_000, 5_301_700_000, 5_301_800_000)]]    # 300 ms: the guest shutting down
     assert compare.path_latencies_us(list(reversed(rows))) == [300.0, 0.0, 1000.0]
     assert compare.path_latencies_us([]) == []
 

@@ -110,3 +110,20 @@ def test_bench_validate_reports_the_replay(tmp_path):
     (row,) = json.loads(r.stdout)["results"]
     assert row["requests"] == 4 and row["scheduler"] == "fcfs" and row["requests_per_cpu_s"] > 0
     assert _error(["bench", "--validate", "ibm-deskstar-34gxp"]).startswith("error: --validate")
+
+
+@pytest.mark.skipif(not (VALID / "hp_c2247a.parv").exists(), reason="../shared/disksim-validation absent")
+def test_explain_lists_every_parameter_with_no_timing_effect_and_why(tmp_path):
+    drive, trace = VALID / "hp_c2247a.parv", VALID / "hp_c2247a.trace"
+    r = runner.invoke(app, ["validate", str(drive), str(trace), "--json", "--explain"])
+    assert r.exit_code == 0, r.output
+    ex = json.loads(r.stdout)["explain"]
+    assert ex["drive"] == "HP_C2247A_validate"
+    names = [i["parameter"] for i in ex["ignored"]]
+    assert any(n.startswith("Sparing scheme used = 1 (") for n in names)
+    assert all(i["reason"] for i in ex["ignored"])
+    # Without --explain the JSON is as before (no `explain` key).
+    plain = json.loads(runner.invoke(app, ["validate", str(drive), str(trace), "--json"]).stdout)
+    assert "explain" not in plain
+    table = runner.invoke(app, ["validate", str(drive), str(trace), "--explain"])
+    assert table.exit_code == 0 and "parameters with no timing effect" in table.output

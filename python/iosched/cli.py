@@ -972,6 +972,11 @@ def validate(
         help="Scheduler the replay runs under (default fcfs, as DiskSim's validation). With after-completion timing "
         "one request is outstanding at a time, so only an idling scheduler changes the result.",
     ),
+    explain: bool = typer.Option(
+        False, "--explain",
+        help="Also list every drive parameter read with no timing effect, with the reason, and how inconsistencies "
+        "were reconciled (JSON: an `explain` object with `ignored`, `unsupported` and `notes`).",
+    ),
 ) -> None:
     """Replay a drive validation trace on a drive model and compare with the measured response times.
 
@@ -1010,6 +1015,19 @@ def validate(
         Column("demerit_ms", "demerit ms", 1, ms, right=True)], result["classes"]))
     if result["unsupported"]:
         items.append("drive parameters not modelled: " + escape("; ".join(result["unsupported"])))
+    if explain:
+        if drive.exists():
+            try:
+                ex = json.loads(_native.explain_drive(str(drive)))
+            except ValueError as e:
+                raise fail(str(e))
+        else:
+            ex = {"drive": result["drive"], "source": result["drive_source"], "ignored": [], "unsupported": [], "notes": []}
+        result["explain"] = ex
+        items.append(f"parameters with no timing effect ({len(ex['ignored'])}), with the reason:\n" + "\n".join(
+            f"  {escape(i['parameter'])}: {escape(i['reason'])}" for i in ex["ignored"]))
+        if ex["notes"]:
+            items.append("notes: " + escape("; ".join(ex["notes"])))
     inv = result["invariants"]
     if any(inv.values()):
         items.append(f"[red]invariant violations: {escape(str(inv))}[/red]")

@@ -205,6 +205,24 @@ fn calibrate_device(py: Python<'_>, device: &str, samples: u32, seed: u64, eval_
     Ok(serde_json::to_string(&report).expect("serializes"))
 }
 
+/// What the loader made of a DiskSim drive description, as JSON: `drive`, `source`, `ignored`
+/// (`[{parameter, reason}]`: read and with no timing effect, and why), `unsupported` (read, with
+/// a timing effect the model lacks) and `notes` (how inconsistencies were reconciled).
+#[pyfunction]
+fn explain_drive(drive: &str) -> PyResult<String> {
+    let d = iosched::device::disksim::load_drive(std::path::Path::new(drive)).map_err(|e| ValidateError::new_err(e.to_string()))?;
+    let ignored: Vec<serde_json::Value> =
+        d.ignored.iter().map(|i| serde_json::json!({"parameter": i.parameter, "reason": i.reason})).collect();
+    Ok(serde_json::json!({
+        "drive": d.name,
+        "source": d.source.display().to_string(),
+        "ignored": ignored,
+        "unsupported": d.unsupported,
+        "notes": d.notes,
+    })
+    .to_string())
+}
+
 /// Replays a DiskSim validate trace on a drive (a DiskSim `.parv` file, or a preset name when
 /// no such file exists) and compares simulated with measured response times. `timing`:
 /// "after-completion" (DiskSim's: each request `gap` after the previous completion) or
@@ -328,6 +346,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(calibrate_device, m)?)?;
     m.add("ValidateError", m.py().get_type::<ValidateError>())?;
     m.add_function(wrap_pyfunction!(validate_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(explain_drive, m)?)?;
     m.add_function(wrap_pyfunction!(fuse_main, m)?)?;
     m.add_function(wrap_pyfunction!(empty_summary, m)?)?;
     m.add_function(wrap_pyfunction!(sched_scaling, m)?)?;

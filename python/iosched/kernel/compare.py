@@ -136,17 +136,24 @@ def rows_for(guest: Side, sim: Side, sim_think: Optional[Side], sim_path: Option
     return out
 
 
+# An idle gap longer than this is the guest doing something other than I/O (booting, fio
+# starting up, the shutdown), not the path's latency: the path's own gaps here are 0.2-5 ms
+# (p99), and a guest that stops issuing for a tenth of a second is not waiting on the path.
+PATH_GAP_MAX_NS = 100_000_000
+
+
 def path_latencies_us(rows: List[dict]) -> List[float]:
     """The guest path's latency before each command, from the mount's requests (start order):
     how long the drive sat idle between a completion and the next request's arrival (0 when
     the request was already there). Only the fio job's requests count: everything up to the
-    longest idle gap (the guest booting between its partition probe and fio) is left out."""
+    longest idle gap (the guest booting between its partition probe and fio) is left out, and
+    so is any gap above PATH_GAP_MAX_NS (fio starting, the guest shutting down)."""
     rs = sorted(rows, key=lambda r: int(r["start_ns"]))
     gaps = [max(0, int(b["issue_ns"]) - int(a["complete_ns"])) for a, b in zip(rs, rs[1:])]
     if not gaps:
         return []
     boot = max(range(len(gaps)), key=lambda i: gaps[i])
-    return [round(g / 1000, 3) for g in gaps[boot + 1:]]
+    return [round(g / 1000, 3) for g in gaps[boot + 1:] if g <= PATH_GAP_MAX_NS]
 
 
 def ratio(a: Optional[float], b: Optional[float]) -> Optional[float]:

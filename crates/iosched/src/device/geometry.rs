@@ -44,9 +44,45 @@ pub struct Zone {
     slips: Vec<(u64, u64, u64, u64)>,
     /// `sectors_per_track` as a divisor (the mapping divides by it on every access).
     spt_div: Divisor,
+    /// Remapped LBAs (DiskSim's defects), sorted: `(first zone-relative LBA, count, physical
+    /// index of the first)`; each run lies on one track. Empty by default.
+    remaps: Vec<(u64, u64, u64)>,
+    /// Slips that push the skew of later tracks forward by one sector each (DiskSim's
+    /// per-cylinder and per-track sparing): a track's slots move by the number of these
+    /// physical indices below its unit's first sector, the unit being `skew_unit` sectors
+    /// (a cylinder or a track). 0: none.
+    skew_unit: u64,
+    skew_slips: Vec<u64>,
 }
 
 impl Zone {
+    /// The remap run holding zone-relative LBA `rel`, if any.
+    fn remap_of(&self, rel: u64) -> Option<(u64, u64, u64)> {
+        if self.remaps.is_empty() {
+            return None;
+        }
+        let i = self.remaps.partition_point(|r| r.0 <= rel);
+        (i > 0 && rel < self.remaps[i - 1].0 + self.remaps[i - 1].1).then(|| self.remaps[i - 1])
+    }
+
+    /// Physical index of zone-relative LBA `rel`, remaps included.
+    fn phys_full(&self, rel: u64) -> u64 {
+        match self.remap_of(rel) {
+            Some((r0, _, p0)) => p0 + (rel - r0),
+            None => self.phys_of(rel),
+        }
+    }
+
+    /// The zone-relative LBA just past the run of LBAs from `rel` that stay in place (the end
+    /// of `rel`'s remap run if it is remapped, else the next remap run's start).
+    fn remap_cut(&self, rel: u64) -> u64 {
+        if let Some((r0, n, _)) = self.remap_of(rel) {
+            return r0 + n;
+        }
+        let i = self.remaps.partition_point(|r| r.0 <= rel);
+        self.remaps.get(i).map_or(u64::MAX, |r| r.0)
+    }
+
     pub fn sectors(&self, surfaces: u32) -> u64 {
         self.cylinders as u64 * surfaces as u64 * self.sectors_per_track as u64
     }
@@ -112,6 +148,13 @@ pub struct ZoneLayout {
     /// Slipped physical ranges `(start, len)` relative to the zone's first physical sector:
     /// LBAs skip them and move up by `len` (sector slipping: len 1; track slipping: spt).
     pub slips: Vec<(u64, u64)>,
+    /// Remapped LBA runs `(first zone-relative LBA, count, physical index of the first)`, each
+    /// on one track (DiskSim's defects moved to spare sectors or tracks).
+    pub remaps: Vec<(u64, u64, u64)>,
+    /// Slips that also push later tracks' skew by one sector each, counted below the first
+    /// sector of each unit of `skew_unit` physical sectors (0: none); see device/disksim/sparing.rs.
+    pub skew_unit: u64,
+    pub skew_slips: Vec<u64>,
 }
 
 /// An explicit layout: the drive's cylinder count and one [`ZoneLayout`] per zone.
@@ -218,6 +261,9 @@ impl Geometry {
                 lead_sectors: 0,
                 slips: Vec::new(),
                 spt_div: Divisor::new(z.sectors_per_track as u64),
+                remaps: Vec::new(),
+                skew_unit: 0,
+                skew_slips: Vec::new(),
             };
             cyl = cyl.checked_add(z.cylinders).ok_or("the zones have more than 2^32 cylinders in all")?;
             sector += zone.sectors(surfaces);
@@ -290,7 +336,25 @@ impl Geometry {
                     zl.blocks, zl.lead_sectors, cum
                 ));
             }
+            let mut remaps = zl.remaps.clone();
+            remaps.sort_unstable();
+            for (k, r) in remaps.iter().enumerate() {
+                let spt = z.sectors_per_track as u64;
+                if r.1 == 0 || r.0 + r.1 > zl.blocks || r.2 + r.1 > physical || r.2 / spt != (r.2 + r.1 - 1) / spt {
+                    return Err(format!(
+                        "zone {i}: remap of LBAs {}..{} to physical {} lies outside the zone or across a track",
+                        r.0,
+                        r.0 + r.1,
+                        r.2
+                    ));
+                }
+                if k > 0 && remaps[k - 1].0 + remaps[k - 1].1 > r.0 {
+                    return Err(format!("zone {i}: remapped LBA runs overlap at {}", r.0));
+                }
+            }
             let (ts, cs) = derive_skew(z.sectors_per_track);
+            let mut skew_slips = zl.skew_slips.clone();
+            skew_slips.sort_unstable();
             out.push(Zone {
                 first_cylinder: zl.first_cylinder,
                 cylinders: z.cylinders,
@@ -303,6 +367,9 @@ impl Geometry {
                 lead_sectors: zl.lead_sectors,
                 slips: table,
                 spt_div: Divisor::new(z.sectors_per_track as u64),
+                remaps,
+                skew_unit: if skew_slips.is_empty() { 0 } else { zl.skew_unit },
+                skew_slips,
             });
             sector += zl.blocks;
         }
@@ -333,18 +400,27 @@ impl Geometry {
         let z = self.zone_of_sector(lba);
         let spt = z.sectors_per_track as u64;
         let rel = lba - z.first_sector;
-        let phys = z.phys_of(rel);
+        let phys = if z.remaps.is_empty() { z.phys_of(rel) } else { z.phys_full(rel) };
         let (track, sector) = z.spt_div.div_rem(phys);
         let sector = sector as u32;
         let (cyl_in_zone, head) = self.surfaces_div.div_rem(track);
         let (cyl_in_zone, head) = (cyl_in_zone as u32, head as u32);
         let chs = Chs { cylinder: z.first_cylinder + cyl_in_zone, head, sector };
         let slot = self.physical_slot(z, cyl_in_zone, head, sector);
-        let track_end_sector = if z.slips.is_empty() && z.lead_sectors == 0 {
+        let mut track_end_sector = if z.slips.is_empty() && z.lead_sectors == 0 {
             (lba - sector as u64 + spt).min(z.first_sector + z.blocks)
         } else {
             z.first_sector + z.rel_at_or_after((track + 1) * spt).unwrap_or(z.blocks)
         };
+        if !z.remaps.is_empty() {
+            // A remapped run is a track of its own; the LBAs before it end where it starts.
+            let cut = z.remap_cut(rel);
+            if z.remap_of(rel).is_some() {
+                track_end_sector = z.first_sector + cut;
+            } else {
+                track_end_sector = track_end_sector.min(z.first_sector + cut);
+            }
+        }
         TrackPos {
             chs,
             sectors_per_track: z.sectors_per_track,
@@ -357,7 +433,7 @@ impl Geometry {
 
     pub fn cylinder_of(&self, lba: u64) -> u32 {
         let z = self.zone_of_sector(lba);
-        let track = z.spt_div.div(z.phys_of(lba - z.first_sector));
+        let track = z.spt_div.div(z.phys_full(lba - z.first_sector));
         z.first_cylinder + self.surfaces_div.div(track) as u32
     }
 
@@ -368,23 +444,36 @@ impl Geometry {
             return 0;
         }
         let z = self.zone_of_sector(from);
-        if z.slips.is_empty() {
+        if z.slips.is_empty() && z.remaps.is_empty() {
             return to - from;
         }
-        z.phys_of(to - 1 - z.first_sector) + 1 - z.phys_of(from - z.first_sector)
+        z.phys_full(to - 1 - z.first_sector) + 1 - z.phys_full(from - z.first_sector)
     }
 
     /// How many LBAs from `from` (at most `max`) fit wholly within `slots` physical slots
     /// starting at `from`'s slot, on its track.
     pub fn lbas_in_slots(&self, from: u64, slots: u64, max: u64) -> u64 {
         let z = self.zone_of_sector(from);
-        if z.slips.is_empty() {
+        if z.slips.is_empty() && z.remaps.is_empty() {
             return slots.min(max);
         }
-        let start = z.phys_of(from - z.first_sector);
+        let rel = from - z.first_sector;
+        if !z.remaps.is_empty() {
+            let cut = z.remap_cut(rel) - rel;
+            if z.remap_of(rel).is_some() {
+                return slots.min(max).min(cut);
+            }
+            if z.slips.is_empty() {
+                return slots.min(max).min(cut);
+            }
+            let start = z.phys_of(rel);
+            let end_rel = z.rel_at_or_after(start + slots).unwrap_or(z.blocks);
+            return (end_rel - rel).min(max).min(cut);
+        }
+        let start = z.phys_of(rel);
         // LBAs whose physical sector is below start + slots.
         let end_rel = z.rel_at_or_after(start + slots).unwrap_or(z.blocks);
-        (end_rel - (from - z.first_sector)).min(max)
+        (end_rel - rel).min(max)
     }
 
     /// Inverse of [`Geometry::locate`].
@@ -398,10 +487,17 @@ impl Geometry {
         }
         let track = (chs.cylinder - z.first_cylinder) as u64 * self.surfaces as u64 + chs.head as u64;
         let phys = track * z.sectors_per_track as u64 + chs.sector as u64;
+        // A remap's target (a spare) holds the remapped LBA; its origin holds none.
+        if let Some(r) = z.remaps.iter().find(|r| (r.2..r.2 + r.1).contains(&phys)) {
+            return Some(z.first_sector + r.0 + (phys - r.2));
+        }
         if z.is_slipped(phys) {
             return None;
         }
         let rel = z.rel_at_or_after(phys)?;
+        if z.remap_of(rel).is_some() {
+            return None;
+        }
         Some(z.first_sector + rel)
     }
 
@@ -413,7 +509,15 @@ impl Geometry {
 
     fn slot_in(z: &Zone, surfaces: u32, cyl_in_zone: u32, head: u32, sector: u32) -> u32 {
         let head_switches = cyl_in_zone as u64 * (surfaces as u64 - 1) + head as u64;
-        let offset = z.base_slot as u64 + head_switches * z.track_skew_sectors as u64 + cyl_in_zone as u64 * z.cylinder_skew_sectors as u64;
+        let mut offset =
+            z.base_slot as u64 + head_switches * z.track_skew_sectors as u64 + cyl_in_zone as u64 * z.cylinder_skew_sectors as u64;
+        if z.skew_unit > 0 {
+            // Slips before this track's unit (cylinder or track) push its sectors forward.
+            let spt = z.sectors_per_track as u64;
+            let track = cyl_in_zone as u64 * surfaces as u64 + head as u64;
+            let cutoff = track * spt / z.skew_unit * z.skew_unit;
+            offset += z.skew_slips.partition_point(|&s| s < cutoff) as u64;
+        }
         z.spt_div.rem(sector as u64 + offset) as u32
     }
 }

@@ -51,10 +51,18 @@ pub struct DiskExtensions {
     /// continuous read = 4`, its "DEC prefetch scheme"), instead of `readahead` sectors past the
     /// request. A hit on the stream extends it the same way, from the hit's end.
     pub readahead_to_track_end: bool,
+    /// Read-ahead never moves the head: it stops at the end of the track (1) or the cylinder
+    /// (2) it is on (DiskSim's `Buffer continuous read = 1 / 2`: `disk_initiate_seek` refuses a
+    /// background read that needs a head switch or a seek). 0: no such stop.
+    pub readahead_stop_at: u8,
     /// A write's positioning (seek, head switch, settling) takes at least this long, so a write
     /// on the track the head is on waits that long before it looks for its sector (DiskSim's
     /// `Minimum seek delay`). 0: no minimum.
     pub min_write_seek_ns: Nanos,
+    /// A negative write settle (DiskSim's `Add. write settling delay` below 0): a write's
+    /// nonzero positioning (seek or head switch) is this much shorter, never below 0
+    /// (`dm_seek_time_g1` adds the signed delay to a nonzero seek time for a write).
+    pub write_settle_credit_ns: Nanos,
     /// A read served wholly from a segment whose read-ahead has stopped restarts read-ahead
     /// from the segment's end (DiskSim's `Read-ahead on idle hit = 1`).
     pub readahead_on_idle_hit: bool,
@@ -524,6 +532,12 @@ impl RotationalDisk {
             let cap = self.track_end_readahead(req, seg_lo).max(st.cap_sector);
             self.cache.set_cap(cap);
         }
+        if self.ext.readahead_stop_at > 0 && !stopped {
+            if let Some(st2) = self.cache.stream {
+                let cap = st2.cap_sector.min(self.head_bound_end(st2.next_sector.saturating_sub(1)));
+                self.cache.set_cap(cap);
+            }
+        }
         if stopped && hi <= front.sector && self.ext.readahead_on_idle_hit {
             self.restart_readahead(req, now, front);
         }
@@ -543,12 +557,25 @@ impl RotationalDisk {
         } else {
             (req.end_sector() + self.cache.readahead_sectors).min(capacity)
         };
-        if cap <= front.sector {
+        if cap <= front.sector || front.sector >= capacity {
             return;
         }
         let start = now.saturating_add(self.miss_overhead(Op::Read));
         let to = self.geometry.locate(front.sector);
         let from = front.head.unwrap_or(self.head);
+        let cap = if self.ext.readahead_stop_at > 0 {
+            // A read-ahead that needs a head switch (1) or a seek (2) does not start.
+            let last = self.geometry.locate(front.sector.saturating_sub(1)).chs;
+            if last.cylinder != to.chs.cylinder || (self.ext.readahead_stop_at == 1 && last.head != to.chs.head) {
+                return;
+            }
+            cap.min(self.head_bound_end(front.sector))
+        } else {
+            cap
+        };
+        if cap <= front.sector {
+            return;
+        }
         let on_track = start.max(self.mech_free_at).saturating_add(self.arm_move_ns(from, to.chs));
         self.cache.restart_stream(on_track.saturating_add(self.rotational_wait_ns(on_track, to.angle)), cap);
         self.head = to.chs;
@@ -590,7 +617,7 @@ impl RotationalDisk {
         seek_ns = seek_ns.saturating_add(self.arm_move_ns(from, target.chs));
         seek_cylinders += from.cylinder.abs_diff(target.chs.cylinder);
         if req.op == Op::Write && !(self.ext.write_settle_on_move_only && seek_ns == 0) {
-            seek_ns = seek_ns.saturating_add(self.write_settle_ns);
+            seek_ns = seek_ns.saturating_add(self.write_settle_ns).saturating_sub(self.ext.write_settle_credit_ns);
         }
         if req.op == Op::Write {
             seek_ns = seek_ns.max(self.ext.min_write_seek_ns);
@@ -612,6 +639,12 @@ impl RotationalDisk {
                 let seg_lo = req.start_sector.max(end.sector.saturating_sub(self.cache.segment_sectors));
                 let cap = self.track_end_readahead(req, seg_lo);
                 self.cache.set_cap(cap);
+            }
+            if self.ext.readahead_stop_at > 0 {
+                if let Some(st) = self.cache.stream {
+                    let cap = st.cap_sector.min(self.head_bound_end(end.sector.saturating_sub(1)));
+                    self.cache.set_cap(cap);
+                }
             }
         }
         // With a per-sector host transfer time, the host side completes when both the media and
@@ -770,6 +803,23 @@ impl RotationalDisk {
         }
     }
 
+    /// The LBA just past the track (`readahead_stop_at` 1) or the cylinder (2) holding `lba`:
+    /// where read-ahead that never moves the head stops.
+    fn head_bound_end(&self, lba: u64) -> u64 {
+        let cap = self.geometry.capacity_sectors;
+        if lba >= cap {
+            return cap;
+        }
+        let p = self.geometry.locate(lba);
+        let mut end = p.track_end_sector;
+        if self.ext.readahead_stop_at == 2 {
+            while end < cap && self.geometry.cylinder_of(end) == p.chs.cylinder {
+                end = self.geometry.locate(end).track_end_sector;
+            }
+        }
+        end
+    }
+
     /// Where read-ahead after (or through) `req` stops with `readahead_to_track_end`: the end of
     /// the track holding the block after `req`, plus one track's worth of sectors (the track
     /// size where `req` starts) when the segment starts before that track.
@@ -907,6 +957,7 @@ impl DeviceView for RotationalDisk {
         let mut t = start.saturating_add(moved);
         if op == Op::Write && !(self.ext.write_settle_on_move_only && moved == 0) {
             t = t.saturating_add(self.write_settle_ns);
+            t = t.max(start).saturating_sub(self.ext.write_settle_credit_ns).max(start);
         }
         t = t.saturating_add(self.rotational_wait_ns(t, pos.angle));
         t - start
@@ -992,6 +1043,12 @@ impl RotationalDisk {
             let seg_lo = self.cache.segment(segment).lo;
             let cap = self.track_end_readahead(req, seg_lo);
             self.cache.set_cap(cap);
+        }
+        if self.ext.readahead_stop_at > 0 {
+            if let Some(st) = self.cache.stream {
+                let cap = st.cap_sector.min(self.head_bound_end(end.sector.saturating_sub(1)));
+                self.cache.set_cap(cap);
+            }
         }
         // The buffered part goes over the bus at once; the drive then disconnects and reconnects
         // for the missing part only once its first block (or the water mark) is in the buffer,

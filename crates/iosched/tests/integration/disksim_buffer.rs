@@ -42,9 +42,24 @@ fn dec_prefetch_scheme_reads_ahead_to_the_end_of_the_track() {
     assert!(seg_end.unsupported.iter().all(|u| !u.starts_with("Buffer continuous read")), "{:?}", seg_end.unsupported);
     assert!(hit_after(&seg_end, (2, 2), 27));
     assert!(!hit_after(&seg_end, (2, 2), 28));
-    // Levels 1 and 2 are not modelled: reported by name.
+    // Level 1: Maximum read-ahead past the request, but never across a head switch (DiskSim's
+    // disk_initiate_seek refuses a background read that needs one): 2..4 reads ahead to the
+    // end of track 0 (10); 8..12 ends on track 1 and reads ahead to its end (20); 8..10 ends
+    // at track 0's end: no read-ahead at all.
     let track = drive("Buffer continuous read = 1, Maximum read-ahead (blks) = 24, Fast write level = 0,");
-    assert!(track.unsupported.iter().any(|u| u.starts_with("Buffer continuous read = 1 (tiny.parv:")), "{:?}", track.unsupported);
+    assert_eq!(track.ext.readahead_stop_at, 1);
+    assert!(track.unsupported.iter().all(|u| !u.starts_with("Buffer continuous read")), "{:?}", track.unsupported);
+    assert!(hit_after(&track, (2, 2), 9));
+    assert!(!hit_after(&track, (2, 2), 10));
+    assert!(hit_after(&track, (8, 4), 19));
+    assert!(!hit_after(&track, (8, 4), 20));
+    assert!(!hit_after(&track, (8, 2), 10));
+    // Level 2: never across a seek: to the end of cylinder 0 (two tracks, 0..20), within
+    // Maximum read-ahead (4 + 24 = 28).
+    let cyl = drive("Buffer continuous read = 2, Maximum read-ahead (blks) = 24, Fast write level = 0,");
+    assert_eq!(cyl.ext.readahead_stop_at, 2);
+    assert!(hit_after(&cyl, (2, 2), 19));
+    assert!(!hit_after(&cyl, (2, 2), 20));
 }
 
 #[test]

@@ -183,3 +183,47 @@ fn a_read_streams_to_the_host_with_the_bus_idle_across_a_track_switch() {
     let s = d.build().unwrap().service(&req(0, Op::Read, 0, 2), ArmPath::Direct, 0);
     assert_eq!(s.completion_ns, 4 * MS);
 }
+
+#[test]
+fn a_negative_write_settle_shortens_a_writes_head_switch_or_seek_never_below_zero() {
+    // DiskSim's dm_seek_time_g1: for a write, max(seek, head switch) + the settle delay, signed,
+    // when that maximum is nonzero. Head switch 0.3 ms, settle -0.2 ms: a write one track over
+    // positions in 0.1 ms, a read in 0.3 ms; a settle of -0.5 ms leaves 0.
+    for (credit_ns, write_ns) in [(200_000, 100_000), (500_000, 0)] {
+        let mut d = drive(0, "Number of spares = 0, slips = [],", "Fast write level = 0,");
+        d.spec.write_settle_ms = 0.0;
+        d.ext.write_settle_credit_ns = credit_ns;
+        let mut dev = d.build().unwrap();
+        let w = dev.service(&req(0, Op::Write, 10, 1), ArmPath::Direct, 0);
+        assert_eq!(w.seek_ns, write_ns, "{w:?}");
+        let mut dev = d.build().unwrap();
+        let r = dev.service(&req(0, Op::Read, 10, 1), ArmPath::Direct, 0);
+        assert_eq!(r.seek_ns, 300_000, "{r:?}");
+    }
+    // Loaded from a description: the settle stays 0 and the credit holds the magnitude.
+    let doc = parse_str(
+        &std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/integration/tiny_disksim.rs"))
+            .unwrap()
+            .split("r#\"")
+            .nth(1)
+            .unwrap()
+            .split("\"#")
+            .next()
+            .unwrap()
+            .replace("{{", "{")
+            .replace("}}", "}")
+            .replace("{cylinders}", "4")
+            .replace("{blocks}", "72")
+            .replace("{sparing}", "0")
+            .replace("{disk_lines}", "")
+            .replace(
+                "{zones}",
+                "dm_layout_g1_zone { First cylinder number = 0, Last cylinder number = 3, Blocks per track = 9, Offset of first block = 0, Empty space at zone front = 0, Skew for track switch = 0, Skew for cylinder switch = 0, Number of spares = 0, slips = [], defects = [] }",
+            )
+            .replace("Add. write settling delay = 0.5,", "Add. write settling delay = -0.642,"),
+        Path::new("neg.parv"),
+    );
+    let d = map_document(&doc.unwrap(), Path::new("neg.parv")).unwrap();
+    assert_eq!(d.spec.write_settle_ms, 0.0);
+    assert_eq!(d.ext.write_settle_credit_ns, 642_000);
+}

@@ -4,6 +4,7 @@
 
 pub mod parse;
 pub mod ranges;
+pub mod sparing;
 
 use super::geometry::{LayoutSpec, ZoneLayout, ZoneSpec};
 use super::rotational::{CommandOverheads, DiskExtensions, ReadReconnect, WriteDisconnect};
@@ -184,6 +185,7 @@ struct Mapper {
     bus_read_ms: f64,
     bus_write_ms: f64,
     ctlr_sector_ms: f64,
+    notes: Vec<String>,
 }
 
 fn at(loc: &Loc) -> String {
@@ -452,10 +454,14 @@ impl Mapper {
                         "4 (DiskSim's DEC prefetch scheme): read-ahead stops at the end of the track holding the block after the request, or of the next track when the segment began before it (Maximum read-ahead is not used)",
                     );
                 }
-                _ => self.unsupported(
-                    p,
-                    "read-ahead that stops at a head switch (1) or a seek (2) not modelled: read-ahead continues up to Maximum read-ahead past the last requested block",
-                ),
+                1.0 | 2.0 => {
+                    d.ext.readahead_stop_at = num(p)? as u8;
+                    self.ignore(
+                        p,
+                        "1 / 2: read-ahead continues up to Maximum read-ahead past the last requested block but never switches heads (1) or seeks (2): it stops at the end of the track (cylinder) it is on (disk_initiate_seek refuses such a background read)",
+                    );
+                }
+                _ => return Err(perr(p, "Buffer continuous read must be 0 to 4")),
             }
         }
         match &d.fast_write {
@@ -551,7 +557,7 @@ impl Mapper {
             seek: sp.seek,
             head_switch_ms: sp.head_switch_ms,
             cylinder_switch_ms: None,
-            write_settle_ms: sp.write_settle_ms,
+            write_settle_ms: sp.write_settle_ms.max(0.0),
             command_overhead_ms: d.per_request_ms,
             bus_mb_s: if read_ms > 0.0 { 512.0 / read_ms / 1e3 } else { 0.0 },
             cache_segments: if d.segment_blocks == 0 { 0 } else { d.segments },
@@ -559,7 +565,7 @@ impl Mapper {
             readahead_kib: kib(d.readahead_blocks),
         };
         let mut layout = sp.layout;
-        let mut notes = Vec::new();
+        let mut notes = std::mem::take(&mut self.notes);
         let zone_sum: u64 = layout.zones.iter().map(|z| z.blocks).sum();
         if zone_sum > sp.block_count {
             // The zones (less their spares) hold more than the drive's stated LBA count: the
@@ -579,6 +585,10 @@ impl Mapper {
         }
         ext.layout = Some(layout);
         ext.write_settle_on_move_only = true;
+        if sp.write_settle_ms < 0.0 {
+            // DiskSim adds the signed delay to a write's nonzero seek (dm_seek_time_g1).
+            ext.write_settle_credit_ns = ms_to_ns(-sp.write_settle_ms);
+        }
         let disk = RotationalDisk::with_extensions(spec.clone(), ext.clone()).map_err(|e| DiskSimError {
             file: (*b.loc.file).clone(),
             line: b.loc.line,
@@ -653,6 +663,7 @@ struct ZoneParams {
     cyl_skew: u32,
     spares: u64,
     slips: Vec<u64>,
+    defects: Vec<(u64, u64)>,
     loc: Loc,
 }
 
@@ -695,7 +706,18 @@ impl Mapper {
                 text: mech.kind.clone(),
             });
         }
-        let (zones, zl) = self.layout(layout, surfaces as u32, cylinders)?;
+        let (zones, zl) = self.layout(layout, surfaces as u32)?;
+        // DiskSim does not check the zones against `Number of cylinders` (HP C2490A's last zone
+        // ends on cylinder 2629 of 2629): the drive has the cylinders its zones use.
+        let zones_end = zl.iter().zip(&zones).map(|(l, z)| l.first_cylinder as u64 + z.cylinders as u64).max().unwrap_or(0);
+        if zones_end > cylinders {
+            self.notes.push(format!(
+                "Number of cylinders = {cylinders} ({}): the zones reach cylinder {}; the drive has {zones_end} cylinders, as DiskSim maps and seeks over them",
+                at(&required(b, "Number of cylinders")?.loc),
+                zones_end - 1
+            ));
+        }
+        let cylinders = cylinders.max(zones_end);
         let m = self.mech(mech, cylinders as u32)?;
         d.spec_parts = Some(SpecParts {
             rpm: m.rpm,
@@ -711,8 +733,9 @@ impl Mapper {
         Ok(())
     }
 
-    fn layout(&mut self, b: &Block, surfaces: u32, cylinders: u64) -> Result<(Vec<ZoneSpec>, Vec<ZoneLayout>), DiskSimError> {
+    fn layout(&mut self, b: &Block, surfaces: u32) -> Result<(Vec<ZoneSpec>, Vec<ZoneLayout>), DiskSimError> {
         let mut scheme = None;
+        let mut rangesize = None;
         let mut zones_p = None;
         for p in &b.params {
             match p.name.as_str() {
@@ -725,7 +748,10 @@ impl Mapper {
                     _ => return Err(perr(p, "LBN-to-PBN mapping scheme must be 0, 1 or 2")),
                 },
                 "Sparing scheme used" => scheme = Some(p),
-                "Rangesize for sparing" => self.ignore(p, "used only by sparing scheme 8 (spares per range of cylinders)"),
+                "Rangesize for sparing" => {
+                    rangesize = Some(p);
+                    self.ignore(p, "used only by sparing scheme 8 (spares per range of cylinders; mapped there)")
+                }
                 "Zones" => zones_p = Some(p),
                 "Skew units" => match &p.value {
                     Value::Word(w) if w == "sectors" => self.ignore(p, "sectors: the default"),
@@ -735,14 +761,20 @@ impl Mapper {
             }
         }
         let scheme_p = scheme.ok_or_else(|| required(b, "Sparing scheme used").unwrap_err())?;
-        let scheme = int(scheme_p)?;
-        if !matches!(scheme, 0 | 1 | 9) {
-            return Err(perr(
-                scheme_p,
-                "unsupported sparing scheme (supported: 0 none, 1 spare tracks per zone, 9 spare sectors per zone)",
-            ));
-        }
-        self.ignore(scheme_p, "mapped into the zones' layouts");
+        let scheme = sparing::Scheme::from_number(int(scheme_p)?)
+            .ok_or_else(|| perr(scheme_p, "unknown sparing scheme (DiskSim 4.0 numbers them 0 to 10)"))?;
+        self.ignore(scheme_p, "mapped into the zones' layouts (device/disksim/sparing.rs)");
+        let rangesize = match rangesize {
+            Some(p) => {
+                let r = int(p)?;
+                if scheme == sparing::Scheme::SectPerRange && r < 1 {
+                    return Err(perr(p, "the range size must be at least 1 cylinder for sparing scheme 8"));
+                }
+                r.max(1) as u64
+            }
+            None if scheme == sparing::Scheme::SectPerRange => return Err(required(b, "Rangesize for sparing").unwrap_err()),
+            None => 1,
+        };
         let zones_p = zones_p.ok_or_else(|| required(b, "Zones").unwrap_err())?;
         let mut zp = Vec::new();
         for (v, loc) in list(zones_p)? {
@@ -755,11 +787,8 @@ impl Mapper {
                 });
             };
             let zone = self.zone(z)?;
-            if zone.last as u64 >= cylinders {
-                return Err(perr(
-                    required(z, "Last cylinder number")?,
-                    format!("the zone ends beyond the drive's {cylinders} cylinders (`Number of cylinders`)"),
-                ));
+            if zone.last as u64 >= 1 << 24 {
+                return Err(perr(required(z, "Last cylinder number")?, "must be below 16777216"));
             }
             zp.push(zone);
         }
@@ -768,46 +797,39 @@ impl Mapper {
         }
         let (mut specs, mut layouts) = (Vec::new(), Vec::new());
         for z in zp {
-            // Below 2^24 cylinders, 1024 surfaces and 2^22 blocks a track: at most 2^56 sectors,
-            // and spares and lead-in below 2^48 (times a track for sparing by tracks: i128).
             let cyls = z.last - z.first + 1;
-            let spt = z.spt as u64;
-            let physical = cyls as u64 * surfaces as u64 * spt;
-            let slip_beyond = |t: u64| DiskSimError {
+            let sz = sparing::SparingZone {
+                cylinders: cyls as u64,
+                surfaces: surfaces as u64,
+                spt: z.spt as u64,
+                dead: z.lead,
+                spares: z.spares,
+                slips: z.slips.clone(),
+                defects: z.defects.clone(),
+                rangesize,
+            };
+            let mapped = sparing::map_zone(scheme, &sz).map_err(|e| DiskSimError {
                 file: (*z.loc.file).clone(),
                 line: z.loc.line,
-                message: "a slip lies beyond the zone's physical sectors".into(),
-                text: format!("slip {t}"),
-            };
-            let (blocks, slips): (i128, Vec<(u64, u64)>) = match scheme {
-                0 => (physical as i128 - z.lead as i128, Vec::new()),
-                1 => (
-                    physical as i128 - z.lead as i128 - z.spares as i128 * spt as i128,
-                    z.slips
-                        .iter()
-                        .map(|&t| t.checked_mul(spt).filter(|&s| s < physical).map(|s| (s, spt)).ok_or_else(|| slip_beyond(t)))
-                        .collect::<Result<_, _>>()?,
-                ),
-                _ => (
-                    physical as i128 - z.lead as i128 - z.spares as i128,
-                    z.slips.iter().map(|&s| if s < physical { Ok((s, 1)) } else { Err(slip_beyond(s)) }).collect::<Result<_, _>>()?,
-                ),
-            };
-            if blocks <= 0 {
-                return Err(DiskSimError {
-                    file: (*z.loc.file).clone(),
-                    line: z.loc.line,
-                    message: "the zone's spares and lead-in leave no blocks".into(),
-                    text: format!("cylinders {}..={}", z.first, z.last),
-                });
-            }
+                message: format!("sparing scheme {}: {e}", int(scheme_p).unwrap_or(0)),
+                text: format!("cylinders {}..={}", z.first, z.last),
+            })?;
             specs.push(ZoneSpec {
                 cylinders: cyls,
                 sectors_per_track: z.spt,
                 track_skew_sectors: Some(z.track_skew),
                 cylinder_skew_sectors: Some(z.cyl_skew),
             });
-            layouts.push(ZoneLayout { first_cylinder: z.first, blocks: blocks as u64, lead_sectors: z.lead, first_slot: z.offset, slips });
+            layouts.push(ZoneLayout {
+                first_cylinder: z.first,
+                blocks: mapped.blocks,
+                lead_sectors: 0,
+                first_slot: z.offset,
+                slips: mapped.skipped,
+                remaps: mapped.remaps,
+                skew_unit: mapped.skew_unit,
+                skew_slips: mapped.skew_slips,
+            });
         }
         Ok((specs, layouts))
     }
@@ -830,6 +852,7 @@ impl Mapper {
             cyl_skew: 0,
             spares: 0,
             slips: Vec::new(),
+            defects: Vec::new(),
             loc: b.loc.clone(),
         };
         let mut seen = (false, false, false);
@@ -871,8 +894,26 @@ impl Mapper {
                     }
                 }
                 "defects" => {
-                    if !list(p)?.is_empty() {
-                        self.unsupported(p, "remapped defects not modelled (their LBAs stay in place)");
+                    let mut v = Vec::new();
+                    for (x, loc) in list(p)? {
+                        match x {
+                            Value::Int(i) if *i >= 0 => v.push(*i as u64),
+                            _ => {
+                                return Err(DiskSimError {
+                                    file: (*loc.file).clone(),
+                                    line: loc.line,
+                                    message: "a defect must be a non-negative integer".into(),
+                                    text: x.describe(),
+                                })
+                            }
+                        }
+                    }
+                    if v.len() % 2 != 0 {
+                        return Err(perr(p, "defects come in pairs (defective sector, replacement sector)"));
+                    }
+                    z.defects = v.chunks(2).map(|c| (c[0], c[1])).collect();
+                    if z.defects.iter().any(|d| d.0 == d.1) {
+                        self.ignore(p, "a defect remapped to itself (`d, d`) leaves its LBN in place, as in DiskSim");
                     }
                 }
                 "Skew units" => match &p.value {
@@ -959,7 +1000,7 @@ impl Mapper {
                 "Single cylinder seek time" | "Full strobe seek time" | "Average seek time" => {
                     self.ignore(p, "not used by this seek type (the curve gives seek(1) and the full stroke)")
                 }
-                "Add. write settling delay" => out.write_settle_ms = nonneg(p)?,
+                "Add. write settling delay" => out.write_settle_ms = num(p)?,
                 "Head switch time" => out.head_switch_ms = nonneg(p)?,
                 "Rotation speed (in rpms)" => {
                     let v = num(p)?;
