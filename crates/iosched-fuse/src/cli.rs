@@ -12,6 +12,7 @@
 
 use crate::dispatcher::{Backend, Config};
 use crate::mount::{self, MountOptions};
+use iosched::device::drive_queue::FirmwareOrder;
 use std::collections::BTreeMap;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -235,6 +236,16 @@ fn daemonize(p: &Parsed, self_command: &[String]) -> u8 {
     }
     if o.direct_io {
         child_args.push("--direct-io".into());
+    }
+    // The drive's command queue as parsed (depth 1: none to pass).
+    if o.cfg.drive.depth > 1 {
+        child_args.extend(["--queue-depth".into(), o.cfg.drive.depth.to_string()]);
+        match o.cfg.drive.order {
+            FirmwareOrder::Fifo => child_args.extend(["--queue-order".into(), "fifo".into()]),
+            FirmwareOrder::Rpo { aging_ns } => {
+                child_args.extend(["--queue-order".into(), "rpo".into(), "--queue-aging-ms".into(), (aging_ns as f64 / 1e6).to_string()])
+            }
+        }
     }
     child_args.push("--daemon-child".into());
     let Some((exe, exe_args)) = self_command.split_first() else {

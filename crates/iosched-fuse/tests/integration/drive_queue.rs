@@ -112,3 +112,30 @@ fn bad_queue_options_are_refused_naming_the_option() {
         assert!(!f.is_mounted());
     }
 }
+
+#[test]
+fn the_daemon_keeps_the_drive_queue() {
+    if !fuse_available() {
+        return;
+    }
+    let mut f = Fixture::new("queuedaemon");
+    let summary = f.dir.join("summary.json");
+    f.mount_daemon(&[
+        "--device",
+        "maxtor-stm332061",
+        "--queue-depth",
+        "16",
+        "--queue-order",
+        "rpo",
+        "--queue-aging-ms",
+        "250",
+        "--summary",
+        summary.to_str().unwrap(),
+    ]);
+    let out = Command::new(BIN).arg("umount").arg(&f.mnt).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+    let q = &doc["runs"][0]["drive_queue"];
+    assert_eq!(q["depth"], 16, "{q}");
+    assert_eq!(q["order"]["Rpo"]["aging_ns"], 250_000_000u64, "{q}");
+}
