@@ -421,3 +421,18 @@ def test_one_json_block_per_job_is_joined():
     doc, facts = guest.parse_serial(text, "log")
     assert [j["jobname"] for j in doc["jobs"]] == ["low", "high"]
     assert facts["cgroups"] == {"slow": "io.bfq.weight=default 100"}
+
+
+def test_a_cgroup_job_joins_its_group_with_its_own_pid(tmp_path):
+    # The line of /init that starts a job in its group, run with fio replaced by `true`: the pid
+    # written to cgroup.procs must be the started process's own (not /init's: `$$` in a
+    # subshell is the parent shell's).
+    from iosched.kernel import initramfs
+
+    line = next(ln for ln in initramfs.INIT.read_text().splitlines() if 'sh -c "echo' in ln)
+    launch = line.strip().replace("/usr/bin/fio --section=$job --output-format=json --output=/tmp/fio-$job.json "
+                                  "/ios/job.fio", "true").replace("/tmp/fio-$job.out", str(tmp_path / "out"))
+    procs = tmp_path / "cgroup.procs"
+    script = f'procs={procs}; job=a; {launch}\nchild=$!; wait $child; echo "$child"'
+    child = subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=True).stdout.strip()
+    assert procs.read_text().strip() == child

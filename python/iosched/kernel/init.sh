@@ -72,12 +72,13 @@ if [ -z "$IOS_GROUPS" ]; then
   echo ""
   echo "IOS-FIO-JSON-END"
 else
-  # Each job section its own fio, started in its group (the subshell joins the group, then
-  # becomes fio), all at once.
+  # Each job section its own fio, started in its group, all at once: a new shell writes its
+  # own pid ($$ of `sh -c`; in a subshell $$ would be this shell's, pid 1) to the group's
+  # cgroup.procs, then becomes fio.
   pids=""
   for g in $IOS_GROUPS; do job=$(echo $g | cut -d: -f1); cg=$(echo $g | cut -d: -f2)
-    ( [ "$cg" = - ] || echo $$ > /sys/fs/cgroup/$cg/cgroup.procs
-      exec /usr/bin/fio --section="$job" --output-format=json --output=/tmp/fio-$job.json /ios/job.fio > /tmp/fio-$job.out 2>&1 ) &
+    procs=/sys/fs/cgroup/cgroup.procs; [ "$cg" = - ] || procs=/sys/fs/cgroup/$cg/cgroup.procs
+    /bin/sh -c "echo \$\$ > $procs && exec /usr/bin/fio --section=$job --output-format=json --output=/tmp/fio-$job.json /ios/job.fio" > /tmp/fio-$job.out 2>&1 &
     pids="$pids $!"
   done
   rc=0; for p in $pids; do wait $p || rc=$?; done
