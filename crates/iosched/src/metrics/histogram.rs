@@ -98,18 +98,36 @@ impl LatencyHistogram {
         self.hist.median_equivalent(v).clamp(self.min_ns, self.max_ns)
     }
 
+    /// `quantile_ns` at each of `qs` (ascending), in one pass over the histogram's buckets
+    /// (`Histogram::value_at_quantiles` gives exactly what `value_at_quantile` gives for each).
+    fn quantiles_ns(&self, qs: &[f64]) -> Vec<Nanos> {
+        debug_assert!(qs.windows(2).all(|w| w[0] <= w[1]), "quantiles must ascend");
+        if self.count == 0 {
+            return vec![0; qs.len()];
+        }
+        let inner: Vec<f64> = qs.iter().copied().filter(|&q| q > 0.0 && q < 1.0).collect();
+        let mut values = self.hist.value_at_quantiles(inner);
+        qs.iter()
+            .map(|&q| {
+                if q >= 1.0 {
+                    self.max_ns
+                } else if q <= 0.0 {
+                    self.min_ns
+                } else {
+                    let v = values.next().expect("one value per quantile");
+                    self.hist.median_equivalent(v).clamp(self.min_ns, self.max_ns)
+                }
+            })
+            .collect()
+    }
+
     /// Mean, p50, p95, p99 (within `PERCENTILE_RELATIVE_ERROR`) and the exact maximum.
     pub fn summary_ms(&self) -> LatencyMs {
         if self.count == 0 {
             return LatencyMs::default();
         }
-        LatencyMs {
-            mean: self.mean_ns() / 1e6,
-            p50: ns_to_ms(self.quantile_ns(0.50)),
-            p95: ns_to_ms(self.quantile_ns(0.95)),
-            p99: ns_to_ms(self.quantile_ns(0.99)),
-            max: ns_to_ms(self.max_ns),
-        }
+        let p = self.quantiles_ns(&[0.50, 0.95, 0.99]);
+        LatencyMs { mean: self.mean_ns() / 1e6, p50: ns_to_ms(p[0]), p95: ns_to_ms(p[1]), p99: ns_to_ms(p[2]), max: ns_to_ms(self.max_ns) }
     }
 
     /// The distribution sampled at `CDF_QUANTILES`, in ms (empty when nothing was recorded).
@@ -117,7 +135,7 @@ impl LatencyHistogram {
         if self.count == 0 {
             return Vec::new();
         }
-        CDF_QUANTILES.iter().map(|&q| ns_to_ms(self.quantile_ns(q))).collect()
+        self.quantiles_ns(&CDF_QUANTILES).into_iter().map(ns_to_ms).collect()
     }
 }
 
@@ -179,5 +197,21 @@ mod tests {
         h.record(0);
         assert_eq!(h.max_ns(), u64::MAX);
         assert_eq!(h.quantile_ns(0.0), 0);
+    }
+
+    #[test]
+    fn one_pass_quantiles_equal_the_quantiles_one_by_one() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(11);
+        for n in [1usize, 2, 7, 1000, 50_000] {
+            let mut h = LatencyHistogram::default();
+            (0..n).for_each(|_| h.record(10f64.powf(rng.gen_range(2.0..9.5)) as Nanos));
+            let one_pass = h.quantiles_ns(&CDF_QUANTILES);
+            let one_by_one: Vec<Nanos> = CDF_QUANTILES.iter().map(|&q| h.quantile_ns(q)).collect();
+            assert_eq!(one_pass, one_by_one, "n = {n}");
+            let s = h.summary_ms();
+            assert_eq!((s.p50, s.p95, s.p99), (ns_to_ms(h.quantile_ns(0.5)), ns_to_ms(h.quantile_ns(0.95)), ns_to_ms(h.quantile_ns(0.99))));
+        }
+        assert_eq!(LatencyHistogram::default().quantiles_ns(&[0.5, 1.0]), [0, 0]);
     }
 }
