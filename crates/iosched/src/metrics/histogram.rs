@@ -2,10 +2,19 @@
 //! (every recorded value lands in a bucket no wider than 1/1024 of its value; a percentile is
 //! reported as its bucket's midpoint, so it is within 0.05% of the exact nearest-rank value),
 //! plus the exact count, sum, minimum and maximum.
+//!
+//! A distribution starts *sparse*: the counts of the buckets it has touched, keyed by the
+//! bucket's lowest value, in a sorted vector (a process with a few hundred requests costs a few
+//! KiB, where the dense array of an auto-resizing HdrHistogram is 16 KiB empty and 200-500 KiB
+//! once it has seen milliseconds). Past `SPARSE_MAX_BUCKETS` buckets it becomes the dense
+//! HdrHistogram with the same counts. Both give the same percentiles: the buckets are the same
+//! (HdrHistogram's bucket of a value depends only on the value, its lowest discernible value and
+//! its significant digits), and a percentile is read off the counts by the same rule.
 
 use super::LatencyMs;
 use crate::time::{ns_to_ms, Nanos};
 use hdrhistogram::Histogram;
+use std::sync::OnceLock;
 
 /// Significant decimal digits the histogram keeps (3: relative bucket width at most 1/1024).
 pub const SIGNIFICANT_DIGITS: u8 = 3;
@@ -31,9 +40,34 @@ pub const CDF_QUANTILES: [f64; 205] = {
     q
 };
 
+/// Buckets a sparse distribution holds before it becomes dense (16 bytes each: 16 KiB).
+const SPARSE_MAX_BUCKETS: usize = 1024;
+/// A value above this goes to the dense histogram at once, where the rules for values it cannot
+/// resize to (clamping) apply as they always did. Far beyond any time the simulator makes.
+const SPARSE_MAX_VALUE: u64 = 1 << 62;
+
+#[derive(Clone, Debug)]
+enum Counts {
+    /// `(bucket's lowest value, count)`, sorted by value.
+    Sparse(Vec<(u64, u64)>),
+    Dense(Histogram<u64>),
+}
+
+/// The bucket arithmetic of every histogram here (lowest discernible value 1, three digits):
+/// pure functions of a value, the same whatever an auto-resizing histogram has grown to.
+fn buckets() -> &'static Histogram<u64> {
+    static B: OnceLock<Histogram<u64>> = OnceLock::new();
+    B.get_or_init(new_dense)
+}
+
+fn new_dense() -> Histogram<u64> {
+    // Auto-resizing: it grows with the largest value recorded, never with the count.
+    Histogram::new(SIGNIFICANT_DIGITS).expect("3 significant digits are valid")
+}
+
 #[derive(Clone, Debug)]
 pub struct LatencyHistogram {
-    hist: Histogram<u64>,
+    counts: Counts,
     count: u64,
     sum_ns: u128,
     min_ns: Nanos,
@@ -42,28 +76,63 @@ pub struct LatencyHistogram {
 
 impl Default for LatencyHistogram {
     fn default() -> Self {
-        LatencyHistogram {
-            // Auto-resizing: it grows with the largest value recorded, never with the count.
-            hist: Histogram::new(SIGNIFICANT_DIGITS).expect("3 significant digits are valid"),
-            count: 0,
-            sum_ns: 0,
-            min_ns: Nanos::MAX,
-            max_ns: 0,
-        }
+        LatencyHistogram { counts: Counts::Sparse(Vec::new()), count: 0, sum_ns: 0, min_ns: Nanos::MAX, max_ns: 0 }
     }
 }
 
 impl LatencyHistogram {
     pub fn record(&mut self, ns: Nanos) {
-        // An auto-resizing histogram grows to take any u64 (its counts saturate); should a resize
-        // ever fail, the value is clamped to the tracked range rather than lost.
-        if self.hist.record(ns).is_err() {
-            self.hist.saturating_record(ns);
+        if let Counts::Sparse(v) = &mut self.counts {
+            if ns <= SPARSE_MAX_VALUE {
+                let key = buckets().lowest_equivalent(ns);
+                match v.binary_search_by_key(&key, |e| e.0) {
+                    Ok(i) => v[i].1 += 1,
+                    Err(i) if v.len() < SPARSE_MAX_BUCKETS => v.insert(i, (key, 1)),
+                    Err(_) => {
+                        self.make_dense();
+                        self.record_dense(ns);
+                    }
+                }
+            } else {
+                self.make_dense();
+                self.record_dense(ns);
+            }
+        } else {
+            self.record_dense(ns);
         }
         self.count += 1;
         self.sum_ns += ns as u128;
         self.min_ns = self.min_ns.min(ns);
         self.max_ns = self.max_ns.max(ns);
+    }
+
+    fn record_dense(&mut self, ns: Nanos) {
+        let Counts::Dense(hist) = &mut self.counts else { unreachable!("record_dense on a sparse histogram") };
+        // An auto-resizing histogram grows to take any u64 (its counts saturate); should a resize
+        // ever fail, the value is clamped to the tracked range rather than lost.
+        if hist.record(ns).is_err() {
+            hist.saturating_record(ns);
+        }
+    }
+
+    /// The dense histogram with the sparse counts (each bucket's count recorded at its lowest
+    /// value, which is in the bucket).
+    fn make_dense(&mut self) {
+        if let Counts::Sparse(v) = &self.counts {
+            let mut hist = new_dense();
+            for &(key, n) in v {
+                hist.record_n(key, n).expect("a bucket's lowest value up to 2^62 fits an auto-resizing histogram");
+            }
+            self.counts = Counts::Dense(hist);
+        }
+    }
+
+    /// Buckets held (sparse) or allocated (dense): what the distribution's memory grows with.
+    pub fn buckets_held(&self) -> usize {
+        match &self.counts {
+            Counts::Sparse(v) => v.len(),
+            Counts::Dense(h) => h.distinct_values(),
+        }
     }
 
     pub fn count(&self) -> u64 {
@@ -94,8 +163,7 @@ impl LatencyHistogram {
         if q <= 0.0 {
             return self.min_ns;
         }
-        let v = self.hist.value_at_quantile(q);
-        self.hist.median_equivalent(v).clamp(self.min_ns, self.max_ns)
+        self.quantiles_ns(&[q])[0]
     }
 
     /// `quantile_ns` at each of `qs` (ascending), in one pass over the histogram's buckets
@@ -106,7 +174,10 @@ impl LatencyHistogram {
             return vec![0; qs.len()];
         }
         let inner: Vec<f64> = qs.iter().copied().filter(|&q| q > 0.0 && q < 1.0).collect();
-        let mut values = self.hist.value_at_quantiles(inner);
+        let mut values: Box<dyn Iterator<Item = u64> + '_> = match &self.counts {
+            Counts::Dense(hist) => Box::new(hist.value_at_quantiles(inner)),
+            Counts::Sparse(v) => Box::new(sparse_quantiles(v, inner).into_iter()),
+        };
         qs.iter()
             .map(|&q| {
                 if q >= 1.0 {
@@ -115,7 +186,7 @@ impl LatencyHistogram {
                     self.min_ns
                 } else {
                     let v = values.next().expect("one value per quantile");
-                    self.hist.median_equivalent(v).clamp(self.min_ns, self.max_ns)
+                    buckets().median_equivalent(v).clamp(self.min_ns, self.max_ns)
                 }
             })
             .collect()
@@ -137,6 +208,24 @@ impl LatencyHistogram {
         }
         self.quantiles_ns(&CDF_QUANTILES).into_iter().map(ns_to_ms).collect()
     }
+}
+
+/// HdrHistogram's `value_at_quantiles` on sparse counts: for each quantile (ascending, in
+/// (0, 1)) the highest value of the first bucket whose running count reaches
+/// ceil(q x total), at least 1.
+fn sparse_quantiles(v: &[(u64, u64)], qs: Vec<f64>) -> Vec<u64> {
+    let total: u64 = v.iter().map(|e| e.1).sum();
+    let (mut i, mut running) = (0usize, 0u64);
+    let mut out = Vec::with_capacity(qs.len());
+    for q in qs {
+        let target = ((q.clamp(0.0, 1.0) * total as f64).ceil() as u64).max(1);
+        while running < target && i < v.len() {
+            running += v[i].1;
+            i += 1;
+        }
+        out.push(i.checked_sub(1).map_or(0, |j| buckets().highest_equivalent(v[j].0)));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -185,9 +274,9 @@ mod tests {
     fn memory_does_not_grow_with_the_count() {
         let mut h = LatencyHistogram::default();
         (0..1_000u64).for_each(|i| h.record(1_000 + i * 10_000_000));
-        let before = h.hist.distinct_values();
+        let before = h.buckets_held();
         (0..1_000_000u64).for_each(|i| h.record(1_000 + (i % 1_000) * 10_000_000));
-        assert_eq!(h.hist.distinct_values(), before, "the bucket array depends on the range only");
+        assert_eq!(h.buckets_held(), before, "the buckets depend on the values' range only");
     }
 
     #[test]
@@ -213,5 +302,48 @@ mod tests {
             assert_eq!((s.p50, s.p95, s.p99), (ns_to_ms(h.quantile_ns(0.5)), ns_to_ms(h.quantile_ns(0.95)), ns_to_ms(h.quantile_ns(0.99))));
         }
         assert_eq!(LatencyHistogram::default().quantiles_ns(&[0.5, 1.0]), [0, 0]);
+    }
+
+    /// The histogram as it was before sparse counts: one dense HdrHistogram from the start.
+    fn dense_reference(values: &[Nanos]) -> (Histogram<u64>, Nanos, Nanos) {
+        let mut h = new_dense();
+        values.iter().for_each(|&x| {
+            if h.record(x).is_err() {
+                h.saturating_record(x)
+            }
+        });
+        (h, *values.iter().min().unwrap(), *values.iter().max().unwrap())
+    }
+
+    #[test]
+    fn sparse_and_dense_give_the_percentiles_of_one_dense_histogram() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(5);
+        // Below, at and far above the sparse limit; with zeros, ties and a wide spread.
+        for n in [1usize, 3, 200, SPARSE_MAX_BUCKETS, 5_000, 100_000] {
+            let values: Vec<Nanos> = (0..n).map(|k| if k % 17 == 0 { 0 } else { 10f64.powf(rng.gen_range(1.0..10.5)) as Nanos }).collect();
+            let mut h = LatencyHistogram::default();
+            values.iter().for_each(|&x| h.record(x));
+            let (r, lo, hi) = dense_reference(&values);
+            let want: Vec<Nanos> = CDF_QUANTILES
+                .iter()
+                .map(|&q| match q {
+                    q if q >= 1.0 => hi,
+                    q if q <= 0.0 => lo,
+                    q => r.median_equivalent(r.value_at_quantile(q)).clamp(lo, hi),
+                })
+                .collect();
+            assert_eq!(h.quantiles_ns(&CDF_QUANTILES), want, "n = {n}");
+            assert_eq!(matches!(h.counts, Counts::Sparse(_)), h.buckets_held() <= SPARSE_MAX_BUCKETS && n <= SPARSE_MAX_BUCKETS);
+        }
+    }
+
+    #[test]
+    fn a_few_hundred_requests_cost_kilobytes() {
+        let mut h = LatencyHistogram::default();
+        (0..300u64).for_each(|i| h.record(2_000_000 + i * 37_123));
+        assert!(matches!(h.counts, Counts::Sparse(_)));
+        assert!(h.buckets_held() <= 300, "{}", h.buckets_held());
+        assert_eq!(LatencyHistogram::default().buckets_held(), 0, "an empty distribution holds nothing");
     }
 }
