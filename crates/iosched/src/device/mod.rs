@@ -9,6 +9,7 @@ pub mod disksim;
 pub mod drive_queue;
 #[cfg(test)]
 pub mod fixed_service;
+pub mod flash;
 pub mod geometry;
 pub mod presets;
 pub mod raid0;
