@@ -124,4 +124,8 @@ pub trait Device: DeviceView {
     fn flush_done_ns(&mut self, now: Nanos) -> Nanos {
         now
     }
+    /// A flash drive's FTL counters for the run (None: not a flash drive).
+    fn flash_report(&self) -> Option<crate::metrics::summary::FlashReport> {
+        None
+    }
 }

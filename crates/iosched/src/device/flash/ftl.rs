@@ -49,6 +49,27 @@ impl FtlCounters {
     }
 }
 
+/// The logical capacity in 4 KiB units of `geo` with `over_provisioning` (whole superpages,
+/// the same on every die), or why GC could not work with so little spare space.
+pub fn logical_units_for(geo: &FlashGeometry, over_provisioning: f64, gc_free_superblocks: u32) -> Result<u64, String> {
+    geo.validate()?;
+    let (ups, sbpd, dies) = (geo.units_per_superpage(), geo.superblocks_per_die(), geo.dies());
+    let per_die_superpages = (geo.pages_per_block as f64 * sbpd as f64 / (1.0 + over_provisioning)).floor() as u64;
+    // GC needs the spare space to hold more than the reserved free superblocks plus the
+    // frontier: else it would find only full victims.
+    let spare_superblocks = sbpd as f64 - per_die_superpages as f64 / geo.pages_per_block as f64;
+    if spare_superblocks < gc_free_superblocks as f64 + 1.0 {
+        return Err(format!(
+            "device.flash: over-provisioning {over_provisioning} leaves {spare_superblocks:.2} spare superblocks per die, \
+             fewer than gc_free_superblocks ({gc_free_superblocks}) + 1: raise over_provisioning or blocks_per_plane"
+        ));
+    }
+    if gc_free_superblocks == 0 {
+        return Err("field `device.flash.gc_free_superblocks` must be at least 1 (GC copies into a free superblock), got 0".into());
+    }
+    Ok(per_die_superpages * ups as u64 * dies as u64)
+}
+
 pub struct Ftl {
     geo: FlashGeometry,
     ups: u32,
@@ -74,23 +95,8 @@ pub struct Ftl {
 impl Ftl {
     /// A fresh (erased) drive. `over_provisioning` > 0: spare space as a fraction of the logical.
     pub fn new(geo: &FlashGeometry, over_provisioning: f64, policy: GcPolicy, gc_free_superblocks: u32) -> Result<Ftl, String> {
-        geo.validate()?;
+        let logical_units = logical_units_for(geo, over_provisioning, gc_free_superblocks)?;
         let (ups, upsb, sbpd, dies) = (geo.units_per_superpage(), geo.units_per_superblock(), geo.superblocks_per_die(), geo.dies());
-        // Whole logical superpages per die, the same count on every die.
-        let per_die_superpages = (geo.pages_per_block as f64 * sbpd as f64 / (1.0 + over_provisioning)).floor() as u64;
-        let logical_units = per_die_superpages * ups as u64 * dies as u64;
-        // GC needs the spare space to hold more than the reserved free superblocks plus the
-        // frontier: else it would find only full victims.
-        let spare_superblocks = sbpd as f64 - per_die_superpages as f64 / geo.pages_per_block as f64;
-        if spare_superblocks < gc_free_superblocks as f64 + 1.0 {
-            return Err(format!(
-                "device.flash: over-provisioning {over_provisioning} leaves {spare_superblocks:.2} spare superblocks per die, \
-                 fewer than gc_free_superblocks ({gc_free_superblocks}) + 1: raise over_provisioning or blocks_per_plane"
-            ));
-        }
-        if gc_free_superblocks == 0 {
-            return Err("field `device.flash.gc_free_superblocks` must be at least 1 (GC copies into a free superblock), got 0".into());
-        }
         let total_sb = geo.superblocks() as usize;
         Ok(Ftl {
             geo: geo.clone(),

@@ -33,7 +33,7 @@ pub mod timing;
 use self::buffer::WriteBuffer;
 use self::ftl::{DieWork, Ftl, FtlCounters};
 use self::geometry::{UNIT_BYTES, UNIT_SECTORS};
-use self::resources::{reserve, Resources};
+use self::resources::Resources;
 pub use self::spec::FlashSpec;
 use super::{ArmPath, Device, DeviceView, Service};
 use crate::request::{Op, Request, SECTOR_BYTES};
@@ -123,11 +123,11 @@ impl FlashSsd {
         let work: DieWork = self.ftl.write_superpage(die, &lpns);
         let t = &self.spec.timing;
         let ch = self.spec.geometry.channel_of(die) as usize;
-        // The data goes to the die's page registers when both the channel and the die are free.
-        let ready = ready_ns.max(self.res.die_free_ns[die as usize]);
-        let (_, xfer_end) = reserve(&mut self.res.channel_free_ns[ch], ready, t.channel_ns(ups as u64 * UNIT_BYTES));
+        // The data goes over the channel into the die's cache register, then the die programs
+        // (after the reads, copies and erase of any GC it needs).
+        let (_, xfer_end) = self.res.channels[ch].reserve(ready_ns, t.channel_ns(ups as u64 * UNIT_BYTES));
         let busy = work.reads as Nanos * t.read_ns() + work.programs as Nanos * t.program_ns() + work.erases as Nanos * t.erase_ns();
-        let (_, done) = reserve(&mut self.res.die_free_ns[die as usize], xfer_end, busy);
+        let (_, done) = self.res.dies[die as usize].reserve(xfer_end, busy);
         self.buffer.program_done_at(done, lpns.len() as u32);
         self.lpns = lpns;
     }
@@ -156,15 +156,13 @@ impl FlashSsd {
         let mut flash_done = t0;
         for &(die, _, units) in &pages {
             let ch = self.spec.geometry.channel_of(die) as usize;
-            let (_, read_end) = reserve(&mut self.res.die_free_ns[die as usize], t0, t.read_ns());
-            let (_, out_end) = reserve(&mut self.res.channel_free_ns[ch], read_end, t.channel_ns(units as u64 * UNIT_BYTES));
-            // The page register holds the data until it is out (no cache read).
-            self.res.die_free_ns[die as usize] = self.res.die_free_ns[die as usize].max(out_end);
+            let (_, read_end) = self.res.dies[die as usize].reserve(t0, t.read_ns());
+            let (_, out_end) = self.res.channels[ch].reserve(read_end, t.channel_ns(units as u64 * UNIT_BYTES));
             flash_done = flash_done.max(out_end);
         }
         self.pages = pages;
         let bytes = req.size_sectors as u64 * SECTOR_BYTES;
-        let (_, done) = reserve(&mut self.res.link_free_ns, flash_done, t.link_ns(bytes));
+        let (_, done) = self.res.link.reserve(flash_done, t.link_ns(bytes));
         Service { dispatch_ns: start, completion_ns: done, transfer_ns: done - start, cache_hit: from_dram, ..Service::default() }
     }
 
@@ -175,7 +173,7 @@ impl FlashSsd {
         // Room in the buffer, then the data over the link.
         let room = self.buffer.admit(t0, units.end - units.start);
         let bytes = req.size_sectors as u64 * SECTOR_BYTES;
-        let (_, done) = reserve(&mut self.res.link_free_ns, room, t.link_ns(bytes));
+        let (_, done) = self.res.link.reserve(room, t.link_ns(bytes));
         let ups = self.spec.geometry.units_per_superpage() as usize;
         for lpn in units {
             let die = self.ftl.die_of(lpn);
@@ -216,7 +214,7 @@ impl DeviceView for FlashSsd {
     fn positioning_time_ns(&self, sector: u64, sectors: u32, op: Op, now: Nanos) -> Nanos {
         let t = &self.spec.timing;
         let bytes = sectors as u64 * SECTOR_BYTES;
-        let link = t.link_ns(bytes) + self.res.link_free_ns.saturating_sub(now);
+        let link = t.link_ns(bytes) + (self.res.link.busy_until(now) - now);
         if op != Op::Read {
             return link;
         }
@@ -225,13 +223,14 @@ impl DeviceView for FlashSsd {
             Some(ppn) => self.ftl.die_and_page(ppn).0,
             None => return link,
         };
-        self.res.die_free_ns[die as usize].saturating_sub(now) + t.read_ns() + t.channel_ns(bytes) + link
+        (self.res.dies[die as usize].busy_until(now) - now) + t.read_ns() + t.channel_ns(bytes) + link
     }
 }
 
 impl Device for FlashSsd {
     fn service(&mut self, req: &Request, _path: ArmPath, now: Nanos) -> Service {
         self.head_sector = req.start_sector + req.size_sectors as u64;
+        self.res.prune(now);
         match req.op {
             Op::Read => self.read(req, now),
             Op::Write => self.write(req, now),
@@ -240,6 +239,19 @@ impl Device for FlashSsd {
     }
     fn as_view(&self) -> &dyn DeviceView {
         self
+    }
+    fn flash_report(&self) -> Option<crate::metrics::summary::FlashReport> {
+        let c = self.run_counters();
+        Some(crate::metrics::summary::FlashReport {
+            host_units: c.host_units,
+            gc_units: c.gc_units,
+            padding_units: c.padding_units,
+            erases: c.erases,
+            gc_runs: c.gc_runs,
+            trimmed_units: c.trimmed_units,
+            write_amplification: c.write_amplification(),
+            precondition_write_amplification: self.after_precondition.write_amplification(),
+        })
     }
     /// Every command the drive queue holds is in service at once: the dies and channels decide.
     fn concurrent_commands(&self) -> u32 {

@@ -1,28 +1,116 @@
-//! The drive's internal resources, each busy until a time: every die (its array and page
-//! register), every channel (the bus its dies share) and the host link. A command reserves
-//! them in order from when its data is ready: first come, first served per resource, as each
-//! die's and channel's queue in the controller (MQSim's transaction scheduling unit serves its
-//! per-die queues in order; ours has no read priority over queued programs).
+//! The drive's internal resources: every die (its array), every channel (the bus its dies
+//! share) and the host link, each a timeline of reserved intervals. A command reserves what it
+//! needs when it starts, each at the earliest gap long enough from when its input is ready
+//! (a short transfer fills a gap left before a transfer reserved earlier for later): the
+//! controller's per-die and per-channel queues, without read priority over programs. A single
+//! "busy until" per resource would instead hold a channel idle behind a transfer reserved for a
+//! die with a long backlog, far below the dies' parallelism. Dies hold data in their cache
+//! register, so a die's next array operation need not wait for the channel (ONFI cache read /
+//! cache program).
 
 use crate::time::Nanos;
 
+/// Reserved intervals [start, end), sorted and disjoint.
+#[derive(Clone, Debug, Default)]
+pub struct Timeline {
+    busy: Vec<(Nanos, Nanos)>,
+}
+
+impl Timeline {
+    /// Reserves `dur_ns` at the earliest gap from `ready_ns` on: (start, end).
+    pub fn reserve(&mut self, ready_ns: Nanos, dur_ns: Nanos) -> (Nanos, Nanos) {
+        let mut start = ready_ns;
+        if dur_ns == 0 {
+            return (start, start);
+        }
+        let mut at = self.busy.len();
+        for (i, &(s, e)) in self.busy.iter().enumerate() {
+            if e <= start {
+                continue;
+            }
+            if s >= start + dur_ns {
+                at = i;
+                break;
+            }
+            start = start.max(e);
+        }
+        // Joined with a neighbour it touches (keeps the list short).
+        if at > 0 && self.busy[at - 1].1 == start {
+            self.busy[at - 1].1 = start + dur_ns;
+            if at < self.busy.len() && self.busy[at].0 == start + dur_ns {
+                self.busy[at - 1].1 = self.busy[at].1;
+                self.busy.remove(at);
+            }
+        } else if at < self.busy.len() && self.busy[at].0 == start + dur_ns {
+            self.busy[at].0 = start;
+        } else {
+            self.busy.insert(at, (start, start + dur_ns));
+        }
+        (start, start + dur_ns)
+    }
+
+    /// Forgets intervals over by `now_ns` (nothing can be reserved before now).
+    pub fn prune(&mut self, now_ns: Nanos) {
+        let keep = self.busy.iter().position(|&(_, e)| e > now_ns).unwrap_or(self.busy.len());
+        self.busy.drain(..keep);
+    }
+
+    /// The end of the busy stretch covering `t` (`t` if idle then).
+    pub fn busy_until(&self, t: Nanos) -> Nanos {
+        let mut end = t;
+        for &(s, e) in &self.busy {
+            if s <= end && e > end {
+                end = e;
+            }
+        }
+        end
+    }
+
+    /// The last reserved instant (0 if none).
+    pub fn last_end(&self) -> Nanos {
+        self.busy.last().map_or(0, |&(_, e)| e)
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Resources {
-    pub die_free_ns: Vec<Nanos>,
-    pub channel_free_ns: Vec<Nanos>,
-    pub link_free_ns: Nanos,
+    pub dies: Vec<Timeline>,
+    pub channels: Vec<Timeline>,
+    pub link: Timeline,
 }
 
 impl Resources {
     pub fn new(dies: u32, channels: u32) -> Self {
-        Resources { die_free_ns: vec![0; dies as usize], channel_free_ns: vec![0; channels as usize], link_free_ns: 0 }
+        Resources {
+            dies: vec![Timeline::default(); dies as usize],
+            channels: vec![Timeline::default(); channels as usize],
+            link: Timeline::default(),
+        }
+    }
+
+    pub fn prune(&mut self, now_ns: Nanos) {
+        for t in self.dies.iter_mut().chain(self.channels.iter_mut()) {
+            t.prune(now_ns);
+        }
+        self.link.prune(now_ns);
     }
 }
 
-/// Reserves a resource free at `*free_ns` for `dur_ns` from `ready_ns` on: (start, end).
-pub fn reserve(free_ns: &mut Nanos, ready_ns: Nanos, dur_ns: Nanos) -> (Nanos, Nanos) {
-    let start = ready_ns.max(*free_ns);
-    let end = start + dur_ns;
-    *free_ns = end;
-    (start, end)
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_short_reservation_fills_an_earlier_gap() {
+        let mut t = Timeline::default();
+        assert_eq!(t.reserve(100, 10), (100, 110));
+        assert_eq!(t.reserve(0, 50), (0, 50), "before the first");
+        assert_eq!(t.reserve(40, 50), (110, 160), "no 50 ns gap from 40 before 110");
+        assert_eq!(t.reserve(50, 20), (50, 70), "fits between 50 and 100");
+        assert_eq!(t.busy_until(0), 110);
+        assert_eq!(t.busy_until(75), 75);
+        t.prune(105);
+        assert_eq!(t.busy_until(105), 160);
+        assert_eq!(t.last_end(), 160);
+    }
 }
