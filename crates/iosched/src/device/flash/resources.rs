@@ -105,12 +105,17 @@ mod tests {
         let mut t = Timeline::default();
         assert_eq!(t.reserve(100, 10), (100, 110));
         assert_eq!(t.reserve(0, 50), (0, 50), "before the first");
-        assert_eq!(t.reserve(40, 50), (110, 160), "no 50 ns gap from 40 before 110");
-        assert_eq!(t.reserve(50, 20), (50, 70), "fits between 50 and 100");
-        assert_eq!(t.busy_until(0), 110);
-        assert_eq!(t.busy_until(75), 75);
+        assert_eq!(t.reserve(40, 51), (110, 161), "no 51 ns gap from 40 before 100: after 110");
+        assert_eq!(t.reserve(40, 50), (50, 100), "exactly the 50 ns gap from 50 to 100");
+        assert_eq!(t.busy_until(0), 161, "0..50, 50..100, 100..110 and 110..161 touch");
+        let mut u = Timeline::default();
+        u.reserve(0, 10);
+        u.reserve(30, 10);
+        assert_eq!(u.reserve(5, 5), (10, 15), "fits between 10 and 30");
+        assert_eq!(u.busy_until(0), 15);
+        assert_eq!(u.busy_until(20), 20);
         t.prune(105);
-        assert_eq!(t.busy_until(105), 160);
-        assert_eq!(t.last_end(), 160);
+        assert_eq!(t.busy_until(105), 161);
+        assert_eq!(t.last_end(), 161);
     }
 }
