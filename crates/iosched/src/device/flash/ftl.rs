@@ -151,7 +151,7 @@ impl Ftl {
             self.place(die, lpn, &mut work);
             self.counters.host_units += 1;
         }
-        while self.active[die as usize].is_some_and(|sb| self.written[self.global(die, sb)] % self.ups != 0) {
+        while self.active[die as usize].is_some_and(|sb| !self.written[self.global(die, sb)].is_multiple_of(self.ups)) {
             self.place(die, UNMAPPED, &mut work);
             self.counters.padding_units += 1;
         }
@@ -201,7 +201,7 @@ impl Ftl {
             self.p2l[ppn as usize] = lpn;
             self.valid[g] += 1;
         }
-        if (off + 1) % self.ups == 0 {
+        if (off + 1).is_multiple_of(self.ups) {
             work.programs += 1;
         }
         self.clock += 1;

@@ -52,7 +52,7 @@ pub fn pick(policy: GcPolicy, candidates: impl Iterator<Item = Candidate>, units
                 }
             }
         };
-        if best.map_or(true, |(s, i)| score > s || (score == s && c.superblock < i)) {
+        if best.is_none_or(|(s, i)| score > s || (score == s && c.superblock < i)) {
             best = Some((score, c.superblock));
         }
     }

@@ -68,7 +68,7 @@ impl FlashGeometry {
                 return Err(format!("field `device.flash.{name}` must be in [{lo}, {hi}], got {v}"));
             }
         }
-        if self.page_kib % 4 != 0 {
+        if !self.page_kib.is_multiple_of(4) {
             return Err(format!("field `device.flash.page_kib` must be a multiple of 4 (the FTL maps 4 KiB units), got {}", self.page_kib));
         }
         // Physical unit numbers are u32 (4 bytes per 4 KiB, as the presets' DRAM tables).
