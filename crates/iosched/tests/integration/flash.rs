@@ -95,3 +95,16 @@ fn disk_schedulers_run_on_flash_without_breaking_invariants() {
         }
     }
 }
+
+#[test]
+fn a_raid0_of_flash_drives_sums_their_ftls() {
+    let text = format!(
+        "[device]\npreset = \"samsung-970-evo-plus-1tb\"\nqueue_depth = 8\n{SMALL}precondition = \"none\"\n[array]\nlevel = \"raid0\"\nmembers = 2\n{}",
+        workload(16, 0.0)
+    );
+    let runs = Scenario::parse(&text, "raid.toml").unwrap().run(None).unwrap();
+    let s = &runs[0].summary;
+    assert!(s.device.starts_with("raid0 of 2 x samsung-970-evo-plus-1tb"), "{}", s.device);
+    let f = s.flash.unwrap();
+    assert!(f.host_units > 1900 && f.host_units <= 2000, "both members' units: {f:?}");
+}
