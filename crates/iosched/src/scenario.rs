@@ -5,6 +5,10 @@
 use crate::device::calibration::{calibrate_spec, CalibratedDevice, CalibrationOptions, PositioningEstimator, DEFAULT_CALIBRATION_SEED};
 use crate::device::disksim::load_drive;
 use crate::device::drive_queue::DriveQueueConfig;
+use crate::device::flash::ftl::logical_units_for;
+use crate::device::flash::geometry::UNIT_SECTORS;
+use crate::device::flash::presets::flash_queue_source;
+use crate::device::flash::{FlashSpec, FlashSsd};
 use crate::device::presets::{preset, PRESET_NAMES};
 use crate::device::raid0::Raid0;
 use crate::device::rotational::DiskExtensions;
@@ -31,6 +35,7 @@ mod app;
 mod array;
 mod block;
 mod ffsb;
+mod flash;
 mod host;
 mod memory;
 mod process;
@@ -41,6 +46,7 @@ mod trace;
 pub use app::{AppSection, APP_KINDS, DEFAULT_APP_FS_BLOCK_KIB, DEFAULT_APP_MAX_TRANSFER_KIB, DEFAULT_APP_PAGE_CACHE_MIB};
 pub use array::ArraySection;
 pub use block::{drive_queue, BlockSection, DEFAULT_MAX_SECTORS_KB, DEFAULT_NR_REQUESTS, DEFAULT_QUEUE_AGING_MS};
+pub use flash::FlashSection;
 pub use host::{FileSection, HostSection, TreeSection};
 pub use process::{ProcessSection, DEFAULT_PAGE_CACHE_MIB, DEFAULT_READAHEAD_KIB, DEFAULT_READ_FRACTION};
 pub use task::TaskSection;
@@ -124,6 +130,13 @@ pub struct DeviceSection {
     /// data is in the drive's buffer and is written to the media when the mechanism is free,
     /// as ATA drives do with write caching enabled (their default).
     pub write_cache: Option<bool>,
+    /// "rotational" or "flash" (default: the preset's kind). Skipped in the resolved scenario
+    /// when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// `[device.flash]`: a flash preset's parameters overridden (docs/devices-flash.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flash: Option<FlashSection>,
 }
 
 /// `device.command_latency_us`: one latency or a list of them (µs).
@@ -150,6 +163,8 @@ impl Default for DeviceSection {
             queue_aging_ms: None,
             command_latency_us: None,
             write_cache: None,
+            kind: None,
+            flash: None,
         }
     }
 }
@@ -327,9 +342,25 @@ impl Scenario {
         })
     }
 
+    /// The flash drive `[device]` describes (None: a rotational one).
+    pub fn flash_spec(&self) -> Result<Option<FlashSpec>, String> {
+        flash::flash_spec(&self.device)
+    }
+
+    /// One drive's LBA count (rotational or flash).
+    pub fn member_capacity_sectors(&self) -> Result<u64, String> {
+        match self.flash_spec()? {
+            Some(f) => Ok(logical_units_for(&f.geometry, f.over_provisioning, f.gc_free_superblocks)? * UNIT_SECTORS),
+            None => Ok(self.device_model()?.2),
+        }
+    }
+
     /// The drive: its spec, the mechanisms beyond it (DiskSim drives), and its LBA count.
     pub fn device_model(&self) -> Result<(RotationalSpec, DiskExtensions, u64), String> {
         let d = &self.device;
+        if let Some(f) = self.flash_spec()? {
+            return Err(format!("field `device.preset`: `{}` is a flash drive, which has no rotational model", f.name));
+        }
         if let Some(path) = self.disksim_path() {
             if d.preset.is_some() {
                 return Err("fields `device.preset` and `device.disksim` are mutually exclusive: give one".into());
@@ -391,6 +422,18 @@ impl Scenario {
 
     /// The drive's command queue (depth 1 unless `device.queue_depth` says otherwise).
     pub fn drive_queue(&self) -> Result<DriveQueueConfig, String> {
+        if let Some(f) = self.flash_spec()? {
+            let depth = self.device.queue_depth.unwrap_or(1);
+            if depth == 0 || depth > f.max_queue_depth {
+                return Err(format!(
+                    "field `device.queue_depth` must be in [1, {}] for this drive ({}), got {depth}",
+                    f.max_queue_depth,
+                    flash_queue_source(&f)
+                ));
+            }
+            // The drive starts every command it holds: its firmware's order is moot.
+            return Ok(DriveQueueConfig { depth, order: crate::device::drive_queue::FirmwareOrder::Fifo });
+        }
         let preset = if self.device.disksim.is_some() { None } else { Some(self.device.preset.clone().unwrap_or_else(default_preset)) };
         drive_queue(&self.device, preset.as_deref())
     }
@@ -398,7 +441,7 @@ impl Scenario {
     /// The striping when `[array]` is given (None: a single drive).
     pub fn array_layout(&self) -> Result<Option<Raid0>, String> {
         let Some(a) = &self.array else { return Ok(None) };
-        let (_, _, member) = self.device_model()?;
+        let member = self.member_capacity_sectors()?;
         a.layout(member).map(Some)
     }
 
@@ -406,7 +449,7 @@ impl Scenario {
     pub fn capacity_sectors(&self) -> Result<u64, String> {
         match self.array_layout()? {
             Some(a) => Ok(a.capacity_sectors()),
-            None => Ok(self.device_model()?.2),
+            None => self.member_capacity_sectors(),
         }
     }
 
@@ -951,7 +994,7 @@ impl Scenario {
     pub fn resolved(&self) -> Result<serde_json::Value, ScenarioError> {
         let err = |message: String| ScenarioError { file: self.source.clone(), message };
         let mut v = serde_json::to_value(self).map_err(|e| err(e.to_string()))?;
-        let (spec, _, capacity_sectors) = self.device_model().map_err(err)?;
+        let flash = self.flash_spec().map_err(err)?;
         let schedulers: Vec<serde_json::Value> = self
             .schedulers()
             .map_err(err)?
@@ -969,7 +1012,16 @@ impl Scenario {
             })
             .collect();
         v["scheduler"] = serde_json::Value::from(schedulers);
-        v["device"]["resolved"] = serde_json::json!({"spec": spec, "capacity_sectors": capacity_sectors});
+        v["device"]["resolved"] = match flash {
+            Some(f) => {
+                let capacity_sectors = self.member_capacity_sectors().map_err(err)?;
+                serde_json::json!({"flash": f, "capacity_sectors": capacity_sectors})
+            }
+            None => {
+                let (spec, _, capacity_sectors) = self.device_model().map_err(err)?;
+                serde_json::json!({"spec": spec, "capacity_sectors": capacity_sectors})
+            }
+        };
         if let Some(a) = self.array_layout().map_err(err)? {
             v["array"]["resolved"] = serde_json::json!({"chunk_sectors": a.chunk_sectors, "member_sectors": a.member_sectors, "capacity_sectors": a.capacity_sectors()});
         }
@@ -990,25 +1042,38 @@ impl Scenario {
         let RunOptions { seed, keep_records, mut sink, control } = options;
         let err = |message: String| ScenarioError { file: self.source.clone(), message };
         let seed = seed.unwrap_or(self.run.seed);
-        let (spec, ext, _) = self.device_model().map_err(err)?;
+        let flash = self.flash_spec().map_err(err)?;
+        // The rotational drive's spec and extensions (None: a flash drive).
+        let rot = match &flash {
+            Some(_) => None,
+            None => {
+                let (spec, ext, _) = self.device_model().map_err(err)?;
+                Some((spec, ext))
+            }
+        };
         let choices = self.schedulers().map_err(err)?;
         // Calibrated once, on a fresh copy of the drive with a fixed seed (a property of the
         // drive, as if measured at installation), shared by every scheduler's run.
-        let curve = match self.positioning_estimator().map_err(err)? {
-            PositioningEstimator::Model => None,
-            PositioningEstimator::Calibrated => {
-                let cal = calibrate_spec(&spec, &CalibrationOptions::default(), DEFAULT_CALIBRATION_SEED).map_err(err)?;
+        let curve = match (self.positioning_estimator().map_err(err)?, &rot) {
+            (PositioningEstimator::Calibrated, Some((spec, _))) => {
+                let cal = calibrate_spec(spec, &CalibrationOptions::default(), DEFAULT_CALIBRATION_SEED).map_err(err)?;
                 Some(std::sync::Arc::new(cal.curve))
             }
+            _ => None,
         };
         let block = self.block.as_ref().map(BlockSection::config).transpose().map_err(err)?;
         let drive = self.drive_queue().map_err(err)?;
         let command_latency = self.command_latency().map_err(err)?;
         let array = self.array_layout().map_err(err)?;
         let capacity = self.capacity_sectors().map_err(err)?;
+        let drive_name = match (&flash, &rot) {
+            (Some(f), _) => f.name.clone(),
+            (None, Some((spec, _))) => spec.name.clone(),
+            (None, None) => unreachable!("a drive is flash or rotational"),
+        };
         let device_name = match array {
-            None => spec.name.clone(),
-            Some(a) => format!("raid0 of {} x {}, chunk {} KiB", a.members, spec.name, a.chunk_sectors * SECTOR_BYTES / 1024),
+            None => drive_name,
+            Some(a) => format!("raid0 of {} x {}, chunk {} KiB", a.members, drive_name, a.chunk_sectors * SECTOR_BYTES / 1024),
         };
         let mut out = Vec::with_capacity(choices.len());
         let mut selection: Option<std::sync::Arc<adaptive::SelectionTable>> = None;
@@ -1029,11 +1094,15 @@ impl Scenario {
             let mut devices: Vec<Box<dyn Device>> = Vec::with_capacity(members);
             let mut schedulers = Vec::with_capacity(members);
             for _ in 0..members {
-                let disk = RotationalDisk::with_extensions(spec.clone(), ext.clone()).map_err(err)?;
-                devices.push(match &curve {
-                    None => Box::new(disk),
-                    Some(c) => Box::new(CalibratedDevice::new(disk, c.clone())),
-                });
+                if let Some(f) = &flash {
+                    devices.push(Box::new(FlashSsd::new(f.clone(), seed).map_err(err)?));
+                } else if let Some((spec, ext)) = &rot {
+                    let disk = RotationalDisk::with_extensions(spec.clone(), ext.clone()).map_err(err)?;
+                    devices.push(match &curve {
+                        None => Box::new(disk),
+                        Some(c) => Box::new(CalibratedDevice::new(disk, c.clone())),
+                    });
+                }
                 schedulers.push(match &selection {
                     Some(table) if choice.name == "adaptive" => {
                         let t = TunableValues::resolve(adaptive::TUNABLES, &choice.tunables).map_err(err)?;
@@ -1100,6 +1169,23 @@ impl Scenario {
             }
             summary.bytes_served = workload.bytes_served();
             summary.trace_replay = workload.replay_counts();
+            // Flash drives: their FTLs' counts, summed over an array's members.
+            let reports: Vec<_> = devices.iter().filter_map(|d| d.flash_report()).collect();
+            if let Some(first) = reports.first() {
+                let mut r = *first;
+                for o in &reports[1..] {
+                    r.host_units += o.host_units;
+                    r.gc_units += o.gc_units;
+                    r.padding_units += o.padding_units;
+                    r.erases += o.erases;
+                    r.gc_runs += o.gc_runs;
+                    r.trimmed_units += o.trimmed_units;
+                }
+                if r.host_units > 0 {
+                    r.write_amplification = (r.host_units + r.gc_units + r.padding_units) as f64 / r.host_units as f64;
+                }
+                summary.flash = Some(r);
+            }
             if let Some(Stop::Cancelled { at_ns }) = sim.stop {
                 summary.stopped = Some(format!("cancelled at {:.3} s of simulated time", at_ns as f64 / 1e9));
             }

@@ -6,6 +6,10 @@
 //! Completions therefore return in any order. At depth 1 the drive has no choice: a command
 //! starts as soon as the mechanism is free, as without a queue.
 //!
+//! A device serving several commands at once (a flash drive: `Device::concurrent_commands`)
+//! starts up to that many of the commands it holds, in the same order of choice; its own
+//! resources (dies, channels) then decide when each completes.
+//!
 //! A flush (`Op::Flush`) is a barrier: it starts once every command accepted before it has
 //! completed, and commands accepted after it wait for it (SATA's FLUSH CACHE is not a queued
 //! command). It costs no mechanism time here: the presets' caches write through.
@@ -59,8 +63,13 @@ pub struct Queued {
 pub struct DriveQueue {
     cfg: DriveQueueConfig,
     waiting: Vec<Queued>,
-    /// The command the mechanism is serving.
-    busy: bool,
+    /// Commands the mechanism is serving (at most `concurrency`).
+    busy: u32,
+    /// Commands the device serves at once (1: one mechanism; `set_concurrency`).
+    concurrency: u32,
+    /// A flush is being served: nothing else starts until it completes (with concurrency 1
+    /// this holds by itself).
+    flush_in_service: bool,
     next_seq: u64,
     /// Sequence number of the oldest flush waiting (a barrier), if any.
     barrier: Option<u64>,
@@ -68,19 +77,30 @@ pub struct DriveQueue {
 
 impl DriveQueue {
     pub fn new(cfg: DriveQueueConfig) -> Self {
-        DriveQueue { cfg, ..DriveQueue::default() }
+        DriveQueue { cfg, concurrency: 1, ..DriveQueue::default() }
+    }
+
+    /// Lets the mechanism serve up to `n` (at least 1) commands at once.
+    pub fn set_concurrency(&mut self, n: u32) {
+        self.concurrency = n.max(1);
     }
 
     /// Commands accepted and not yet completed (the host's requests in flight).
     pub fn outstanding(&self) -> u32 {
-        self.waiting.len() as u32 + self.busy as u32
+        self.waiting.len() as u32 + self.busy
     }
 
     pub fn has_slot(&self) -> bool {
         self.outstanding() < self.cfg.depth
     }
 
+    /// The mechanism serves as many commands as it can (one, for a disk).
     pub fn mechanism_busy(&self) -> bool {
+        self.busy >= self.concurrency
+    }
+
+    /// Commands being served now.
+    pub fn in_service(&self) -> u32 {
         self.busy
     }
 
@@ -102,17 +122,26 @@ impl DriveQueue {
     /// The command the mechanism serves next (when it is free), chosen by the firmware; it
     /// stays counted as outstanding until `completed`.
     pub fn start_next(&mut self, device: &dyn DeviceView, now: Nanos) -> Option<Queued> {
-        if self.busy || self.waiting.is_empty() {
+        if self.mechanism_busy() || self.flush_in_service || self.waiting.is_empty() {
             return None;
         }
         // Before a flush barrier only the commands accepted earlier are eligible; once they are
         // done, the flush itself.
         let limit = self.barrier.unwrap_or(u64::MAX);
         let eligible = |q: &Queued| q.seq < limit;
+        // A flush starts only once every command before it has completed (with concurrency 1,
+        // nothing is in service whenever a command may start).
+        let flush_waits = |q: &Queued| q.req.op == Op::Flush && self.busy > 0;
         let pick = if self.waiting.len() == 1 {
             // One command: the firmware has no choice (a lone flush included).
+            if flush_waits(&self.waiting[0]) {
+                return None;
+            }
             Some(0)
         } else if self.barrier.is_some() && !self.waiting.iter().any(eligible) {
+            if self.busy > 0 {
+                return None;
+            }
             self.waiting.iter().position(|q| Some(q.seq) == self.barrier)
         } else {
             match self.cfg.order {
@@ -130,14 +159,18 @@ impl DriveQueue {
         if Some(q.seq) == self.barrier {
             self.barrier = self.waiting.iter().filter(|w| w.req.op == Op::Flush).map(|w| w.seq).min();
         }
-        self.busy = true;
+        self.busy += 1;
+        self.flush_in_service = q.req.op == Op::Flush;
         Some(q)
     }
 
     /// The mechanism finished its command.
     pub fn completed(&mut self) {
-        debug_assert!(self.busy);
-        self.busy = false;
+        debug_assert!(self.busy > 0);
+        self.busy -= 1;
+        if self.busy == 0 {
+            self.flush_in_service = false;
+        }
     }
 
     fn oldest(&self, keep: impl Fn(&Queued) -> bool) -> Option<usize> {

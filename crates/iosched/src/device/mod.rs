@@ -9,6 +9,7 @@ pub mod disksim;
 pub mod drive_queue;
 #[cfg(test)]
 pub mod fixed_service;
+pub mod flash;
 pub mod geometry;
 pub mod presets;
 pub mod raid0;
@@ -103,11 +104,28 @@ impl Service {
     }
 }
 
-/// A device the simulator can serve requests on, one at a time.
+/// A device the simulator can serve requests on: one at a time (a disk's one actuator), or up
+/// to `concurrent_commands` at once (a flash drive's channels and dies).
 pub trait Device: DeviceView {
-    /// Serves `req`, dispatched at `now` with the head free; returns its timing.
+    /// Serves `req`, started at `now` (with the head free, for a device serving one command at a
+    /// time); returns its timing. A device serving several commands at once accounts for its
+    /// internal resources (dies, channels, link) itself: each call reserves them from `now` on.
     fn service(&mut self, req: &Request, path: ArmPath, now: Nanos) -> Service;
     fn as_view(&self) -> &dyn DeviceView;
     /// Brings the device's state (head position) up to `now` before a scheduling decision.
     fn advance_to(&mut self, _now: Nanos) {}
+    /// Commands the device serves at once: the engine starts up to this many of those its drive
+    /// queue holds (1: a disk's mechanism, every rotational device).
+    fn concurrent_commands(&self) -> u32 {
+        1
+    }
+    /// When a cache flush started at `now` completes (default: at once, as the rotational
+    /// presets' caches write through; a flash drive drains its write buffer).
+    fn flush_done_ns(&mut self, now: Nanos) -> Nanos {
+        now
+    }
+    /// A flash drive's FTL counters for the run (None: not a flash drive).
+    fn flash_report(&self) -> Option<crate::metrics::summary::FlashReport> {
+        None
+    }
 }

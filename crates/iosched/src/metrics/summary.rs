@@ -136,6 +136,24 @@ pub struct RunSummary {
     pub notices: Vec<String>,
     /// Why the run ended before its workload (cancelled by the user), if it did.
     pub stopped: Option<String>,
+    /// A flash drive's FTL during the run (writes, GC, write amplification); absent for disks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flash: Option<FlashReport>,
+}
+
+/// What a flash drive's FTL did in a run (after preconditioning), summed over an array's drives.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct FlashReport {
+    pub host_units: u64,
+    pub gc_units: u64,
+    pub padding_units: u64,
+    pub erases: u64,
+    pub gc_runs: u64,
+    pub trimmed_units: u64,
+    /// (host + GC + padding units programmed) / host units.
+    pub write_amplification: f64,
+    /// The same over preconditioning (an aged drive's steady state).
+    pub precondition_write_amplification: f64,
 }
 
 /// Summarizes a run from its records (`elapsed_ns`: the run's length, its last completion).

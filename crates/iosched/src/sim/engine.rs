@@ -2,7 +2,9 @@
 //! allocation) to the scheduler; the scheduler is asked for requests while the drive has free
 //! slots (`queue_depth`); the drive serves what it holds one at a time in its firmware's order;
 //! a completion goes back to the scheduler, frees its request (which may wake sleeping
-//! processes) and hands each of its bios back to the workload, which may issue more. All events
+//! processes) and hands each of its bios back to the workload, which may issue more. A device
+//! that serves several commands at once (`Device::concurrent_commands`, a flash drive) has up to
+//! that many started, each with its own completion event; a disk has one. All events
 //! of one instant are handled before the scheduler is asked what to do, so a decision sees
 //! everything that arrived at that time (Seltzer's queue of Q requests at time 0 is one queue,
 //! not Q separate arrivals). The loop checks the scheduling invariants as it goes.
@@ -25,8 +27,9 @@ use crate::workload::{Emit, NewRequest, Workload};
 // Kept small: the request in flight lives in the engine, not in its completion event.
 enum Event {
     Arrival(NewRequest),
-    /// The lane's mechanism finished its command.
-    Completion(u32),
+    /// The lane's mechanism finished its command (the request's id: a device serving several
+    /// at once finishes them in any order).
+    Completion(u32, RequestId),
     WorkloadTimer(u64),
     /// The lane's scheduler asked to be asked again.
     Wake(u32),
@@ -83,7 +86,7 @@ pub struct SimOutput {
     pub block: Option<BlockCounters>,
 }
 
-/// The command the mechanism is serving: the request, when the host dispatched it, and its
+/// A command the mechanism is serving: the request, when the host dispatched it, and its
 /// timing from the device.
 type Serving = (Request, Nanos, Service);
 
@@ -96,7 +99,8 @@ struct Lane<'a> {
     drive: DriveQueue,
     /// The host path's latency of each command this drive starts.
     latency: LatencyCursor,
-    serving: Option<Serving>,
+    /// The commands in service (at most the device's `concurrent_commands`; one for a disk).
+    serving: Vec<Serving>,
     /// The instant the device's head state was last brought up to, if nothing was served since
     /// (a stamp, so that a new instant needs no pass over the lanes).
     head_at: Option<Nanos>,
@@ -200,13 +204,14 @@ impl Engine<'_> {
         !self.emit.arrivals.is_empty() || !self.emit.timers.is_empty() || !self.emit.process_events.is_empty()
     }
 
-    fn complete(&mut self, lane: usize) {
+    fn complete(&mut self, lane: usize, id: RequestId) {
         let now = self.now;
         let l = &mut self.lanes[lane];
-        let Some((req, dispatch_ns, service)) = l.serving.take() else {
+        let Some(at) = l.serving.iter().position(|s| s.0.id == id) else {
             self.invariants.bad_completions += 1;
             return;
         };
+        let (req, dispatch_ns, service) = l.serving.swap_remove(at);
         if service.completion_ns != now {
             self.invariants.bad_completions += 1;
         }
@@ -344,31 +349,39 @@ impl Engine<'_> {
         }
     }
 
-    /// The drive's firmware picks the next command it holds, if the mechanism is free.
+    /// The drive's firmware picks the next commands it holds while the mechanism can take
+    /// more (one at a time for a disk).
     fn start_mechanism(&mut self, lane: usize) {
+        while self.start_one(lane) {}
+    }
+
+    /// Starts one command if the mechanism is free for it; false if none started.
+    fn start_one(&mut self, lane: usize) -> bool {
         let now = self.now;
         let l = &mut self.lanes[lane];
-        if l.serving.is_some() || l.drive.outstanding() == 0 {
-            return;
+        if l.drive.mechanism_busy() || l.drive.outstanding() as usize <= l.serving.len() {
+            return false;
         }
         // The firmware chooses from where the head is now.
         advance_head(l, now);
         let Some(q) = l.drive.start_next(l.device.as_view(), now) else {
-            return;
+            return false;
         };
         // A command dispatched less than the host path's latency ago is not at the drive yet:
         // the mechanism starts it when it arrives (read-ahead runs on until then).
         let start = now.max(q.accepted_ns.saturating_add(l.latency.next_ns()));
         let service = if q.req.op == Op::Flush {
-            // The presets' caches write through: nothing to write back.
-            Service { dispatch_ns: start, completion_ns: start, ..Service::default() }
+            // The rotational presets' caches write through: nothing to write back (a flash
+            // drive drains its write buffer).
+            Service { dispatch_ns: start, completion_ns: l.device.flush_done_ns(start), ..Service::default() }
         } else {
             l.head_at = None;
             l.device.service(&q.req, q.path, start)
         };
         debug_assert!(service.completion_ns >= start);
-        self.events.push(service.completion_ns, Event::Completion(lane as u32));
-        l.serving = Some((q.req, q.accepted_ns, service));
+        self.events.push(service.completion_ns, Event::Completion(lane as u32, q.req.id));
+        l.serving.push((q.req, q.accepted_ns, service));
+        true
     }
 }
 
@@ -419,15 +432,19 @@ fn run<'a>(
     let lanes = members
         .into_iter()
         .enumerate()
-        .map(|(i, (device, scheduler))| Lane {
-            device,
-            scheduler,
-            block: BlockLayer::for_member(block_cfg, i as u32),
-            drive: DriveQueue::new(options.drive),
-            latency: options.command_latency.cursor(),
-            serving: None,
-            head_at: None,
-            wake_at: None,
+        .map(|(i, (device, scheduler))| {
+            let mut drive = DriveQueue::new(options.drive);
+            drive.set_concurrency(device.concurrent_commands());
+            Lane {
+                device,
+                scheduler,
+                block: BlockLayer::for_member(block_cfg, i as u32),
+                drive,
+                latency: options.command_latency.cursor(),
+                serving: Vec::new(),
+                head_at: None,
+                wake_at: None,
+            }
         })
         .collect();
     let mut e = Engine {
@@ -485,7 +502,7 @@ fn run<'a>(
         e.now = t;
         match ev {
             Event::Arrival(nr) => e.arrive(nr),
-            Event::Completion(lane) => e.complete(lane as usize),
+            Event::Completion(lane, id) => e.complete(lane as usize, id),
             Event::WorkloadTimer(token) => e.workload.on_timer(token, t, &mut e.emit),
             Event::Wake(lane) => {
                 let l = &mut e.lanes[lane as usize];

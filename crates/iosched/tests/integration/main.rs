@@ -17,6 +17,7 @@ mod disksim_buffer;
 mod disksim_drives;
 mod disksim_mechanics;
 mod engine;
+mod flash;
 mod hardening;
 mod host;
 mod host_ext3;

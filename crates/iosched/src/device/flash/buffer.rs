@@ -1,0 +1,121 @@
+//! The DRAM write buffer: a write completes once its data is in the buffer; units wait there,
+//! per die, until a superpage's worth has gathered, then are programmed in the background; their
+//! slots free when the program completes. A write finding the buffer full waits for the
+//! earliest slots to free (then writes run at the flash's program rate). Reads of a unit still
+//! waiting are served from DRAM.
+
+use crate::time::Nanos;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+pub struct WriteBuffer {
+    capacity_units: u64,
+    /// Units waiting per die (logical unit numbers), in arrival order.
+    pending: Vec<Vec<u32>>,
+    pending_units: u64,
+    /// Programs in flight: (completion, units freed then).
+    releases: BinaryHeap<Reverse<(Nanos, u32)>>,
+    in_flight_units: u64,
+    last_release_ns: Nanos,
+}
+
+impl WriteBuffer {
+    pub fn new(capacity_units: u64, dies: u32) -> Self {
+        WriteBuffer {
+            capacity_units,
+            pending: vec![Vec::new(); dies as usize],
+            pending_units: 0,
+            releases: BinaryHeap::new(),
+            in_flight_units: 0,
+            last_release_ns: 0,
+        }
+    }
+
+    /// Frees what programs completed by `now`; then, if `units` more do not fit, waits for
+    /// programs in completion order: returns when they fit (`now` if at once).
+    pub fn admit(&mut self, now: Nanos, units: u64) -> Nanos {
+        let mut t = now;
+        while let Some(&Reverse((at, n))) = self.releases.peek() {
+            let fits = self.pending_units + self.in_flight_units + units <= self.capacity_units;
+            if at > now && fits {
+                break;
+            }
+            self.releases.pop();
+            self.in_flight_units -= n as u64;
+            t = t.max(at);
+        }
+        t
+    }
+
+    /// Buffers `lpn` for `die`; false if it was already waiting (overwritten in place).
+    pub fn add(&mut self, die: u32, lpn: u32) -> bool {
+        let p = &mut self.pending[die as usize];
+        if p.contains(&lpn) {
+            return false;
+        }
+        p.push(lpn);
+        self.pending_units += 1;
+        true
+    }
+
+    pub fn contains(&self, die: u32, lpn: u32) -> bool {
+        self.pending[die as usize].contains(&lpn)
+    }
+
+    pub fn waiting(&self, die: u32) -> usize {
+        self.pending[die as usize].len()
+    }
+
+    /// Takes up to `n` waiting units of `die` (oldest first) for a program.
+    pub fn take(&mut self, die: u32, n: usize, out: &mut Vec<u32>) {
+        let p = &mut self.pending[die as usize];
+        let n = n.min(p.len());
+        out.clear();
+        out.extend(p.drain(..n));
+        self.pending_units -= n as u64;
+    }
+
+    /// `units` taken are programmed by `at`: their slots free then.
+    pub fn program_done_at(&mut self, at: Nanos, units: u32) {
+        self.releases.push(Reverse((at, units)));
+        self.in_flight_units += units as u64;
+        self.last_release_ns = self.last_release_ns.max(at);
+    }
+
+    /// When every program scheduled so far completes.
+    pub fn drained_ns(&self) -> Nanos {
+        self.last_release_ns
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_buffer_waits_for_the_earliest_program() {
+        let mut b = WriteBuffer::new(4, 1);
+        assert_eq!(b.admit(0, 4), 0);
+        for lpn in 0..4 {
+            assert!(b.add(0, lpn));
+        }
+        assert!(!b.add(0, 2), "an overwrite of a waiting unit takes no slot");
+        let mut out = Vec::new();
+        b.take(0, 2, &mut out);
+        b.program_done_at(500, 2);
+        b.take(0, 2, &mut out);
+        b.program_done_at(900, 2);
+        // Full (4 in flight): 1 more waits for the first program (500); 3 more for both (900).
+        assert_eq!(b.admit(100, 1), 500);
+        let mut b2 = WriteBuffer::new(4, 1);
+        for lpn in 0..4 {
+            b2.add(0, lpn);
+        }
+        b2.take(0, 2, &mut out);
+        b2.program_done_at(500, 2);
+        b2.take(0, 2, &mut out);
+        b2.program_done_at(900, 2);
+        assert_eq!(b2.admit(100, 3), 900);
+        assert_eq!(b2.drained_ns(), 900);
+    }
+}

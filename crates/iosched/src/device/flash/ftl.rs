@@ -1,0 +1,405 @@
+//! A page-mapping FTL (after DFTL/MQSim's page-level mapping, without their mapping cache: the
+//! presets hold the whole table in DRAM): logical 4 KiB unit -> physical unit, physical ->
+//! logical (for GC's copies), valid units per superblock, free superblocks per die, one write
+//! frontier (open superblock) per die, TRIM. Allocation is static across dies (a logical
+//! superpage-sized chunk always lives on die `chunk % dies`, MQSim's static allocation with
+//! channel-first striping) and dynamic inside a die (the frontier). Each die keeps exactly its
+//! share of the logical space, so GC on one die never waits for another.
+//!
+//! Over-provisioning: the logical capacity is the physical one divided by (1 + op). GC runs on
+//! a die that needs a new frontier while it has at most `gc_free_superblocks` (>= 1) free:
+//! the victim's valid units are copied to the frontier on the same die (copyback: no channel
+//! transfer), then it is erased. Write amplification = (host + GC + padding units) / host units.
+
+use super::gc::{self, Candidate, GcPolicy};
+use super::geometry::FlashGeometry;
+use std::collections::VecDeque;
+
+pub const UNMAPPED: u32 = u32::MAX;
+
+/// Flash operations one FTL call put on a die (its timing: reads x tR + programs x tPROG +
+/// erases x tBERS).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DieWork {
+    /// Multi-plane page reads (GC reading the victim's superpages that hold valid data).
+    pub reads: u32,
+    /// Superpages completed (multi-plane programs).
+    pub programs: u32,
+    pub erases: u32,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct FtlCounters {
+    pub host_units: u64,
+    pub gc_units: u64,
+    /// Units programmed empty to close a superpage (a flush of a partial superpage).
+    pub padding_units: u64,
+    pub erases: u64,
+    pub gc_runs: u64,
+    pub trimmed_units: u64,
+}
+
+impl FtlCounters {
+    /// Units programmed per host unit written (1.0 with nothing written).
+    pub fn write_amplification(&self) -> f64 {
+        if self.host_units == 0 {
+            return 1.0;
+        }
+        (self.host_units + self.gc_units + self.padding_units) as f64 / self.host_units as f64
+    }
+}
+
+/// The logical capacity in 4 KiB units of `geo` with `over_provisioning` (whole superpages,
+/// the same on every die), or why GC could not work with so little spare space.
+pub fn logical_units_for(geo: &FlashGeometry, over_provisioning: f64, gc_free_superblocks: u32) -> Result<u64, String> {
+    geo.validate()?;
+    let (ups, sbpd, dies) = (geo.units_per_superpage(), geo.superblocks_per_die(), geo.dies());
+    let per_die_superpages = (geo.pages_per_block as f64 * sbpd as f64 / (1.0 + over_provisioning)).floor() as u64;
+    // GC needs the spare space to hold more than the reserved free superblocks plus the
+    // frontier: else it would find only full victims.
+    let spare_superblocks = sbpd as f64 - per_die_superpages as f64 / geo.pages_per_block as f64;
+    if spare_superblocks < gc_free_superblocks as f64 + 1.0 {
+        return Err(format!(
+            "device.flash: over-provisioning {over_provisioning} leaves {spare_superblocks:.2} spare superblocks per die, \
+             fewer than gc_free_superblocks ({gc_free_superblocks}) + 1: raise over_provisioning or blocks_per_plane"
+        ));
+    }
+    if gc_free_superblocks == 0 {
+        return Err("field `device.flash.gc_free_superblocks` must be at least 1 (GC copies into a free superblock), got 0".into());
+    }
+    Ok(per_die_superpages * ups as u64 * dies as u64)
+}
+
+pub struct Ftl {
+    geo: FlashGeometry,
+    ups: u32,
+    upsb: u32,
+    sbpd: u32,
+    logical_units: u64,
+    l2p: Vec<u32>,
+    p2l: Vec<u32>,
+    /// Per global superblock (die * superblocks_per_die + index).
+    valid: Vec<u32>,
+    written: Vec<u32>,
+    closed_at: Vec<u64>,
+    free: Vec<VecDeque<u32>>,
+    active: Vec<Option<u32>>,
+    policy: GcPolicy,
+    gc_free_superblocks: u32,
+    in_gc: bool,
+    /// Units placed so far (cost-benefit's clock).
+    clock: u64,
+    pub counters: FtlCounters,
+}
+
+impl Ftl {
+    /// A fresh (erased) drive. `over_provisioning` > 0: spare space as a fraction of the logical.
+    pub fn new(geo: &FlashGeometry, over_provisioning: f64, policy: GcPolicy, gc_free_superblocks: u32) -> Result<Ftl, String> {
+        let logical_units = logical_units_for(geo, over_provisioning, gc_free_superblocks)?;
+        let (ups, upsb, sbpd, dies) = (geo.units_per_superpage(), geo.units_per_superblock(), geo.superblocks_per_die(), geo.dies());
+        let total_sb = geo.superblocks() as usize;
+        Ok(Ftl {
+            geo: geo.clone(),
+            ups,
+            upsb,
+            sbpd,
+            logical_units,
+            l2p: vec![UNMAPPED; logical_units as usize],
+            p2l: vec![UNMAPPED; geo.physical_units() as usize],
+            valid: vec![0; total_sb],
+            written: vec![0; total_sb],
+            closed_at: vec![0; total_sb],
+            free: (0..dies).map(|_| (0..sbpd).collect()).collect(),
+            active: vec![None; dies as usize],
+            policy,
+            gc_free_superblocks,
+            in_gc: false,
+            clock: 0,
+            counters: FtlCounters::default(),
+        })
+    }
+
+    pub fn logical_units(&self) -> u64 {
+        self.logical_units
+    }
+    pub fn geometry(&self) -> &FlashGeometry {
+        &self.geo
+    }
+    /// The die a logical unit lives on (static allocation).
+    pub fn die_of(&self, lpn: u64) -> u32 {
+        ((lpn / self.ups as u64) % self.geo.dies() as u64) as u32
+    }
+    /// Physical unit of `lpn` (None: never written or trimmed).
+    pub fn lookup(&self, lpn: u64) -> Option<u32> {
+        self.l2p.get(lpn as usize).copied().filter(|&p| p != UNMAPPED)
+    }
+    /// The die holding physical unit `ppn`, and its physical page's number (units of one page
+    /// on one plane share a page read).
+    pub fn die_and_page(&self, ppn: u32) -> (u32, u32) {
+        (ppn / self.upsb / self.sbpd, ppn / self.geo.units_per_page())
+    }
+    pub fn free_superblocks(&self, die: u32) -> usize {
+        self.free[die as usize].len()
+    }
+
+    /// Writes `lpns` (all on `die`) to the die's frontier, then pads to the superpage's end so
+    /// that it is programmed; returns the die's work (GC included).
+    pub fn write_superpage(&mut self, die: u32, lpns: &[u32]) -> DieWork {
+        let mut work = DieWork::default();
+        for &lpn in lpns {
+            debug_assert_eq!(self.die_of(lpn as u64), die);
+            self.place(die, lpn, &mut work);
+            self.counters.host_units += 1;
+        }
+        while self.active[die as usize].is_some_and(|sb| !self.written[self.global(die, sb)].is_multiple_of(self.ups)) {
+            self.place(die, UNMAPPED, &mut work);
+            self.counters.padding_units += 1;
+        }
+        work
+    }
+
+    /// TRIM: the units no longer hold data (GC will not copy them).
+    pub fn trim(&mut self, lpn: u64) {
+        if let Some(old) = self.lookup(lpn) {
+            self.invalidate(old);
+            self.l2p[lpn as usize] = UNMAPPED;
+            self.counters.trimmed_units += 1;
+        }
+    }
+
+    fn global(&self, die: u32, sb: u32) -> usize {
+        (die * self.sbpd + sb) as usize
+    }
+
+    fn invalidate(&mut self, ppn: u32) {
+        self.p2l[ppn as usize] = UNMAPPED;
+        self.valid[(ppn / self.upsb) as usize] -= 1;
+    }
+
+    /// Places one unit (`UNMAPPED`: padding) at the die's frontier.
+    fn place(&mut self, die: u32, lpn: u32, work: &mut DieWork) {
+        let sb = match self.active[die as usize] {
+            Some(sb) if self.written[self.global(die, sb)] < self.upsb => sb,
+            full => {
+                if let Some(sb) = full {
+                    let g = self.global(die, sb);
+                    self.closed_at[g] = self.clock;
+                }
+                self.active[die as usize] = None;
+                self.open(die, work)
+            }
+        };
+        let g = self.global(die, sb);
+        let off = self.written[g];
+        let ppn = g as u32 * self.upsb + off;
+        self.written[g] += 1;
+        if lpn != UNMAPPED {
+            if let Some(old) = self.lookup(lpn as u64) {
+                self.invalidate(old);
+            }
+            self.l2p[lpn as usize] = ppn;
+            self.p2l[ppn as usize] = lpn;
+            self.valid[g] += 1;
+        }
+        if (off + 1).is_multiple_of(self.ups) {
+            work.programs += 1;
+        }
+        self.clock += 1;
+    }
+
+    /// Opens a free superblock as the die's frontier, collecting garbage first while the die
+    /// is at its free-superblock threshold.
+    fn open(&mut self, die: u32, work: &mut DieWork) -> u32 {
+        if !self.in_gc {
+            while self.free[die as usize].len() <= self.gc_free_superblocks as usize {
+                if !self.collect(die, work) {
+                    break;
+                }
+            }
+        }
+        // GC's copies opened a frontier that still has room: the unit goes there.
+        if let Some(sb) = self.active[die as usize] {
+            if self.written[self.global(die, sb)] < self.upsb {
+                return sb;
+            }
+            let g = self.global(die, sb);
+            self.closed_at[g] = self.clock;
+        }
+        let sb = self.free[die as usize].pop_front().expect("a free superblock (the spare space holds the GC reserve)");
+        self.active[die as usize] = Some(sb);
+        sb
+    }
+
+    /// One GC pass on `die`: false if no superblock would free any space.
+    fn collect(&mut self, die: u32, work: &mut DieWork) -> bool {
+        let active = self.active[die as usize];
+        let base = self.global(die, 0);
+        let candidates = (0..self.sbpd)
+            .filter(|&sb| Some(sb) != active && self.written[base + sb as usize] == self.upsb)
+            .map(|sb| Candidate { superblock: sb, valid: self.valid[base + sb as usize], closed_at: self.closed_at[base + sb as usize] });
+        let Some(victim) = gc::pick(self.policy, candidates, self.upsb, self.clock) else {
+            return false;
+        };
+        self.in_gc = true;
+        self.counters.gc_runs += 1;
+        let g = base + victim as usize;
+        let first = g as u32 * self.upsb;
+        let mut last_page = u32::MAX;
+        for ppn in first..first + self.upsb {
+            let lpn = self.p2l[ppn as usize];
+            if lpn == UNMAPPED {
+                continue;
+            }
+            // One multi-plane read per superpage holding valid data.
+            let superpage = ppn / self.ups;
+            if superpage != last_page {
+                work.reads += 1;
+                last_page = superpage;
+            }
+            self.place(die, lpn, work);
+            self.counters.gc_units += 1;
+        }
+        debug_assert_eq!(self.valid[g], 0);
+        self.written[g] = 0;
+        self.free[die as usize].push_back(victim);
+        self.counters.erases += 1;
+        work.erases += 1;
+        self.in_gc = false;
+        true
+    }
+
+    /// The mapping's invariants: every logical unit mapped at most once and back-mapped,
+    /// valid counts equal to the mapping's, free superblocks empty, every superblock free,
+    /// open or closed. Err names the first broken one.
+    pub fn check(&self) -> Result<(), String> {
+        let mut valid = vec![0u32; self.valid.len()];
+        for (lpn, &ppn) in self.l2p.iter().enumerate() {
+            if ppn == UNMAPPED {
+                continue;
+            }
+            if self.p2l[ppn as usize] != lpn as u32 {
+                return Err(format!("lpn {lpn} -> ppn {ppn} but ppn {ppn} -> {}", self.p2l[ppn as usize]));
+            }
+            valid[(ppn / self.upsb) as usize] += 1;
+        }
+        for (ppn, &lpn) in self.p2l.iter().enumerate() {
+            if lpn != UNMAPPED && self.l2p[lpn as usize] != ppn as u32 {
+                return Err(format!("ppn {ppn} claims lpn {lpn}, which maps to {}", self.l2p[lpn as usize]));
+            }
+        }
+        if valid != self.valid {
+            return Err("valid-unit counts differ from the mapping".into());
+        }
+        for die in 0..self.geo.dies() {
+            let free = &self.free[die as usize];
+            let mut seen = vec![false; self.sbpd as usize];
+            for &sb in free {
+                let g = self.global(die, sb);
+                if self.written[g] != 0 || self.valid[g] != 0 || seen[sb as usize] {
+                    return Err(format!("die {die}: free superblock {sb} is written, valid or listed twice"));
+                }
+                seen[sb as usize] = true;
+            }
+            if let Some(a) = self.active[die as usize] {
+                if seen[a as usize] {
+                    return Err(format!("die {die}: the open superblock {a} is also free"));
+                }
+            }
+            for lpn_die in (0..self.logical_units).step_by(self.ups as usize) {
+                if self.die_of(lpn_die) == die {
+                    if let Some(p) = self.lookup(lpn_die) {
+                        if self.die_and_page(p).0 != die {
+                            return Err(format!("lpn {lpn_die} of die {die} lies on die {}", self.die_and_page(p).0));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 1 die, 1 plane, 6 blocks of 2 pages of 4 KiB: 12 physical units.
+    fn tiny() -> FlashGeometry {
+        FlashGeometry { channels: 1, dies_per_channel: 1, planes_per_die: 1, blocks_per_plane: 6, pages_per_block: 2, page_kib: 4 }
+    }
+
+    #[test]
+    fn write_amplification_on_a_hand_case() {
+        // 6 blocks x 2 units, op 1.0: 6 logical units; GC keeps 1 free block.
+        let mut f = Ftl::new(&tiny(), 1.0, GcPolicy::Greedy, 1).unwrap();
+        assert_eq!(f.logical_units(), 6);
+        // Fill: units 0..6 in blocks 0,1,2 (2 each).
+        for lpn in 0..6 {
+            f.write_superpage(0, &[lpn]);
+        }
+        assert_eq!(f.counters.gc_runs, 0);
+        // Overwrite 0, 2, 4: they go to blocks 3 and 4 (block 4 half full); blocks 0, 1, 2
+        // each keep one valid unit (1, 3, 5). Free: block 5 only.
+        for lpn in [0, 2, 4] {
+            f.write_superpage(0, &[lpn]);
+        }
+        assert_eq!(f.free_superblocks(0), 1);
+        assert_eq!(f.counters.gc_runs, 0);
+        // Overwrite 0 again: fills block 4. Then 1: block 4 is full and only 1 block is free
+        // -> GC. Valid units: blocks 0..3 hold 1 each (1, 3, 5, 2), block 4 two (full: never a
+        // victim). Greedy, lowest index first: block 0 (unit 1 copied to block 5, block 0
+        // erased: 1 free again, still at the threshold), then block 1 (unit 3 copied, block 5
+        // full; 2 free). Unit 1 then goes to block 0.
+        f.write_superpage(0, &[0]);
+        f.write_superpage(0, &[1]);
+        f.check().unwrap();
+        assert_eq!(f.counters.gc_runs, 2);
+        assert_eq!(f.counters.gc_units, 2);
+        assert_eq!(f.counters.erases, 2);
+        assert_eq!(f.counters.host_units, 11);
+        assert_eq!(f.free_superblocks(0), 1);
+        // (11 host + 2 copies) / 11.
+        assert!((f.counters.write_amplification() - 13.0 / 11.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn trim_unmaps_and_gc_does_not_copy_trimmed_units() {
+        let mut f = Ftl::new(&tiny(), 1.0, GcPolicy::Greedy, 1).unwrap();
+        for lpn in 0..6 {
+            f.write_superpage(0, &[lpn]);
+        }
+        for lpn in 0..6 {
+            f.trim(lpn);
+            assert_eq!(f.lookup(lpn), None);
+        }
+        f.check().unwrap();
+        // Everything trimmed: GC reclaims without a copy.
+        for lpn in 0..6 {
+            f.write_superpage(0, &[lpn]);
+        }
+        for lpn in 0..6 {
+            f.write_superpage(0, &[lpn]);
+        }
+        f.check().unwrap();
+        assert!(f.counters.erases > 0);
+        assert_eq!(f.counters.gc_units, 0, "trimmed data is never copied");
+        assert_eq!(f.counters.trimmed_units, 6);
+    }
+
+    #[test]
+    fn padding_closes_a_partial_superpage() {
+        let g = FlashGeometry { page_kib: 8, planes_per_die: 2, blocks_per_plane: 8, ..tiny() };
+        let mut f = Ftl::new(&g, 1.0, GcPolicy::Greedy, 1).unwrap();
+        // A superpage is 2 planes x 2 units = 4 units; writing 1 pads 3.
+        let w = f.write_superpage(0, &[0]);
+        assert_eq!(w.programs, 1);
+        assert_eq!(f.counters.padding_units, 3);
+        f.check().unwrap();
+    }
+
+    #[test]
+    fn too_little_spare_space_is_refused() {
+        let e = Ftl::new(&tiny(), 0.05, GcPolicy::Greedy, 1).err().unwrap();
+        assert!(e.contains("over-provisioning 0.05"), "{e}");
+    }
+}

@@ -1,0 +1,121 @@
+//! The drive's internal resources: every die (its array), every channel (the bus its dies
+//! share) and the host link, each a timeline of reserved intervals. A command reserves what it
+//! needs when it starts, each at the earliest gap long enough from when its input is ready
+//! (a short transfer fills a gap left before a transfer reserved earlier for later): the
+//! controller's per-die and per-channel queues, without read priority over programs. A single
+//! "busy until" per resource would instead hold a channel idle behind a transfer reserved for a
+//! die with a long backlog, far below the dies' parallelism. Dies hold data in their cache
+//! register, so a die's next array operation need not wait for the channel (ONFI cache read /
+//! cache program).
+
+use crate::time::Nanos;
+
+/// Reserved intervals [start, end), sorted and disjoint.
+#[derive(Clone, Debug, Default)]
+pub struct Timeline {
+    busy: Vec<(Nanos, Nanos)>,
+}
+
+impl Timeline {
+    /// Reserves `dur_ns` at the earliest gap from `ready_ns` on: (start, end).
+    pub fn reserve(&mut self, ready_ns: Nanos, dur_ns: Nanos) -> (Nanos, Nanos) {
+        let mut start = ready_ns;
+        if dur_ns == 0 {
+            return (start, start);
+        }
+        let mut at = self.busy.len();
+        for (i, &(s, e)) in self.busy.iter().enumerate() {
+            if e <= start {
+                continue;
+            }
+            if s >= start + dur_ns {
+                at = i;
+                break;
+            }
+            start = start.max(e);
+        }
+        // Joined with a neighbour it touches (keeps the list short).
+        if at > 0 && self.busy[at - 1].1 == start {
+            self.busy[at - 1].1 = start + dur_ns;
+            if at < self.busy.len() && self.busy[at].0 == start + dur_ns {
+                self.busy[at - 1].1 = self.busy[at].1;
+                self.busy.remove(at);
+            }
+        } else if at < self.busy.len() && self.busy[at].0 == start + dur_ns {
+            self.busy[at].0 = start;
+        } else {
+            self.busy.insert(at, (start, start + dur_ns));
+        }
+        (start, start + dur_ns)
+    }
+
+    /// Forgets intervals over by `now_ns` (nothing can be reserved before now).
+    pub fn prune(&mut self, now_ns: Nanos) {
+        let keep = self.busy.iter().position(|&(_, e)| e > now_ns).unwrap_or(self.busy.len());
+        self.busy.drain(..keep);
+    }
+
+    /// The end of the busy stretch covering `t` (`t` if idle then).
+    pub fn busy_until(&self, t: Nanos) -> Nanos {
+        let mut end = t;
+        for &(s, e) in &self.busy {
+            if s <= end && e > end {
+                end = e;
+            }
+        }
+        end
+    }
+
+    /// The last reserved instant (0 if none).
+    pub fn last_end(&self) -> Nanos {
+        self.busy.last().map_or(0, |&(_, e)| e)
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Resources {
+    pub dies: Vec<Timeline>,
+    pub channels: Vec<Timeline>,
+    pub link: Timeline,
+}
+
+impl Resources {
+    pub fn new(dies: u32, channels: u32) -> Self {
+        Resources {
+            dies: vec![Timeline::default(); dies as usize],
+            channels: vec![Timeline::default(); channels as usize],
+            link: Timeline::default(),
+        }
+    }
+
+    pub fn prune(&mut self, now_ns: Nanos) {
+        for t in self.dies.iter_mut().chain(self.channels.iter_mut()) {
+            t.prune(now_ns);
+        }
+        self.link.prune(now_ns);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_short_reservation_fills_an_earlier_gap() {
+        let mut t = Timeline::default();
+        assert_eq!(t.reserve(100, 10), (100, 110));
+        assert_eq!(t.reserve(0, 50), (0, 50), "before the first");
+        assert_eq!(t.reserve(40, 51), (110, 161), "no 51 ns gap from 40 before 100: after 110");
+        assert_eq!(t.reserve(40, 50), (50, 100), "exactly the 50 ns gap from 50 to 100");
+        assert_eq!(t.busy_until(0), 161, "0..50, 50..100, 100..110 and 110..161 touch");
+        let mut u = Timeline::default();
+        u.reserve(0, 10);
+        u.reserve(30, 10);
+        assert_eq!(u.reserve(5, 5), (10, 15), "fits between 10 and 30");
+        assert_eq!(u.busy_until(0), 15);
+        assert_eq!(u.busy_until(20), 20);
+        t.prune(105);
+        assert_eq!(t.busy_until(105), 161);
+        assert_eq!(t.last_end(), 161);
+    }
+}

@@ -1,0 +1,73 @@
+//! A flash drive's full description (`[device] preset = "<flash preset>"`, overridden field by
+//! field by `[device.flash]`), validated with errors naming the field and value.
+
+use super::gc::GcPolicy;
+use super::geometry::FlashGeometry;
+use super::timing::FlashTiming;
+use serde::Serialize;
+
+/// The state a run starts from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Precondition {
+    /// Fresh from a secure erase: nothing mapped (reads of unwritten units touch no flash).
+    None,
+    /// Every logical unit written once, sequentially (no GC yet).
+    Full,
+    /// Full, then random 4 KiB overwrites of twice the logical capacity: GC in steady state
+    /// (SNIA PTS's preconditioning, without timing: only the FTL's state).
+    Aged,
+}
+
+impl Precondition {
+    pub const NAMES: [&'static str; 3] = ["none", "full", "aged"];
+    pub fn parse(s: &str) -> Option<Precondition> {
+        match s {
+            "none" => Some(Precondition::None),
+            "full" => Some(Precondition::Full),
+            "aged" => Some(Precondition::Aged),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FlashSpec {
+    pub name: String,
+    /// "sata" or "nvme" (the host interface's queue: NCQ 32, or the NVMe placeholder depth).
+    pub interface: String,
+    pub geometry: FlashGeometry,
+    pub timing: FlashTiming,
+    /// Spare flash as a fraction of the logical capacity (raw / user - 1).
+    pub over_provisioning: f64,
+    pub write_buffer_kib: u32,
+    pub gc_policy: GcPolicy,
+    /// GC runs on a die needing a new frontier while it has at most this many free superblocks.
+    pub gc_free_superblocks: u32,
+    pub precondition: Precondition,
+    /// Commands the host may queue (SATA NCQ: 32; NVMe: a placeholder until queue pairs exist).
+    pub max_queue_depth: u32,
+}
+
+impl FlashSpec {
+    pub fn validate(&self) -> Result<(), String> {
+        self.geometry.validate()?;
+        self.timing.validate()?;
+        if !(self.over_provisioning.is_finite() && (0.01..=10.0).contains(&self.over_provisioning)) {
+            return Err(format!("field `device.flash.over_provisioning` must be in [0.01, 10], got {}", self.over_provisioning));
+        }
+        let superpage_kib = self.geometry.units_per_superpage() * 4;
+        if self.write_buffer_kib < superpage_kib || self.write_buffer_kib > 16 << 20 {
+            return Err(format!(
+                "field `device.flash.write_buffer_kib` must be in [{superpage_kib} (one superpage), 16777216], got {}",
+                self.write_buffer_kib
+            ));
+        }
+        if !(1..=1_000).contains(&self.gc_free_superblocks) {
+            return Err(format!("field `device.flash.gc_free_superblocks` must be in [1, 1000], got {}", self.gc_free_superblocks));
+        }
+        if !["sata", "nvme"].contains(&self.interface.as_str()) {
+            return Err(format!("field `device.flash.interface`: unknown interface `{}` (known: sata, nvme)", self.interface));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,156 @@
+//! The flash drive through the engine: concurrency, determinism, IOPS against queue depth,
+//! FTL invariants after random streams.
+
+use super::gc::GcPolicy;
+use super::geometry::FlashGeometry;
+use super::presets::flash_preset;
+use super::spec::Precondition;
+use super::*;
+use crate::device::drive_queue::{DriveQueueConfig, FirmwareOrder};
+use crate::device::presets::preset;
+use crate::device::RotationalDisk;
+use crate::metrics::RequestRecord;
+use crate::sched::registry;
+use crate::sim::{simulate_with, SimOptions};
+use crate::workload::closed_queue::ClosedQueue;
+use proptest::prelude::*;
+use std::collections::BTreeMap;
+
+/// A small drive: 2 channels x 2 dies, 2 planes, 16 blocks of 16 pages of 8 KiB (4 MiB).
+fn small_spec(precondition: Precondition) -> FlashSpec {
+    let mut s = flash_preset("samsung-970-evo-plus-1tb").unwrap();
+    s.geometry =
+        FlashGeometry { channels: 2, dies_per_channel: 2, planes_per_die: 2, blocks_per_plane: 16, pages_per_block: 16, page_kib: 8 };
+    s.over_provisioning = 0.25;
+    s.write_buffer_kib = 256;
+    s.precondition = precondition;
+    s
+}
+
+/// Runs a closed queue of 4 KiB random requests at `qd` (drive depth `qd`) under FCFS.
+fn run(dev: &mut dyn Device, qd: u32, requests: u64, read_fraction: f64, seed: u64) -> Vec<RequestRecord> {
+    let cap = dev.capacity_sectors();
+    let mut wl = ClosedQueue::new(qd, requests, 8, (0, cap), read_fraction, seed);
+    let mut sched = registry::build("fcfs", None, &BTreeMap::new()).unwrap();
+    let opts =
+        SimOptions { keep_records: true, drive: DriveQueueConfig { depth: qd, order: FirmwareOrder::Fifo }, ..SimOptions::default() };
+    let out = simulate_with(dev, sched.as_mut(), &mut wl, opts);
+    assert_eq!(out.invariants.bad_completions, 0);
+    assert_eq!(out.invariants.left_behind, 0);
+    out.records
+}
+
+/// The most commands in service at one instant ([start, complete) intervals).
+fn max_in_service(records: &[RequestRecord]) -> usize {
+    let mut ev: Vec<(u64, i32)> = records.iter().flat_map(|r| [(r.start_ns, 1), (r.complete_ns, -1)]).collect();
+    ev.sort_by_key(|&(t, d)| (t, d));
+    let (mut cur, mut best) = (0i32, 0i32);
+    for (_, d) in ev {
+        cur += d;
+        best = best.max(cur);
+    }
+    best as usize
+}
+
+fn iops(records: &[RequestRecord]) -> f64 {
+    let end = records.iter().map(|r| r.complete_ns).max().unwrap();
+    records.len() as f64 / (end as f64 / 1e9)
+}
+
+#[test]
+fn the_engine_serves_n_commands_at_once_on_flash_and_one_on_a_disk() {
+    let mut ssd = FlashSsd::new(small_spec(Precondition::Full), 1).unwrap();
+    let recs = run(&mut ssd, 8, 400, 1.0, 7);
+    assert_eq!(max_in_service(&recs), 8, "8 commands in service at once with depth 8");
+    let mut disk = RotationalDisk::new(preset("wd-ultrastar-hc310").unwrap()).unwrap();
+    let recs = run(&mut disk, 8, 200, 1.0, 7);
+    assert_eq!(max_in_service(&recs), 1, "a disk serves one at a time even with 8 queued");
+}
+
+#[test]
+fn same_seed_same_result() {
+    let go = |seed| {
+        let mut ssd = FlashSsd::new(small_spec(Precondition::Aged), seed).unwrap();
+        let recs = run(&mut ssd, 16, 3000, 0.5, seed);
+        (recs.iter().map(|r| (r.id, r.complete_ns)).collect::<Vec<_>>(), ssd.run_counters())
+    };
+    assert_eq!(go(3), go(3));
+    assert_ne!(go(3).0, go(4).0);
+}
+
+#[test]
+fn iops_rise_with_queue_depth_up_to_saturation() {
+    let mut prev = 0.0;
+    for qd in [1, 2, 4, 8, 16, 32, 64] {
+        let mut ssd = FlashSsd::new(small_spec(Precondition::Full), 1).unwrap();
+        let x = iops(&run(&mut ssd, qd, 4000, 1.0, 11));
+        assert!(x >= prev * 0.98, "QD {qd}: {x:.0} IOPS below QD/2's {prev:.0}");
+        prev = prev.max(x);
+    }
+    // 4 dies: reads saturate near 4 / (tR + data out) (+ the link), well above QD 1's rate.
+    let mut one = FlashSsd::new(small_spec(Precondition::Full), 1).unwrap();
+    assert!(prev > 3.0 * iops(&run(&mut one, 1, 2000, 1.0, 11)));
+}
+
+#[test]
+fn random_writes_on_an_aged_drive_amplify_and_keep_the_invariants() {
+    for policy in [GcPolicy::Greedy, GcPolicy::CostBenefit] {
+        let mut spec = small_spec(Precondition::Aged);
+        spec.gc_policy = policy;
+        let mut ssd = FlashSsd::new(spec, 5).unwrap();
+        ssd.ftl().check().unwrap();
+        let pre = ssd.precondition_counters();
+        assert!(pre.write_amplification() > 1.2, "{policy:?}: aging ran GC ({:?})", pre);
+        run(&mut ssd, 32, 5000, 0.0, 5);
+        ssd.ftl().check().unwrap();
+        let c = ssd.run_counters();
+        assert!(c.gc_units > 0 && c.erases > 0, "{policy:?}: {c:?}");
+        assert!(c.write_amplification() > 1.0 && c.write_amplification() < 10.0, "{policy:?}: {c:?}");
+    }
+}
+
+#[test]
+fn trim_then_reads_touch_no_flash() {
+    let mut ssd = FlashSsd::new(small_spec(Precondition::Full), 1).unwrap();
+    let cap = ssd.capacity_sectors();
+    ssd.trim(0, cap);
+    ssd.ftl().check().unwrap();
+    assert_eq!(ssd.ftl().counters.trimmed_units, ssd.ftl().logical_units());
+    let recs = run(&mut ssd, 4, 200, 1.0, 2);
+    let t = &ssd.spec().timing;
+    assert!(recs.iter().all(|r| r.complete_ns - r.start_ns < t.read_ns()), "no read waited for tR");
+}
+
+#[test]
+fn a_flush_waits_for_the_buffered_writes_to_be_programmed() {
+    let mut ssd = FlashSsd::new(small_spec(Precondition::None), 1).unwrap();
+    let w = Request::new(0, Op::Write, 0, 8, 0);
+    let s = ssd.service(&w, ArmPath::Direct, 0);
+    assert!(s.completion_ns < ssd.spec().timing.program_ns(), "a write completes once buffered");
+    let done = ssd.flush_done_ns(s.completion_ns);
+    assert!(done >= s.completion_ns + ssd.spec().timing.program_ns(), "the flush waits for the program");
+    assert_eq!(ssd.ftl().counters.padding_units as u32 + 1, ssd.spec().geometry.units_per_superpage());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    /// Any stream of writes, trims and flushes keeps the mapping's invariants.
+    #[test]
+    fn ftl_invariants_hold_over_random_streams(ops in proptest::collection::vec((0u8..10, 0u64..4096, 1u32..64), 1..400)) {
+        let mut ssd = FlashSsd::new(small_spec(Precondition::Full), 1).unwrap();
+        let cap = ssd.capacity_sectors();
+        let mut now = 0;
+        for (i, (kind, at, len)) in ops.into_iter().enumerate() {
+            let sector = (at * 8) % cap;
+            let len = len.min(((cap - sector) as u32).max(1));
+            match kind {
+                0 => ssd.trim(sector, len as u64),
+                1 => { now = ssd.flush_done_ns(now); }
+                2..=4 => { now = ssd.service(&Request::new(i as u64, Op::Read, sector, len, now), ArmPath::Direct, now).completion_ns; }
+                _ => { now = ssd.service(&Request::new(i as u64, Op::Write, sector, len, now), ArmPath::Direct, now).completion_ns; }
+            }
+        }
+        ssd.flush_done_ns(now);
+        prop_assert!(ssd.ftl().check().is_ok(), "{:?}", ssd.ftl().check());
+    }
+}

@@ -1,0 +1,71 @@
+//! Flash and interface timing: array operations (page read tR, program tPROG, block erase
+//! tBERS), the channel's transfer rate (NAND interface: ONFI / Toggle), the host link (SATA,
+//! PCIe) and the controller's per-command latency.
+
+use crate::time::Nanos;
+use serde::Serialize;
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FlashTiming {
+    /// Page read (array to page register), tR.
+    pub read_us: f64,
+    /// Multi-plane page program, tPROG.
+    pub program_us: f64,
+    /// Block erase, tBERS.
+    pub erase_ms: f64,
+    /// One channel's NAND interface rate (MB/s, 10^6 B/s): data in and out of the dies.
+    pub channel_mb_s: f64,
+    /// The host link's payload rate (MB/s): SATA 6 Gb/s, PCIe lanes.
+    pub link_mb_s: f64,
+    /// Link bytes per command beyond its data (command, status, framing).
+    pub link_bytes_per_command: u32,
+    /// The controller's latency per command (firmware: decode, map lookup, completion), added
+    /// before the flash is reached; pipelined, not a shared resource.
+    pub command_overhead_us: f64,
+}
+
+impl FlashTiming {
+    pub fn read_ns(&self) -> Nanos {
+        (self.read_us * 1e3).round() as Nanos
+    }
+    pub fn program_ns(&self) -> Nanos {
+        (self.program_us * 1e3).round() as Nanos
+    }
+    pub fn erase_ns(&self) -> Nanos {
+        (self.erase_ms * 1e6).round() as Nanos
+    }
+    pub fn overhead_ns(&self) -> Nanos {
+        (self.command_overhead_us * 1e3).round() as Nanos
+    }
+    /// Time to move `bytes` over a channel.
+    pub fn channel_ns(&self, bytes: u64) -> Nanos {
+        (bytes as f64 * 1e3 / self.channel_mb_s).round() as Nanos
+    }
+    /// Time to move a command with `bytes` of data over the host link.
+    pub fn link_ns(&self, bytes: u64) -> Nanos {
+        ((bytes + self.link_bytes_per_command as u64) as f64 * 1e3 / self.link_mb_s).round() as Nanos
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        let fields = [
+            ("read_us", self.read_us, 0.1, 10_000.0),
+            ("program_us", self.program_us, 1.0, 100_000.0),
+            ("erase_ms", self.erase_ms, 0.01, 1_000.0),
+            ("channel_mb_s", self.channel_mb_s, 1.0, 100_000.0),
+            ("link_mb_s", self.link_mb_s, 1.0, 1_000_000.0),
+            ("command_overhead_us", self.command_overhead_us, 0.0, 100_000.0),
+        ];
+        for (name, v, lo, hi) in fields {
+            if !(v.is_finite() && (lo..=hi).contains(&v)) {
+                return Err(format!("field `device.flash.{name}` must be in [{lo}, {hi}], got {v}"));
+            }
+        }
+        if self.link_bytes_per_command > 1 << 20 {
+            return Err(format!(
+                "field `device.flash.link_bytes_per_command` must be in [0, 1048576], got {}",
+                self.link_bytes_per_command
+            ));
+        }
+        Ok(())
+    }
+}

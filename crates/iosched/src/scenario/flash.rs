@@ -1,0 +1,135 @@
+//! `[device]` for a flash drive: `preset = "<flash preset>"` (or `kind = "flash"` with one),
+//! and `[device.flash]` overriding the preset field by field. Rotational-only fields are
+//! refused with a flash drive, naming the field.
+
+use super::DeviceSection;
+use crate::device::flash::gc::GcPolicy;
+use crate::device::flash::presets::{flash_preset, FLASH_PRESET_NAMES};
+use crate::device::flash::spec::Precondition;
+use crate::device::flash::FlashSpec;
+use crate::device::presets::PRESET_NAMES;
+use serde::{Deserialize, Serialize};
+
+/// `[device.flash]`: each field replaces the preset's (docs/devices-flash.md).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlashSection {
+    pub channels: Option<u32>,
+    pub dies_per_channel: Option<u32>,
+    pub planes_per_die: Option<u32>,
+    pub blocks_per_plane: Option<u32>,
+    pub pages_per_block: Option<u32>,
+    pub page_kib: Option<u32>,
+    pub read_us: Option<f64>,
+    pub program_us: Option<f64>,
+    pub erase_ms: Option<f64>,
+    pub channel_mb_s: Option<f64>,
+    pub link_mb_s: Option<f64>,
+    pub link_bytes_per_command: Option<u32>,
+    pub command_overhead_us: Option<f64>,
+    pub over_provisioning: Option<f64>,
+    pub write_buffer_kib: Option<u32>,
+    /// "greedy" or "cost-benefit".
+    pub gc_policy: Option<String>,
+    pub gc_free_superblocks: Option<u32>,
+    /// "none", "full" or "aged".
+    pub precondition: Option<String>,
+}
+
+/// Whether `[device]` describes a flash drive (then its spec), checking `kind` against the
+/// preset and refusing fields that only a rotational drive has.
+pub fn flash_spec(d: &DeviceSection) -> Result<Option<FlashSpec>, String> {
+    let preset_is_flash = d.preset.as_deref().is_some_and(|p| FLASH_PRESET_NAMES.contains(&p));
+    let flash = match d.kind.as_deref() {
+        None => preset_is_flash || d.flash.is_some(),
+        Some("flash") => true,
+        Some("rotational") => {
+            if preset_is_flash {
+                let p = d.preset.as_deref().unwrap_or_default();
+                return Err(format!("field `device.kind`: `rotational` with the flash preset `{p}` (a flash drive: kind = \"flash\")"));
+            }
+            if d.flash.is_some() {
+                return Err("field `device.flash`: a rotational drive (`device.kind` = \"rotational\") has no flash parameters".into());
+            }
+            false
+        }
+        Some(other) => return Err(format!("field `device.kind`: unknown kind `{other}` (known: rotational, flash)")),
+    };
+    if !flash {
+        return Ok(None);
+    }
+    if d.disksim.is_some() {
+        return Err(
+            "field `device.disksim`: a DiskSim description is a rotational drive, not a flash one (`device.kind` / flash preset)".into()
+        );
+    }
+    let name = match d.preset.as_deref() {
+        Some(p) if preset_is_flash => p,
+        Some(p) if PRESET_NAMES.contains(&p) => {
+            return Err(format!(
+                "field `device.preset`: `{p}` is a rotational drive; a flash drive needs one of: {}",
+                FLASH_PRESET_NAMES.join(", ")
+            ))
+        }
+        Some(p) => return Err(format!("field `device.preset`: unknown flash preset `{p}` (known: {})", FLASH_PRESET_NAMES.join(", "))),
+        None => {
+            return Err(format!("field `device.preset`: a flash drive starts from a preset (known: {})", FLASH_PRESET_NAMES.join(", ")))
+        }
+    };
+    let rotational_only = [
+        ("command_overhead_ms", d.command_overhead_ms.is_some()),
+        ("head_switch_ms", d.head_switch_ms.is_some()),
+        ("cache_segments", d.cache_segments.is_some()),
+        ("cache_segment_kib", d.cache_segment_kib.is_some()),
+        ("readahead_kib", d.readahead_kib.is_some()),
+        ("write_cache", d.write_cache.is_some()),
+        ("positioning_estimator", d.positioning_estimator.is_some()),
+        ("queue_order", d.queue_order.is_some()),
+        ("queue_aging_ms", d.queue_aging_ms.is_some()),
+    ];
+    if let Some((f, _)) = rotational_only.iter().find(|(_, set)| *set) {
+        return Err(format!(
+            "field `device.{f}`: a rotational drive's field, not a flash drive's (`{name}`; flash parameters go in [device.flash])"
+        ));
+    }
+    let mut s = flash_preset(name).expect("listed preset");
+    if let Some(f) = &d.flash {
+        let g = &mut s.geometry;
+        set(&mut g.channels, f.channels);
+        set(&mut g.dies_per_channel, f.dies_per_channel);
+        set(&mut g.planes_per_die, f.planes_per_die);
+        set(&mut g.blocks_per_plane, f.blocks_per_plane);
+        set(&mut g.pages_per_block, f.pages_per_block);
+        set(&mut g.page_kib, f.page_kib);
+        let t = &mut s.timing;
+        set(&mut t.read_us, f.read_us);
+        set(&mut t.program_us, f.program_us);
+        set(&mut t.erase_ms, f.erase_ms);
+        set(&mut t.channel_mb_s, f.channel_mb_s);
+        set(&mut t.link_mb_s, f.link_mb_s);
+        set(&mut t.link_bytes_per_command, f.link_bytes_per_command);
+        set(&mut t.command_overhead_us, f.command_overhead_us);
+        set(&mut s.over_provisioning, f.over_provisioning);
+        set(&mut s.write_buffer_kib, f.write_buffer_kib);
+        set(&mut s.gc_free_superblocks, f.gc_free_superblocks);
+        if let Some(p) = &f.gc_policy {
+            s.gc_policy = GcPolicy::parse(p)
+                .ok_or_else(|| format!("field `device.flash.gc_policy`: unknown policy `{p}` (known: {})", GcPolicy::NAMES.join(", ")))?;
+        }
+        if let Some(p) = &f.precondition {
+            s.precondition = Precondition::parse(p).ok_or_else(|| {
+                format!("field `device.flash.precondition`: unknown state `{p}` (known: {})", Precondition::NAMES.join(", "))
+            })?;
+        }
+    }
+    s.validate()?;
+    // The FTL's own checks (spare space for GC), without allocating its tables.
+    crate::device::flash::ftl::logical_units_for(&s.geometry, s.over_provisioning, s.gc_free_superblocks)?;
+    Ok(Some(s))
+}
+
+fn set<T>(field: &mut T, v: Option<T>) {
+    if let Some(v) = v {
+        *field = v;
+    }
+}
