@@ -99,3 +99,15 @@ def test_lists():
     devices = iosched.list_devices()
     eagle = next(d for d in devices if d["name"] == "fujitsu-m2361a")
     assert eagle["cylinders"] == 840 and eagle["rpm"] == 3600
+
+
+def test_flash_presets_are_listed_with_their_model_capacity():
+    import iosched
+
+    flash = {d["name"]: d for d in iosched.list_flash_devices()}
+    assert set(flash) == {"samsung-870-evo-1tb", "samsung-970-evo-plus-1tb", "samsung-pm9a3-7.68tb"}
+    ssd = flash["samsung-870-evo-1tb"]
+    assert ssd["interface"] == "sata" and ssd["max_queue_depth"] == 32 and ssd["capacity_gb"] > 0
+    assert ssd["dies"] == ssd["geometry"]["channels"] * ssd["geometry"]["dies_per_channel"]
+    # The disks' list is unchanged (every entry a rotational drive).
+    assert all("rpm" in d for d in iosched.list_devices())

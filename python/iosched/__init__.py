@@ -10,7 +10,7 @@ pandas is loaded only when a table is asked for, matplotlib only when a plot is 
 
 __version__ = "0.1.0"
 __all__ = ["Scenario", "ScenarioError", "Results", "run", "replay", "trace_scenario", "trace_stats", "list_schedulers",
-           "list_devices", "Pool", "__version__"]
+           "list_devices", "list_flash_devices", "Pool", "__version__"]
 
 _LAZY = {
     "Scenario": ("scenario", "Scenario"),
@@ -19,6 +19,7 @@ _LAZY = {
     "run": ("api", "run"),
     "list_schedulers": ("api", "list_schedulers"),
     "list_devices": ("api", "list_devices"),
+    "list_flash_devices": ("api", "list_flash_devices"),
     "Pool": ("pool", "Pool"),
     # Not in a module named `replay`: importing it would bind iosched.replay to the module.
     "replay": ("trace_replay", "replay"),

@@ -166,4 +166,12 @@ def list_devices() -> list:
     return json.loads(_native.list_devices())
 
 
+def list_flash_devices() -> list:
+    """Flash presets: dicts with name, interface, geometry (channels, dies per channel, planes,
+    blocks, pages, page KiB), timing (page read/program us, erase ms, channel and link MB/s,
+    command overhead), over-provisioning, write buffer, GC policy, precondition, queue depth,
+    and the model's capacity_gb (docs/devices-flash.md)."""
+    return json.loads(_native.list_flash_devices())
+
+
 __all__ = ["run", "resolved", "as_scenario", "check_seed", "Progress", "list_schedulers", "list_devices", "ScenarioError"]

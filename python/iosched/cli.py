@@ -547,7 +547,22 @@ def list_devices_cmd(
         items += [f"[bold]{escape(d['name'])}[/bold]: {escape(d['description'])}", f"  source: {escape(d['source'])}",
                   f"  estimated: {escape(str(d['estimated']))}",
                   f"  command queue: {d['queue_depth_max']} ({escape(str(d['queue_source']))})"]
-    emit(items if fmt == "table" else [table], fmt, json_doc=devices)
+    from .api import list_flash_devices
+
+    flash = list_flash_devices()
+    frows = [{**d, "channels_dies": f"{d['geometry']['channels']} x {d['geometry']['dies_per_channel']} ({d['dies']})",
+              "read_program_us": f"{d['timing']['read_us']:g} / {d['timing']['program_us']:g}",
+              "queue_depth_max": d["max_queue_depth"]} for d in flash]
+    ftable = TableData("flash", "flash devices (docs/devices-flash.md)", [
+        Column("name", "name"), Column("interface", "interface", 1),
+        Column("capacity_gb", "model capacity GB", 1, lambda x: _f(x, 1), right=True),
+        Column("channels_dies", "channels x dies (dies)", 2, right=True),
+        Column("read_program_us", "page read / program us", 2, right=True),
+        Column("queue_depth_max", "queue depth", 3, right=True)], frows)
+    items.append(ftable)
+    # JSON keeps the disks' list as it was (each with a rotational drive's fields); the flash
+    # presets are in the table and CSV outputs and in `iosched.api.list_flash_devices()`.
+    emit(items if fmt == "table" else [table, ftable], fmt, json_doc=devices)
 
 
 _JOBS_HELP = "Local worker processes (default: one per CPU; 1 runs everything in this process)."

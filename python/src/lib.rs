@@ -193,6 +193,23 @@ fn list_devices() -> PyResult<String> {
     Ok(serde_json::to_string(&all).expect("serializes"))
 }
 
+/// JSON list of flash presets: each spec (geometry, timing, over-provisioning, buffer, GC,
+/// precondition, queue depth) with the logical capacity the model exposes.
+#[pyfunction]
+fn list_flash_devices() -> PyResult<String> {
+    use iosched::device::flash::{ftl::logical_units_for, geometry::UNIT_BYTES, presets};
+    let mut out = Vec::new();
+    for name in presets::FLASH_PRESET_NAMES {
+        let spec = presets::flash_preset(name).expect("listed preset exists");
+        let units = logical_units_for(&spec.geometry, spec.over_provisioning, spec.gc_free_superblocks).map_err(PyValueError::new_err)?;
+        let mut v = serde_json::to_value(&spec).expect("serializes");
+        v["capacity_gb"] = serde_json::json!(units as f64 * UNIT_BYTES as f64 / 1e9);
+        v["dies"] = serde_json::json!(spec.geometry.dies());
+        out.push(v);
+    }
+    Ok(serde_json::to_string(&out).expect("serializes"))
+}
+
 /// Calibrates a simulated preset's positioning-time curve (Iyer & Druschel 2001, section 3.6)
 /// and measures it on `eval_pairs` held-out pairs; returns the report as JSON.
 #[pyfunction]
@@ -342,6 +359,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<RunHandle>()?;
     m.add_function(wrap_pyfunction!(list_schedulers, m)?)?;
     m.add_function(wrap_pyfunction!(list_devices, m)?)?;
+    m.add_function(wrap_pyfunction!(list_flash_devices, m)?)?;
     m.add_function(wrap_pyfunction!(default_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(calibrate_device, m)?)?;
     m.add("ValidateError", m.py().get_type::<ValidateError>())?;
