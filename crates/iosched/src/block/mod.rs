@@ -247,7 +247,8 @@ impl BlockLayer {
     fn allocate_or_sleep(&mut self, unit: Vec<Request>, sched: &mut dyn Scheduler, cx: &Context) {
         let req = unit_request(&unit);
         let limit = self.depth_limit(&req, sched);
-        if self.pool.try_alloc(&req, cx.now_ns, limit) {
+        let exempt = self.cfg.nr_requests.is_some_and(|nr| sched.may_queue_when_full(&req, nr));
+        if self.pool.try_alloc_exempt(&req, cx.now_ns, limit, exempt) {
             self.insert(req, unit, sched, cx);
         } else {
             self.counters.waited_bios += unit.len() as u64;

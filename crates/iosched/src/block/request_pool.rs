@@ -78,6 +78,13 @@ impl RequestPool {
     /// scheduler's `limit_depth` for it: below the pool's size, the request belongs to the class
     /// the scheduler caps, and at most that many of the class may be in use.
     pub fn try_alloc(&mut self, req: &Request, now: Nanos, depth_limit: u32) -> bool {
+        self.try_alloc_exempt(req, now, depth_limit, false)
+    }
+
+    /// `try_alloc`, with `exempt`: the scheduler lets this process allocate although the
+    /// (legacy) pool is full and it is not a batcher (`Scheduler::may_queue_when_full`); the
+    /// hard limit of 1.5 x nr_requests still holds.
+    pub fn try_alloc_exempt(&mut self, req: &Request, now: Nanos, depth_limit: u32, exempt: bool) -> bool {
         let Some(nr) = self.limit else {
             return true;
         };
@@ -93,7 +100,7 @@ impl RequestPool {
                     if !self.full[d] {
                         self.set_batching(pid, now);
                         self.full[d] = true;
-                    } else if !self.batching(pid, now) {
+                    } else if !self.batching(pid, now) && !exempt {
                         return false;
                     }
                 }
@@ -240,6 +247,7 @@ mod tests {
         }
         assert!(!p.try_alloc(&w(1, 6), 0, u32::MAX), "hard limit 1.5 x nr_requests");
         assert!(!p.try_alloc(&w(2, 7), 0, u32::MAX), "another process waits while the queue is full");
+        assert!(!p.try_alloc_exempt(&w(1, 6), 0, u32::MAX, true), "an exemption does not pass the hard limit");
         // Freeing down to 3 in use clears `full` and wakes one waiter.
         assert_eq!(p.free(&w(1, 0), false), (1, 0));
         assert_eq!(p.free(&w(1, 1), false), (1, 0));
@@ -295,5 +303,17 @@ mod tests {
         assert!(q.next_pending(1).is_none());
         assert_eq!(q.wake(1), Some(2));
         assert!(q.wake(1).is_none());
+    }
+
+    /// 2.6.9's `elv_may_queue` as an exemption: with the queue full, a process the scheduler
+    /// exempts allocates although it is no batcher; one it does not exempt waits.
+    #[test]
+    fn legacy_a_full_queue_lets_an_exempted_process_allocate() {
+        let mut p = RequestPool::new(Some(8), TagModel::Legacy);
+        for i in 0..8 {
+            assert!(p.try_alloc(&w(1, i), 0, u32::MAX), "filler {i}");
+        }
+        assert!(!p.try_alloc_exempt(&w(2, 100), 0, u32::MAX, false), "not exempted: waits");
+        assert!(p.try_alloc_exempt(&w(3, 101), 0, u32::MAX, true), "exempted: allocates");
     }
 }

@@ -121,6 +121,13 @@ pub trait Scheduler {
     fn limit_depth(&self, _req: &Request, nr_requests: u32) -> u32 {
         nr_requests
     }
+    /// Linux 2.6 before CFQ v2 (ll_rw_blk.c `get_request`: `blk_queue_full(q, rw) &&
+    /// !ioc_batching(ioc) && !elv_may_queue(q, rw)`): when the request pool (`nr_requests`)
+    /// is full, whether a process may still allocate a request like `req` (the scheduler
+    /// exempts it). Default: no.
+    fn may_queue_when_full(&self, _req: &Request, _nr_requests: u32) -> bool {
+        false
+    }
     /// A work-conserving scheduler never answers `WaitUntil` while it holds requests.
     fn is_work_conserving(&self) -> bool {
         true

@@ -33,12 +33,16 @@
 //! - `cfq_merged_request`: a request whose start moved (front merge) is re-sorted in its tree.
 //! - Requests on the dispatch list take no more merges (`cfq_remove_merge_hints`).
 //!
-//! Not modelled: `cfq_may_queue`, the per-process limit on allocated requests per direction
-//! (clamp((nr_requests - queued) / busy_queues, 3, max_queued) with `cfq_init` setting
-//! max_queued to the queue's nr_requests, 128, and nr_requests to 8192): the block layer here
-//! has no per-process allocation hook, so `queued` is accepted and has no effect; set
-//! `block.nr_requests = 8192` in a scenario for 2.6.9's pool. ELEVATOR_INSERT_BACK/FRONT
-//! (barriers, requeues) do not occur here.
+//! - `cfq_may_queue` (`Scheduler::may_queue_when_full`): 2.6.9's `get_request`
+//!   (drivers/block/ll_rw_blk.c) consults it only when the pool is full and the process is not
+//!   a batcher, as an *exemption*: a process may still allocate unless it has more than
+//!   clamp((nr_requests - queued) / busy_queues, 3, max_queued) requests of that direction in
+//!   its tree (none busy, or no queue of its own: it may). `cfq_init` sets max_queued to the
+//!   queue's nr_requests before raising that to 8192: 128 (BLKDEV_MAX_RQ); so a scenario of
+//!   2.6.9's pool has `block.nr_requests = 8192` (the block layer keeps the 1.5 x hard limit).
+//!   (cfq-v2, 2.6.10, made it a limit checked on every allocation.)
+//!
+//! Not modelled: ELEVATOR_INSERT_BACK/FRONT (barriers, requeues) do not occur here.
 
 use super::deadline::{whole, INT_MAX};
 use crate::device::ArmPath;
@@ -50,18 +54,30 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 /// `static int cfq_quantum = 4;`: requests moved to the dispatch list per refill (at least).
 pub const QUANTUM: u64 = 4;
 /// `static int cfq_queued = 8;`: requests kept back from the per-process limit of
-/// `cfq_may_queue` (not modelled).
+/// `cfq_may_queue`.
 pub const QUEUED: u64 = 8;
+/// `cfqd->max_queued`: the queue's nr_requests when `cfq_init` ran, before it raised it to 8192
+/// (BLKDEV_MAX_RQ, 128).
+pub const MAX_QUEUED: u64 = 128;
 
 /// A per-process queue (Linux `struct cfq_queue`): its requests by start sector (`sort_list`,
 /// the rb tree keyed by `rq->sector`).
 #[derive(Clone, Debug, Default)]
 struct Cfqq {
     sort: BTreeMap<u64, Request>,
+    /// `cfqq->queued[rw]`: its requests in the tree by direction (reads, writes).
+    queued: [u64; 2],
+}
+
+/// `rq_data_dir`: 0 read, 1 write.
+fn dir(req: &Request) -> usize {
+    (req.op != crate::request::Op::Read) as usize
 }
 
 pub struct Cfq269 {
     quantum: u64,
+    /// The `queued` tunable (`cfq_queued`).
+    queued_reserve: u64,
     /// Busy queues by pid (a queue exists while it holds requests: `cfq_put_queue` frees it).
     queues: HashMap<u32, Cfqq>,
     /// `cfqd->rr_list`: front = head.
@@ -76,8 +92,8 @@ pub struct Cfq269 {
 
 impl Cfq269 {
     pub fn new(t: &TunableValues) -> Result<Self, String> {
-        whole(t, "queued")?;
         Ok(Cfq269 {
+            queued_reserve: whole(t, "queued")?,
             quantum: whole(t, "quantum")?,
             queues: HashMap::new(),
             rr: VecDeque::new(),
@@ -103,6 +119,10 @@ impl Cfq269 {
         let pid = req.principal.pid;
         let q = self.queues.entry(pid).or_default();
         let alias = q.sort.insert(req.start_sector, req);
+        q.queued[dir(&req)] += 1;
+        if let Some(old) = &alias {
+            q.queued[dir(old)] -= 1;
+        }
         self.place.insert(req.id, Some(pid));
         if let Some(old) = alias {
             // cfq_add_crq_rb: the request already at this sector is dispatched, then retry.
@@ -146,6 +166,7 @@ impl Cfq269 {
                 let pid = self.rr[0];
                 let q = self.queues.get_mut(&pid).expect("a queue on rr_list exists");
                 let (_, req) = q.sort.pop_first().expect("a queue on rr_list holds requests");
+                q.queued[dir(&req)] -= 1;
                 let emptied = q.sort.is_empty();
                 self.dispatch_sort(req);
                 if emptied {
@@ -178,7 +199,9 @@ impl Cfq269 {
             Some(Some(pid)) => {
                 let q = self.queues.get_mut(&pid).expect("queued request's queue exists");
                 let key = q.sort.iter().find(|(_, r)| r.id == req.id).map(|(k, _)| *k).expect("request in its tree");
-                q.sort.remove(&key);
+                if let Some(r) = q.sort.remove(&key) {
+                    q.queued[dir(&r)] -= 1;
+                }
                 if q.sort.is_empty() {
                     self.put_queue(pid);
                 }
@@ -243,10 +266,24 @@ impl Scheduler for Cfq269 {
         }
         q.sort.remove(&old.start_sector);
         let alias = q.sort.insert(grown.start_sector, grown);
+        if let Some(a) = &alias {
+            q.queued[dir(a)] -= 1;
+        }
         if let Some(a) = alias {
             self.aliases += 1;
             self.dispatch_sort(a);
         }
+    }
+
+    /// `cfq_may_queue` (2.6.9): consulted by the block layer only when the pool is full.
+    fn may_queue_when_full(&self, req: &Request, nr_requests: u32) -> bool {
+        let busy = self.rr.len() as u64;
+        if busy == 0 {
+            return true;
+        }
+        let Some(q) = self.queues.get(&req.principal.pid) else { return true };
+        let limit = ((nr_requests as u64).saturating_sub(self.queued_reserve) / busy).clamp(3, MAX_QUEUED.max(3));
+        q.queued[dir(req)] <= limit
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
@@ -273,7 +310,7 @@ pub const TUNABLES: &[Tunable] = &[
         unit: "requests",
         min: 1.0,
         max: INT_MAX,
-        help: "cfq_may_queue's reserve in the per-process allocation limit; that limit is not modelled: accepted, no effect",
+        help: "cfq_may_queue's reserve: with the request pool full, a process may still allocate unless it has more than clamp((nr_requests - queued) / busy queues, 3, 128) requests of that direction queued",
     },
 ];
 

@@ -219,3 +219,36 @@ fn registry_builds_and_rejects() {
     assert!(e.contains("not a whole number"), "{e}");
     assert!(registry::build("cfq-2.6.9", None, &t("quantum", 16.0)).is_ok());
 }
+
+/// `cfq_may_queue` (2.6.9) as the block layer asks it with the pool full: A has 130 writes in
+/// its tree and B one; with two busy queues and nr_requests 8192 the limit is
+/// clamp((8192 - 8) / 2, 3, 128) = 128, so A (130 > 128) must wait and B may allocate; a process
+/// without a queue may; with no busy queue everyone may; with 100 busy queues the limit is
+/// (8192 - 8) / 100 = 81.
+#[test]
+fn may_queue_exempts_all_but_processes_over_their_share() {
+    let mut s = build(&[]);
+    let d = disk();
+    let cx = Context { now_ns: 0, device: &d, in_flight: 0 };
+    let wr = |id: u64, pid: u32, start: u64| Request { op: Op::Write, ..rq(id, pid, start) };
+    assert!(s.may_queue_when_full(&wr(0, 1, 0), 8192), "no busy queue: may");
+    for i in 0..130 {
+        s.add(wr(i, 1, 1_000 + i * 8), &cx);
+    }
+    s.add(wr(500, 2, 900_000), &cx);
+    assert!(!s.may_queue_when_full(&wr(600, 1, 5), 8192), "A: 130 writes queued > 128");
+    assert!(s.may_queue_when_full(&rq(601, 1, 5), 8192), "A's reads: none queued");
+    assert!(s.may_queue_when_full(&wr(602, 2, 5), 8192), "B: 1 write");
+    assert!(s.may_queue_when_full(&wr(603, 3, 5), 8192), "C has no queue");
+    // Dispatching moves requests out of the trees: A's count falls.
+    drain(&mut s, &cx, 8);
+    assert!(s.may_queue_when_full(&wr(604, 1, 5), 8192), "A: at most 128 left in its tree");
+    let mut many = build(&[]);
+    for p in 0..100u32 {
+        for i in 0..82u64 {
+            many.add(wr(p as u64 * 1000 + i, p + 10, (p as u64 * 1000 + i) * 8), &cx);
+        }
+    }
+    assert!(!many.may_queue_when_full(&wr(1, 10, 0), 8192), "82 > (8192 - 8) / 100 = 81");
+    assert!(many.may_queue_when_full(&wr(1, 10, 0), 8292), "82 <= (8292 - 8) / 100 = 82");
+}
