@@ -560,9 +560,9 @@ def list_devices_cmd(
         Column("read_program_us", "page read / program us", 2, right=True),
         Column("queue_depth_max", "queue depth", 3, right=True)], frows)
     items.append(ftable)
-    # JSON keeps the disks' list as it was (each with a rotational drive's fields); the flash
-    # presets are in the table and CSV outputs and in `iosched.api.list_flash_devices()`.
-    emit(items if fmt == "table" else [table, ftable], fmt, json_doc=devices)
+    # CSV and JSON keep the disks' list as it was (one table, each row a rotational drive's
+    # fields); the flash presets are in the terminal table and `iosched.list_flash_devices()`.
+    emit(items if fmt == "table" else [table], fmt, json_doc=devices)
 
 
 _JOBS_HELP = "Local worker processes (default: one per CPU; 1 runs everything in this process)."
