@@ -57,19 +57,23 @@ def _leftovers():
     return mounts, qemus, dirs
 
 
-def test_two_readers_none_and_bfq(tmp_path):
+def _kernel(tmp_path, *args) -> subprocess.CompletedProcess:
+    """`iosched kernel` (the installed package's: the checkout's python/ has no built extension)
+    on JOB, at IDE depth 1, one repeat; skips, saying why, where the machine cannot boot a guest."""
     reason = _skip_reason()
     if reason:
         print(f"skipped: {reason}")
         pytest.skip(reason)
     job = tmp_path / "two.fio"
     job.write_text(JOB)
-    env = dict(os.environ)  # the installed package (the checkout's python/ has no built extension)
+    return subprocess.run([os.sys.executable, "-m", "iosched.cli", "kernel", str(job), "--controller", "ide",
+                           "--repeat", "1", *args], capture_output=True, text=True)
+
+
+def test_two_readers_none_and_bfq(tmp_path):
     for sched in ("none", "bfq"):
         out = tmp_path / sched
-        p = subprocess.run([os.sys.executable, "-m", "iosched.cli", "kernel", str(job), "--scheduler", sched,
-                            "--controller", "ide", "--repeat", "1", "--out", str(out), "--format", "json"],
-                           capture_output=True, text=True, env=env)
+        p = _kernel(tmp_path, "--scheduler", sched, "--out", str(out), "--format", "json")
         assert p.returncode == 0, p.stderr
         doc = json.loads(p.stdout)
         assert doc["controller"] == "ide" and doc["queue_depth"] == 1
@@ -87,16 +91,7 @@ def test_two_readers_none_and_bfq(tmp_path):
 
 
 def test_unknown_tunable_fails_in_the_guest_and_cleans_up(tmp_path):
-    reason = _skip_reason()
-    if reason:
-        print(f"skipped: {reason}")
-        pytest.skip(reason)
-    job = tmp_path / "two.fio"
-    job.write_text(JOB)
-    env = dict(os.environ)  # the installed package (the checkout's python/ has no built extension)
-    p = subprocess.run([os.sys.executable, "-m", "iosched.cli", "kernel", str(job), "--scheduler", "mq-deadline",
-                        "--set", "no_such_tunable=1", "--repeat", "1", "--controller", "ide",
-                        "--out", str(tmp_path / "o")], capture_output=True, text=True, env=env)
+    p = _kernel(tmp_path, "--scheduler", "mq-deadline", "--set", "no_such_tunable=1", "--out", str(tmp_path / "o"))
     assert p.returncode == 2
     assert "tunable no_such_tunable: neither queue/iosched/no_such_tunable nor queue/no_such_tunable" in p.stderr
     assert "Traceback" not in p.stderr

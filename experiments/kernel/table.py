@@ -15,30 +15,28 @@ import json
 import sys
 from pathlib import Path
 
-from iosched import api
 from iosched.kernel import compare, workload
+from iosched.kernel.run import run_simulator
 
 
-def _sim_path(prefix: Path, doc: dict, think_free_seed: int) -> "tuple[dict, Path]":
-    """sim+path's summary and requests CSV: from the directory, else run now."""
+def _sim_path(prefix: Path, doc: dict, seed: int) -> "tuple[dict, Path]":
+    """sim+path's summary and requests CSV: from the directory, else run now as `iosched kernel`
+    runs it."""
     summary_path, csv_path = Path(f"{prefix}.sim-path.summary.json"), Path(f"{prefix}.sim-path.requests.csv")
     if summary_path.exists() and csv_path.exists():
         return json.loads(summary_path.read_text()), csv_path
     w = workload.load(Path(doc["job"]), doc["device"])
     sim_tunables, _ = workload.split_tunables(list(doc["tunables"].items()), doc["scheduler"])
     path_us = compare.path_latencies_us(compare.read_csv_rows(Path(f"{prefix}.mount.requests.csv")))
-    scn = workload.sim_scenario(w, doc["scheduler"], sim_tunables, doc["queue_depth"], 0.0, think_free_seed,
-                                doc.get("queue_order") or "rpo", command_latency_us=path_us)
-    res = api.run(scn, records=False, requests_csv=csv_path)
-    summary_path.write_text(json.dumps(res.summaries[0], indent=1) + "\n")
-    return res.summaries[0], csv_path
+    return run_simulator(w, doc["scheduler"], sim_tunables, doc["queue_depth"], 0.0, seed,
+                         doc.get("queue_order") or "rpo", path_us, prefix, "sim-path")
 
 
 def per_repeat(prefix: Path, doc: dict, repeat: int) -> dict:
     fio = json.loads(Path(f"{prefix}.fio.json").read_text())
     sim = json.loads(Path(f"{prefix}.sim.summary.json").read_text())
     simt = json.loads(Path(f"{prefix}.sim-think.summary.json").read_text())
-    simp, simp_csv = _sim_path(prefix, doc, 1 + repeat - 1)
+    simp, simp_csv = _sim_path(prefix, doc, repeat)
     names = [p["name"] for p in sim["processes"]]
     g, s, st, sp = compare.fio_side(fio, names), compare.sim_side(sim), compare.sim_side(simt), compare.sim_side(simp)
     mount_rows = compare.read_csv_rows(Path(f"{prefix}.mount.requests.csv"))

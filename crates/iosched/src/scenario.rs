@@ -13,6 +13,7 @@ use crate::device::presets::{preset, PRESET_NAMES};
 use crate::device::raid0::Raid0;
 use crate::device::rotational::DiskExtensions;
 use crate::device::{Device, RotationalDisk, RotationalSpec};
+use crate::metrics::summary::FlashReport;
 use crate::metrics::{RecordSink, RequestRecord, RunSummary};
 use crate::request::{IoPrio, Op, Principal, PrioClass, SECTOR_BYTES};
 use crate::sched::adaptive::{self, Adaptive};
@@ -1170,22 +1171,11 @@ impl Scenario {
             summary.bytes_served = workload.bytes_served();
             summary.trace_replay = workload.replay_counts();
             // Flash drives: their FTLs' counts, summed over an array's members.
-            let reports: Vec<_> = devices.iter().filter_map(|d| d.flash_report()).collect();
-            if let Some(first) = reports.first() {
-                let mut r = *first;
-                for o in &reports[1..] {
-                    r.host_units += o.host_units;
-                    r.gc_units += o.gc_units;
-                    r.padding_units += o.padding_units;
-                    r.erases += o.erases;
-                    r.gc_runs += o.gc_runs;
-                    r.trimmed_units += o.trimmed_units;
-                }
-                if r.host_units > 0 {
-                    r.write_amplification = (r.host_units + r.gc_units + r.padding_units) as f64 / r.host_units as f64;
-                }
-                summary.flash = Some(r);
-            }
+            summary.flash = devices
+                .iter()
+                .filter_map(|d| d.flash_counters())
+                .reduce(|(r, p), (r2, p2)| (r.zip(r2, u64::saturating_add), p.zip(p2, u64::saturating_add)))
+                .map(|(run, pre)| FlashReport::new(run, pre));
             if let Some(Stop::Cancelled { at_ns }) = sim.stop {
                 summary.stopped = Some(format!("cancelled at {:.3} s of simulated time", at_ns as f64 / 1e9));
             }

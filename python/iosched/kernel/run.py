@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, List, Optional
 
-from . import compare
+from . import compare, workload
 from .errors import KernelError
 from .workload import SIM_SCHEDULER
 
@@ -100,10 +100,9 @@ def default_out(o: Options) -> Path:
 
 def run(o: Options, log: Callable[[str], None] = lambda s: None, fuse_command: Optional[List[str]] = None) -> dict:
     """The whole command; returns the comparison document (also written to OUT/comparison.json)."""
-    from .. import api
     from ..fio_job import device_capacity_bytes
     from ..scenario import ScenarioError
-    from . import cache, guest, initramfs, workload
+    from . import cache, guest, initramfs
 
     check_options(o)
     tunables = initramfs.check_tunables(o.sets)
@@ -149,18 +148,14 @@ def run(o: Options, log: Callable[[str], None] = lambda s: None, fuse_command: O
                 session.teardown()
             mount_summary = json.loads(Path(f"{prefix}.mount.summary.json").read_text())["runs"][0]
             g = compare.fio_side(b.fio, w.job_names if len(b.fio.get("jobs", [])) == len(w.job_names) else None)
-            g.drive = compare.drive_view(compare.read_csv_rows(Path(f"{prefix}.mount.requests.csv")))
-            think_us = float((mount_summary.get("think_us") or {}).get("p50") or 0.0)
             mount_rows = compare.read_csv_rows(Path(f"{prefix}.mount.requests.csv"))
+            g.drive = compare.drive_view(mount_rows)
+            think_us = float((mount_summary.get("think_us") or {}).get("p50") or 0.0)
             path_us = compare.path_latencies_us(mount_rows)
             sides = {}
             for tag, think, path in (("sim", 0.0, None), ("sim-think", think_us, None), ("sim-path", 0.0, path_us)):
-                scn = workload.sim_scenario(w, o.scheduler, sim_tunables, depth, think, o.seed + i, o.queue_order,
-                                            command_latency_us=path)
-                csv_path = Path(f"{prefix}.{tag}.requests.csv")
-                res = api.run(scn, records=False, requests_csv=csv_path)
-                summary = res.summaries[0]
-                Path(f"{prefix}.{tag}.summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+                summary, csv_path = run_simulator(w, o.scheduler, sim_tunables, depth, think, o.seed + i, o.queue_order,
+                                                  path, prefix, tag)
                 side = compare.sim_side(summary)
                 side.drive = compare.drive_view(compare.read_csv_rows(csv_path, run=0))
                 sides[tag] = side
@@ -189,6 +184,20 @@ def run(o: Options, log: Callable[[str], None] = lambda s: None, fuse_command: O
     (out / "comparison.json").write_text(json.dumps(doc, indent=1) + "\n")
     write_csv(out / "comparison.csv", per_repeat_rows, summary_rows)
     return doc
+
+
+def run_simulator(w, scheduler: str, tunables: dict, depth: int, think_us: float, seed: int, queue_order: str,
+                  path_us: Optional[List[float]], prefix: Path, tag: str) -> "tuple[dict, Path]":
+    """One simulator variant of a repeat (workload.sim_scenario's arguments), its summary and
+    requests written beside the guest's files as PREFIX.TAG.summary.json and
+    PREFIX.TAG.requests.csv; returns (summary, the CSV's path)."""
+    from .. import api
+
+    scn = workload.sim_scenario(w, scheduler, tunables, depth, think_us, seed, queue_order, command_latency_us=path_us)
+    csv_path = Path(f"{prefix}.{tag}.requests.csv")
+    summary = api.run(scn, records=False, requests_csv=csv_path).summaries[0]
+    Path(f"{prefix}.{tag}.summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    return summary, csv_path
 
 
 def write_csv(path: Path, per_repeat: List[List[dict]], summary: List[dict]) -> None:

@@ -124,8 +124,8 @@ pub trait Device: DeviceView {
     fn flush_done_ns(&mut self, now: Nanos) -> Nanos {
         now
     }
-    /// A flash drive's FTL counters for the run (None: not a flash drive).
-    fn flash_report(&self) -> Option<crate::metrics::summary::FlashReport> {
+    /// A flash drive's FTL counters: the run's and preconditioning's (None: not a flash drive).
+    fn flash_counters(&self) -> Option<(flash::ftl::FtlCounters, flash::ftl::FtlCounters)> {
         None
     }
 }

@@ -2,6 +2,7 @@
 
 use super::invariants::InvariantReport;
 use super::RequestRecord;
+use crate::device::flash::ftl::FtlCounters;
 use crate::time::{ns_to_ms, Nanos};
 use crate::workload::ProcessInfo;
 use serde::Serialize;
@@ -154,6 +155,23 @@ pub struct FlashReport {
     pub write_amplification: f64,
     /// The same over preconditioning (an aged drive's steady state).
     pub precondition_write_amplification: f64,
+}
+
+impl FlashReport {
+    /// The report of the run's counters `run` and preconditioning's `pre` (each summed over an
+    /// array's drives).
+    pub fn new(run: FtlCounters, pre: FtlCounters) -> FlashReport {
+        FlashReport {
+            host_units: run.host_units,
+            gc_units: run.gc_units,
+            padding_units: run.padding_units,
+            erases: run.erases,
+            gc_runs: run.gc_runs,
+            trimmed_units: run.trimmed_units,
+            write_amplification: run.write_amplification(),
+            precondition_write_amplification: pre.write_amplification(),
+        }
+    }
 }
 
 /// Summarizes a run from its records (`elapsed_ns`: the run's length, its last completion).

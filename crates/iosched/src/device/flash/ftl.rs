@@ -47,6 +47,18 @@ impl FtlCounters {
         }
         (self.host_units + self.gc_units + self.padding_units) as f64 / self.host_units as f64
     }
+
+    /// Each count combined with `o`'s by `f` (sums over an array, differences between times).
+    pub fn zip(self, o: FtlCounters, f: impl Fn(u64, u64) -> u64) -> FtlCounters {
+        FtlCounters {
+            host_units: f(self.host_units, o.host_units),
+            gc_units: f(self.gc_units, o.gc_units),
+            padding_units: f(self.padding_units, o.padding_units),
+            erases: f(self.erases, o.erases),
+            gc_runs: f(self.gc_runs, o.gc_runs),
+            trimmed_units: f(self.trimmed_units, o.trimmed_units),
+        }
+    }
 }
 
 /// The logical capacity in 4 KiB units of `geo` with `over_provisioning` (whole superpages,

@@ -80,15 +80,7 @@ impl FlashSsd {
     }
     /// The FTL's counters since preconditioning (the run's writes, GC and erases).
     pub fn run_counters(&self) -> FtlCounters {
-        let (a, b) = (self.ftl.counters, self.after_precondition);
-        FtlCounters {
-            host_units: a.host_units - b.host_units,
-            gc_units: a.gc_units - b.gc_units,
-            padding_units: a.padding_units - b.padding_units,
-            erases: a.erases - b.erases,
-            gc_runs: a.gc_runs - b.gc_runs,
-            trimmed_units: a.trimmed_units - b.trimmed_units,
-        }
+        self.ftl.counters.zip(self.after_precondition, |a, b| a - b)
     }
     /// The counters preconditioning left (its own write amplification).
     pub fn precondition_counters(&self) -> FtlCounters {
@@ -240,18 +232,8 @@ impl Device for FlashSsd {
     fn as_view(&self) -> &dyn DeviceView {
         self
     }
-    fn flash_report(&self) -> Option<crate::metrics::summary::FlashReport> {
-        let c = self.run_counters();
-        Some(crate::metrics::summary::FlashReport {
-            host_units: c.host_units,
-            gc_units: c.gc_units,
-            padding_units: c.padding_units,
-            erases: c.erases,
-            gc_runs: c.gc_runs,
-            trimmed_units: c.trimmed_units,
-            write_amplification: c.write_amplification(),
-            precondition_write_amplification: self.after_precondition.write_amplification(),
-        })
+    fn flash_counters(&self) -> Option<(FtlCounters, FtlCounters)> {
+        Some((self.run_counters(), self.precondition_counters()))
     }
     /// Every command the drive queue holds is in service at once: the dies and channels decide.
     fn concurrent_commands(&self) -> u32 {
