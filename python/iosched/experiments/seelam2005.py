@@ -73,6 +73,16 @@ DEVICE_MIB = 78140
 INNER_FS_START_MIB = DEVICE_MIB - FS_MIB
 
 
+# The host's CPU costs, from lmbench on the published machine nearest the paper's (a 2.28 GHz
+# Pentium 4 Xeon with Linux 2.6.9): a 2.4 GHz Xeon with Linux 2.6.10, lmbench 3.0-a3 (I. Pratt,
+# "2.6.11 vs 2.6.10 slowdown on i686", LKML, 17 Mar 2005, Message-Id
+# <E1DBtvc-0002c4-00@mta1.cl.cam.ac.uk>): null call 0.49 us, fork+execve 857 us, bcopy (libc)
+# 549.1 MB/s (lmbench's MB: 10^6 B). docs/host.md "The CPU a system call costs".
+SYSCALL_US = 0.49
+COPY_MB_S = 549.1
+EXEC_US = 857
+
+
 def _host(memory_mib: int, tree: list, files: list, sample_ms: Optional[int]) -> dict:
     h = {
         "memory_mib": memory_mib,
@@ -86,6 +96,8 @@ def _host(memory_mib: int, tree: list, files: list, sample_ms: Optional[int]) ->
         "dirty_background_ratio": 10,
         "dirty_ratio": 40,
         "read_ahead_kb": 128,
+        "syscall_us": SYSCALL_US,
+        "copy_mb_s": COPY_MB_S,
         "tree": tree,
         "file": files,
     }
@@ -308,7 +320,7 @@ def _t2_scenario(sched: dict, quick: bool) -> dict:
     host = _host(memory, [_tree("/linux", quick)], [{"path": "/big-file", "size_mib": big}], 1000)
     tasks = [
         {"name": "A", "command": "cat", "path": "/big-file", "loops": 0},
-        {"name": "B", "command": "find-exec-cat", "path": "/linux"},
+        {"name": "B", "command": "find-exec-cat", "path": "/linux", "exec_us": EXEC_US},
     ]
     return _scenario(sched, host, tasks, duration)
 
@@ -356,7 +368,7 @@ def report_t2(t: Tables, rows: list, skipped: list, quick: bool) -> str:
         "## Table 2: a streaming reader against a chunk reader (section 5.5)\n\n"
         "Program A, `while true; do cat big-file > /dev/null; done`, beside program B, `time find . -type f -exec cat "
         f"'{{}}' ';' > /dev/null` over a tree the size of the Linux source tree ({tree}; every cat a new process, "
-        "fork + exec 1 ms). Program B's time, and the aggregate disk throughput while B runs (MB = 10^6 B; to the "
+        f"fork + exec {EXEC_US} us; every read() 0.49 us and its copy at 549.1 MB/s of CPU). Program B's time, and the aggregate disk throughput while B runs (MB = 10^6 B; to the "
         "run's end when B did not finish); B's requests and their mean response time (queue to completion) from the "
         "run's per-process table (claims `t2-*`).\n\n"
         + markdown_table(["scheduler", "B time s", "aggregate MB/s", "B's reads MB/s", "A's reads MB/s", "cat processes",
@@ -380,12 +392,12 @@ def report_t2(t: Tables, rows: list, skipped: list, quick: bool) -> str:
 def _t3_scenario(sched: dict, instances: int, quick: bool) -> dict:
     paths = ["/linux-1", "/linux-2"][:instances]
     host = _host(256 if quick else 1024, [_tree(p, quick) for p in ["/linux-1", "/linux-2"]], [], None)
-    tasks = [{"name": f"B{i + 1}", "command": "find-exec-cat", "path": path} for i, path in enumerate(paths)]
+    tasks = [{"name": f"B{i + 1}", "command": "find-exec-cat", "path": path, "exec_us": EXEC_US} for i, path in enumerate(paths)]
     return _scenario(sched, host, tasks, 600.0 if quick else 3600.0)
 
 
 # Controlled runs: the same one and two instances with no fork + exec time per cat (exec_us = 0
-# instead of the model's 1 ms), to show how much of the times is the per-file CPU cost.
+# instead of EXEC_US), to show how much of the times is the per-file CPU cost.
 T3_CONTROLS = [(f"{lb}-no-exec", lb, {"exec_us": 0}) for lb in ("deadline", "LAS", "CAS")]
 T3_COUNTERS = ["antic_waits", "antic_timeouts", "break_close", "break_exited"]
 
@@ -447,7 +459,7 @@ def report_t3(t: Tables, rows: list, skipped: list, out: Path, quick: bool) -> s
         "instances read (data and metadata) over the time to the last one's exit (MB = 10^6 B) (claims `t3-*`).\n\n"
         + markdown_table(head, table)
         + "\n\n" + ("\n".join(skipped) + "\n\n" if skipped else "")
-        + ("Controlled runs: the same with no fork + exec time per cat (`exec_us` = 0 instead of 1 ms).\n\n"
+        + (f"Controlled runs: the same with no fork + exec time per cat (`exec_us` = 0 instead of {EXEC_US} us).\n\n"
            + markdown_table(["run"] + head[1:], controls) + "\n\n" if controls else "")
         + ("The anticipatory schedulers' counters, one instance then two: waits, ended by the timeout, ended by a "
            "close request of another process, dispatches because the anticipated cat had exited.\n\n"

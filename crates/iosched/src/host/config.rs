@@ -59,4 +59,7 @@ pub struct HostConfig {
     pub meta_block_pages: u64,
     /// Sample the writeback state this often (None: no timeline).
     pub sample_ns: Option<Nanos>,
+    /// CPU per system call and per byte copied (`[host] syscall_us`, `copy_mb_s`; free by
+    /// default).
+    pub syscall_cost: super::syscall_cost::SyscallCost,
 }

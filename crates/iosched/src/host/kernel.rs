@@ -496,6 +496,11 @@ impl Kernel {
                 self.tasks[t].current = Some(call);
                 return;
             }
+            // The call has returned: its CPU (entry, exit, the copy) runs next.
+            let cost_ns = self.cfg.syscall_cost.cost_ns(&call);
+            if cost_ns > 0 {
+                self.tasks[t].calls.push_front(Syscall::Compute(cost_ns));
+            }
         }
     }
 

@@ -18,6 +18,7 @@ pub mod readahead_2_6_9;
 pub mod readahead_freebsd;
 pub mod report;
 pub mod syscall;
+pub mod syscall_cost;
 mod unlink;
 mod write;
 pub mod writeback;

@@ -56,6 +56,11 @@ pub struct HostSection {
     pub fs_mib: Option<f64>,
     /// Record the dirty-page level every this many ms (a timeline in the host report).
     pub sample_ms: Option<f64>,
+    /// CPU time of a system call's entry and exit (lmbench `lat_syscall null`; default 0).
+    pub syscall_us: Option<f64>,
+    /// Copy bandwidth between user and kernel memory, MB (10^6 B) per second (lmbench
+    /// `bw_mem bcopy`); a read's or write's bytes cost CPU at this rate (default: free).
+    pub copy_mb_s: Option<f64>,
     /// Trees of files present at the start, each under its `path`.
     #[serde(default)]
     pub tree: Vec<TreeSection>,
@@ -175,6 +180,15 @@ impl HostSection {
             None => None,
             Some(ms) => Some(ms_to_ns(positive("host.sample_ms", ms, 3_600_000.0)?)),
         };
+        let syscall_ns = match self.syscall_us {
+            None => 0,
+            Some(us) if us.is_finite() && (0.0..=1e6).contains(&us) => crate::time::us_to_ns(us),
+            Some(us) => return Err(format!("field `host.syscall_us` must be in [0, 1000000], got {us}")),
+        };
+        let copy_bytes_per_s = match self.copy_mb_s {
+            None => 0,
+            Some(mb) => (positive("host.copy_mb_s", mb, 1e9)? * 1e6).round() as u64,
+        };
         Ok(HostConfig {
             kernel,
             memory_pages,
@@ -186,6 +200,7 @@ impl HostSection {
             max_bio_pages: if kernel == KernelKind::FreeBsd { crate::host::FREEBSD_MAXPHYS_PAGES } else { 256 },
             meta_block_pages: 1,
             sample_ns,
+            syscall_cost: crate::host::syscall_cost::SyscallCost { syscall_ns, copy_bytes_per_s },
         })
     }
 

@@ -217,6 +217,36 @@ fn second_cat_rereads_everything_when_the_file_does_not_fit() {
     assert_eq!(task(&r, "cat2").data_pages_read, file_pages);
 }
 
+#[test]
+fn system_calls_cost_cpu_for_entry_and_copy_when_asked() {
+    // cat2 reads the cached 4 MiB file in 32 reads of 128 KiB: with 1 us per call and a copy
+    // at 1000 MB/s (1 ns per byte) each read costs 1,000 + 131,072 ns more, the open 1,000.
+    let free = run(&cat_twice(64.0));
+    let costly_text = cat_twice(64.0).replace("memory_mib = 64\n", "memory_mib = 64\nsyscall_us = 1.0\ncopy_mb_s = 1000.0\n");
+    assert_ne!(costly_text, cat_twice(64.0));
+    let costly = run(&costly_text);
+    let (f, c) = (task(&free, "cat2"), task(&costly, "cat2"));
+    assert_eq!(c.data_pages_read, 0, "served from memory");
+    let added_cpu = c.cpu_s - f.cpu_s;
+    let added_time = c.elapsed_s.unwrap() - f.elapsed_s.unwrap();
+    let reads = 32.0 * (1_000.0 + 131_072.0) * 1e-9;
+    // At least the reads and the open; at most one more call (a read at the end of the file).
+    assert!(added_cpu >= reads + 1e-6 - 1e-12 && added_cpu <= reads + 2e-6 + 1e-12, "{added_cpu}");
+    assert!((added_time - added_cpu).abs() < 1e-9, "nothing else waits: {added_time} vs {added_cpu}");
+}
+
+#[test]
+fn a_bad_system_call_cost_is_named() {
+    for (field, value) in [("syscall_us", "-1.0"), ("copy_mb_s", "0.0"), ("copy_mb_s", "nan")] {
+        let text = cat_twice(64.0).replace("memory_mib = 64\n", &format!("memory_mib = 64\n{field} = {value}\n"));
+        let err = match Scenario::parse(&text, "test.toml") {
+            Err(e) => format!("{e}"),
+            Ok(s) => s.run_with(RunOptions::default()).err().map(|e| format!("{e}")).unwrap_or_default(),
+        };
+        assert!(err.contains(&format!("host.{field}")), "{field} = {value}: {err}");
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // 3. Readahead through the host.
 
