@@ -76,10 +76,11 @@ INNER_FS_START_MIB = DEVICE_MIB - FS_MIB
 # The host's CPU costs, from lmbench on the published machine nearest the paper's (a 2.28 GHz
 # Pentium 4 Xeon with Linux 2.6.9): a 2.4 GHz Xeon with Linux 2.6.10, lmbench 3.0-a3 (I. Pratt,
 # "2.6.11 vs 2.6.10 slowdown on i686", LKML, 17 Mar 2005, Message-Id
-# <E1DBtvc-0002c4-00@mta1.cl.cam.ac.uk>): null call 0.49 us, fork+execve 857 us, bcopy (libc)
-# 549.1 MB/s (lmbench's MB: 10^6 B). docs/host.md "The CPU a system call costs".
+# <E1DBtvc-0002c4-00@mta1.cl.cam.ac.uk>): null call 0.49 us, fork+execve 857 us, File reread
+# (bw_file_rd: read() of a file in the page cache into a reused buffer, as cat does) 1551.7 MB/s
+# (lmbench's MB: 10^6 B). docs/host.md "The CPU a system call costs".
 SYSCALL_US = 0.49
-COPY_MB_S = 549.1
+COPY_MB_S = 1551.7
 EXEC_US = 857
 
 
@@ -325,9 +326,18 @@ def _t2_scenario(sched: dict, quick: bool) -> dict:
     return _scenario(sched, host, tasks, duration)
 
 
+# Controlled runs: the same with no CPU for the system calls (FREE_CALLS taken away).
+T2_CONTROLS = [(f"{lb}-free-calls", lb, {"host": ("syscall_us", "copy_mb_s")}) for lb in ("LAS", "CAS")]
+
+
 def plan_t2(p: Plan, rows: list, quick: bool) -> None:
     for label, sched in rows:
         p.add(f"t2-{_key(label)}", _t2_scenario(sched, quick))
+    for row, _, sched, change in _controls(T2_CONTROLS, rows):
+        scn = _t2_scenario(sched, quick)
+        for field in change["host"]:
+            scn["host"].pop(field)
+        p.add(f"t2-{row.lower()}", scn)
 
 
 T2_COUNTERS = ["antic_waits", "break_close", "antic_timeouts", "break_same_process", "break_exited"]
@@ -335,8 +345,9 @@ T2_COUNTERS = ["antic_waits", "break_close", "antic_timeouts", "break_same_proce
 
 def tables_t2(p: Plan, rows: list, t: Tables) -> None:
     data = {}
-    for label, _ in rows:
-        key = f"t2-{_key(label)}"
+    keys = [(row_name(label), f"t2-{_key(label)}") for label, _ in rows]
+    keys += [(row, f"t2-{row.lower()}") for row, _, _, _ in _controls(T2_CONTROLS, rows)]
+    for name, key in keys:
         s, dur = p[key], _run_duration(p, key)
         b = _tasks(s)["B"]
         t0, t1, _ = _window(s, b)
@@ -351,7 +362,7 @@ def tables_t2(p: Plan, rows: list, t: Tables) -> None:
             row["b_requests"] = proc["requests"]
             row["b_response_ms"] = proc["response_ms"]["mean"]
         row.update(_counters(s, T2_COUNTERS))
-        data[row_name(label)] = row
+        data[name] = row
     t.add("table2", data)
 
 
@@ -359,6 +370,7 @@ def report_t2(t: Tables, rows: list, skipped: list, quick: bool) -> str:
     cols = [("b_time_s", ".1f"), ("aggregate_mb_s", ".1f"), ("b_reads_mb_s", ".2f"), ("a_reads_mb_s", ".1f"),
             ("cat_processes", ".0f"), ("b_requests", ".0f"), ("b_response_ms", ".1f")]
     table = [[label] + [show(t.ref(f"table2/{row_name(label)}/{c}"), f) for c, f in cols] for label, _ in rows]
+    controls = [[row] + [show(t.ref(f"table2/{row}/{c}"), f) for c, f in cols] for row, _, _, _ in _controls(T2_CONTROLS, rows)]
     tree = ("111 directories, 1,776 files (about 22 MiB), 256 MiB of memory, a 512 MiB big-file" if quick else
             "1,111 directories, 17,776 files, lognormal sizes of mean 13 KiB (about 225 MiB: the Linux 2.6 source tree), "
             "1 GiB of memory, a 2 GiB big-file")
@@ -368,12 +380,15 @@ def report_t2(t: Tables, rows: list, skipped: list, quick: bool) -> str:
         "## Table 2: a streaming reader against a chunk reader (section 5.5)\n\n"
         "Program A, `while true; do cat big-file > /dev/null; done`, beside program B, `time find . -type f -exec cat "
         f"'{{}}' ';' > /dev/null` over a tree the size of the Linux source tree ({tree}; every cat a new process, "
-        f"fork + exec {EXEC_US} us; every read() 0.49 us and its copy at 549.1 MB/s of CPU). Program B's time, and the aggregate disk throughput while B runs (MB = 10^6 B; to the "
+        f"fork + exec {EXEC_US} us; every read() 0.49 us and its copy at 1551.7 MB/s of CPU: lmbench). Program B's time, and the aggregate disk throughput while B runs (MB = 10^6 B; to the "
         "run's end when B did not finish); B's requests and their mean response time (queue to completion) from the "
         "run's per-process table (claims `t2-*`).\n\n"
         + markdown_table(["scheduler", "B time s", "aggregate MB/s", "B's reads MB/s", "A's reads MB/s", "cat processes",
                           "B's requests", "B's mean response ms"], table)
         + "\n\n" + ("\n".join(skipped) + "\n\n" if skipped else "")
+        + ("Controlled runs, one change: `-free-calls`, no CPU for the system calls (no `syscall_us` and `copy_mb_s`).\n\n"
+           + markdown_table(["run", "B time s", "aggregate MB/s", "B's reads MB/s", "A's reads MB/s", "cat processes",
+                             "B's requests", "B's mean response ms"], controls) + "\n\n" if controls else "")
         + ("The anticipatory schedulers' counters (which rule ended each anticipation, or dispatched instead of waiting): "
            "waits, ended by a close request of another process, ended by the timeout; dispatches where the anticipated "
            "process's own next request was queued; dispatches because the anticipated process (a cat) had exited.\n\n"
@@ -397,8 +412,11 @@ def _t3_scenario(sched: dict, instances: int, quick: bool) -> dict:
 
 
 # Controlled runs: the same one and two instances with no fork + exec time per cat (exec_us = 0
-# instead of EXEC_US), to show how much of the times is the per-file CPU cost.
-T3_CONTROLS = [(f"{lb}-no-exec", lb, {"exec_us": 0}) for lb in ("deadline", "LAS", "CAS")]
+# instead of EXEC_US), to show how much of the times is the per-file CPU cost; and with the
+# host's CPU per system call taken away (no syscall_us, no copy_mb_s: each read() free).
+FREE_CALLS = ("syscall_us", "copy_mb_s")
+T3_CONTROLS = ([(f"{lb}-no-exec", lb, {"exec_us": 0}) for lb in ("deadline", "LAS", "CAS")]
+               + [(f"{lb}-free-calls", lb, {"host": FREE_CALLS}) for lb in ("deadline", "LAS", "CAS")])
 T3_COUNTERS = ["antic_waits", "antic_timeouts", "break_close", "break_exited"]
 
 
@@ -410,7 +428,9 @@ def plan_t3(p: Plan, rows: list, quick: bool) -> None:
         for n in (1, 2):
             scn = _t3_scenario(sched, n, quick)
             for task in scn["task"]:
-                task.update(change)
+                task.update({k: v for k, v in change.items() if k != "host"})
+            for field in change.get("host", ()):
+                scn["host"].pop(field)
             p.add(f"t3-{row.lower()}-{n}", scn)
 
 
@@ -459,7 +479,8 @@ def report_t3(t: Tables, rows: list, skipped: list, out: Path, quick: bool) -> s
         "instances read (data and metadata) over the time to the last one's exit (MB = 10^6 B) (claims `t3-*`).\n\n"
         + markdown_table(head, table)
         + "\n\n" + ("\n".join(skipped) + "\n\n" if skipped else "")
-        + (f"Controlled runs: the same with no fork + exec time per cat (`exec_us` = 0 instead of {EXEC_US} us).\n\n"
+        + (f"Controlled runs, one change each: `-no-exec`, no fork + exec time per cat (`exec_us` = 0 instead of "
+           f"{EXEC_US} us); `-free-calls`, no CPU for the system calls (no `syscall_us` and `copy_mb_s`).\n\n"
            + markdown_table(["run"] + head[1:], controls) + "\n\n" if controls else "")
         + ("The anticipatory schedulers' counters, one instance then two: waits, ended by the timeout, ended by a "
            "close request of another process, dispatches because the anticipated cat had exited.\n\n"
