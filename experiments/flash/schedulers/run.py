@@ -188,16 +188,22 @@ def figure(rows) -> None:
         ax.set_xticks(list(xs), [r["scheduler"] for r in rs], rotation=30, fontsize=8)
         ax.set_title(f"{d} vs {a}", fontsize=9)
         if i == 0:
-            ax.set_ylabel("reader response (ms)")
-            ax.legend(fontsize=7)
+            ax.set_ylabel("the reader's response (ms)")
+        if i == 1:
+            ax.legend(fontsize=7, loc="upper right")
         ax = axes[1][i]
+        top = max(r["total_iops"] for r in rs) / 1e3 * 1.35
         ax.bar(list(xs), [r["total_iops"] / 1e3 for r in rs], 0.6, color="tab:green")
         for x, r in zip(xs, rs):
-            if r["cpu_iops_ceiling"]:
-                ax.plot([x - 0.3, x + 0.3], [r["cpu_iops_ceiling"] / 1e3] * 2, color="red", linewidth=1.5)
+            c = r["cpu_iops_ceiling"]
+            if c and c / 1e3 <= top:
+                ax.plot([x - 0.3, x + 0.3], [c / 1e3] * 2, color="red", linewidth=1.5)
+            elif c:
+                ax.text(x, top * 0.92, f"ceiling\n{c / 1e3:,.0f}k", ha="center", va="top", fontsize=6, color="red")
+        ax.set_ylim(0, top)
         ax.set_xticks(list(xs), [r["scheduler"] for r in rs], rotation=30, fontsize=8)
         if i == 0:
-            ax.set_ylabel("total kIOPS (red: CPU ceiling)")
+            ax.set_ylabel("requests/s, thousands\n(red: the scheduler's CPU ceiling)")
     fig.tight_layout()
     out = ROOT / "docs/reproductions/flash"
     out.mkdir(parents=True, exist_ok=True)
