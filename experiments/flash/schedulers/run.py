@@ -162,7 +162,7 @@ def table(rows) -> None:
     for r in rows:
         body += (
             f"| {r['drive']} | {r['against']} | {r['scheduler']} | {fmt(r['reader_p50_ms'])} | {fmt(r['reader_p99_ms'])} | "
-            f"{fmt(r['kyber_target_met'])} | {fmt(r['reader_iops'])} | {fmt(r['others_iops'])} | {fmt(r['others_mb_s'], 1)} | "
+            f"{fmt(r['kyber_target_met'])} | {fmt(r['reader_iops'], 0)} | {fmt(r['others_iops'], 0)} | {fmt(r['others_mb_s'], 1)} | "
             f"{fmt(r['total_iops'])} | {fmt(r['cpu_iops_ceiling'])} |\n"
         )
     (HERE / "table.md").write_text(head + body)
