@@ -49,7 +49,7 @@ pub fn map_cpus(cpus: u32, nr_hw_queues: u32) -> Vec<u32> {
     let mut map = Vec::with_capacity(cpus as usize);
     for q in 0..h {
         let size = per + u32::from(q < extra);
-        map.extend(std::iter::repeat(q).take(size as usize));
+        map.extend(std::iter::repeat_n(q, size as usize));
     }
     map
 }

@@ -14,7 +14,7 @@ fn drain(arbiter: &mut Arbiter, counts: &[u32]) -> Vec<usize> {
     while let Some((sq, n)) = arbiter.grant(&left) {
         assert!(n >= 1 && n <= left[sq], "grant of {n} from SQ {sq} holding {}", left[sq]);
         left[sq] -= n;
-        order.extend(std::iter::repeat(sq).take(n as usize));
+        order.extend(std::iter::repeat_n(sq, n as usize));
     }
     order
 }
