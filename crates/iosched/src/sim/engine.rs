@@ -505,7 +505,7 @@ fn issue_mq(l: &mut Lane, req: Request, path: crate::device::ArmPath, now: Nanos
     let mq = l.mq.as_mut().expect("blk-mq lane");
     let hwq = mq.hwq_of(&req);
     mq.take_tag(hwq);
-    let cpu_done = mq.charge(&req, now);
+    let cpu_done = mq.charge(&req, hwq, now);
     match l.nvme.as_mut() {
         Some(c) => {
             let ready = cpu_done.saturating_add(l.latency.next_ns());

@@ -71,6 +71,9 @@ pub struct BlkMq {
     in_flight: Vec<u32>,
     /// Requests the scheduler dispatched for a hardware queue without a free tag.
     parked: VecDeque<(Request, ArmPath)>,
+    /// When each hardware queue last handed a command on: commands leave one hardware queue in
+    /// order (its submission is serialised: the NVMe SQ's lock, the AHCI port's).
+    last_ready: Vec<Nanos>,
     pub clock: CpuClock,
 }
 
@@ -78,7 +81,8 @@ impl BlkMq {
     pub fn new(cfg: MqConfig) -> BlkMq {
         let cpu_to_hwq = map_cpus(cfg.cpus, cfg.nr_hw_queues);
         let clock = CpuClock::new(cfg.cpus, cfg.cost);
-        BlkMq { in_flight: vec![0; cfg.nr_hw_queues.max(1) as usize], cpu_to_hwq, parked: VecDeque::new(), clock, cfg }
+        let n = cfg.nr_hw_queues.max(1) as usize;
+        BlkMq { in_flight: vec![0; n], cpu_to_hwq, parked: VecDeque::new(), last_ready: vec![0; n], clock, cfg }
     }
 
     pub fn config(&self) -> &MqConfig {
@@ -148,11 +152,13 @@ impl BlkMq {
         self.parked.remove(i)
     }
 
-    /// Charges the scheduler's CPU time for `req` dispatched at `now`: when its command
-    /// reaches the device.
-    pub fn charge(&mut self, req: &Request, now: Nanos) -> Nanos {
+    /// Charges the scheduler's CPU time for `req` dispatched at `now` for hardware queue `hwq`:
+    /// when its command leaves the host (its CPU work done, and after the queue's previous one).
+    pub fn charge(&mut self, req: &Request, hwq: usize, now: Nanos) -> Nanos {
         let cpu = self.cpu_of(req);
-        self.clock.charge(cpu, now)
+        let ready = self.clock.charge(cpu, now).max(self.last_ready[hwq]);
+        self.last_ready[hwq] = ready;
+        ready
     }
 }
 

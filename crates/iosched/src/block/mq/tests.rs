@@ -95,3 +95,20 @@ fn linux_costs_are_the_documented_ones() {
     assert_eq!(SchedCost::linux("kyber"), SchedCost::NONE);
     assert_eq!(SchedCost::linux("noop"), SchedCost::NONE);
 }
+
+#[test]
+fn one_hardware_queue_hands_commands_on_in_order() {
+    // Two CPUs share one hardware queue; CPU 1's request, dispatched later, would finish its
+    // CPU work earlier: it still leaves after CPU 0's (the queue's submission is serialised).
+    let mut m = BlkMq::new(MqConfig {
+        cpus: 2,
+        nr_hw_queues: 1,
+        tags_per_hw_queue: 8,
+        cost: SchedCost { per_request_ns: 1000, serialized: false },
+        sq_select: SqSelect::Cpu,
+        sq_classes: vec![],
+    });
+    assert_eq!(m.charge(&req(0), 0, 0), 1000);
+    assert_eq!(m.charge(&req(0), 0, 0), 2000, "CPU 0 busy until 1000");
+    assert_eq!(m.charge(&req(1), 0, 100), 2000, "CPU 1 done at 1100, after the queue's last at 2000");
+}
