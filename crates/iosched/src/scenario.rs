@@ -39,6 +39,7 @@ mod ffsb;
 mod flash;
 mod host;
 mod memory;
+mod nvme;
 mod process;
 mod s_suite;
 mod selection;
@@ -138,6 +139,9 @@ pub struct DeviceSection {
     /// `[device.flash]`: a flash preset's parameters overridden (docs/devices-flash.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flash: Option<FlashSection>,
+    /// `[device.nvme]`: an NVMe drive's queue pairs, arbitration and PCIe link.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nvme: Option<nvme::NvmeSection>,
 }
 
 /// `device.command_latency_us`: one latency or a list of them (µs).
@@ -166,6 +170,7 @@ impl Default for DeviceSection {
             write_cache: None,
             kind: None,
             flash: None,
+            nvme: None,
         }
     }
 }
@@ -421,6 +426,15 @@ impl Scenario {
         block::command_latency(&self.device)
     }
 
+    /// blk-mq (CPUs, hardware queues, the scheduler's CPU cost) and NVMe queue pairs for a run
+    /// under `scheduler` (None, None: one queue, no CPU cost, as before).
+    pub fn host_queues(
+        &self,
+        scheduler: &str,
+    ) -> Result<(Option<crate::block::mq::MqConfig>, Option<crate::device::nvme::NvmeConfig>), String> {
+        nvme::host_queues(self, scheduler)
+    }
+
     /// The drive's command queue (depth 1 unless `device.queue_depth` says otherwise).
     pub fn drive_queue(&self) -> Result<DriveQueueConfig, String> {
         if let Some(f) = self.flash_spec()? {
@@ -543,6 +557,7 @@ impl Scenario {
         if let Some(b) = &self.block {
             b.config()?;
         }
+        self.host_queues("noop")?;
         let capacity_bytes = capacity_sectors * SECTOR_BYTES;
         self.schedulers()?;
         // Every number is bounded: finite values far outside these would overflow simulated time.
@@ -1113,6 +1128,7 @@ impl Scenario {
                 });
             }
             let mut workload = self.workload(capacity, seed).map_err(err)?;
+            let (mq, nvme) = self.host_queues(&choice.name).map_err(err)?;
             if let Some(s) = sink.as_deref_mut() {
                 s.begin_run(index, &choice.label);
             }
@@ -1123,6 +1139,8 @@ impl Scenario {
                 block: block.clone(),
                 drive,
                 command_latency: command_latency.clone(),
+                mq: mq.clone(),
+                nvme: nvme.clone(),
             };
             let sim = match array {
                 None => simulate_with(devices[0].as_mut(), schedulers[0].as_mut(), workload.as_mut(), options),
@@ -1176,6 +1194,25 @@ impl Scenario {
                 .filter_map(|d| d.flash_counters())
                 .reduce(|(r, p), (r2, p2)| (r.zip(r2, u64::saturating_add), p.zip(p2, u64::saturating_add)))
                 .map(|(run, pre)| FlashReport::new(run, pre));
+            summary.host_queues = mq.as_ref().map(|m| {
+                let (busy, wait) = sim.host_cpu.unwrap_or_default();
+                let cost_s = m.cost.per_request_ns as f64 / 1e9;
+                let parallel = if m.cost.serialized { 1.0 } else { m.cpus as f64 };
+                crate::metrics::summary::HostQueuesReport {
+                    cpus: m.cpus,
+                    nr_hw_queues: m.nr_hw_queues,
+                    tags_per_hw_queue: m.tags_per_hw_queue,
+                    sched_cost_us: m.cost.per_request_ns as f64 / 1e3,
+                    sched_serialized: m.cost.serialized,
+                    arbitration: nvme.as_ref().map(|n| match n.arbitration {
+                        crate::device::nvme::Arbitration::RoundRobin => "rr".to_string(),
+                        crate::device::nvme::Arbitration::WeightedRoundRobin { .. } => "wrr".to_string(),
+                    }),
+                    sched_cpu_ms: busy as f64 / 1e6,
+                    sched_wait_ms: wait as f64 / 1e6,
+                    cpu_iops_ceiling: (cost_s > 0.0).then(|| parallel / cost_s),
+                }
+            });
             if let Some(Stop::Cancelled { at_ns }) = sim.stop {
                 summary.stopped = Some(format!("cancelled at {:.3} s of simulated time", at_ns as f64 / 1e9));
             }

@@ -10,6 +10,7 @@
 //! reproductions, unchanged.
 
 pub mod merge;
+pub mod mq;
 pub mod request_pool;
 
 use crate::request::{Op, Request, RequestId};

@@ -11,6 +11,7 @@ pub mod drive_queue;
 pub mod fixed_service;
 pub mod flash;
 pub mod geometry;
+pub mod nvme;
 pub mod presets;
 pub mod raid0;
 pub mod rotational;

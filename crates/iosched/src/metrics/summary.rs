@@ -140,6 +140,30 @@ pub struct RunSummary {
     /// A flash drive's FTL during the run (writes, GC, write amplification); absent for disks.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flash: Option<FlashReport>,
+    /// blk-mq and NVMe queue pairs, when the scenario asks for them: the shape and the host
+    /// CPU time the scheduler was charged; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_queues: Option<HostQueuesReport>,
+}
+
+/// blk-mq's shape in a run and the scheduler's CPU time (block/mq/cpu_cost.rs).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct HostQueuesReport {
+    pub cpus: u32,
+    pub nr_hw_queues: u32,
+    pub tags_per_hw_queue: u32,
+    /// The scheduler's CPU time per request (us) and whether it runs under one device lock.
+    pub sched_cost_us: f64,
+    pub sched_serialized: bool,
+    /// "rr" or "wrr" on an NVMe drive's queue pairs; absent for a single command queue.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arbitration: Option<String>,
+    /// CPU time charged to the scheduler over the run (ms, summed over CPUs).
+    pub sched_cpu_ms: f64,
+    /// Time requests waited for a CPU or the scheduler's lock before their CPU work (ms, summed).
+    pub sched_wait_ms: f64,
+    /// The ceiling the CPU cost sets: cpus / cost, or 1 / cost under a lock (None: no cost).
+    pub cpu_iops_ceiling: Option<f64>,
 }
 
 /// What a flash drive's FTL did in a run (after preconditioning), summed over an array's drives.

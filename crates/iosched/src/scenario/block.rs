@@ -34,6 +34,17 @@ pub struct BlockSection {
     pub max_sectors_kb: Option<u32>,
     /// Plug each process's bios of one instant and merge them first (default true).
     pub plug: Option<bool>,
+    /// blk-mq: the host's CPUs (submitting CPU = pid mod cpus). Setting any of the three
+    /// blk-mq fields turns blk-mq's hardware queues and the scheduler's CPU cost on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<u32>,
+    /// blk-mq: hardware queues (default: min(cpus, the NVMe drive's queue pairs); 1 otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nr_hw_queues: Option<u32>,
+    /// blk-mq: the scheduler's CPU time per request in microseconds (default: Linux's figure for
+    /// the scheduler: bfq 1.9, mq-deadline 0.7, kyber and none 0; block/mq/cpu_cost.rs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sched_cost_us: Option<f64>,
 }
 
 impl BlockSection {

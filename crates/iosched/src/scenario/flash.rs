@@ -122,6 +122,13 @@ pub fn flash_spec(d: &DeviceSection) -> Result<Option<FlashSpec>, String> {
             })?;
         }
     }
+    // An NVMe drive's PCIe link given as generation x lanes replaces the preset's link rate.
+    if let Some(link) = d.nvme.as_ref().map(|n| n.pcie()).transpose()?.flatten() {
+        if d.flash.as_ref().is_some_and(|f| f.link_mb_s.is_some()) {
+            return Err("fields `device.flash.link_mb_s` and `device.nvme.pcie_gen`/`pcie_lanes` both set the link's rate: give one".into());
+        }
+        s.timing.link_mb_s = link.payload_mb_s();
+    }
     s.validate()?;
     // The FTL's own checks (spare space for GC), without allocating its tables.
     crate::device::flash::ftl::logical_units_for(&s.geometry, s.over_provisioning, s.gc_free_superblocks)?;

@@ -12,9 +12,11 @@
 use super::control::RunControl;
 use super::event_queue::EventQueue;
 use super::striping::Striping;
+use crate::block::mq::{BlkMq, MqConfig};
 use crate::block::{BlockConfig, BlockCounters, BlockLayer};
 use crate::device::command_latency::{CommandLatency, LatencyCursor};
 use crate::device::drive_queue::{DriveQueue, DriveQueueConfig};
+use crate::device::nvme::{Arbiter, NvmeConfig, NvmeController, Submitted};
 use crate::device::raid0::Raid0;
 use crate::device::{Device, Service};
 use crate::metrics::{Collector, InvariantReport, RecordSink, RecordTimes, RequestRecord, RunAccumulator};
@@ -63,6 +65,11 @@ pub struct SimOptions<'a> {
     pub drive: DriveQueueConfig,
     /// The host path's latency per command (default: none).
     pub command_latency: CommandLatency,
+    /// blk-mq's hardware queues and the scheduler's CPU cost (default: none, one queue as
+    /// before).
+    pub mq: Option<MqConfig>,
+    /// NVMe queue pairs in place of the drive queue (needs `mq`; default: none).
+    pub nvme: Option<NvmeConfig>,
     /// Keep every request's record in memory (`SimOutput::records`).
     pub keep_records: bool,
     /// Also hand every record to this sink as it completes.
@@ -84,6 +91,8 @@ pub struct SimOutput {
     pub stop: Option<Stop>,
     /// What the block layer did (None without a block layer).
     pub block: Option<BlockCounters>,
+    /// The host CPU time the scheduler was charged and requests waited for it (ns), with blk-mq.
+    pub host_cpu: Option<(Nanos, Nanos)>,
 }
 
 /// A command the mechanism is serving: the request, when the host dispatched it, and its
@@ -105,6 +114,10 @@ struct Lane<'a> {
     /// (a stamp, so that a new instant needs no pass over the lanes).
     head_at: Option<Nanos>,
     wake_at: Option<Nanos>,
+    /// blk-mq (None: one queue, no CPU cost, as before).
+    mq: Option<BlkMq>,
+    /// NVMe queue pairs (None: the drive queue).
+    nvme: Option<NvmeController>,
 }
 
 struct Engine<'a> {
@@ -137,7 +150,11 @@ struct Engine<'a> {
 
 macro_rules! lane_cx {
     ($lane:expr, $now:expr) => {
-        Context { now_ns: $now, device: $lane.device.as_view(), in_flight: $lane.drive.outstanding() }
+        Context {
+            now_ns: $now,
+            device: $lane.device.as_view(),
+            in_flight: $lane.mq.as_ref().map_or_else(|| $lane.drive.outstanding(), |m| m.in_flight()),
+        }
     };
 }
 
@@ -215,7 +232,17 @@ impl Engine<'_> {
         if service.completion_ns != now {
             self.invariants.bad_completions += 1;
         }
-        l.drive.completed();
+        match (&mut l.mq, &mut l.nvme) {
+            (None, _) => l.drive.completed(),
+            (Some(mq), nvme) => {
+                let hwq = mq.hwq_of(&req);
+                mq.release_tag(hwq);
+                match nvme {
+                    Some(c) => c.completed(hwq),
+                    None => l.drive.completed(),
+                }
+            }
+        }
         self.last_completion_ns = now;
         let cx = lane_cx!(l, now);
         let done = Completion { request: req, dispatch_ns, positioning_ns: service.seek_ns + service.rotation_ns };
@@ -313,6 +340,9 @@ impl Engine<'_> {
 
     /// Asks the lane's scheduler for requests while its drive has free slots.
     fn dispatch(&mut self, lane: usize) {
+        if self.lanes[lane].mq.is_some() {
+            return self.dispatch_mq(lane);
+        }
         let (now, passthrough) = (self.now, self.passthrough);
         let l = &mut self.lanes[lane];
         while l.drive.has_slot() && l.scheduler.queued() > 0 {
@@ -349,10 +379,87 @@ impl Engine<'_> {
         }
     }
 
+    /// blk-mq: requests waiting on a hardware queue's dispatch list go first as tags free; the
+    /// scheduler is asked while some hardware queue has a free tag and none has a request
+    /// waiting. Each dispatch costs the scheduler's CPU time on the submitting CPU; the command
+    /// reaches the drive (its NVMe submission queue, or the drive queue) when that ends.
+    fn dispatch_mq(&mut self, lane: usize) {
+        let (now, passthrough) = (self.now, self.passthrough);
+        let l = &mut self.lanes[lane];
+        while let Some((req, path)) = l.mq.as_mut().expect("blk-mq lane").unpark() {
+            let ready = issue_mq(l, req, path, now);
+            if ready > now {
+                self.events.push(ready, Event::Wake(lane as u32));
+            }
+        }
+        while l.scheduler.queued() > 0 && l.mq.as_ref().is_some_and(BlkMq::can_ask) {
+            if l.nvme.is_none() && !l.drive.mechanism_busy() {
+                advance_head(l, now);
+            }
+            let cx = lane_cx!(l, now);
+            match l.scheduler.next(&cx) {
+                Decision::Dispatch(req, path) => {
+                    if !passthrough {
+                        l.block.dispatched(&req);
+                    }
+                    let mq = l.mq.as_mut().expect("blk-mq lane");
+                    if !mq.has_tag(mq.hwq_of(&req)) {
+                        // blk-mq could not get a driver tag: the request waits on its hardware
+                        // queue's dispatch list and dispatching stops.
+                        mq.park(req, path);
+                        break;
+                    }
+                    let ready = issue_mq(l, req, path, now);
+                    if ready > now {
+                        self.events.push(ready, Event::Wake(lane as u32));
+                    }
+                }
+                Decision::WaitUntil(t) => {
+                    if l.scheduler.is_work_conserving() && cx_in_flight(l) == 0 {
+                        self.invariants.idled_with_work += 1;
+                    }
+                    let t = t.max(now);
+                    if l.wake_at != Some(t) {
+                        l.wake_at = Some(t);
+                        self.events.push(t, Event::Wake(lane as u32));
+                    }
+                    break;
+                }
+                Decision::Empty => {
+                    if l.scheduler.queued() > 0 && cx_in_flight(l) == 0 {
+                        self.invariants.idled_with_work += 1;
+                    }
+                    break;
+                }
+            }
+        }
+    }
+
     /// The drive's firmware picks the next commands it holds while the mechanism can take
     /// more (one at a time for a disk).
     fn start_mechanism(&mut self, lane: usize) {
+        if self.lanes[lane].nvme.is_some() {
+            return self.start_nvme(lane);
+        }
         while self.start_one(lane) {}
+    }
+
+    /// The NVMe controller fetches, by arbitration, every command it may from the submission
+    /// queues whose doorbells have been rung; each starts at once on the drive.
+    fn start_nvme(&mut self, lane: usize) {
+        let now = self.now;
+        let l = &mut self.lanes[lane];
+        let nvme = l.nvme.as_mut().expect("NVMe lane");
+        while let Some((_, cmd)) = nvme.fetch(now) {
+            let service = if cmd.req.op == Op::Flush {
+                Service { dispatch_ns: now, completion_ns: l.device.flush_done_ns(now), ..Service::default() }
+            } else {
+                l.device.service(&cmd.req, cmd.path, now)
+            };
+            debug_assert!(service.completion_ns >= now);
+            self.events.push(service.completion_ns, Event::Completion(lane as u32, cmd.req.id));
+            l.serving.push((cmd.req, cmd.dispatched_ns, service));
+        }
     }
 
     /// Starts one command if the mechanism is free for it; false if none started.
@@ -382,6 +489,34 @@ impl Engine<'_> {
         self.events.push(service.completion_ns, Event::Completion(lane as u32, q.req.id));
         l.serving.push((q.req, q.accepted_ns, service));
         true
+    }
+}
+
+/// Commands out at a blk-mq lane's drive.
+fn cx_in_flight(l: &Lane) -> u32 {
+    l.mq.as_ref().map_or_else(|| l.drive.outstanding(), |m| m.in_flight())
+}
+
+/// Hands a request the scheduler dispatched to its hardware queue: takes a tag, charges the
+/// scheduler's CPU time, and queues the command where the drive takes it from (an NVMe
+/// submission queue, or the drive queue) at the time its CPU work ends plus the host path's
+/// latency. Returns that time.
+fn issue_mq(l: &mut Lane, req: Request, path: crate::device::ArmPath, now: Nanos) -> Nanos {
+    let mq = l.mq.as_mut().expect("blk-mq lane");
+    let hwq = mq.hwq_of(&req);
+    mq.take_tag(hwq);
+    let cpu_done = mq.charge(&req, hwq, now);
+    match l.nvme.as_mut() {
+        Some(c) => {
+            let ready = cpu_done.saturating_add(l.latency.next_ns());
+            c.submit(hwq, Submitted { req, path, dispatched_ns: now, ready_ns: ready });
+            ready
+        }
+        None => {
+            // The drive queue adds the host path's latency when it starts the command.
+            l.drive.accept(req, path, l.device.as_view(), cpu_done);
+            now
+        }
     }
 }
 
@@ -444,6 +579,11 @@ fn run<'a>(
                 serving: Vec::new(),
                 head_at: None,
                 wake_at: None,
+                mq: options.mq.clone().map(BlkMq::new),
+                nvme: options
+                    .nvme
+                    .as_ref()
+                    .map(|n| NvmeController::new(Arbiter::new(n.arbitration, n.burst, n.sq_classes.clone()), n.controller_commands)),
             }
         })
         .collect();
@@ -518,7 +658,14 @@ fn run<'a>(
         e.decide();
     }
     // A run stopped early leaves work behind by design: that is not a broken invariant.
-    let held: u64 = e.lanes.iter().map(|l| l.scheduler.queued() as u64 + l.drive.outstanding() as u64 + l.block.held_bios() as u64).sum();
+    let held: u64 = e
+        .lanes
+        .iter()
+        .map(|l| {
+            let mq = l.mq.as_ref().map_or(0, |m| m.parked() as u64) + l.nvme.as_ref().map_or(0, |n| n.outstanding() as u64);
+            l.scheduler.queued() as u64 + l.drive.outstanding() as u64 + l.block.held_bios() as u64 + mq
+        })
+        .sum();
     let mut block = BlockCounters::default();
     for l in &e.lanes {
         block.add(&l.block.counters);
@@ -542,6 +689,7 @@ fn run<'a>(
         }
     }
     let block = (!e.passthrough).then_some(block);
+    let host_cpu = e.lanes[0].mq.as_ref().map(|m| (m.clock.busy_ns, m.clock.wait_ns));
     let (accumulator, records) = e.collector.finish();
-    SimOutput { accumulator, records, invariants: e.invariants, end_ns: e.last_completion_ns, scheduler_counters, stop, block }
+    SimOutput { accumulator, records, invariants: e.invariants, end_ns: e.last_completion_ns, scheduler_counters, stop, block, host_cpu }
 }

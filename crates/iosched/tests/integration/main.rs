@@ -23,6 +23,7 @@ mod host;
 mod host_ext3;
 mod host_ffsb;
 mod long_runs;
+mod nvme;
 mod raid0;
 mod s_suite;
 mod scenario_errors;

@@ -1,0 +1,166 @@
+//! blk-mq as Linux has it for flash drives (block/blk-mq.c, blk-mq-cpumap.c, blk-mq-sched.c):
+//! per-CPU software queues mapped onto `nr_hw_queues` hardware queues, a tag set per hardware
+//! queue (`tags_per_hw_queue` commands in flight on it: the drive's queue depth, or an NVMe
+//! queue pair's), and the host CPU time of the I/O scheduler (`cpu_cost.rs`).
+//!
+//! - **CPUs to hardware queues** (`blk_mq_map_queues`, via `group_cpus_evenly`): the CPUs are
+//!   cut into `nr_hw_queues` groups of consecutive CPUs, the first `cpus mod nr_hw_queues`
+//!   groups one CPU larger; a request goes to its submitting CPU's hardware queue. The
+//!   submitting CPU of a process is `pid mod cpus` (processes do not migrate).
+//! - **One scheduler per request queue**, shared by every hardware queue: `blk_mq_init_sched`
+//!   calls the elevator's `init_sched` once per request queue (mq-deadline's `deadline_data`,
+//!   BFQ's `bfq_data`, kyber's `kyber_queue_data` with its device-wide domain tokens); only
+//!   per-hardware-queue helpers (`init_hctx`: kyber's per-hctx lists, BFQ's depth limits) are
+//!   per queue. So the engine keeps the one scheduler instance and asks it while any hardware
+//!   queue has a free tag; a request dispatched for a hardware queue whose tags are all taken
+//!   waits on that queue's dispatch list (`hctx->dispatch`) and goes first when a tag frees, and
+//!   the scheduler is not asked meanwhile (blk-mq stops dispatching when it cannot get a
+//!   driver tag).
+//! - **Tags**: the scheduler's requests (`nr_requests`) stay one pool (block/request_pool.rs);
+//!   Linux keeps a scheduler tag set per hardware queue, unless shared. Not modelled per queue.
+
+pub mod cpu_cost;
+
+use crate::device::nvme::{SqClass, SqSelect};
+use crate::device::ArmPath;
+use crate::request::{PrioClass, Request};
+use crate::time::Nanos;
+use cpu_cost::{CpuClock, SchedCost};
+use serde::Serialize;
+use std::collections::VecDeque;
+
+/// blk-mq's shape for one device.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MqConfig {
+    pub cpus: u32,
+    pub nr_hw_queues: u32,
+    /// Driver tags per hardware queue (its commands in flight).
+    pub tags_per_hw_queue: u32,
+    pub cost: SchedCost,
+    pub sq_select: SqSelect,
+    /// Each hardware queue's SQ class (NVMe weighted round robin; empty otherwise).
+    pub sq_classes: Vec<SqClass>,
+}
+
+/// Hardware queue of each CPU (`blk_mq_map_queues` over `group_cpus_evenly`).
+pub fn map_cpus(cpus: u32, nr_hw_queues: u32) -> Vec<u32> {
+    let (cpus, h) = (cpus.max(1), nr_hw_queues.clamp(1, cpus.max(1)));
+    let (per, extra) = (cpus / h, cpus % h);
+    let mut map = Vec::with_capacity(cpus as usize);
+    for q in 0..h {
+        let size = per + u32::from(q < extra);
+        map.extend(std::iter::repeat_n(q, size as usize));
+    }
+    map
+}
+
+/// The SQ class a request's I/O priority selects (`SqSelect::IoPrio`).
+pub fn class_of_prio(req: &Request) -> SqClass {
+    match req.prio.class {
+        PrioClass::RealTime => SqClass::Urgent,
+        PrioClass::Idle => SqClass::Low,
+        PrioClass::BestEffort if req.prio.level <= 3 => SqClass::High,
+        _ => SqClass::Medium,
+    }
+}
+
+#[derive(Debug)]
+pub struct BlkMq {
+    cfg: MqConfig,
+    cpu_to_hwq: Vec<u32>,
+    in_flight: Vec<u32>,
+    /// Requests the scheduler dispatched for a hardware queue without a free tag.
+    parked: VecDeque<(Request, ArmPath)>,
+    /// When each hardware queue last handed a command on: commands leave one hardware queue in
+    /// order (its submission is serialised: the NVMe SQ's lock, the AHCI port's).
+    last_ready: Vec<Nanos>,
+    pub clock: CpuClock,
+}
+
+impl BlkMq {
+    pub fn new(cfg: MqConfig) -> BlkMq {
+        let cpu_to_hwq = map_cpus(cfg.cpus, cfg.nr_hw_queues);
+        let clock = CpuClock::new(cfg.cpus, cfg.cost);
+        let n = cfg.nr_hw_queues.max(1) as usize;
+        BlkMq { in_flight: vec![0; n], cpu_to_hwq, parked: VecDeque::new(), last_ready: vec![0; n], clock, cfg }
+    }
+
+    pub fn config(&self) -> &MqConfig {
+        &self.cfg
+    }
+
+    pub fn cpu_of(&self, req: &Request) -> usize {
+        (req.principal.pid % self.cfg.cpus.max(1)) as usize
+    }
+
+    /// The hardware queue (and NVMe queue pair) a request goes to.
+    pub fn hwq_of(&self, req: &Request) -> usize {
+        let cpu = self.cpu_of(req);
+        let by_cpu = self.cpu_to_hwq[cpu] as usize;
+        match self.cfg.sq_select {
+            SqSelect::Cpu => by_cpu,
+            SqSelect::IoPrio => {
+                let want = class_of_prio(req);
+                let n = self.cfg.sq_classes.iter().filter(|&&c| c == want).count();
+                if n == 0 {
+                    return by_cpu;
+                }
+                let k = cpu % n;
+                self.cfg.sq_classes.iter().enumerate().filter(|(_, &c)| c == want).nth(k).map_or(by_cpu, |(i, _)| i)
+            }
+        }
+    }
+
+    pub fn has_tag(&self, hwq: usize) -> bool {
+        self.in_flight[hwq] < self.cfg.tags_per_hw_queue
+    }
+
+    /// Some hardware queue could take a request, and none has one waiting.
+    pub fn can_ask(&self) -> bool {
+        self.parked.is_empty() && (0..self.in_flight.len()).any(|q| self.has_tag(q))
+    }
+
+    pub fn take_tag(&mut self, hwq: usize) {
+        debug_assert!(self.has_tag(hwq));
+        self.in_flight[hwq] += 1;
+    }
+
+    pub fn release_tag(&mut self, hwq: usize) {
+        debug_assert!(self.in_flight[hwq] > 0);
+        self.in_flight[hwq] -= 1;
+    }
+
+    pub fn in_flight(&self) -> u32 {
+        self.in_flight.iter().sum()
+    }
+
+    pub fn in_flight_on(&self, hwq: usize) -> u32 {
+        self.in_flight[hwq]
+    }
+
+    pub fn park(&mut self, req: Request, path: ArmPath) {
+        self.parked.push_back((req, path));
+    }
+
+    pub fn parked(&self) -> usize {
+        self.parked.len()
+    }
+
+    /// The first waiting request whose hardware queue now has a tag (in waiting order).
+    pub fn unpark(&mut self) -> Option<(Request, ArmPath)> {
+        let i = self.parked.iter().position(|(r, _)| self.has_tag(self.hwq_of(r)))?;
+        self.parked.remove(i)
+    }
+
+    /// Charges the scheduler's CPU time for `req` dispatched at `now` for hardware queue `hwq`:
+    /// when its command leaves the host (its CPU work done, and after the queue's previous one).
+    pub fn charge(&mut self, req: &Request, hwq: usize, now: Nanos) -> Nanos {
+        let cpu = self.cpu_of(req);
+        let ready = self.clock.charge(cpu, now).max(self.last_ready[hwq]);
+        self.last_ready[hwq] = ready;
+        ready
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,114 @@
+//! blk-mq's CPU map, tags per hardware queue and the CPU cost clock.
+
+use super::cpu_cost::{CpuClock, SchedCost};
+use super::*;
+use crate::request::{IoPrio, Op, Principal};
+
+#[test]
+fn cpus_map_onto_hardware_queues_in_consecutive_groups() {
+    assert_eq!(map_cpus(8, 3), vec![0, 0, 0, 1, 1, 1, 2, 2]);
+    assert_eq!(map_cpus(4, 4), vec![0, 1, 2, 3]);
+    assert_eq!(map_cpus(5, 2), vec![0, 0, 0, 1, 1]);
+    assert_eq!(map_cpus(4, 1), vec![0, 0, 0, 0]);
+    // More hardware queues than CPUs: one per CPU (the rest unused).
+    assert_eq!(map_cpus(2, 8), vec![0, 1]);
+    for (cpus, h) in [(1, 1), (7, 3), (16, 5), (64, 64), (12, 8)] {
+        let m = map_cpus(cpus, h);
+        assert_eq!(m.len(), cpus as usize);
+        let sizes: Vec<usize> = (0..h).map(|q| m.iter().filter(|&&x| x == q).count()).collect();
+        let (lo, hi) = (sizes.iter().min().unwrap(), sizes.iter().max().unwrap());
+        assert!(hi - lo <= 1, "{cpus} CPUs on {h} queues: {sizes:?}");
+        assert!(m.windows(2).all(|w| w[0] <= w[1]), "consecutive groups");
+    }
+}
+
+fn mq(cpus: u32, hw: u32, tags: u32) -> BlkMq {
+    BlkMq::new(MqConfig {
+        cpus,
+        nr_hw_queues: hw,
+        tags_per_hw_queue: tags,
+        cost: SchedCost::NONE,
+        sq_select: SqSelect::Cpu,
+        sq_classes: vec![SqClass::Medium; hw as usize],
+    })
+}
+
+fn req(pid: u32) -> Request {
+    Request { principal: Principal { pid, group: 0 }, ..Request::new(pid as u64, Op::Read, 0, 8, 0) }
+}
+
+#[test]
+fn a_request_goes_to_its_cpus_hardware_queue() {
+    let m = mq(4, 2, 8);
+    let queues: Vec<usize> = (0..8).map(|pid| m.hwq_of(&req(pid))).collect();
+    assert_eq!(queues, vec![0, 0, 1, 1, 0, 0, 1, 1]);
+}
+
+#[test]
+fn tags_per_hardware_queue_limit_its_requests_in_flight() {
+    let mut m = mq(2, 2, 3);
+    for _ in 0..3 {
+        assert!(m.has_tag(0));
+        m.take_tag(0);
+    }
+    assert!(!m.has_tag(0), "three tags taken");
+    assert!(m.can_ask(), "queue 1 still has tags");
+    m.park(req(0), ArmPath::Direct);
+    assert!(!m.can_ask(), "a request waits for queue 0's tag: the scheduler is not asked");
+    assert!(m.unpark().is_none());
+    m.release_tag(0);
+    assert_eq!(m.unpark().map(|(r, _)| r.principal.pid), Some(0));
+    assert_eq!(m.in_flight_on(0), 2);
+}
+
+#[test]
+fn ioprio_selects_the_sq_class() {
+    let mut m = mq(2, 4, 8);
+    m.cfg.sq_select = SqSelect::IoPrio;
+    m.cfg.sq_classes = vec![SqClass::Urgent, SqClass::High, SqClass::Medium, SqClass::Low];
+    let with = |class, level| Request { prio: IoPrio { class, level }, ..req(1) };
+    assert_eq!(m.hwq_of(&with(PrioClass::RealTime, 0)), 0);
+    assert_eq!(m.hwq_of(&with(PrioClass::BestEffort, 2)), 1);
+    assert_eq!(m.hwq_of(&with(PrioClass::BestEffort, 4)), 2);
+    assert_eq!(m.hwq_of(&with(PrioClass::None, 4)), 2);
+    assert_eq!(m.hwq_of(&with(PrioClass::Idle, 7)), 3);
+}
+
+#[test]
+fn cpu_cost_serialises_on_a_cpu_and_under_a_lock() {
+    let per_cpu = SchedCost { per_request_ns: 1000, serialized: false };
+    let mut c = CpuClock::new(2, per_cpu);
+    assert_eq!((c.charge(0, 0), c.charge(0, 0), c.charge(1, 0)), (1000, 2000, 1000));
+    let locked = SchedCost { per_request_ns: 1000, serialized: true };
+    let mut c = CpuClock::new(2, locked);
+    assert_eq!((c.charge(0, 0), c.charge(1, 0), c.charge(0, 5000)), (1000, 2000, 6000));
+    assert_eq!(c.busy_ns, 3000);
+    assert_eq!(c.wait_ns, 1000);
+    let mut free = CpuClock::new(1, SchedCost::NONE);
+    assert_eq!(free.charge(0, 77), 77);
+}
+
+#[test]
+fn linux_costs_are_the_documented_ones() {
+    assert_eq!(SchedCost::linux("bfq"), SchedCost { per_request_ns: 1900, serialized: true });
+    assert_eq!(SchedCost::linux("mq-deadline"), SchedCost { per_request_ns: 700, serialized: true });
+    assert_eq!(SchedCost::linux("kyber"), SchedCost::NONE);
+    assert_eq!(SchedCost::linux("noop"), SchedCost::NONE);
+}
+
+#[test]
+fn one_hardware_queue_hands_commands_on_in_order() {
+    // Two CPUs share one hardware queue; CPU 1's request, dispatched later, would finish its
+    // CPU work earlier: it still leaves after CPU 0's (the queue's submission is serialised).
+    let mut m = BlkMq::new(MqConfig {
+        cpus: 2,
+        nr_hw_queues: 1,
+        tags_per_hw_queue: 8,
+        cost: SchedCost { per_request_ns: 1000, serialized: false },
+        sq_select: SqSelect::Cpu,
+        sq_classes: vec![],
+    });
+    assert_eq!(m.charge(&req(0), 0, 0), 1000);
+    assert_eq!(m.charge(&req(0), 0, 0), 2000, "CPU 0 busy until 1000");
+    assert_eq!(m.charge(&req(1), 0, 100), 2000, "CPU 1 done at 1100, after the queue's last at 2000");
+}
