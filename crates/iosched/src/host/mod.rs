@@ -10,6 +10,7 @@ pub mod fs;
 pub mod kernel;
 mod kjournald;
 pub mod page_cache;
+mod page_index;
 mod read;
 mod read_2_6_9;
 mod read_freebsd;

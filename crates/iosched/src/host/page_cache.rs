@@ -21,16 +21,17 @@
 //! more than `capacity` pages and frees one page per page over, instead of batches of
 //! `SWAP_CLUSTER_MAX` below a watermark.
 //!
-//! Cost: a page is a slot in a vector linked into one of the two lists; a hash map from key to
-//! slot (never iterated, fixed hasher) finds it. Dirty pages are also kept per inode in an
+//! Cost: a page is a slot in a vector linked into one of the two lists; an index per inode in
+//! chunks of 16 pages (host/page_index.rs) finds it. Dirty pages are also kept per inode in an
 //! ordered set, so writeback walks them in file-offset order. Every operation is O(1) or
 //! O(log n) amortized; a hit allocates nothing.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::{BTreeMap, BTreeSet};
+use std::hash::Hasher;
 
 use serde::Serialize;
 
+use super::page_index::PageIndex;
 use super::{Ino, PageKey};
 
 /// What a lookup found.
@@ -103,7 +104,7 @@ impl List {
 /// A fixed multiply-rotate hasher (FxHash-like): deterministic across runs, and fast on the
 /// two integers of a `PageKey`.
 #[derive(Default)]
-struct KeyHasher(u64);
+pub(super) struct KeyHasher(u64);
 
 impl KeyHasher {
     #[inline]
@@ -146,7 +147,7 @@ pub struct PageCache {
     capacity_pages: u64,
     nodes: Vec<Node>,
     free_slots: Vec<u32>,
-    map: HashMap<PageKey, u32, BuildHasherDefault<KeyHasher>>,
+    map: PageIndex,
     inactive: List,
     active: List,
     dirty_pages: u64,
@@ -172,7 +173,7 @@ impl PageCache {
             capacity_pages: capacity_pages.max(1),
             nodes: Vec::with_capacity(prealloc),
             free_slots: Vec::new(),
-            map: HashMap::with_capacity_and_hasher(prealloc, Default::default()),
+            map: PageIndex::with_capacity(prealloc),
             inactive: List::EMPTY,
             active: List::EMPTY,
             dirty_pages: 0,
@@ -192,12 +193,12 @@ impl PageCache {
 
     /// A read's lookup (`find_get_page` then `mark_page_accessed` on an uptodate page).
     pub fn find(&mut self, key: PageKey) -> Lookup {
-        match self.map.get(&key) {
+        match self.map.get(key) {
             None => {
                 self.stats.misses += 1;
                 Lookup::Miss
             }
-            Some(&slot) => {
+            Some(slot) => {
                 if self.nodes[slot as usize].flags & LOCKED != 0 {
                     self.stats.locked_waits += 1;
                     Lookup::Locked
@@ -213,13 +214,13 @@ impl PageCache {
     /// Whether the page is cached in any state; no access marking, no counting (readahead's
     /// probe).
     pub fn contains(&self, key: PageKey) -> bool {
-        self.map.contains_key(&key)
+        self.map.contains(key)
     }
 
     /// A page about to be read: inserted locked and not uptodate at the inactive head
     /// (`add_to_page_cache_lru`). No-op if the page is already cached. May reclaim.
     pub fn add_locked(&mut self, key: PageKey) {
-        if self.map.contains_key(&key) {
+        if self.map.contains(key) {
             return;
         }
         self.insert(key, LOCKED);
@@ -228,7 +229,7 @@ impl PageCache {
 
     /// The page's read completed: uptodate and unlocked (no-op if absent).
     pub fn read_done(&mut self, key: PageKey) {
-        if let Some(&slot) = self.map.get(&key) {
+        if let Some(slot) = self.map.get(key) {
             let n = &mut self.nodes[slot as usize];
             n.flags = (n.flags & !LOCKED) | UPTODATE;
             self.reclaim_blocked = false;
@@ -243,8 +244,8 @@ impl PageCache {
     /// The caller waits for a locked page before writing it (as `write_begin` locks it);
     /// writing a locked page marks it uptodate and dirty but leaves it locked.
     pub fn write(&mut self, key: PageKey, now_ns: u64) -> bool {
-        let (slot, inserted) = match self.map.get(&key) {
-            Some(&slot) => (slot, false),
+        let (slot, inserted) = match self.map.get(key) {
+            Some(slot) => (slot, false),
             None => (self.insert(key, UPTODATE), true),
         };
         self.mark_accessed(slot);
@@ -289,15 +290,15 @@ impl PageCache {
 
     /// Sets `PG_readahead` on a cached page (no-op if absent).
     pub fn set_readahead_mark(&mut self, key: PageKey) {
-        if let Some(&slot) = self.map.get(&key) {
+        if let Some(slot) = self.map.get(key) {
             self.nodes[slot as usize].flags |= READAHEAD;
         }
     }
 
     /// `TestClearPageReadahead`: whether the mark was set; it is cleared.
     pub fn test_clear_readahead_mark(&mut self, key: PageKey) -> bool {
-        match self.map.get(&key) {
-            Some(&slot) => {
+        match self.map.get(key) {
+            Some(slot) => {
                 let n = &mut self.nodes[slot as usize];
                 let had = n.flags & READAHEAD != 0;
                 n.flags &= !READAHEAD;
@@ -308,7 +309,7 @@ impl PageCache {
     }
 
     pub fn has_readahead_mark(&self, key: PageKey) -> bool {
-        self.map.get(&key).is_some_and(|&slot| self.nodes[slot as usize].flags & READAHEAD != 0)
+        self.map.get(key).is_some_and(|slot| self.nodes[slot as usize].flags & READAHEAD != 0)
     }
 
     /// Whether the page is cached and dirty.
@@ -346,7 +347,7 @@ impl PageCache {
         };
         let mut taken: Vec<u64> = Vec::new();
         for &index in inode.pages.range(from_index..end_index) {
-            let slot = self.map[&PageKey::new(ino, index)];
+            let slot = self.map.get(PageKey::new(ino, index)).expect("a dirty page is cached");
             if self.nodes[slot as usize].flags & (WRITEBACK | LOCKED) != 0 {
                 continue;
             }
@@ -357,7 +358,7 @@ impl PageCache {
         }
         for &index in &taken {
             inode.pages.remove(&index);
-            let slot = self.map[&PageKey::new(ino, index)];
+            let slot = self.map.get(PageKey::new(ino, index)).expect("a dirty page is cached");
             let n = &mut self.nodes[slot as usize];
             n.flags = (n.flags & !DIRTY) | WRITEBACK;
             match runs.last_mut() {
@@ -384,7 +385,7 @@ impl PageCache {
     pub fn end_writeback(&mut self, ino: Ino, first_index: u64, pages: u64) {
         let mut ended = 0;
         for index in first_index..first_index.saturating_add(pages) {
-            if let Some(&slot) = self.map.get(&PageKey::new(ino, index)) {
+            if let Some(slot) = self.map.get(PageKey::new(ino, index)) {
                 let n = &mut self.nodes[slot as usize];
                 if n.flags & WRITEBACK != 0 {
                     n.flags &= !WRITEBACK;
@@ -442,7 +443,7 @@ impl PageCache {
     /// Drops one page, dirty or not (`bforget` of a freed metadata block; a truncated file's
     /// page). A page locked or under writeback stays. Some(was dirty) if it was dropped.
     pub fn forget(&mut self, key: PageKey) -> Option<bool> {
-        let &slot = self.map.get(&key)?;
+        let slot = self.map.get(key)?;
         let flags = self.nodes[slot as usize].flags;
         if flags & (LOCKED | WRITEBACK) != 0 {
             return None;
@@ -497,7 +498,7 @@ impl PageCache {
     // ----- internals -----
 
     fn flags(&self, key: PageKey) -> u8 {
-        self.map.get(&key).map_or(0, |&slot| self.nodes[slot as usize].flags)
+        self.map.get(key).map_or(0, |slot| self.nodes[slot as usize].flags)
     }
 
     /// A new page at the inactive head.
@@ -600,7 +601,7 @@ impl PageCache {
     fn evict(&mut self, slot: u32) {
         self.unlink(slot);
         let key = self.nodes[slot as usize].key;
-        self.map.remove(&key);
+        self.map.remove(key);
         self.free_slots.push(slot);
     }
 
