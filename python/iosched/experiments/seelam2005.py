@@ -66,11 +66,21 @@ STAND_INS: List[Tuple[str, dict]] = [
 
 # The host (section 5.2: a 2.28 GHz Pentium 4 Xeon with 1 GB of memory, one processor used,
 # Linux 2.6.9; an external 7,200 rpm Maxtor 20 GB IDE disk with ext3, remounted before each run).
-DEVICE = "maxtor-6l080l0"
-FS_MIB = 20 * 1024
-# The preset's capacity (MiB): a controlled run puts the 20 GiB file system at its inner end.
-DEVICE_MIB = 78140
-INNER_FS_START_MIB = DEVICE_MIB - FS_MIB
+# The nearest published drive to the paper's (docs/research/drive-specs.md section 3d), its
+# file system on the whole disk.
+DEVICE = "maxtor-6e020l0"
+# The sensitivity rows' drive (the catalogue's drive before the 6E020L0): the 82 GB DiamondMax 10
+# of Valente's Table 1, with a 20 GiB file system on its outer zones.
+OLD_DEVICE = "maxtor-6l080l0"
+OLD_FS_MIB = 20 * 1024
+OLD_DRIVE = {"device": {"preset": OLD_DEVICE}, "fs_mib": OLD_FS_MIB}
+
+
+def _on_old_drive(scn: dict) -> dict:
+    """The same scenario on the sensitivity rows' drive (one change: the drive and its partition)."""
+    scn["device"]["preset"] = OLD_DEVICE
+    scn["host"]["fs_mib"] = OLD_FS_MIB
+    return scn
 
 
 # The host's CPU costs, from lmbench on the published machine nearest the paper's (a 2.28 GHz
@@ -88,7 +98,6 @@ def _host(memory_mib: int, tree: list, files: list, sample_ms: Optional[int]) ->
     h = {
         "memory_mib": memory_mib,
         "fs": "ext3",
-        "fs_mib": FS_MIB,
         "cpus": 1,
         # Linux 2.6.9's host (docs/host.md): its readahead (current and ahead windows) and its
         # balance_dirty_pages; its vm defaults: dirty_background_ratio 10, dirty_ratio 40
@@ -239,14 +248,14 @@ def _t1_scenario(sched: dict, quick: bool) -> Tuple[dict, float]:
 
 
 # Controlled runs (one knob each): deadline with today's writeback defaults instead of 2.6.9's;
-# LAS and CAS with the file system on the disk's innermost 20 GiB (media 30-35 MB/s instead of
-# the outer zones' 50-55).
+# deadline, LAS and CAS on the sensitivity rows' drive (OLD_DRIVE).
 TODAY_WRITEBACK = {"dirty_throttle": "io-less", "dirty_ratio": 20}
 T1_CONTROLS = [
     # (row, base label, host fields changed)
     ("deadline-today-writeback", "deadline", TODAY_WRITEBACK),
-    ("LAS-inner-zone", "LAS", {"fs_start_mib": INNER_FS_START_MIB}),
-    ("CAS-inner-zone", "CAS", {"fs_start_mib": INNER_FS_START_MIB}),
+    (f"deadline-{OLD_DEVICE}", "deadline", OLD_DRIVE),
+    (f"LAS-{OLD_DEVICE}", "LAS", OLD_DRIVE),
+    (f"CAS-{OLD_DEVICE}", "CAS", OLD_DRIVE),
 ]
 
 
@@ -261,7 +270,10 @@ def plan_t1(p: Plan, rows: list, quick: bool) -> None:
         p.add(f"t1-{_key(label)}", _t1_scenario(sched, quick)[0])
     for row, _, sched, change in _controls(T1_CONTROLS, rows):
         scn = _t1_scenario(sched, quick)[0]
-        scn["host"].update(change)
+        if change is OLD_DRIVE:
+            _on_old_drive(scn)
+        else:
+            scn["host"].update(change)
         p.add(f"t1-{row.lower()}", scn)
 
 
@@ -301,9 +313,9 @@ def report_t1(t: Tables, rows: list, skipped: list, quick: bool) -> str:
     )
     if controls:
         out += ("Controlled runs (one knob changed each): `deadline-today-writeback`, deadline with today's writeback "
-                "defaults (I/O-less throttling, dirty_ratio 20) instead of 2.6.9's; `LAS-inner-zone` and "
-                "`CAS-inner-zone`, the 20 GiB file system on the disk's innermost zones (media rate 30-35 MB/s) "
-                "instead of its outermost (50-55 MB/s).\n\n" + markdown_table(["run"] + head[1:], controls) + "\n\n")
+                f"defaults (I/O-less throttling, dirty_ratio 20) instead of 2.6.9's; `-{OLD_DEVICE}`, the same "
+                f"on the catalogue's earlier drive, `{OLD_DEVICE}` (82 GB, 55 -> 30 MB/s) with a 20 GiB file system on "
+                "its outer zones.\n\n" + markdown_table(["run"] + head[1:], controls) + "\n\n")
     if any(" (" in label for label, _ in rows):
         out += ("The stand-in row `anticipatory` is C-LOOK with Iyer & Druschel's waits, with no deadlines: the writer's "
                 "file lies after the reader's on disk and always has requests ahead of the head, so (likely) the sweep "
@@ -327,7 +339,8 @@ def _t2_scenario(sched: dict, quick: bool) -> dict:
 
 
 # Controlled runs: the same with no CPU for the system calls (FREE_CALLS taken away).
-T2_CONTROLS = [(f"{lb}-free-calls", lb, {"host": ("syscall_us", "copy_mb_s")}) for lb in ("LAS", "CAS")]
+T2_CONTROLS = ([(f"{lb}-free-calls", lb, {"host": ("syscall_us", "copy_mb_s")}) for lb in ("LAS", "CAS")]
+               + [(f"deadline-{OLD_DEVICE}", "deadline", OLD_DRIVE)])
 
 
 def plan_t2(p: Plan, rows: list, quick: bool) -> None:
@@ -335,8 +348,11 @@ def plan_t2(p: Plan, rows: list, quick: bool) -> None:
         p.add(f"t2-{_key(label)}", _t2_scenario(sched, quick))
     for row, _, sched, change in _controls(T2_CONTROLS, rows):
         scn = _t2_scenario(sched, quick)
-        for field in change["host"]:
-            scn["host"].pop(field)
+        if change is OLD_DRIVE:
+            _on_old_drive(scn)
+        else:
+            for field in change["host"]:
+                scn["host"].pop(field)
         p.add(f"t2-{row.lower()}", scn)
 
 
@@ -386,7 +402,8 @@ def report_t2(t: Tables, rows: list, skipped: list, quick: bool) -> str:
         + markdown_table(["scheduler", "B time s", "aggregate MB/s", "B's reads MB/s", "A's reads MB/s", "cat processes",
                           "B's requests", "B's mean response ms"], table)
         + "\n\n" + ("\n".join(skipped) + "\n\n" if skipped else "")
-        + ("Controlled runs, one change: `-free-calls`, no CPU for the system calls (no `syscall_us` and `copy_mb_s`).\n\n"
+        + ("Controlled runs, one change each: `-free-calls`, no CPU for the system calls (no `syscall_us` and `copy_mb_s`); "
+           f"`-{OLD_DEVICE}`, the catalogue's earlier drive.\n\n"
            + markdown_table(["run", "B time s", "aggregate MB/s", "B's reads MB/s", "A's reads MB/s", "cat processes",
                              "B's requests", "B's mean response ms"], controls) + "\n\n" if controls else "")
         + ("The anticipatory schedulers' counters (which rule ended each anticipation, or dispatched instead of waiting): "
@@ -589,6 +606,8 @@ T4_CONTROLS = [
     (f"CAS-read{T4_WHOLE_READ_KIB}", "CAS", ["web"], {"read_bs_kib": T4_WHOLE_READ_KIB}, {}),
     (f"noop-read{T4_WHOLE_READ_KIB}", "noop", ["web"], {"read_bs_kib": T4_WHOLE_READ_KIB}, {}),
     ("CFQ-4.4", "CFQ", [k for k, _, _ in T4_PROFILES], {}, {"name": "cfq"}),
+    (f"CAS-{OLD_DEVICE}", "CAS", [k for k, _, _ in T4_PROFILES], {}, {}),
+    (f"deadline-{OLD_DEVICE}", "deadline", [k for k, _, _ in T4_PROFILES], {}, {}),
 ]
 T4_COUNTERS = ["antic_waits", "break_exited", "break_close"]
 
@@ -611,6 +630,8 @@ def plan_t4(p: Plan, known: set, quick: bool) -> None:
             scn = _t4_scenario(dict(by_label[base], **tunables), weights[key], quick,
                                by_label[base].get("name") == "cfq-2.6.9")
             scn["task"][0]["ffsb"].update(ffsb)
+            if row.endswith(OLD_DEVICE):
+                _on_old_drive(scn)
             p.add(f"t4-{key}-{row.lower()}", scn)
 
 
@@ -768,16 +789,17 @@ HOST_NOTE = (
     "The host: the paper's machine (section 5.2) had 1 GB of memory, one processor used (a 2.28 GHz Pentium 4 Xeon), "
     "Linux 2.6.9, and an external 7,200 rpm Maxtor 20 GB IDE disk with ext3, remounted before every run. Here: "
     "`memory_mib` = 1024 (the page cache is the whole memory: processes' own memory is not modelled), `cpus` = 1, "
-    "`fs = \"ext3\"` (ext2's layout with Linux 2.6.9's journal, ordered data) on the first 20 GiB of the disk (`fs_mib` = 20480), a cold cache, "
+    "`fs = \"ext3\"` (ext2's layout with Linux 2.6.9's journal, ordered data) on the whole disk, a cold cache, "
     "Linux 2.6.9's host (`kernel_release = \"2.6.9\"`: its readahead and its balance_dirty_pages) and vm defaults "
     "(dirty_background_ratio 10, dirty_ratio 40, read_ahead_kb 128), and Linux 2.6's block layer (`[block]`, legacy "
     "request lists, 128 requests per direction (8192 under `cfq-2.6.9`, whose cfq_init raised it, with its "
-    "cfq_may_queue exemption when the queue is full), plugging and merging). "
-    f"The device is `{DEVICE}` (Maxtor DiamondMax 10, 7200 rpm PATA, no command queueing, 2 MB cache, 55 -> 30 MB/s): "
-    "of `iosched list devices`, the one of the paper's maker, interface, speed and era; the IBM Deskstar 34GXP "
-    "(22 MB/s) could not reach the paper's 33-35 MB/s, the 7L250S0 is SATA with NCQ. It holds 82 GB, four times the "
-    "paper's disk: the file system spans its outer 20 GiB, so seeks across the file system are shorter than a 20 GB "
-    "drive's full stroke and its media rate is the outer zones' (about 50 MB/s). A time shown as \"> N\" is a program "
+    "cfq_may_queue exemption when the queue is full), plugging and merging). The CPU per system call and fork + exec "
+    f"are lmbench's on a 2.4 GHz Xeon with Linux 2.6.10 ({SYSCALL_US} us, {COPY_MB_S} MB/s, {EXEC_US} us; docs/host.md). "
+    f"The device is `{DEVICE}` (Maxtor DiamondMax Plus 8, 20.8 GB, 7200 rpm PATA, no command queueing, 2 MB cache; "
+    "its capacity and cache from an hdparm report, its zones and seeks estimated: docs/research/drive-specs.md 3d): "
+    "the nearest published drive to the paper's \"7,200 RPM Maxtor 20 GB IDE disk\". Sensitivity rows (`-"
+    f"{OLD_DEVICE}`) run on the catalogue's earlier drive, `{OLD_DEVICE}` (DiamondMax 10, 82 GB, 55 -> 30 MB/s), "
+    "with a 20 GiB file system on its outer zones. A time shown as \"> N\" is a program "
     "the run's end stopped (its duration) before it finished: a lower bound, which decides a claim only when every "
     "value above it gives the same verdict."
 )
