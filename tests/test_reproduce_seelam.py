@@ -127,9 +127,11 @@ def test_las_of_2_6_9_starves_the_chunk_reader_and_cas_bounds_it():
     las, counters = _program_b_time("las-2.6.9")
     cas, _ = _program_b_time("cas-2.6.9")
     assert deadline is not None and deadline < 200
-    # LAS: B's cats wait for their reads to expire in the FIFO; 400 s are not enough.
-    assert las is None, las
-    assert counters["break_close"] == 0 and counters["break_exited"] > 1000
+    # LAS: B's cats wait for their reads to expire in the FIFO: at least three times deadline's
+    # time (or the run's 400 s are not enough); no anticipation of A is ever ended by B's close
+    # requests (2.6.9's narrow window).
+    assert las is None or las > 3 * deadline, (las, deadline)
+    assert counters["break_close"] == 0 and counters["antic_waits"] + counters["break_exited"] > 500
     # CAS dispatches B's close reads during A's anticipation: no slower than deadline.
     assert cas is not None and cas <= deadline, (cas, deadline)
 
@@ -140,3 +142,6 @@ def test_no_single_best_measure():
     assert m({"a": {"x": 1.0, "y": 2.0}, "b": {"x": 3.0, "y": 4.0}}) == 1.0
     # x best on a, y on b: each is 1.5 times the best somewhere.
     assert m({"a": {"x": 1.0, "y": 1.5}, "b": {"x": 3.0, "y": 2.0}}) == 1.5
+    # Table 4's controlled rows do not count when the paper's five are there.
+    five = {s: 2.0 for s in seelam2005.T4_PAPER_ROWS}
+    assert m({"a": dict(five, CAS=1.0, **{"CFQ-4.4": 0.5}), "b": dict(five, CAS=1.0)}) == 1.0

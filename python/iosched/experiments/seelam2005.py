@@ -749,7 +749,8 @@ def _no_single_best(times: dict):
     profile's best time, over the profiles; the smallest of these over the schedulers. Above 1:
     no scheduler is the best (or tied for it) on every profile. Only the paper's five schedulers
     count: the table's controlled rows (CFQ-4.4, -read64, ...) are not what the paper compared."""
-    times = {profile: {s: v for s, v in col.items() if s in T4_PAPER_ROWS} for profile, col in times.items()}
+    if all(s in col for s in T4_PAPER_ROWS for col in times.values()):
+        times = {profile: {s: v for s, v in col.items() if s in T4_PAPER_ROWS} for profile, col in times.items()}
     schedulers = set.intersection(*(set(col) for col in times.values()))
     if not schedulers:
         raise ValueError("no_single_best: no scheduler has a time in every profile")
