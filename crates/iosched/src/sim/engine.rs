@@ -359,20 +359,13 @@ impl Engine<'_> {
                     l.drive.accept(req, path, l.device.as_view(), now);
                 }
                 Decision::WaitUntil(t) => {
-                    if l.scheduler.is_work_conserving() && l.drive.outstanding() == 0 {
-                        self.invariants.idled_with_work += 1;
-                    }
-                    let t = t.max(now);
-                    if l.wake_at != Some(t) {
-                        l.wake_at = Some(t);
-                        self.events.push(t, Event::Wake(lane as u32));
-                    }
+                    let idle = l.drive.outstanding() == 0;
+                    hold(l, lane, Some(t), idle, now, &mut self.invariants, &mut self.events);
                     break;
                 }
                 Decision::Empty => {
-                    if l.scheduler.queued() > 0 && l.drive.outstanding() == 0 {
-                        self.invariants.idled_with_work += 1;
-                    }
+                    let idle = l.drive.outstanding() == 0;
+                    hold(l, lane, None, idle, now, &mut self.invariants, &mut self.events);
                     break;
                 }
             }
@@ -415,20 +408,13 @@ impl Engine<'_> {
                     }
                 }
                 Decision::WaitUntil(t) => {
-                    if l.scheduler.is_work_conserving() && cx_in_flight(l) == 0 {
-                        self.invariants.idled_with_work += 1;
-                    }
-                    let t = t.max(now);
-                    if l.wake_at != Some(t) {
-                        l.wake_at = Some(t);
-                        self.events.push(t, Event::Wake(lane as u32));
-                    }
+                    let idle = cx_in_flight(l) == 0;
+                    hold(l, lane, Some(t), idle, now, &mut self.invariants, &mut self.events);
                     break;
                 }
                 Decision::Empty => {
-                    if l.scheduler.queued() > 0 && cx_in_flight(l) == 0 {
-                        self.invariants.idled_with_work += 1;
-                    }
+                    let idle = cx_in_flight(l) == 0;
+                    hold(l, lane, None, idle, now, &mut self.invariants, &mut self.events);
                     break;
                 }
             }
@@ -493,6 +479,34 @@ impl Engine<'_> {
 }
 
 /// Commands out at a blk-mq lane's drive.
+/// The scheduler holds its requests until `wait_until` (a wake-up is armed) or has nothing to
+/// dispatch (`None`). With nothing in flight (`drive_idle`) that is an idle with work when the
+/// scheduler is work-conserving and waits, or has requests queued.
+fn hold(
+    l: &mut Lane,
+    lane: usize,
+    wait_until: Option<Nanos>,
+    drive_idle: bool,
+    now: Nanos,
+    invariants: &mut InvariantReport,
+    events: &mut EventQueue<Event>,
+) {
+    let idled_with_work = match wait_until {
+        Some(_) => l.scheduler.is_work_conserving(),
+        None => l.scheduler.queued() > 0,
+    };
+    if drive_idle && idled_with_work {
+        invariants.idled_with_work += 1;
+    }
+    if let Some(t) = wait_until {
+        let t = t.max(now);
+        if l.wake_at != Some(t) {
+            l.wake_at = Some(t);
+            events.push(t, Event::Wake(lane as u32));
+        }
+    }
+}
+
 fn cx_in_flight(l: &Lane) -> u32 {
     l.mq.as_ref().map_or_else(|| l.drive.outstanding(), |m| m.in_flight())
 }
