@@ -409,11 +409,9 @@ impl Reader {
         let mut reads = Vec::new();
         let mut progs = Vec::new();
         for k in ["LSB", "CSB", "MSB"] {
-            let r = self.num(&format!("Page_Read_Latency_{k}"), 100.0, 1e7)?;
-            let p = self.num(&format!("Page_Program_Latency_{k}"), 1000.0, 1e8)?;
             if kinds.contains(&k) {
-                reads.push(r);
-                progs.push(p);
+                reads.push(self.num(&format!("Page_Read_Latency_{k}"), 100.0, 1e7)?);
+                progs.push(self.num(&format!("Page_Program_Latency_{k}"), 1000.0, 1e8)?);
             } else {
                 for e in [format!("Page_Read_Latency_{k}"), format!("Page_Program_Latency_{k}")] {
                     self.ignored.push(Ignored { parameter: e, reason: format!("{tech} has no {k} pages") });
