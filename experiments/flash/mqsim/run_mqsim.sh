@@ -59,7 +59,7 @@ echo "$cases" | while read -r name rd qd n; do
     for cfg in default ideal; do
         out="$RUNS/$name-$cfg"
         cp "$RUNS/$name.xml" "$out.xml"
-        /usr/bin/time -f "%U %S %M" -o "$out.time" "$MQSIM/MQSim" -i "$RUNS/$cfg.xml" -w "$out.xml" > "$out.log" 2>&1
+        /usr/bin/time -f "%U %S %M" -o "$out.time" "$MQSIM/MQSim" -i "$RUNS/$cfg.xml" -w "$out.xml" < /dev/null > "$out.log" 2>&1
         python3 - "$out" "$name" "$cfg" <<'PY'
 import sys, xml.etree.ElementTree as ET
 out, name, cfg = sys.argv[1:]
