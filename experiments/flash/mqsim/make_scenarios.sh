@@ -35,3 +35,49 @@ region_end_fraction = 0.5
 name = "fcfs"
 TOML
 done
+
+# MQSim's two traces, open loop at their own times, on the whole drive (its LBAs reach 126 GiB
+# and beyond, so no sample: 2,048 blocks per plane, the description as it is) from a full drive.
+for t in tpcc wsrch; do
+cat > "trace-$t.toml" <<TOML
+# MQSim side by side (trace-$t; written by make_scenarios.sh): MQSim's default ssdconfig.xml
+[device]
+mqsim = "$XML"
+queue_depth = 1024
+[device.flash]
+precondition = "full"
+[workload]
+kind = "trace"
+trace = "${TRACES:-/work/shared/traces}/mqsim_$t-small.trace"
+format = "mqsim"
+replay = "open"
+[[scheduler]]
+name = "fcfs"
+TOML
+done
+
+# Controlled runs (controls/): the same scenarios with MQSim's mechanisms that the description
+# does not carry set by hand (docs/reproductions/flash/mqsim.md):
+#   chips: dies_per_channel = 4 (MQSim's chips per channel): its scheduler starts one command per
+#          chip at a time, so a chip's two dies rarely overlap;
+#   wbuf:  write_buffer_kib = 2048 (one 8 KiB page per plane, 256 planes): MQSim's back-pressure
+#          bound on in-flight write-backs, cold data being written back at once;
+#   page:  page_kib = 4, planes_per_die = 1: MQSim programs one 8 KiB page per 4 KiB write (each
+#          LPA is a page) and rarely pairs planes (1.5% multi-plane programs in rw-qd16);
+#   stripe: planes_per_die = 1 with twice the pages per block: the model's static allocation then
+#          stripes 8 KiB pages across channels and chips as MQSim's CWDP does (not 16 KiB chunks).
+mkdir -p controls
+ctl() { # source name extra-lines
+    sed "s|^gc_free_superblocks = 6|gc_free_superblocks = 6$3|; s|^precondition = \"full\"$|precondition = \"full\"$4|; s|^mqsim = \"|mqsim = \"|" "$1.toml" |
+        sed "1s|.*|# MQSim side by side, controlled ($2; written by make_scenarios.sh)|" > "controls/$2.toml"
+}
+ctl rr-qd1 rr-qd1-chips '\ndies_per_channel = 4'
+ctl rr-qd16 rr-qd16-chips '\ndies_per_channel = 4'
+ctl rw-qd16 rw-qd16-chips-wbuf-page '\ndies_per_channel = 4\npage_kib = 4\nplanes_per_die = 1\nwrite_buffer_kib = 2048'
+ctl mix70-qd16 mix70-qd16-chips '\ndies_per_channel = 4'
+sed 's|^blocks_per_plane = 128|blocks_per_plane = 2048|; s|^gc_free_superblocks = 6|gc_free_superblocks = 102\ndies_per_channel = 4\npage_kib = 4\nplanes_per_die = 1\nwrite_buffer_kib = 2048|' mix70-qd16.toml |
+    sed "1s|.*|# MQSim side by side, controlled (mix70-qd16-chips-wbuf-page; written by make_scenarios.sh)|" > controls/mix70-qd16-chips-wbuf-page.toml
+for t in tpcc wsrch; do
+    ctl "trace-$t" "trace-$t-chips-wbuf" '' '\ndies_per_channel = 4\nwrite_buffer_kib = 2048'
+    ctl "trace-$t" "trace-$t-chips-wbuf-stripe" '' '\ndies_per_channel = 4\nwrite_buffer_kib = 2048\nplanes_per_die = 1\npages_per_block = 512'
+done

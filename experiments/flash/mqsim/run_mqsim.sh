@@ -5,6 +5,8 @@
 # and on the same with Ideal_Mapping_Table = true ("ideal": the whole mapping table in DRAM, as
 # the iosched model holds it). Writes MQSim's inputs and outputs under $RUNS and prints one line
 # per run: IOPS, mean response (us), whole-process CPU seconds (user + sys).
+# Traces: MQSim's trace-based flow (open loop at the trace's times) on /work/shared/traces's
+# mqsim_tpcc-small and mqsim_wsrch-small (read from there, never copied).
 # Usage: experiments/flash/mqsim/run_mqsim.sh [case-pattern]
 set -e
 MQSIM=${MQSIM:-/work/research/mqsim/src}
@@ -17,7 +19,32 @@ sed 's|<Ideal_Mapping_Table>false<|<Ideal_Mapping_Table>true<|' "$MQSIM/ssdconfi
 cases="rr-qd1 100 1 50000
 rr-qd16 100 16 200000
 rw-qd16 0 16 200000
-mix70-qd16 70 16 200000"
+mix70-qd16 70 16 200000
+trace-tpcc tpcc-small - -
+trace-wsrch wsrch-small - -"
+
+trace_flow() { # trace file
+cat <<XML
+<?xml version="1.0" encoding="us-ascii"?>
+<MQSim_IO_Scenarios>
+	<IO_Scenario>
+		<IO_Flow_Parameter_Set_Trace_Based>
+			<Priority_Class>HIGH</Priority_Class>
+			<Device_Level_Data_Caching_Mode>WRITE_CACHE</Device_Level_Data_Caching_Mode>
+			<Channel_IDs>0,1,2,3,4,5,6,7</Channel_IDs>
+			<Chip_IDs>0,1,2,3</Chip_IDs>
+			<Die_IDs>0,1</Die_IDs>
+			<Plane_IDs>0,1</Plane_IDs>
+			<Initial_Occupancy_Percentage>70</Initial_Occupancy_Percentage>
+			<File_Path>$1</File_Path>
+			<Percentage_To_Be_Executed>100</Percentage_To_Be_Executed>
+			<Relay_Count>1</Relay_Count>
+			<Time_Unit>NANOSECOND</Time_Unit>
+		</IO_Flow_Parameter_Set_Trace_Based>
+	</IO_Scenario>
+</MQSim_IO_Scenarios>
+XML
+}
 
 flow() { # read% qd requests
 cat <<XML
@@ -55,7 +82,10 @@ XML
 
 echo "$cases" | while read -r name rd qd n; do
     case $name in *${1:-}*) ;; *) continue ;; esac
-    flow "$rd" "$qd" "$n" > "$RUNS/$name.xml"
+    case $name in
+        trace-*) trace_flow "${TRACES:-/work/shared/traces}/mqsim_$rd.trace" > "$RUNS/$name.xml" ;;
+        *) flow "$rd" "$qd" "$n" > "$RUNS/$name.xml" ;;
+    esac
     for cfg in default ideal; do
         out="$RUNS/$name-$cfg"
         cp "$RUNS/$name.xml" "$out.xml"

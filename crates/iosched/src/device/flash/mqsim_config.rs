@@ -315,6 +315,12 @@ impl Reader {
             });
         }
         let cache_bytes = self.int("Data_Cache_Capacity", 0, u32::MAX as u64)?;
+        // Read in MQSim (ssd/Data_Cache_Manager_Flash_Advanced.cpp, SSD_Device.cpp) to explain
+        // the side by side: the capacity is not what bounds random writes there.
+        self.unsupported(
+            "Data_Cache_Capacity",
+            "MQSim writes data not seen recently (cold) back to flash at once and lets at most one page per plane of write-backs be in flight (its back-pressure); a random write therefore waits for flash once that many are outstanding. The model's buffer holds the whole capacity (docs/reproductions/flash/mqsim.md: write_buffer_kib = planes x page size reproduces MQSim)",
+        );
         let write_buffer_kib = (cache_bytes / 1024) as u32;
 
         // Mapping.
@@ -374,6 +380,12 @@ impl Reader {
                 &format!("{chips} x {dies_per_chip}"),
                 "the model holds at most 64 dies per channel",
             ));
+        }
+        if dies_per_chip > 1 {
+            self.unsupported(
+                "Die_No_Per_Chip",
+                "MQSim's transaction scheduler starts a command on a chip only when the chip is idle, one die's at a time (ssd/TSU_Base.cpp): its dies of one chip rarely overlap; the model's dies are independent (dies_per_channel = chips reproduces MQSim)",
+            );
         }
         let planes = self.int("Plane_No_Per_Die", 1, 16)? as u32;
         let blocks = self.int("Block_No_Per_Plane", 4, 1 << 20)? as u32;
