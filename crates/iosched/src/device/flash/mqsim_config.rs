@@ -338,7 +338,7 @@ impl Reader {
         } else {
             self.unsupported(
                 "Ideal_Mapping_Table",
-                "false: MQSim caches the mapping in CMT_Capacity bytes and reads missing entries from flash; the model holds the whole table in DRAM (no mapping cache)",
+                "MQSim caches the mapping in CMT_Capacity bytes and reads missing entries from flash; the model holds the whole table in DRAM (no mapping cache)",
             );
             self.unsupported("CMT_Capacity", "the cached mapping table is not modelled (see Ideal_Mapping_Table)");
         }
@@ -360,7 +360,7 @@ impl Reader {
         let _ = self.word("Transaction_Scheduling_Policy", &["OUT_OF_ORDER", "PRIORITY_OUT_OF_ORDER", "FLIN"])?;
         self.unsupported(
             "Transaction_Scheduling_Policy",
-            "MQSim's per-die transaction queues (reads before writes, GC last); the model serves each die first come, first served",
+            "MQSim's per-chip transaction queues (reads before writes, GC last); the model serves each die first come, first served",
         );
 
         // Over-provisioning: MQSim's ratio is the spare share of the physical pages (logical =
@@ -494,7 +494,7 @@ impl Reader {
         } else {
             self.unsupported(
                 "Use_Copyback_for_GC",
-                "false: MQSim moves GC data over the channel (read out, write in); the model's GC copies back inside the die",
+                "MQSim moves GC data over the channel (read out, write in); the model's GC copies back inside the die",
             );
         }
         if self.boolean("Preemptible_GC_Enabled")? {
