@@ -190,7 +190,7 @@ fn a_scenario_runs_from_a_description_deterministically() {
         std::fs::write(dir.join("ssd.xml"), SMALL).unwrap();
         let text = format!("[device]\nmqsim = \"ssd.xml\"\n{extra}[workload]\nkind = \"closed-queue\"\nrequests = 10\n");
         std::fs::write(dir.join("e.toml"), &text).unwrap();
-        let e = Scenario::read(&dir.join("e.toml")).and_then(|s| s.run(None).map(|_| ())).err().expect(extra).to_string();
+        let e = Scenario::read(&dir.join("e.toml")).and_then(|s| s.run(None).map(|_| ())).expect_err(extra).to_string();
         assert!(e.contains(want), "{e}");
     }
     std::fs::write(dir.join("bad.xml"), SMALL.replace("<Page_Capacity>8192<", "<Page_Capacity>100<")).unwrap();
