@@ -159,6 +159,8 @@ fn bad_values_name_the_file_element_and_value() {
     }
     let e = load(Path::new("/nonexistent/ssdconfig.xml")).unwrap_err().to_string();
     assert!(e.contains("/nonexistent/ssdconfig.xml") && e.contains("cannot read"), "{e}");
+    let e = load(Path::new("/dev/null")).unwrap_err().to_string();
+    assert!(e.contains("/dev/null") && e.contains("cannot read"), "{e}");
 }
 
 fn scenario(dir: &Path, extra: &str) -> Scenario {

@@ -142,12 +142,10 @@ const SATA3_MB_S: f64 = 600.0;
 
 /// Loads and maps an MQSim `ssdconfig.xml`.
 pub fn load(path: &Path) -> Result<MqsimDrive, MqsimError> {
-    let text = std::fs::read_to_string(path).map_err(|e| MqsimError {
-        file: path.to_path_buf(),
-        element: String::new(),
-        value: String::new(),
-        message: format!("cannot read: {e}"),
-    })?;
+    let fail = |message: String| MqsimError { file: path.to_path_buf(), element: String::new(), value: String::new(), message };
+    // A regular file of at most 4 MiB (MQSim's own are 4 KB): never a FIFO or a device.
+    let bytes = crate::input::read_regular(path, 4 << 20).map_err(|e| fail(format!("cannot read: {e}")))?;
+    let text = String::from_utf8(bytes).map_err(|_| fail("not UTF-8 text".into()))?;
     parse_str(&text, path)
 }
 
