@@ -1050,6 +1050,44 @@ def validate(
 
 
 @app.command()
+def explain(
+    drive: Path = typer.Argument(..., help="A DiskSim drive description (.parv/.diskspecs) or an MQSim ssdconfig.xml."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON: --format json."),
+    fmt: str = _format_option(),
+) -> None:
+    """What a drive description maps to: every parameter read with no timing effect or not modelled, with the
+    reason, and how the reader reconciled it (defaults taken, conversions). An MQSim file also shows the flash
+    spec it maps to (`[device] mqsim = "..."`, docs/devices-flash.md)."""
+    from . import _native
+
+    fmt = _output(fmt, as_json)
+    if not drive.exists():
+        raise fail(f"{drive}: no such file")
+    try:
+        ex = json.loads(_native.explain_drive(str(drive)))
+    except ValueError as e:
+        raise fail(str(e))
+    items: list = [f"[bold]{escape(ex['drive'])}[/bold] ({escape(ex['source'])})"]
+    if "spec" in ex:
+        sp = ex["spec"]
+        g, t = sp["geometry"], sp["timing"]
+        items.append(
+            f"flash: {sp['interface']}, {g['channels']} channels x {g['dies_per_channel']} dies, {g['planes_per_die']} planes, "
+            f"{g['blocks_per_plane']} blocks x {g['pages_per_block']} pages of {g['page_kib']} KiB; tR {t['read_us']:g} us, "
+            f"tPROG {t['program_us']:g} us, tBERS {t['erase_ms']:g} ms, channel {t['channel_mb_s']:g} MB/s, "
+            f"link {t['link_mb_s']:.1f} MB/s (+{t['link_bytes_per_command']} B/command), controller {t['command_overhead_us']:g} us; "
+            f"over-provisioning {sp['over_provisioning']:.4f}, write buffer {sp['write_buffer_kib']} KiB, "
+            f"GC {sp['gc_policy']} at {sp['gc_free_superblocks']} free, precondition {sp['precondition']}, "
+            f"queue depth {sp['max_queue_depth']}")
+    items.append(f"parameters with no timing effect ({len(ex['ignored'])}), with the reason:\n" + "\n".join(
+        f"  {escape(i['parameter'])}: {escape(i['reason'])}" for i in ex["ignored"]))
+    items.append(f"parameters not modelled ({len(ex['unsupported'])}):\n" + "\n".join(f"  {escape(u)}" for u in ex["unsupported"]))
+    if ex["notes"]:
+        items.append("notes:\n" + "\n".join(f"  {escape(n)}" for n in ex["notes"]))
+    emit(items, fmt, json_doc=ex)
+
+
+@app.command()
 def bench(
     repeats: int = typer.Option(3, "--repeats", min=1, help="Runs per case; the best is reported."),
     scale: float = typer.Option(

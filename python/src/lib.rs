@@ -225,8 +225,27 @@ fn calibrate_device(py: Python<'_>, device: &str, samples: u32, seed: u64, eval_
 /// What the loader made of a DiskSim drive description, as JSON: `drive`, `source`, `ignored`
 /// (`[{parameter, reason}]`: read and with no timing effect, and why), `unsupported` (read, with
 /// a timing effect the model lacks) and `notes` (how inconsistencies were reconciled).
+/// An MQSim `ssdconfig.xml` (its root element `Execution_Parameter_Set`) gives the same object
+/// with `spec` (the flash spec it maps to) and `queue_fetch_size`.
 #[pyfunction]
 fn explain_drive(drive: &str) -> PyResult<String> {
+    let path = std::path::Path::new(drive);
+    let head = std::fs::read(path).map(|b| String::from_utf8_lossy(&b[..b.len().min(512)]).into_owned()).unwrap_or_default();
+    if head.contains("<Execution_Parameter_Set") {
+        let d = iosched::device::flash::mqsim_config::load(path).map_err(|e| ValidateError::new_err(e.to_string()))?;
+        let ignored: Vec<serde_json::Value> =
+            d.ignored.iter().map(|i| serde_json::json!({"parameter": i.parameter, "reason": i.reason})).collect();
+        return Ok(serde_json::json!({
+            "drive": d.spec.name,
+            "source": d.source.display().to_string(),
+            "spec": d.spec,
+            "queue_fetch_size": d.queue_fetch_size,
+            "ignored": ignored,
+            "unsupported": d.unsupported,
+            "notes": d.notes,
+        })
+        .to_string());
+    }
     let d = iosched::device::disksim::load_drive(std::path::Path::new(drive)).map_err(|e| ValidateError::new_err(e.to_string()))?;
     let ignored: Vec<serde_json::Value> =
         d.ignored.iter().map(|i| serde_json::json!({"parameter": i.parameter, "reason": i.reason})).collect();

@@ -109,6 +109,10 @@ pub struct DeviceSection {
     /// directory (to the working directory for a scenario not read from a file).
     #[serde(default)]
     pub disksim: Option<String>,
+    /// An MQSim device description (`ssdconfig.xml`): a flash drive, relative as `disksim`.
+    /// Skipped in the resolved scenario when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mqsim: Option<String>,
     pub command_overhead_ms: Option<f64>,
     pub head_switch_ms: Option<f64>,
     pub cache_segments: Option<u32>,
@@ -157,6 +161,7 @@ impl Default for DeviceSection {
         DeviceSection {
             preset: None,
             disksim: None,
+            mqsim: None,
             command_overhead_ms: None,
             head_switch_ms: None,
             cache_segments: None,
@@ -340,7 +345,16 @@ impl Scenario {
     /// Where `device.disksim` points: relative to the scenario file's directory when the
     /// scenario came from an existing file, else to the working directory.
     pub fn disksim_path(&self) -> Option<std::path::PathBuf> {
-        let rel = std::path::Path::new(self.device.disksim.as_ref()?);
+        self.relative_path(self.device.disksim.as_ref()?)
+    }
+
+    /// Where `device.mqsim` points (resolved as `device.disksim`).
+    pub fn mqsim_path(&self) -> Option<std::path::PathBuf> {
+        self.relative_path(self.device.mqsim.as_ref()?)
+    }
+
+    fn relative_path(&self, rel: &str) -> Option<std::path::PathBuf> {
+        let rel = std::path::Path::new(rel);
         let src = std::path::Path::new(&self.source);
         Some(match src.parent() {
             Some(dir) if src.is_file() && rel.is_relative() => dir.join(rel),
@@ -350,7 +364,7 @@ impl Scenario {
 
     /// The flash drive `[device]` describes (None: a rotational one).
     pub fn flash_spec(&self) -> Result<Option<FlashSpec>, String> {
-        flash::flash_spec(&self.device)
+        flash::flash_spec(&self.device, self.mqsim_path().as_deref())
     }
 
     /// One drive's LBA count (rotational or flash).

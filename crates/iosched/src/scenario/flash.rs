@@ -38,12 +38,15 @@ pub struct FlashSection {
 
 /// Whether `[device]` describes a flash drive (then its spec), checking `kind` against the
 /// preset and refusing fields that only a rotational drive has.
-pub fn flash_spec(d: &DeviceSection) -> Result<Option<FlashSpec>, String> {
-    let preset_is_flash = d.preset.as_deref().is_some_and(|p| FLASH_PRESET_NAMES.contains(&p));
+pub fn flash_spec(d: &DeviceSection, mqsim: Option<&std::path::Path>) -> Result<Option<FlashSpec>, String> {
+    let preset_is_flash = d.preset.as_deref().is_some_and(|p| FLASH_PRESET_NAMES.contains(&p)) || mqsim.is_some();
     let flash = match d.kind.as_deref() {
         None => preset_is_flash || d.flash.is_some(),
         Some("flash") => true,
         Some("rotational") => {
+            if mqsim.is_some() {
+                return Err("field `device.kind`: `rotational` with an MQSim description (`device.mqsim`: a flash drive)".into());
+            }
             if preset_is_flash {
                 let p = d.preset.as_deref().unwrap_or_default();
                 return Err(format!("field `device.kind`: `rotational` with the flash preset `{p}` (a flash drive: kind = \"flash\")"));
@@ -63,7 +66,15 @@ pub fn flash_spec(d: &DeviceSection) -> Result<Option<FlashSpec>, String> {
             "field `device.disksim`: a DiskSim description is a rotational drive, not a flash one (`device.kind` / flash preset)".into()
         );
     }
+    if let (Some(_), Some(p)) = (mqsim, d.preset.as_deref()) {
+        return Err(format!("fields `device.preset` (`{p}`) and `device.mqsim` are mutually exclusive: give one"));
+    }
+    let loaded = match mqsim {
+        Some(path) => Some(crate::device::flash::mqsim_config::load(path).map_err(|e| format!("field `device.mqsim`: {e}"))?),
+        None => None,
+    };
     let name = match d.preset.as_deref() {
+        _ if loaded.is_some() => "mqsim",
         Some(p) if preset_is_flash => p,
         Some(p) if PRESET_NAMES.contains(&p) => {
             return Err(format!(
@@ -92,7 +103,10 @@ pub fn flash_spec(d: &DeviceSection) -> Result<Option<FlashSpec>, String> {
             "field `device.{f}`: a rotational drive's field, not a flash drive's (`{name}`; flash parameters go in [device.flash])"
         ));
     }
-    let mut s = flash_preset(name).expect("listed preset");
+    let mut s = match loaded {
+        Some(drive) => drive.spec,
+        None => flash_preset(name).expect("listed preset"),
+    };
     if let Some(f) = &d.flash {
         let g = &mut s.geometry;
         set(&mut g.channels, f.channels);

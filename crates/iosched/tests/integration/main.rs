@@ -23,6 +23,7 @@ mod host;
 mod host_ext3;
 mod host_ffsb;
 mod long_runs;
+mod mqsim_config;
 mod nvme;
 mod raid0;
 mod s_suite;

@@ -24,6 +24,7 @@ pub mod buffer;
 pub mod ftl;
 pub mod gc;
 pub mod geometry;
+pub mod mqsim_config;
 pub mod precondition;
 pub mod presets;
 pub mod resources;

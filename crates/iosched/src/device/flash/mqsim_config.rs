@@ -1,0 +1,569 @@
+//! MQSim's device description (its `ssdconfig.xml`: `Execution_Parameter_Set` with
+//! `Host_Parameter_Set`, `Device_Parameter_Set` and `Flash_Parameter_Set`) mapped onto the flash
+//! model's [`FlashSpec`]. `[device] mqsim = "ssdconfig.xml"`; `[device.flash]` then overrides
+//! fields as it does a preset's.
+//!
+//! Every element is either mapped or recorded in `ignored` (no timing effect in the model, or a
+//! mechanism it does not have) with the reason; unknown elements go to `unsupported`. An element
+//! absent from the file takes MQSim's default, as MQSim itself does (its
+//! `exec/*_Parameter_Set.cpp` initialisers, MQSim @ 7ec40e3), recorded in `notes`.
+//! Written from MQSim's documentation and parameter files (Tavakkol et al., FAST'18), not its code.
+
+use super::gc::GcPolicy;
+use super::geometry::FlashGeometry;
+use super::spec::{FlashSpec, Precondition};
+use super::timing::FlashTiming;
+use crate::device::disksim::Ignored;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// A malformed or unusable MQSim description: the file, the element and its value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MqsimError {
+    pub file: PathBuf,
+    /// The element (or elements, joined by " x ") the problem is in; empty for the file itself.
+    pub element: String,
+    pub value: String,
+    pub message: String,
+}
+
+impl fmt::Display for MqsimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = if self.element.is_empty() {
+            format!("{}: {}", self.file.display(), self.message)
+        } else {
+            format!("{}: <{}> = `{}`: {}", self.file.display(), self.element, self.value, self.message)
+        };
+        f.write_str(&crate::input::escape_controls(&s))
+    }
+}
+
+impl std::error::Error for MqsimError {}
+
+/// A drive read from an MQSim description.
+#[derive(Debug, Clone)]
+pub struct MqsimDrive {
+    pub source: PathBuf,
+    pub spec: FlashSpec,
+    /// MQSim's `Queue_Fetch_Size`: commands the controller takes from the SQs at once (its
+    /// counterpart is `[device.nvme] controller_commands`; not applied by the reader).
+    pub queue_fetch_size: u32,
+    /// Elements read that the model does not use, with the reason.
+    pub ignored: Vec<Ignored>,
+    /// Elements with a timing effect the model lacks or approximates, or unknown elements.
+    pub unsupported: Vec<String>,
+    /// Defaults taken for absent elements, and conversions worth knowing.
+    pub notes: Vec<String>,
+}
+
+/// MQSim's defaults for absent elements (exec/Host_Parameter_Set.cpp, Device_Parameter_Set.cpp,
+/// Flash_Parameter_Set.cpp at 7ec40e3).
+const DEFAULTS: &[(&str, &str)] = &[
+    ("PCIe_Lane_Bandwidth", "0.4"),
+    ("PCIe_Lane_Count", "4"),
+    ("SATA_Processing_Delay", "0"),
+    ("Enabled_Preconditioning", "true"),
+    ("Memory_Type", "FLASH"),
+    ("HostInterface_Type", "NVME"),
+    ("IO_Queue_Depth", "1024"),
+    ("Queue_Fetch_Size", "512"),
+    ("Caching_Mechanism", "ADVANCED"),
+    ("Data_Cache_Capacity", "536870912"),
+    ("Address_Mapping", "PAGE_LEVEL"),
+    ("Ideal_Mapping_Table", "false"),
+    ("CMT_Capacity", "2097152"),
+    ("Plane_Allocation_Scheme", "CWDP"),
+    ("Transaction_Scheduling_Policy", "OUT_OF_ORDER"),
+    ("Overprovisioning_Ratio", "0.07"),
+    ("GC_Exec_Threshold", "0.05"),
+    ("GC_Block_Selection_Policy", "RGA"),
+    ("Use_Copyback_for_GC", "false"),
+    ("Preemptible_GC_Enabled", "true"),
+    ("Flash_Channel_Count", "8"),
+    ("Flash_Channel_Width", "1"),
+    ("Channel_Transfer_Rate", "300"),
+    ("Chip_No_Per_Channel", "4"),
+    ("Flash_Technology", "MLC"),
+    ("CMD_Suspension_Support", "ERASE"),
+    ("Page_Read_Latency_LSB", "75000"),
+    ("Page_Read_Latency_CSB", "75000"),
+    ("Page_Read_Latency_MSB", "75000"),
+    ("Page_Program_Latency_LSB", "750000"),
+    ("Page_Program_Latency_CSB", "750000"),
+    ("Page_Program_Latency_MSB", "750000"),
+    ("Block_Erase_Latency", "3800000"),
+    ("Die_No_Per_Chip", "2"),
+    ("Plane_No_Per_Die", "2"),
+    ("Block_No_Per_Plane", "2048"),
+    ("Page_No_Per_Block", "256"),
+    ("Page_Capacity", "8192"),
+];
+
+/// Elements read and not used by the model, with the reason.
+const IGNORED: &[(&str, &str)] = &[
+    ("Enable_ResponseTime_Logging", "MQSim's output (response time log), no effect on timing"),
+    ("ResponseTime_Logging_Period_Length", "MQSim's output (response time log), no effect on timing"),
+    ("Seed", "MQSim's device random generator; the scenario's seed drives the model"),
+    ("Data_Cache_Sharing_Mode", "per-flow partitions of the data cache not modelled (one shared buffer)"),
+    ("Data_Cache_DRAM_Row_Size", "DRAM access time not modelled (tens of ns per access)"),
+    ("Data_Cache_DRAM_Data_Rate", "DRAM access time not modelled"),
+    ("Data_Cache_DRAM_Data_Busrt_Size", "DRAM access time not modelled"),
+    ("Data_Cache_DRAM_tRCD", "DRAM access time not modelled"),
+    ("Data_Cache_DRAM_tCL", "DRAM access time not modelled"),
+    ("Data_Cache_DRAM_tRP", "DRAM access time not modelled"),
+    ("CMT_Sharing_Mode", "the mapping cache is not modelled (see Ideal_Mapping_Table)"),
+    ("GC_Hard_Threshold", "preemptible GC not modelled (GC runs to completion)"),
+    ("Dynamic_Wearleveling_Enabled", "wear is not modelled"),
+    ("Static_Wearleveling_Enabled", "wear is not modelled"),
+    ("Static_Wearleveling_Threshold", "wear is not modelled"),
+    ("Block_PE_Cycles_Limit", "wear is not modelled"),
+    ("Preferred_suspend_erase_time_for_read", "program/erase suspension not modelled"),
+    ("Preferred_suspend_erase_time_for_write", "program/erase suspension not modelled"),
+    ("Preferred_suspend_write_time_for_read", "program/erase suspension not modelled"),
+    ("Suspend_Erase_Time", "program/erase suspension not modelled"),
+    ("Suspend_Program_Time", "program/erase suspension not modelled"),
+    ("Flash_Comm_Protocol", "the channel's rate (Channel_Transfer_Rate x Flash_Channel_Width) carries the interface"),
+    ("Page_Metadat_Capacity", "spare (OOB) bytes: the model transfers the data only"),
+];
+
+/// MQSim's PCIe link (host/PCIe_Link.h defaults): TLPs of at most 128 B payload, each with 28 B
+/// of overhead (20 B TLP header, 6 B DLLP, 2 B physical framing).
+const MQSIM_TLP_PAYLOAD: f64 = 128.0;
+const MQSIM_TLP_OVERHEAD: f64 = 28.0;
+/// Protocol bytes per NVMe command on MQSim's link, in payload terms: SQ doorbell (4 B), command
+/// fetch request and the 64 B command, 16 B completion, CQ doorbell, each a TLP of 28 B overhead
+/// (~232 B on the wire, x 128/156).
+const NVME_PROTOCOL_BYTES: u32 = 190;
+/// SATA: the model's per-command FIS estimate (presets.rs).
+const SATA_PROTOCOL_BYTES: u32 = 240;
+/// SATA 3.0's payload rate (MQSim's SATA HBA has no link rate parameter).
+const SATA3_MB_S: f64 = 600.0;
+
+/// Loads and maps an MQSim `ssdconfig.xml`.
+pub fn load(path: &Path) -> Result<MqsimDrive, MqsimError> {
+    let fail = |message: String| MqsimError { file: path.to_path_buf(), element: String::new(), value: String::new(), message };
+    // A regular file of at most 4 MiB (MQSim's own are 4 KB): never a FIFO or a device.
+    let bytes = crate::input::read_regular(path, 4 << 20).map_err(|e| fail(format!("cannot read: {e}")))?;
+    let text = String::from_utf8(bytes).map_err(|_| fail("not UTF-8 text".into()))?;
+    parse_str(&text, path)
+}
+
+/// Maps an MQSim description given as text (`path` names it in errors).
+pub fn parse_str(text: &str, path: &Path) -> Result<MqsimDrive, MqsimError> {
+    let file = path.to_path_buf();
+    let doc = roxmltree::Document::parse(text).map_err(|e| MqsimError {
+        file: file.clone(),
+        element: String::new(),
+        value: String::new(),
+        message: format!("not well-formed XML: {e}"),
+    })?;
+    let root = doc.root_element();
+    if root.tag_name().name() != "Execution_Parameter_Set" {
+        return Err(MqsimError {
+            file,
+            element: root.tag_name().name().into(),
+            value: String::new(),
+            message: "the root element must be <Execution_Parameter_Set> (an MQSim ssdconfig.xml)".into(),
+        });
+    }
+    let mut r = Reader { file, values: BTreeMap::new(), unsupported: Vec::new(), notes: Vec::new(), ignored: Vec::new() };
+    for set in root.children().filter(|n| n.is_element()) {
+        match set.tag_name().name() {
+            "Host_Parameter_Set" | "Device_Parameter_Set" => r.collect(set)?,
+            other => r.unsupported.push(format!("<{other}>: unknown parameter set")),
+        }
+    }
+    r.map()
+}
+
+struct Reader {
+    file: PathBuf,
+    values: BTreeMap<String, String>,
+    unsupported: Vec<String>,
+    notes: Vec<String>,
+    ignored: Vec<Ignored>,
+}
+
+impl Reader {
+    fn collect(&mut self, set: roxmltree::Node) -> Result<(), MqsimError> {
+        for el in set.children().filter(|n| n.is_element()) {
+            let name = el.tag_name().name();
+            if name == "Flash_Parameter_Set" {
+                self.collect(el)?;
+                continue;
+            }
+            let text = el.text().unwrap_or("").trim().to_string();
+            if self.values.insert(name.to_string(), text.clone()).is_some() {
+                return Err(self.err(name, &text, "given twice"));
+            }
+        }
+        Ok(())
+    }
+
+    fn err(&self, element: &str, value: &str, message: impl Into<String>) -> MqsimError {
+        MqsimError { file: self.file.clone(), element: element.into(), value: value.into(), message: message.into() }
+    }
+
+    /// The element's text, or MQSim's default (noted) when absent.
+    fn raw(&mut self, name: &str) -> String {
+        if let Some(v) = self.values.get(name) {
+            return v.clone();
+        }
+        let d = DEFAULTS.iter().find(|(n, _)| *n == name).map(|(_, d)| *d).unwrap_or("");
+        self.notes.push(format!("<{name}> absent: MQSim's default `{d}`"));
+        self.values.insert(name.into(), d.into());
+        d.into()
+    }
+
+    fn num(&mut self, name: &str, lo: f64, hi: f64) -> Result<f64, MqsimError> {
+        let v = self.raw(name);
+        match v.parse::<f64>() {
+            Ok(x) if x.is_finite() && (lo..=hi).contains(&x) => Ok(x),
+            Ok(_) => Err(self.err(name, &v, format!("must be in [{lo}, {hi}]"))),
+            Err(_) => Err(self.err(name, &v, "not a number")),
+        }
+    }
+
+    fn int(&mut self, name: &str, lo: u64, hi: u64) -> Result<u64, MqsimError> {
+        let v = self.raw(name);
+        match v.parse::<u64>() {
+            Ok(x) if (lo..=hi).contains(&x) => Ok(x),
+            Ok(_) => Err(self.err(name, &v, format!("must be in [{lo}, {hi}]"))),
+            Err(_) => Err(self.err(name, &v, "not a whole number")),
+        }
+    }
+
+    fn boolean(&mut self, name: &str) -> Result<bool, MqsimError> {
+        let v = self.raw(name);
+        match v.to_ascii_lowercase().as_str() {
+            "true" => Ok(true),
+            "false" => Ok(false),
+            _ => Err(self.err(name, &v, "must be true or false")),
+        }
+    }
+
+    fn word(&mut self, name: &str, known: &[&str]) -> Result<String, MqsimError> {
+        let v = self.raw(name);
+        if known.contains(&v.as_str()) {
+            Ok(v)
+        } else {
+            Err(self.err(name, &v, format!("unknown value (MQSim's: {})", known.join(", "))))
+        }
+    }
+
+    fn unsupported(&mut self, name: &str, why: &str) {
+        let v = self.values.get(name).cloned().unwrap_or_default();
+        self.unsupported.push(format!("<{name}> = {v}: {why}"));
+    }
+
+    fn map(mut self) -> Result<MqsimDrive, MqsimError> {
+        // Host interface and link.
+        let interface = match self.word("HostInterface_Type", &["NVME", "SATA"])?.as_str() {
+            "NVME" => "nvme",
+            _ => "sata",
+        };
+        let memory = self.raw("Memory_Type");
+        if memory != "FLASH" {
+            return Err(self.err("Memory_Type", &memory, "only FLASH is modelled"));
+        }
+        let lane_gb_s = self.num("PCIe_Lane_Bandwidth", 0.001, 1000.0)?;
+        let lanes = self.int("PCIe_Lane_Count", 1, 32)?;
+        let sata_delay_ns = self.num("SATA_Processing_Delay", 0.0, 1e9)?;
+        let (link_mb_s, link_bytes, overhead_us) = if interface == "nvme" {
+            self.ignored.push(Ignored {
+                parameter: "SATA_Processing_Delay".into(),
+                reason: "SATA's processing delay: the host interface is NVMe".into(),
+            });
+            // MQSim's link moves TLPs of 128 B payload with 28 B overhead each over lanes x
+            // lane rate; the model's link is a payload rate: the raw rate x 128/156.
+            let raw = lane_gb_s * 1000.0 * lanes as f64;
+            (raw * MQSIM_TLP_PAYLOAD / (MQSIM_TLP_PAYLOAD + MQSIM_TLP_OVERHEAD), NVME_PROTOCOL_BYTES, 0.0)
+        } else {
+            for p in ["PCIe_Lane_Bandwidth", "PCIe_Lane_Count"] {
+                self.ignored.push(Ignored { parameter: p.into(), reason: "PCIe link: the host interface is SATA (600 MB/s)".into() });
+            }
+            self.notes
+                .push("SATA_Processing_Delay: MQSim charges it per SATA message; mapped as one controller latency per command".into());
+            (SATA3_MB_S, SATA_PROTOCOL_BYTES, sata_delay_ns / 1e3)
+        };
+        let qd = self.int("IO_Queue_Depth", 1, 65535)?;
+        let max_qd = if interface == "sata" { qd.min(32) } else { qd.min(1024) } as u32;
+        if max_qd as u64 != qd {
+            self.notes.push(format!("IO_Queue_Depth {qd}: the model's {interface} queue holds at most {max_qd}"));
+        }
+        let fetch = self.int("Queue_Fetch_Size", 1, 65535)? as u32;
+        if interface == "nvme" {
+            self.unsupported(
+                "Queue_Fetch_Size",
+                "commands the controller takes at once: not applied by the reader (its counterpart is [device.nvme] controller_commands)",
+            );
+        } else {
+            self.ignored.push(Ignored { parameter: "Queue_Fetch_Size".into(), reason: "NVMe's fetch size: the interface is SATA".into() });
+        }
+
+        // Data cache: a DRAM write buffer.
+        let caching = self.word("Caching_Mechanism", &["SIMPLE", "ADVANCED"])?;
+        if caching == "SIMPLE" {
+            self.unsupported("Caching_Mechanism", "SIMPLE (one-entry cache): modelled as the write buffer of Data_Cache_Capacity");
+        } else {
+            self.ignored.push(Ignored {
+                parameter: "Caching_Mechanism".into(),
+                reason: "ADVANCED: a DRAM write cache, modelled as the write buffer (Data_Cache_Capacity)".into(),
+            });
+        }
+        let cache_bytes = self.int("Data_Cache_Capacity", 0, u32::MAX as u64)?;
+        // Read in MQSim (ssd/Data_Cache_Manager_Flash_Advanced.cpp, SSD_Device.cpp) to explain
+        // the side by side: the capacity is not what bounds random writes there.
+        self.unsupported(
+            "Data_Cache_Capacity",
+            "MQSim writes data not seen recently (cold) back to flash at once and lets at most one page per plane of write-backs be in flight (its back-pressure); a random write therefore waits for flash once that many are outstanding. The model's buffer holds the whole capacity (docs/reproductions/flash/mqsim.md: write_buffer_kib = planes x page size reproduces MQSim)",
+        );
+        let write_buffer_kib = (cache_bytes / 1024) as u32;
+
+        // Mapping.
+        let mapping = self.word("Address_Mapping", &["PAGE_LEVEL", "HYBRID"])?;
+        if mapping != "PAGE_LEVEL" {
+            return Err(self.err("Address_Mapping", &mapping, "only PAGE_LEVEL mapping is modelled"));
+        }
+        let ideal = self.boolean("Ideal_Mapping_Table")?;
+        let _cmt = self.int("CMT_Capacity", 0, u32::MAX as u64)?;
+        if ideal {
+            self.ignored.push(Ignored {
+                parameter: "CMT_Capacity".into(),
+                reason: "Ideal_Mapping_Table: the whole table in DRAM, as the model holds it".into(),
+            });
+        } else {
+            self.unsupported(
+                "Ideal_Mapping_Table",
+                "MQSim caches the mapping in CMT_Capacity bytes and reads missing entries from flash; the model holds the whole table in DRAM (no mapping cache)",
+            );
+            self.unsupported("CMT_Capacity", "the cached mapping table is not modelled (see Ideal_Mapping_Table)");
+        }
+        let alloc = self.word(
+            "Plane_Allocation_Scheme",
+            &[
+                "CWDP", "CWPD", "CDWP", "CDPW", "CPWD", "CPDW", "WCDP", "WCPD", "WDCP", "WDPC", "WPCD", "WPDC", "DCWP", "DCPW", "DWCP",
+                "DWPC", "DPCW", "DPWC", "PCWD", "PCDW", "PWCD", "PWDC", "PDCW", "PDWC",
+            ],
+        )?;
+        if alloc == "CWDP" {
+            self.ignored.push(Ignored {
+                parameter: "Plane_Allocation_Scheme".into(),
+                reason: "CWDP: static allocation striping channels first, then ways, as the model does".into(),
+            });
+        } else {
+            self.unsupported("Plane_Allocation_Scheme", "the model stripes channel first, then way (CWDP); other orders not modelled");
+        }
+        let _ = self.word("Transaction_Scheduling_Policy", &["OUT_OF_ORDER", "PRIORITY_OUT_OF_ORDER", "FLIN"])?;
+        self.unsupported(
+            "Transaction_Scheduling_Policy",
+            "MQSim's per-chip transaction queues (reads before writes, GC last); the model serves each die first come, first served",
+        );
+
+        // Over-provisioning: MQSim's ratio is the spare share of the physical pages (logical =
+        // physical x (1 - ratio)); the model's is spare / logical.
+        let op = self.num("Overprovisioning_Ratio", 0.0, 0.9)?;
+        let over_provisioning = 1.0 / (1.0 - op) - 1.0;
+
+        // Geometry.
+        let channels = self.int("Flash_Channel_Count", 1, 64)? as u32;
+        let width = self.int("Flash_Channel_Width", 1, 8)?;
+        let rate = self.int("Channel_Transfer_Rate", 1, 100_000)?;
+        let chips = self.int("Chip_No_Per_Channel", 1, 64)? as u32;
+        let dies_per_chip = self.int("Die_No_Per_Chip", 1, 64)? as u32;
+        if chips * dies_per_chip > 64 {
+            return Err(self.err(
+                "Chip_No_Per_Channel x Die_No_Per_Chip",
+                &format!("{chips} x {dies_per_chip}"),
+                "the model holds at most 64 dies per channel",
+            ));
+        }
+        if dies_per_chip > 1 {
+            self.unsupported(
+                "Die_No_Per_Chip",
+                "MQSim's transaction scheduler starts a command on a chip only when the chip is idle, one die's at a time (ssd/TSU_Base.cpp): its dies of one chip rarely overlap; the model's dies are independent (dies_per_channel = chips reproduces MQSim)",
+            );
+        }
+        let planes = self.int("Plane_No_Per_Die", 1, 16)? as u32;
+        let blocks = self.int("Block_No_Per_Plane", 4, 1 << 20)? as u32;
+        let pages = self.int("Page_No_Per_Block", 1, 1 << 14)? as u32;
+        let page_bytes = self.int("Page_Capacity", 4096, 65536)?;
+        if page_bytes % 4096 != 0 {
+            return Err(self.err("Page_Capacity", &page_bytes.to_string(), "must be a multiple of 4096 (the model maps 4 KiB units)"));
+        }
+        let geometry = FlashGeometry {
+            channels,
+            dies_per_channel: chips * dies_per_chip,
+            planes_per_die: planes,
+            blocks_per_plane: blocks,
+            pages_per_block: pages,
+            page_kib: (page_bytes / 1024) as u32,
+        };
+        if let Err(e) = geometry.validate() {
+            return Err(self.err(
+                "Flash_Channel_Count x Chip_No_Per_Channel x Die_No_Per_Chip x Plane_No_Per_Die x Block_No_Per_Plane x Page_No_Per_Block",
+                &format!("{channels} x {chips} x {dies_per_chip} x {planes} x {blocks} x {pages}"),
+                e,
+            ));
+        }
+
+        // Flash timing: the technology's page types' latencies (MQSim's pages alternate between
+        // them: SLC LSB only, MLC LSB/MSB, TLC LSB/CSB/MSB); the model has one of each.
+        let tech = self.word("Flash_Technology", &["SLC", "MLC", "TLC"])?;
+        let kinds: &[&str] = match tech.as_str() {
+            "SLC" => &["LSB"],
+            "MLC" => &["LSB", "MSB"],
+            _ => &["LSB", "CSB", "MSB"],
+        };
+        let mut reads = Vec::new();
+        let mut progs = Vec::new();
+        for k in ["LSB", "CSB", "MSB"] {
+            if kinds.contains(&k) {
+                reads.push(self.num(&format!("Page_Read_Latency_{k}"), 100.0, 1e7)?);
+                progs.push(self.num(&format!("Page_Program_Latency_{k}"), 1000.0, 1e8)?);
+            } else {
+                for e in [format!("Page_Read_Latency_{k}"), format!("Page_Program_Latency_{k}")] {
+                    self.ignored.push(Ignored { parameter: e, reason: format!("{tech} has no {k} pages") });
+                }
+            }
+        }
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        let spread = |v: &[f64]| v.iter().cloned().fold(f64::MIN, f64::max) - v.iter().cloned().fold(f64::MAX, f64::min);
+        if spread(&reads) > 0.0 || spread(&progs) > 0.0 {
+            self.unsupported.push(format!(
+                "<Page_Read_Latency_*>/<Page_Program_Latency_*> differ by page type ({tech}): the model uses their means, {:.1} / {:.1} us",
+                mean(&reads) / 1e3,
+                mean(&progs) / 1e3
+            ));
+        }
+        let erase_ns = self.num("Block_Erase_Latency", 1e4, 1e9)?;
+        let suspension = self.word("CMD_Suspension_Support", &["NONE", "PROGRAM", "PROGRAM_ERASE", "ERASE"])?;
+        if suspension != "NONE" {
+            self.unsupported("CMD_Suspension_Support", "program/erase suspension not modelled");
+        } else {
+            self.ignored.push(Ignored { parameter: "CMD_Suspension_Support".into(), reason: "NONE: as the model".into() });
+        }
+        let timing = FlashTiming {
+            read_us: mean(&reads) / 1e3,
+            program_us: mean(&progs) / 1e3,
+            erase_ms: erase_ns / 1e6,
+            channel_mb_s: (width * rate) as f64,
+            link_mb_s,
+            link_bytes_per_command: link_bytes,
+            command_overhead_us: overhead_us,
+        };
+        if let Err(e) = timing.validate() {
+            return Err(self.err("Execution_Parameter_Set", "", format!("maps to timing the model refuses: {e}")));
+        }
+
+        // Garbage collection.
+        let threshold = self.num("GC_Exec_Threshold", 0.0, 0.5)?;
+        // MQSim: GC in a plane when its free blocks fall below threshold x blocks (at least 1).
+        let gc_free = ((threshold * blocks as f64) as u32).max(1);
+        if gc_free > 1000 {
+            return Err(self.err(
+                "GC_Exec_Threshold",
+                &threshold.to_string(),
+                format!("{gc_free} free blocks per plane: the model allows at most 1000"),
+            ));
+        }
+        let policy = self.word("GC_Block_Selection_Policy", &["GREEDY", "RGA", "RANDOM", "RANDOM_P", "RANDOM_PP", "FIFO"])?;
+        let gc_policy = match policy.as_str() {
+            "GREEDY" => {
+                self.ignored
+                    .push(Ignored { parameter: "GC_Block_Selection_Policy".into(), reason: "GREEDY: as the model's greedy".into() });
+                GcPolicy::Greedy
+            }
+            "FIFO" => {
+                self.unsupported("GC_Block_Selection_Policy", "FIFO: approximated by cost-benefit (age-weighted)");
+                GcPolicy::CostBenefit
+            }
+            _ => {
+                self.unsupported("GC_Block_Selection_Policy", "randomised victim choice: approximated by greedy (the fewest valid pages)");
+                GcPolicy::Greedy
+            }
+        };
+        if self.boolean("Use_Copyback_for_GC")? {
+            self.ignored.push(Ignored {
+                parameter: "Use_Copyback_for_GC".into(),
+                reason: "true: the model's GC copies back inside the die".into(),
+            });
+        } else {
+            self.unsupported(
+                "Use_Copyback_for_GC",
+                "MQSim moves GC data over the channel (read out, write in); the model's GC copies back inside the die",
+            );
+        }
+        if self.boolean("Preemptible_GC_Enabled")? {
+            self.unsupported("Preemptible_GC_Enabled", "preemptible GC not modelled (GC runs to completion)");
+        } else {
+            self.ignored.push(Ignored { parameter: "Preemptible_GC_Enabled".into(), reason: "false: as the model".into() });
+        }
+
+        // The starting state.
+        let precondition = if self.boolean("Enabled_Preconditioning")? {
+            self.unsupported(
+                "Enabled_Preconditioning",
+                "true: MQSim fills the workload's Initial_Occupancy_Percentage in steady state; mapped to `aged` (the whole drive)",
+            );
+            Precondition::Aged
+        } else {
+            self.notes.push(
+                "Enabled_Preconditioning false: precondition `none`; MQSim reads unwritten pages from flash (it creates their mapping on the fly) where the model returns zeroes: for reads set [device.flash] precondition = \"full\"".into(),
+            );
+            Precondition::None
+        };
+
+        for (name, why) in IGNORED {
+            if self.values.contains_key(*name) {
+                self.ignored.push(Ignored { parameter: (*name).into(), reason: (*why).into() });
+            }
+        }
+        let known: Vec<&str> = DEFAULTS.iter().map(|(n, _)| *n).chain(IGNORED.iter().map(|(n, _)| *n)).collect();
+        let unknown: Vec<String> = self.values.keys().filter(|k| !known.contains(&k.as_str())).cloned().collect();
+        for k in unknown {
+            let v = self.values[&k].clone();
+            self.unsupported.push(format!("<{k}> = {v}: unknown element"));
+        }
+
+        let name = self.file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "mqsim".into());
+        let spec = FlashSpec {
+            name: format!("mqsim:{name}"),
+            interface: interface.into(),
+            geometry,
+            timing,
+            over_provisioning,
+            write_buffer_kib,
+            gc_policy,
+            gc_free_superblocks: gc_free,
+            precondition,
+            max_queue_depth: max_qd,
+        };
+        if let Err(e) = spec.validate() {
+            let (el, v) = if e.contains("write_buffer_kib") {
+                ("Data_Cache_Capacity", cache_bytes.to_string())
+            } else if e.contains("over_provisioning") {
+                ("Overprovisioning_Ratio", op.to_string())
+            } else {
+                ("Execution_Parameter_Set", String::new())
+            };
+            return Err(self.err(el, &v, format!("maps to a drive the model refuses: {e}")));
+        }
+        if let Err(e) = super::ftl::logical_units_for(&spec.geometry, spec.over_provisioning, spec.gc_free_superblocks) {
+            return Err(self.err(
+                "Overprovisioning_Ratio",
+                &op.to_string(),
+                format!("too little spare for GC_Exec_Threshold's reserve: {e}"),
+            ));
+        }
+        Ok(MqsimDrive {
+            source: self.file,
+            spec,
+            queue_fetch_size: fetch,
+            ignored: self.ignored,
+            unsupported: self.unsupported,
+            notes: self.notes,
+        })
+    }
+}

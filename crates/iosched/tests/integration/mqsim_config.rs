@@ -1,0 +1,203 @@
+//! MQSim device descriptions (`[device] mqsim = "ssdconfig.xml"`): a small hand-written file's
+//! elements mapped onto the flash spec, unmodelled ones listed with a reason, bad values named
+//! with the file, the element and the value; a run from one is deterministic.
+
+use iosched::device::flash::gc::GcPolicy;
+use iosched::device::flash::mqsim_config::{load, parse_str};
+use iosched::device::flash::spec::Precondition;
+use iosched::scenario::Scenario;
+use std::path::Path;
+
+/// A small drive: 2 channels x 2 chips x 2 dies, 2 planes, 64 blocks of 32 pages of 8 KiB, MLC.
+const SMALL: &str = r#"<?xml version="1.0" encoding="us-ascii"?>
+<Execution_Parameter_Set>
+	<Host_Parameter_Set>
+		<PCIe_Lane_Bandwidth>1.0</PCIe_Lane_Bandwidth>
+		<PCIe_Lane_Count>4</PCIe_Lane_Count>
+		<SATA_Processing_Delay>400000</SATA_Processing_Delay>
+		<Enable_ResponseTime_Logging>false</Enable_ResponseTime_Logging>
+	</Host_Parameter_Set>
+	<Device_Parameter_Set>
+		<Seed>321</Seed>
+		<Enabled_Preconditioning>false</Enabled_Preconditioning>
+		<Memory_Type>FLASH</Memory_Type>
+		<HostInterface_Type>NVME</HostInterface_Type>
+		<IO_Queue_Depth>256</IO_Queue_Depth>
+		<Queue_Fetch_Size>64</Queue_Fetch_Size>
+		<Caching_Mechanism>ADVANCED</Caching_Mechanism>
+		<Data_Cache_Capacity>4194304</Data_Cache_Capacity>
+		<Address_Mapping>PAGE_LEVEL</Address_Mapping>
+		<Ideal_Mapping_Table>true</Ideal_Mapping_Table>
+		<CMT_Capacity>2097152</CMT_Capacity>
+		<Plane_Allocation_Scheme>CWDP</Plane_Allocation_Scheme>
+		<Transaction_Scheduling_Policy>PRIORITY_OUT_OF_ORDER</Transaction_Scheduling_Policy>
+		<Overprovisioning_Ratio>0.2</Overprovisioning_Ratio>
+		<GC_Exec_Threshold>0.0625</GC_Exec_Threshold>
+		<GC_Block_Selection_Policy>GREEDY</GC_Block_Selection_Policy>
+		<Use_Copyback_for_GC>true</Use_Copyback_for_GC>
+		<Preemptible_GC_Enabled>false</Preemptible_GC_Enabled>
+		<Flash_Channel_Count>2</Flash_Channel_Count>
+		<Flash_Channel_Width>2</Flash_Channel_Width>
+		<Channel_Transfer_Rate>400</Channel_Transfer_Rate>
+		<Chip_No_Per_Channel>2</Chip_No_Per_Channel>
+		<Flash_Comm_Protocol>NVDDR2</Flash_Comm_Protocol>
+		<Flash_Parameter_Set>
+			<Flash_Technology>MLC</Flash_Technology>
+			<CMD_Suspension_Support>NONE</CMD_Suspension_Support>
+			<Page_Read_Latency_LSB>50000</Page_Read_Latency_LSB>
+			<Page_Read_Latency_CSB>0</Page_Read_Latency_CSB>
+			<Page_Read_Latency_MSB>70000</Page_Read_Latency_MSB>
+			<Page_Program_Latency_LSB>500000</Page_Program_Latency_LSB>
+			<Page_Program_Latency_CSB>0</Page_Program_Latency_CSB>
+			<Page_Program_Latency_MSB>900000</Page_Program_Latency_MSB>
+			<Block_Erase_Latency>3000000</Block_Erase_Latency>
+			<Block_PE_Cycles_Limit>10000</Block_PE_Cycles_Limit>
+			<Die_No_Per_Chip>2</Die_No_Per_Chip>
+			<Plane_No_Per_Die>2</Plane_No_Per_Die>
+			<Block_No_Per_Plane>64</Block_No_Per_Plane>
+			<Page_No_Per_Block>32</Page_No_Per_Block>
+			<Page_Capacity>8192</Page_Capacity>
+			<Page_Metadat_Capacity>448</Page_Metadat_Capacity>
+		</Flash_Parameter_Set>
+	</Device_Parameter_Set>
+</Execution_Parameter_Set>
+"#;
+
+fn small() -> iosched::device::flash::mqsim_config::MqsimDrive {
+    parse_str(SMALL, Path::new("small.xml")).unwrap()
+}
+
+#[test]
+fn a_hand_written_description_maps_every_field() {
+    let d = small();
+    let s = &d.spec;
+    assert_eq!(s.interface, "nvme");
+    let g = &s.geometry;
+    assert_eq!((g.channels, g.dies_per_channel, g.planes_per_die), (2, 4, 2), "chips x dies per chip on a channel");
+    assert_eq!((g.blocks_per_plane, g.pages_per_block, g.page_kib), (64, 32, 8));
+    let t = &s.timing;
+    // MLC: the mean of the LSB and MSB pages (CSB's zero is not read for MLC).
+    assert_eq!((t.read_us, t.program_us, t.erase_ms), (60.0, 700.0, 3.0));
+    assert_eq!(t.channel_mb_s, 800.0, "2 bytes x 400 MT/s");
+    // 4 lanes x 1 GB/s x 128/156 (MQSim's TLPs: 128 B payload, 28 B overhead).
+    assert!((t.link_mb_s - 4000.0 * 128.0 / 156.0).abs() < 1e-9, "{}", t.link_mb_s);
+    assert_eq!(t.command_overhead_us, 0.0, "NVMe: SATA's processing delay does not apply");
+    // MQSim's ratio is spare / physical; the model's spare / logical.
+    assert!((s.over_provisioning - 0.25).abs() < 1e-12, "{}", s.over_provisioning);
+    assert_eq!(s.write_buffer_kib, 4096);
+    assert_eq!(s.gc_policy, GcPolicy::Greedy);
+    assert_eq!(s.gc_free_superblocks, 4, "0.0625 x 64 blocks");
+    assert_eq!(s.precondition, Precondition::None);
+    assert_eq!(s.max_queue_depth, 256);
+    assert_eq!(d.queue_fetch_size, 64);
+    // Listed with a reason: output and wear settings; the differing page-type latencies.
+    let ignored: Vec<&str> = d.ignored.iter().map(|i| i.parameter.as_str()).collect();
+    for p in ["Seed", "Block_PE_Cycles_Limit", "Page_Metadat_Capacity", "SATA_Processing_Delay", "Enable_ResponseTime_Logging"] {
+        assert!(ignored.contains(&p), "{p} not in {ignored:?}");
+    }
+    assert!(d.ignored.iter().all(|i| !i.reason.is_empty()));
+    assert!(d.unsupported.iter().any(|u| u.contains("Page_Read_Latency") && u.contains("means")), "{:?}", d.unsupported);
+    assert!(d.unsupported.iter().any(|u| u.contains("Transaction_Scheduling_Policy")), "{:?}", d.unsupported);
+    // Every element given: the one note is on reading unwritten pages from a fresh drive.
+    assert_eq!(d.notes.len(), 1, "{:?}", d.notes);
+    assert!(d.notes[0].contains("Enabled_Preconditioning false"), "{:?}", d.notes);
+}
+
+#[test]
+fn every_element_of_mqsims_own_file_is_accounted_for() {
+    // Every element of MQSim's default ssdconfig.xml (its elements, as in the hand file above
+    // plus the DRAM, wear and suspension ones) is mapped, ignored with a reason, or unsupported.
+    let extra = SMALL.replace(
+        "<Seed>321</Seed>",
+        "<Seed>321</Seed><Data_Cache_Sharing_Mode>SHARED</Data_Cache_Sharing_Mode><Data_Cache_DRAM_tCL>13</Data_Cache_DRAM_tCL>\
+         <GC_Hard_Threshold>0.005</GC_Hard_Threshold><Static_Wearleveling_Threshold>100</Static_Wearleveling_Threshold>\
+         <Preferred_suspend_write_time_for_read>100000</Preferred_suspend_write_time_for_read><Frobnicate>1</Frobnicate>",
+    );
+    let d = parse_str(&extra, Path::new("x.xml")).unwrap();
+    for p in ["Data_Cache_Sharing_Mode", "Data_Cache_DRAM_tCL", "GC_Hard_Threshold", "Static_Wearleveling_Threshold"] {
+        assert!(d.ignored.iter().any(|i| i.parameter == p), "{p}");
+    }
+    assert!(d.unsupported.iter().any(|u| u.contains("<Frobnicate> = 1: unknown element")), "{:?}", d.unsupported);
+}
+
+#[test]
+fn absent_elements_take_mqsims_defaults() {
+    let text = SMALL
+        .replace("<Page_Capacity>8192</Page_Capacity>", "")
+        .replace("<Overprovisioning_Ratio>0.2</Overprovisioning_Ratio>", "")
+        .replace("<GC_Exec_Threshold>0.0625<", "<GC_Exec_Threshold>0.03125<");
+    let d = parse_str(&text, Path::new("x.xml")).unwrap();
+    assert_eq!(d.spec.geometry.page_kib, 8);
+    assert!((d.spec.over_provisioning - (1.0 / 0.93 - 1.0)).abs() < 1e-12);
+    assert!(d.notes.iter().any(|n| n.contains("<Page_Capacity> absent")), "{:?}", d.notes);
+}
+
+#[test]
+fn bad_values_name_the_file_element_and_value() {
+    let cases: &[(&str, &str, &[&str])] = &[
+        ("<Page_Capacity>8192<", "<Page_Capacity>6144<", &["Page_Capacity", "6144", "multiple of 4096"]),
+        ("<Flash_Channel_Count>2<", "<Flash_Channel_Count>two<", &["Flash_Channel_Count", "two", "not a whole number"]),
+        ("<Flash_Channel_Count>2<", "<Flash_Channel_Count>100<", &["Flash_Channel_Count", "100", "[1, 64]"]),
+        ("<HostInterface_Type>NVME<", "<HostInterface_Type>USB<", &["HostInterface_Type", "USB", "SATA"]),
+        ("<Memory_Type>FLASH<", "<Memory_Type>PCM<", &["Memory_Type", "PCM"]),
+        ("<Ideal_Mapping_Table>true<", "<Ideal_Mapping_Table>yes<", &["Ideal_Mapping_Table", "yes", "true or false"]),
+        ("<Overprovisioning_Ratio>0.2<", "<Overprovisioning_Ratio>0.01<", &["Overprovisioning_Ratio", "0.01", "spare"]),
+        ("<Data_Cache_Capacity>4194304<", "<Data_Cache_Capacity>1024<", &["Data_Cache_Capacity", "1024", "write_buffer_kib"]),
+        ("<Address_Mapping>PAGE_LEVEL<", "<Address_Mapping>HYBRID<", &["Address_Mapping", "HYBRID", "PAGE_LEVEL"]),
+        ("<Page_Read_Latency_LSB>50000<", "<Page_Read_Latency_LSB>-5<", &["Page_Read_Latency_LSB", "-5"]),
+        ("<Seed>321</Seed>", "<Seed>321</Seed><Seed>4</Seed>", &["Seed", "given twice"]),
+        ("<Execution_Parameter_Set>", "<Execution_Parameter_Set><oops>", &["bad.xml", "not well-formed"]),
+    ];
+    for (from, to, want) in cases {
+        let text = SMALL.replacen(from, to, 1);
+        assert_ne!(text, SMALL, "{from}");
+        let e = parse_str(&text, Path::new("bad.xml")).err().unwrap_or_else(|| panic!("{to} accepted")).to_string();
+        assert!(e.starts_with("bad.xml"), "{e}");
+        for w in *want {
+            assert!(e.contains(w), "`{w}` not in: {e}");
+        }
+    }
+    let e = load(Path::new("/nonexistent/ssdconfig.xml")).unwrap_err().to_string();
+    assert!(e.contains("/nonexistent/ssdconfig.xml") && e.contains("cannot read"), "{e}");
+    let e = load(Path::new("/dev/null")).unwrap_err().to_string();
+    assert!(e.contains("/dev/null") && e.contains("cannot read"), "{e}");
+}
+
+fn scenario(dir: &Path, extra: &str) -> Scenario {
+    std::fs::write(dir.join("ssd.xml"), SMALL).unwrap();
+    let text = format!(
+        "[device]\nmqsim = \"ssd.xml\"\nqueue_depth = 8\n{extra}[workload]\nkind = \"closed-queue\"\nqueue_depth = 8\nrequests = 3000\nrequest_kib = 4\nread_fraction = 0.7\n"
+    );
+    let path = dir.join("s.toml");
+    std::fs::write(&path, &text).unwrap();
+    Scenario::read(&path).unwrap()
+}
+
+#[test]
+fn a_scenario_runs_from_a_description_deterministically() {
+    let dir = std::env::temp_dir().join(format!("iosched-mqsim-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // Relative to the scenario file; [device.flash] overrides the description's fields.
+    let scn = scenario(&dir, "[device.flash]\nprecondition = \"full\"\n");
+    let a = scn.run(None).unwrap();
+    let b = scn.run(None).unwrap();
+    assert_eq!(a[0].summary.requests, 3000);
+    assert!(a[0].summary.flash.is_some());
+    assert_eq!(serde_json::to_string(&a[0].summary).unwrap(), serde_json::to_string(&b[0].summary).unwrap());
+    let v = scn.resolved().unwrap();
+    assert_eq!(v["device"]["resolved"]["flash"]["precondition"], "Full");
+    assert_eq!(v["device"]["resolved"]["flash"]["geometry"]["dies_per_channel"], 4);
+    // A preset beside it, a rotational kind, or a bad file are refused, naming the field.
+    for (extra, want) in [("preset = \"samsung-870-evo-1tb\"\n", "mutually exclusive"), ("kind = \"rotational\"\n", "device.kind")] {
+        std::fs::write(dir.join("ssd.xml"), SMALL).unwrap();
+        let text = format!("[device]\nmqsim = \"ssd.xml\"\n{extra}[workload]\nkind = \"closed-queue\"\nrequests = 10\n");
+        std::fs::write(dir.join("e.toml"), &text).unwrap();
+        let e = Scenario::read(&dir.join("e.toml")).and_then(|s| s.run(None).map(|_| ())).expect_err(extra).to_string();
+        assert!(e.contains(want), "{e}");
+    }
+    std::fs::write(dir.join("bad.xml"), SMALL.replace("<Page_Capacity>8192<", "<Page_Capacity>100<")).unwrap();
+    std::fs::write(dir.join("e.toml"), "[device]\nmqsim = \"bad.xml\"\n[workload]\nkind = \"closed-queue\"\nrequests = 10\n").unwrap();
+    let e = Scenario::read(&dir.join("e.toml")).and_then(|s| s.run(None).map(|_| ())).err().unwrap().to_string();
+    assert!(e.contains("device.mqsim") && e.contains("bad.xml") && e.contains("Page_Capacity") && e.contains("100"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -1,0 +1,83 @@
+#!/bin/sh
+# Writes the iosched side of the MQSim side by side: the drive is MQSim's own default
+# ssdconfig.xml read by `[device] mqsim` (MQSim built as docs/benchmarks.md says; the path is
+# outside the repository), the workloads those of run_mqsim.sh: closed queue of 4 KiB random
+# requests over the first half of the logical space (MQSim's Working_Set_Percentage 50).
+# [device.flash] keeps a sample of each die: 128 blocks per plane instead of 2,048 (32 GiB of
+# flash instead of 512 GiB: the FTL's table and the full-drive preconditioning in memory), GC's
+# reserve scaled with it (MQSim's GC_Exec_Threshold 0.05 x 128); no run here reaches GC.
+# Reads start from a full drive: MQSim reads pages never written from flash (it maps them on
+# the fly), the model returns zeroes for them without touching flash.
+set -e
+cd "$(dirname "$0")"
+XML=${MQSIM_XML:-/work/research/mqsim/src/ssdconfig.xml}
+echo "rr-qd1 1 1 50000 full
+rr-qd16 1 16 200000 full
+rw-qd16 0 16 200000 none
+mix70-qd16 0.7 16 200000 full" | while read -r name rd qd n pre; do
+cat > "$name.toml" <<TOML
+# MQSim side by side ($name; written by make_scenarios.sh): MQSim's default ssdconfig.xml
+[device]
+mqsim = "$XML"
+queue_depth = $qd
+[device.flash]
+precondition = "$pre"
+blocks_per_plane = 128
+gc_free_superblocks = 6
+[workload]
+kind = "closed-queue"
+queue_depth = $qd
+request_kib = 4
+requests = $n
+read_fraction = $rd
+region_end_fraction = 0.5
+[[scheduler]]
+name = "fcfs"
+TOML
+done
+
+# MQSim's two traces, open loop at their own times, on the whole drive (its LBAs reach 126 GiB
+# and beyond, so no sample: 2,048 blocks per plane, the description as it is) from a full drive.
+for t in tpcc wsrch; do
+cat > "trace-$t.toml" <<TOML
+# MQSim side by side (trace-$t; written by make_scenarios.sh): MQSim's default ssdconfig.xml
+[device]
+mqsim = "$XML"
+queue_depth = 1024
+[device.flash]
+precondition = "full"
+[workload]
+kind = "trace"
+trace = "${TRACES:-/work/shared/traces}/mqsim_$t-small.trace"
+format = "mqsim"
+replay = "open"
+[[scheduler]]
+name = "fcfs"
+TOML
+done
+
+# Controlled runs (controls/): the same scenarios with MQSim's mechanisms that the description
+# does not carry set by hand (docs/reproductions/flash/mqsim.md):
+#   chips: dies_per_channel = 4 (MQSim's chips per channel): its scheduler starts one command per
+#          chip at a time, so a chip's two dies rarely overlap;
+#   wbuf:  write_buffer_kib = 2048 (one 8 KiB page per plane, 256 planes): MQSim's back-pressure
+#          bound on in-flight write-backs, cold data being written back at once;
+#   page:  page_kib = 4, planes_per_die = 1: MQSim programs one 8 KiB page per 4 KiB write (each
+#          LPA is a page) and rarely pairs planes (1.5% multi-plane programs in rw-qd16);
+#   stripe: planes_per_die = 1 with twice the pages per block: the model's static allocation then
+#          stripes 8 KiB pages across channels and chips as MQSim's CWDP does (not 16 KiB chunks).
+mkdir -p controls
+ctl() { # source name extra-lines
+    sed "s|^gc_free_superblocks = 6|gc_free_superblocks = 6$3|; s|^precondition = \"full\"$|precondition = \"full\"$4|; s|^mqsim = \"|mqsim = \"|" "$1.toml" |
+        sed "1s|.*|# MQSim side by side, controlled ($2; written by make_scenarios.sh)|" > "controls/$2.toml"
+}
+ctl rr-qd1 rr-qd1-chips '\ndies_per_channel = 4'
+ctl rr-qd16 rr-qd16-chips '\ndies_per_channel = 4'
+ctl rw-qd16 rw-qd16-chips-wbuf-page '\ndies_per_channel = 4\npage_kib = 4\nplanes_per_die = 1\nwrite_buffer_kib = 2048'
+ctl mix70-qd16 mix70-qd16-chips '\ndies_per_channel = 4'
+sed 's|^blocks_per_plane = 128|blocks_per_plane = 2048|; s|^gc_free_superblocks = 6|gc_free_superblocks = 102\ndies_per_channel = 4\npage_kib = 4\nplanes_per_die = 1\nwrite_buffer_kib = 2048|' mix70-qd16.toml |
+    sed "1s|.*|# MQSim side by side, controlled (mix70-qd16-chips-wbuf-page; written by make_scenarios.sh)|" > controls/mix70-qd16-chips-wbuf-page.toml
+for t in tpcc wsrch; do
+    ctl "trace-$t" "trace-$t-chips-wbuf" '' '\ndies_per_channel = 4\nwrite_buffer_kib = 2048'
+    ctl "trace-$t" "trace-$t-chips-wbuf-stripe" '' '\ndies_per_channel = 4\nwrite_buffer_kib = 2048\nplanes_per_die = 1\npages_per_block = 512'
+done

@@ -1,0 +1,104 @@
+#!/bin/sh
+# Runs MQSim (built as docs/benchmarks.md "Building MQSim locally" says, outside the repository)
+# on the side-by-side workloads: 4 KiB random requests at a fixed queue depth over the first half
+# of the logical space (MQSim's workload.xml flows), on MQSim's default ssdconfig.xml ("default")
+# and on the same with Ideal_Mapping_Table = true ("ideal": the whole mapping table in DRAM, as
+# the iosched model holds it). Writes MQSim's inputs and outputs under $RUNS and prints one line
+# per run: IOPS, mean response (us), whole-process CPU seconds (user + sys).
+# Traces: MQSim's trace-based flow (open loop at the trace's times) on /work/shared/traces's
+# mqsim_tpcc-small and mqsim_wsrch-small (read from there, never copied).
+# Usage: experiments/flash/mqsim/run_mqsim.sh [case-pattern]
+set -e
+MQSIM=${MQSIM:-/work/research/mqsim/src}
+RUNS=${RUNS:-/work/research/mqsim/runs}
+mkdir -p "$RUNS"
+cp "$MQSIM/ssdconfig.xml" "$RUNS/default.xml"
+sed 's|<Ideal_Mapping_Table>false<|<Ideal_Mapping_Table>true<|' "$MQSIM/ssdconfig.xml" > "$RUNS/ideal.xml"
+
+# name read_percentage queue_depth requests
+cases="rr-qd1 100 1 50000
+rr-qd16 100 16 200000
+rw-qd16 0 16 200000
+mix70-qd16 70 16 200000
+trace-tpcc tpcc-small - -
+trace-wsrch wsrch-small - -"
+
+trace_flow() { # trace file
+cat <<XML
+<?xml version="1.0" encoding="us-ascii"?>
+<MQSim_IO_Scenarios>
+	<IO_Scenario>
+		<IO_Flow_Parameter_Set_Trace_Based>
+			<Priority_Class>HIGH</Priority_Class>
+			<Device_Level_Data_Caching_Mode>WRITE_CACHE</Device_Level_Data_Caching_Mode>
+			<Channel_IDs>0,1,2,3,4,5,6,7</Channel_IDs>
+			<Chip_IDs>0,1,2,3</Chip_IDs>
+			<Die_IDs>0,1</Die_IDs>
+			<Plane_IDs>0,1</Plane_IDs>
+			<Initial_Occupancy_Percentage>70</Initial_Occupancy_Percentage>
+			<File_Path>$1</File_Path>
+			<Percentage_To_Be_Executed>100</Percentage_To_Be_Executed>
+			<Relay_Count>1</Relay_Count>
+			<Time_Unit>NANOSECOND</Time_Unit>
+		</IO_Flow_Parameter_Set_Trace_Based>
+	</IO_Scenario>
+</MQSim_IO_Scenarios>
+XML
+}
+
+flow() { # read% qd requests
+cat <<XML
+<?xml version="1.0" encoding="us-ascii"?>
+<MQSim_IO_Scenarios>
+	<IO_Scenario>
+		<IO_Flow_Parameter_Set_Synthetic>
+			<Priority_Class>HIGH</Priority_Class>
+			<Device_Level_Data_Caching_Mode>WRITE_CACHE</Device_Level_Data_Caching_Mode>
+			<Channel_IDs>0,1,2,3,4,5,6,7</Channel_IDs>
+			<Chip_IDs>0,1,2,3</Chip_IDs>
+			<Die_IDs>0,1</Die_IDs>
+			<Plane_IDs>0,1</Plane_IDs>
+			<Initial_Occupancy_Percentage>75</Initial_Occupancy_Percentage>
+			<Working_Set_Percentage>50</Working_Set_Percentage>
+			<Synthetic_Generator_Type>QUEUE_DEPTH</Synthetic_Generator_Type>
+			<Read_Percentage>$1</Read_Percentage>
+			<Address_Distribution>RANDOM_UNIFORM</Address_Distribution>
+			<Percentage_of_Hot_Region>0</Percentage_of_Hot_Region>
+			<Generated_Aligned_Addresses>true</Generated_Aligned_Addresses>
+			<Address_Alignment_Unit>8</Address_Alignment_Unit>
+			<Request_Size_Distribution>FIXED</Request_Size_Distribution>
+			<Average_Request_Size>8</Average_Request_Size>
+			<Variance_Request_Size>0</Variance_Request_Size>
+			<Seed>798</Seed>
+			<Average_No_of_Reqs_in_Queue>$2</Average_No_of_Reqs_in_Queue>
+			<Intensity>32768</Intensity>
+			<Stop_Time>0</Stop_Time>
+			<Total_Requests_To_Generate>$3</Total_Requests_To_Generate>
+		</IO_Flow_Parameter_Set_Synthetic>
+	</IO_Scenario>
+</MQSim_IO_Scenarios>
+XML
+}
+
+echo "$cases" | while read -r name rd qd n; do
+    case $name in *${1:-}*) ;; *) continue ;; esac
+    case $name in
+        trace-*) trace_flow "${TRACES:-/work/shared/traces}/mqsim_$rd.trace" > "$RUNS/$name.xml" ;;
+        *) flow "$rd" "$qd" "$n" > "$RUNS/$name.xml" ;;
+    esac
+    for cfg in default ideal; do
+        out="$RUNS/$name-$cfg"
+        cp "$RUNS/$name.xml" "$out.xml"
+        /usr/bin/time -f "%U %S %M" -o "$out.time" "$MQSIM/MQSim" -i "$RUNS/$cfg.xml" -w "$out.xml" < /dev/null > "$out.log" 2>&1
+        python3 - "$out" "$name" "$cfg" <<'PY'
+import sys, xml.etree.ElementTree as ET
+out, name, cfg = sys.argv[1:]
+f = ET.parse(out + "_scenario_1.xml").getroot().find("Host/Host.IO_Flow")
+u, s, rss = open(out + ".time").read().split()[-3:]
+print("%-11s %-7s %9.0f IOPS  mean %6s us  (min %s, max %s)  requests %s  cpu %.2f s  rss %d MB" % (
+    name, cfg, float(f.find("IOPS").text), f.find("Device_Response_Time").text,
+    f.find("Min_Device_Response_Time").text, f.find("Max_Device_Response_Time").text,
+    f.find("Request_Count").text, float(u) + float(s), int(rss) // 1024))
+PY
+    done
+done
