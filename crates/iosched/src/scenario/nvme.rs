@@ -54,7 +54,12 @@ impl NvmeSection {
             return Ok(None);
         }
         let (Some(generation), Some(lanes)) = (self.pcie_gen, self.pcie_lanes) else {
-            return Err("fields `device.nvme.pcie_gen` and `device.nvme.pcie_lanes` go together (the link's rate needs both)".into());
+            let given = if self.tlp_efficiency.is_some() && self.pcie_gen.is_none() && self.pcie_lanes.is_none() {
+                "field `device.nvme.tlp_efficiency` needs `device.nvme.pcie_gen` and `device.nvme.pcie_lanes`"
+            } else {
+                "fields `device.nvme.pcie_gen` and `device.nvme.pcie_lanes` go together"
+            };
+            return Err(format!("{given} (the link's rate needs both)"));
         };
         let link = PcieLink {
             generation,
@@ -90,7 +95,10 @@ pub fn host_queues(s: &Scenario, scheduler: &str) -> Result<(Option<MqConfig>, O
         return Ok((None, None));
     }
     if s.array.is_some() {
-        return Err("field `block.cpus`: blk-mq's hardware queues and CPU cost are not modelled for an [array] (each member would need the host's CPUs)".into());
+        let field = if section.is_some() { "device.nvme" } else { "block.cpus" };
+        return Err(format!(
+            "field `{field}`: blk-mq's hardware queues, NVMe queue pairs and the scheduler's CPU cost are not modelled for an [array] (each member would need the host's CPUs)"
+        ));
     }
     let cpus = block.cpus.unwrap_or(1);
     if !(1..=MAX_CPUS).contains(&cpus) {
@@ -99,8 +107,9 @@ pub fn host_queues(s: &Scenario, scheduler: &str) -> Result<(Option<MqConfig>, O
     let cost = match block.sched_cost_us {
         None => SchedCost::linux(scheduler),
         Some(us) => {
-            if !(us.is_finite() && (0.0..=1000.0).contains(&us)) {
-                return Err(format!("field `block.sched_cost_us` must be in [0, 1000] microseconds, got {us}"));
+            // The clock is in nanoseconds: a cost that would round to 0 ns is refused, not lost.
+            if !(us.is_finite() && (us == 0.0 || (0.001..=1000.0).contains(&us))) {
+                return Err(format!("field `block.sched_cost_us` must be 0 or in [0.001, 1000] microseconds, got {us}"));
             }
             SchedCost { per_request_ns: (us * 1e3).round() as u64, serialized: SchedCost::linux_serialized(scheduler) }
         }
@@ -187,12 +196,25 @@ pub fn host_queues(s: &Scenario, scheduler: &str) -> Result<(Option<MqConfig>, O
     };
     let nr_hw_queues = match sq_select {
         // Every queue pair is a hardware queue of its own type (urgent, high, ...).
-        SqSelect::IoPrio => queues,
+        SqSelect::IoPrio => {
+            if let Some(hw) = block.nr_hw_queues.filter(|&hw| hw != queues) {
+                return Err(format!(
+                    "field `block.nr_hw_queues` = {hw}: with `device.nvme.sq_select = \"ioprio\"` every queue pair is a hardware queue of its class ({queues})"
+                ));
+            }
+            queues
+        }
         // Linux: one I/O queue per CPU, as many as the controller grants.
         SqSelect::Cpu => block.nr_hw_queues.unwrap_or(cpus.min(queues)),
     };
     if nr_hw_queues == 0 || nr_hw_queues > queues {
         return Err(format!("field `block.nr_hw_queues` must be in [1, {queues}] (the drive's queue pairs), got {nr_hw_queues}"));
+    }
+    if sq_select == SqSelect::Cpu && nr_hw_queues > cpus {
+        // Linux maps CPUs onto hardware queues: a queue no CPU maps to is never used.
+        return Err(format!(
+            "field `block.nr_hw_queues` = {nr_hw_queues}: more than `block.cpus` ({cpus}); a queue no CPU maps to is never used"
+        ));
     }
     let pcie = n.pcie()?;
     let mq = MqConfig { cpus, nr_hw_queues, tags_per_hw_queue: queue_depth, cost, sq_select, sq_classes: sq_classes.clone() };

@@ -182,6 +182,17 @@ fn bad_nvme_and_blk_mq_fields_are_named() {
         (format!("{sata}[block]\ncpus = 2\nnr_hw_queues = 2\n"), &["block.nr_hw_queues", "got 2"]),
         (format!("{sata}[block]\ncpus = 0\n"), &["block.cpus", "got 0"]),
         (format!("{sata}[block]\nsched_cost_us = -1\n"), &["block.sched_cost_us", "-1"]),
+        (format!("{sata}[block]\nsched_cost_us = 0.0001\n"), &["block.sched_cost_us", "0.0001"]),
+        (format!("{nvme}[device.nvme]\nqueues = 4\n[block]\ncpus = 2\nnr_hw_queues = 4\n"), &["block.nr_hw_queues", "block.cpus"]),
+        (
+            format!("{nvme}[device.nvme]\nqueues = 2\narbitration = \"wrr\"\nsq_select = \"ioprio\"\nsq_classes = [\"high\", \"low\"]\n[block]\nnr_hw_queues = 1\n"),
+            &["block.nr_hw_queues", "ioprio"],
+        ),
+        (format!("{nvme}[device.nvme]\ntlp_efficiency = 0.9\n"), &["device.nvme.tlp_efficiency", "pcie_gen"]),
+        (
+            "[array]\nlevel = \"raid0\"\nmembers = 2\nchunk_kib = 64\n[device]\npreset = \"samsung-970-evo-plus-1tb\"\n[device.nvme]\nqueues = 2\n".to_string(),
+            &["device.nvme", "[array]"],
+        ),
     ];
     for (text, needles) in cases {
         let e = err(&format!("{text}[workload]\nkind = \"closed-queue\"\nrequests = 10\n"));

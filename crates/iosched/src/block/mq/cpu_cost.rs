@@ -1,8 +1,9 @@
 //! The host CPU time each I/O scheduler spends per request, and the CPUs as a resource.
 //!
 //! Figures (per request: insertion, dispatch and completion hooks together):
-//! - **bfq: 1.9 us, under one lock per device.** Documentation/block/bfq-iosched.rst (since
-//!   Linux 5.0, commit 4438cf50 "doc, block, bfq: add information on bfq execution time"): "the
+//! - **bfq: 1.9 us, under one lock per device.** Documentation/block/bfq-iosched.rst (commit
+//!   4438cf50 "doc, block, bfq: add information on bfq execution time"; the release is not
+//!   checked here): "the
 //!   total, single-lock-protected, per-request processing time of BFQ ... is, e.g., 1.9 us on an
 //!   Intel Core i7-2760QM@2.40GHz". The lock is `bfqd->lock`, one per request queue, so BFQ's
 //!   ceiling is 1 / 1.9 us = 526K IOPS however many CPUs submit (the same page gives 400K,
@@ -22,7 +23,9 @@
 //! The cost is charged when the scheduler dispatches a request, on the CPU that submitted it
 //! (`pid mod cpus`), which is busy for that long; a scheduler under a device-wide lock also
 //! holds the lock that long, so no other CPU runs it meanwhile. The command reaches the device
-//! when its CPU work ends. Hence IOPS <= cpus / cost, and <= 1 / cost under a lock.
+//! when its CPU work ends. Hence IOPS <= cpus / cost, and <= 1 / cost under a lock. The one-lock
+//! model is that of the kernels before 2024's locking work on BFQ and mq-deadline, which raised
+//! both ceilings (docs/devices-flash.md).
 
 use crate::time::Nanos;
 use serde::Serialize;
@@ -43,8 +46,9 @@ impl SchedCost {
         match name {
             "bfq" => SchedCost { per_request_ns: 1_900, serialized: true },
             "mq-deadline" => SchedCost { per_request_ns: 700, serialized: true },
-            // kyber: no published figure; noop ("none"): no elevator; the others are not
-            // blk-mq schedulers in Linux.
+            // kyber: no published figure; noop ("none"): no elevator; the others (bfq-plus,
+            // bfq-original and the rest of the registry) are not Linux's blk-mq schedulers:
+            // no figure, no lock, unless `block.sched_cost_us` gives one (docs/devices-flash.md).
             _ => SchedCost::NONE,
         }
     }
