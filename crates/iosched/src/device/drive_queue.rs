@@ -150,7 +150,7 @@ impl DriveQueue {
                     let aged = |q: &Queued| eligible(q) && now.saturating_sub(q.accepted_ns) > aging_ns;
                     match self.oldest(aged) {
                         Some(i) => Some(i),
-                        None => self.closest(device, now, eligible),
+                        None => device.rpo_choice(&self.waiting, limit, now),
                     }
                 }
             }
@@ -176,32 +176,40 @@ impl DriveQueue {
     fn oldest(&self, keep: impl Fn(&Queued) -> bool) -> Option<usize> {
         self.waiting.iter().enumerate().filter(|(_, q)| keep(q)).min_by_key(|(_, q)| q.seq).map(|(i, _)| i)
     }
+}
 
-    /// Least positioning time from where the head is now (ties: accepted first). The command
-    /// nearest the head (by cylinder) is evaluated first; then every other one whose seek alone
-    /// could still beat the best found (the bound host SPTF uses), in one pass, no sort.
-    fn closest(&mut self, device: &dyn DeviceView, now: Nanos, keep: impl Fn(&Queued) -> bool) -> Option<usize> {
-        let head = device.head_cylinder();
-        let nearest = self
-            .waiting
-            .iter()
-            .enumerate()
-            .filter(|(_, q)| keep(q))
-            .min_by_key(|(_, q)| (q.pos.cylinder.abs_diff(head), q.seq))
-            .map(|(i, _)| i)?;
-        let eval = |q: &Queued| device.positioning_time_at_ns(&q.pos, q.req.size_sectors, q.req.op, now);
-        let mut best = (eval(&self.waiting[nearest]), self.waiting[nearest].seq, nearest);
-        for (i, q) in self.waiting.iter().enumerate() {
-            if i == nearest || !keep(q) || device.seek_lower_bound_ns(q.pos.cylinder.abs_diff(head)) > best.0 {
-                continue;
-            }
-            let t = eval(q);
-            if (t, q.seq) < (best.0, best.1) {
-                best = (t, q.seq, i);
-            }
+/// The RPO firmware's choice: the least positioning time from where the head is now (ties:
+/// accepted first) among the commands of `waiting` accepted before `seq_limit`, by `eval(pos,
+/// sectors, op)`. The command nearest the head (by cylinder) is evaluated first; then every other
+/// one whose seek alone could still beat the best found (`seek_floor_ns` at its distance, the
+/// bound host SPTF uses), in one pass, no sort. Generic, so that a device's estimate inlines
+/// (`DeviceView::rpo_choice`): no virtual call per candidate.
+pub fn closest(
+    waiting: &[Queued],
+    seq_limit: u64,
+    head_cylinder: u32,
+    eval: impl Fn(&SectorPosition, u32, Op) -> Nanos,
+    seek_floor_ns: impl Fn(u32) -> Nanos,
+) -> Option<usize> {
+    let keep = |q: &Queued| q.seq < seq_limit;
+    let nearest = waiting
+        .iter()
+        .enumerate()
+        .filter(|(_, q)| keep(q))
+        .min_by_key(|(_, q)| (q.pos.cylinder.abs_diff(head_cylinder), q.seq))
+        .map(|(i, _)| i)?;
+    let eval = |q: &Queued| eval(&q.pos, q.req.size_sectors, q.req.op);
+    let mut best = (eval(&waiting[nearest]), waiting[nearest].seq, nearest);
+    for (i, q) in waiting.iter().enumerate() {
+        if i == nearest || !keep(q) || seek_floor_ns(q.pos.cylinder.abs_diff(head_cylinder)) > best.0 {
+            continue;
         }
-        Some(best.2)
+        let t = eval(q);
+        if (t, q.seq) < (best.0, best.1) {
+            best = (t, q.seq, i);
+        }
     }
+    Some(best.2)
 }
 
 #[cfg(test)]

@@ -12,6 +12,8 @@ use serde::{Deserialize, Serialize};
 use std::cell::Cell;
 use std::collections::VecDeque;
 
+mod rpo;
+
 /// Mechanisms beyond [`RotationalSpec`], used by drives loaded from DiskSim descriptions. The
 /// default turns every one off, which is exactly the preset model.
 #[derive(Clone, Debug, PartialEq, Default)]
@@ -932,6 +934,17 @@ impl DeviceView for RotationalDisk {
     }
 
     fn positioning_time_at_ns(&self, pos: &SectorPosition, sectors: u32, op: Op, now: Nanos) -> Nanos {
+        self.buffered_positioning_ns(pos, sectors, op, now).unwrap_or_else(|| self.mechanical_positioning_ns(pos, op, now))
+    }
+
+    fn rpo_choice(&self, waiting: &[super::drive_queue::Queued], seq_limit: u64, now: Nanos) -> Option<usize> {
+        self.rpo_choice_prepared(waiting, seq_limit, now)
+    }
+}
+
+impl RotationalDisk {
+    /// The positioning of a read the buffer serves in whole or in part (None: any other access).
+    fn buffered_positioning_ns(&self, pos: &SectorPosition, sectors: u32, op: Op, now: Nanos) -> Option<Nanos> {
         // A read the buffer will serve (it holds the whole access, or read-ahead will bring it
         // in) needs no positioning beyond the wait for read-ahead: what the drive will actually
         // do, and what completions then measure. A read the buffer holds only in part (a partial
@@ -939,15 +952,21 @@ impl DeviceView for RotationalDisk {
         let hi = pos.sector + sectors.max(1) as u64;
         if op == Op::Read {
             if let Some(wait) = self.buffered_wait_ns(pos.sector, hi, now) {
-                return wait;
+                return Some(wait);
             }
             // A partial hit: the media reads only the missing blocks, from the segment's end.
             if let Some((_, buffered_to)) = self.partial_hit_prefix(op, pos.sector, hi, now) {
                 let start = now.saturating_add(self.miss_overhead(Op::Read)).max(self.mech_free_at);
                 let (seek, rotation) = self.positioning_from(self.head, &self.geometry.locate(buffered_to), start);
-                return seek.saturating_add(rotation);
+                return Some(seek.saturating_add(rotation));
             }
         }
+        None
+    }
+
+    /// Seek (or head switch) and rotational wait to `pos` for an access going to the media.
+    #[inline]
+    fn mechanical_positioning_ns(&self, pos: &SectorPosition, op: Op, now: Nanos) -> Nanos {
         // The arm starts moving after the command overhead, which sets the rotational phase
         // on arrival; the overhead itself is not positioning (the same for every request, and
         // not in the measured positioning that completions report).
