@@ -181,15 +181,16 @@ impl DriveQueue {
 /// The RPO firmware's choice: the least positioning time from where the head is now (ties:
 /// accepted first) among the commands of `waiting` accepted before `seq_limit`, by `eval(pos,
 /// sectors, op)`. The command nearest the head (by cylinder) is evaluated first; then every other
-/// one whose seek alone could still beat the best found (`seek_floor_ns` at its distance, the
-/// bound host SPTF uses), in one pass, no sort. Generic, so that a device's estimate inlines
+/// one whose seek alone could still beat the best found, in one pass, no sort: `seek_exceeds(d,
+/// best)` says whether the least seek over distances >= `d` (`seek_lower_bound_ns`, the bound
+/// host SPTF uses) is above `best`. Generic, so that a device's estimate inlines
 /// (`DeviceView::rpo_choice`): no virtual call per candidate.
 pub fn closest(
     waiting: &[Queued],
     seq_limit: u64,
     head_cylinder: u32,
     eval: impl Fn(&SectorPosition, u32, Op) -> Nanos,
-    seek_floor_ns: impl Fn(u32) -> Nanos,
+    seek_exceeds: impl Fn(u32, Nanos) -> bool,
 ) -> Option<usize> {
     let keep = |q: &Queued| q.seq < seq_limit;
     let nearest = waiting
@@ -201,7 +202,7 @@ pub fn closest(
     let eval = |q: &Queued| eval(&q.pos, q.req.size_sectors, q.req.op);
     let mut best = (eval(&waiting[nearest]), waiting[nearest].seq, nearest);
     for (i, q) in waiting.iter().enumerate() {
-        if i == nearest || !keep(q) || seek_floor_ns(q.pos.cylinder.abs_diff(head_cylinder)) > best.0 {
+        if i == nearest || !keep(q) || seek_exceeds(q.pos.cylinder.abs_diff(head_cylinder), best.0) {
             continue;
         }
         let t = eval(q);

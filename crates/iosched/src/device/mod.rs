@@ -17,6 +17,7 @@ pub mod raid0;
 pub mod region_filter;
 pub mod rotational;
 pub mod seek;
+pub mod seek_table;
 
 use crate::request::{Op, Request};
 use crate::time::Nanos;
@@ -73,7 +74,7 @@ pub trait DeviceView {
             seq_limit,
             self.head_cylinder(),
             |pos, sectors, op| self.positioning_time_at_ns(pos, sectors, op, now),
-            |d| self.seek_lower_bound_ns(d),
+            |d, best| self.seek_lower_bound_ns(d) > best,
         )
     }
 }

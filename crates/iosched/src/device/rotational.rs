@@ -4,6 +4,7 @@
 use super::cache::{SegmentCache, Stream};
 use super::geometry::{slot_angle_by, Chs, Geometry, LayoutSpec, TrackPos, ZoneSpec, REV_UNITS};
 use super::seek::SeekCurve;
+use super::seek_table::SeekTable;
 use super::{ArmPath, DeviceView, SectorPosition, Service};
 use crate::divisor::Divisor;
 use crate::request::{Op, Request, SECTOR_BYTES};
@@ -216,8 +217,7 @@ pub struct RotationalDisk {
     cache: SegmentCache,
     /// Seek time by distance, and its suffix minimum (the bound SPTF's search relies on, since
     /// a curve may dip: Seltzer's falls by 0.02 ms at 240 cylinders).
-    seek_ns_by_distance: Vec<u32>,
-    seek_floor_ns_by_distance: Vec<u32>,
+    seeks: SeekTable,
     /// Where the last media access left the arm.
     head: Chs,
     head_sector: u64,
@@ -265,16 +265,12 @@ impl RotationalDisk {
                 u32::try_from(ns).map_err(|_| format!("the seek curve gives {} ms for {d} cylinders; at most 4294 ms", ns as f64 / 1e6))
             })
             .collect::<Result<_, _>>()?;
-        let mut seek_floor_ns_by_distance = seek_ns_by_distance.clone();
-        for d in (0..cylinders.saturating_sub(1)).rev() {
-            seek_floor_ns_by_distance[d] = seek_floor_ns_by_distance[d].min(seek_floor_ns_by_distance[d + 1]);
-        }
+        let seeks = SeekTable::new(seek_ns_by_distance);
         let kib = |k: u32| k as u64 * 1024 / SECTOR_BYTES;
         let (segment_sectors, readahead_sectors) = ext.cache_sectors.unwrap_or((kib(spec.cache_segment_kib), kib(spec.readahead_kib)));
         let cache = SegmentCache::new(spec.cache_segments, segment_sectors, readahead_sectors);
         Ok(RotationalDisk {
-            seek_ns_by_distance,
-            seek_floor_ns_by_distance,
+            seeks,
             rpm,
             rpm_div: Divisor::new(rpm),
             head_switch_ns,
@@ -360,7 +356,7 @@ impl RotationalDisk {
 
     fn arm_move_ns(&self, from: Chs, to: Chs) -> Nanos {
         if from.cylinder != to.cylinder {
-            self.seek_ns_by_distance[from.cylinder.abs_diff(to.cylinder) as usize] as Nanos
+            self.seeks.seek_ns(from.cylinder.abs_diff(to.cylinder)).expect("a seek within the disk")
         } else if from.head != to.head {
             self.head_switch_ns
         } else {
@@ -913,15 +909,14 @@ impl DeviceView for RotationalDisk {
     }
 
     fn seek_time_ns(&self, distance_cylinders: u32) -> Nanos {
-        match self.seek_ns_by_distance.get(distance_cylinders as usize) {
-            Some(&t) => t as Nanos,
+        match self.seeks.seek_ns(distance_cylinders) {
+            Some(t) => t,
             None => self.spec.seek.time_ns(distance_cylinders),
         }
     }
 
     fn seek_lower_bound_ns(&self, distance_cylinders: u32) -> Nanos {
-        let last = self.seek_floor_ns_by_distance.len() - 1;
-        self.seek_floor_ns_by_distance[(distance_cylinders as usize).min(last)] as Nanos
+        self.seeks.floor_ns(distance_cylinders)
     }
 
     fn positioning_time_ns(&self, sector: u64, sectors: u32, op: Op, now: Nanos) -> Nanos {

@@ -1,9 +1,10 @@
 //! The drive's RPO choice on a rotational disk, prepared once per decision: the read-ahead
 //! stream's window is computed once, and a candidate goes to the full estimate (buffer lookups,
 //! partial hits) only when the buffer may hold its first sector (the segments' region filter, the
-//! stream's window); every other candidate takes the mechanical estimate directly, inlined. The
-//! choice is exactly `drive_queue::closest` by `positioning_time_at_ns` (debug builds check each
-//! estimate against it).
+//! stream's window); every other candidate takes the mechanical estimate directly, inlined. A far
+//! candidate is pruned by the seek table's small coarse bound before its entry in the large table
+//! is read. The choice is exactly `drive_queue::closest` by `positioning_time_at_ns` and
+//! `seek_lower_bound_ns` (debug builds check each estimate against it).
 
 use super::RotationalDisk;
 use crate::device::drive_queue::{closest, Queued};
@@ -36,6 +37,9 @@ impl RotationalDisk {
             debug_assert_eq!(t, self.positioning_time_at_ns(pos, sectors, op, now));
             t
         };
-        closest(waiting, seq_limit, self.head.cylinder, estimate, |d| self.seek_lower_bound_ns(d))
+        // The coarse bound is at most the exact one: when it exceeds `best` so does the exact
+        // one, and the large table is not touched.
+        let seek_exceeds = |d: u32, best: Nanos| self.seeks.coarse_floor_ns(d) > best || self.seeks.floor_ns(d) > best;
+        closest(waiting, seq_limit, self.head.cylinder, estimate, seek_exceeds)
     }
 }
