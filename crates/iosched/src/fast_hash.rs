@@ -1,7 +1,7 @@
-//! A fixed multiply-rotate hasher (FxHash-like) for maps keyed by small integers (pids, queue
-//! and request ids, page keys): deterministic across runs, and a few instructions per key where
-//! the standard SipHash costs tens of nanoseconds. Not resistant to chosen keys, which the
-//! simulator's own ids never are.
+//! A fixed multiply-rotate hasher (FxHash-like; the function of the page cache's `KeyHasher`)
+//! for maps keyed by small integers (pids, queue and request ids): deterministic across runs, and
+//! a few instructions per key where the standard SipHash costs tens of nanoseconds. Not
+//! resistant to chosen keys, which the simulator's own ids never are.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};

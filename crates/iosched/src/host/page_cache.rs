@@ -26,8 +26,8 @@
 //! ordered set, so writeback walks them in file-offset order. Every operation is O(1) or
 //! O(log n) amortized; a hit allocates nothing.
 
-use crate::fast_hash::FastMap;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use serde::Serialize;
 
@@ -100,6 +100,35 @@ impl List {
     const EMPTY: List = List { head: NIL, tail: NIL, len: 0 };
 }
 
+/// A fixed multiply-rotate hasher (FxHash-like): deterministic across runs, and fast on the
+/// two integers of a `PageKey`.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl KeyHasher {
+    #[inline]
+    fn add(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl Hasher for KeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.add(u64::from(b));
+        }
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.add(u64::from(v));
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.add(v);
+    }
+    fn finish(&self) -> u64 {
+        self.0 ^ (self.0 >> 32)
+    }
+}
+
 /// Per-inode dirty state, kept only while the inode has dirty pages.
 #[derive(Debug)]
 struct InodeDirty {
@@ -117,7 +146,7 @@ pub struct PageCache {
     capacity_pages: u64,
     nodes: Vec<Node>,
     free_slots: Vec<u32>,
-    map: FastMap<PageKey, u32>,
+    map: HashMap<PageKey, u32, BuildHasherDefault<KeyHasher>>,
     inactive: List,
     active: List,
     dirty_pages: u64,
@@ -143,7 +172,7 @@ impl PageCache {
             capacity_pages: capacity_pages.max(1),
             nodes: Vec::with_capacity(prealloc),
             free_slots: Vec::new(),
-            map: FastMap::with_capacity_and_hasher(prealloc, Default::default()),
+            map: HashMap::with_capacity_and_hasher(prealloc, Default::default()),
             inactive: List::EMPTY,
             active: List::EMPTY,
             dirty_pages: 0,
