@@ -280,6 +280,53 @@ mod tests {
         assert_eq!(q.start_next(&d, 101_000_000).unwrap().req.id, 0);
     }
 
+    /// The rotational disk's prepared choice (`rpo_choice`: buffer filter, stream window, coarse
+    /// seek bound) is the plain search's by `positioning_time_at_ns` and `seek_lower_bound_ns`,
+    /// over random queues of reads and writes, some in the buffer or the read-ahead stream, as
+    /// the drive's state moves on.
+    #[test]
+    fn the_prepared_rpo_choice_is_the_plain_search() {
+        use rand::{Rng, SeedableRng};
+        for name in ["wd-ultrastar-hc310", "ibm-deskstar-34gxp", "maxtor-stm332061"] {
+            let mut d = RotationalDisk::new(preset(name).unwrap()).unwrap();
+            let cap = d.capacity_sectors();
+            let mut rng = rand_pcg::Pcg64::seed_from_u64(27);
+            let (mut now, mut recent) = (0, vec![0u64]);
+            for round in 0..400u64 {
+                let n = rng.gen_range(2..40);
+                let waiting: Vec<Queued> = (0..n)
+                    .map(|i| {
+                        // A third near what was served lately (buffer and read-ahead hits).
+                        let sector = if rng.gen_bool(0.33) {
+                            let base = recent[rng.gen_range(0..recent.len())];
+                            (base + rng.gen_range(0..4_000)).min(cap - 64)
+                        } else {
+                            rng.gen_range(0..cap - 64)
+                        };
+                        let op = if rng.gen_bool(0.25) { Op::Write } else { Op::Read };
+                        let req = Request::new(round * 100 + i, op, sector, rng.gen_range(1..64), 0);
+                        Queued { req, path: ArmPath::Direct, accepted_ns: now, pos: d.position_of(sector), seq: i ^ 5 }
+                    })
+                    .collect();
+                let limit = if rng.gen_bool(0.2) { rng.gen_range(0..n) } else { u64::MAX };
+                d.advance_to(now);
+                let plain = closest(
+                    &waiting,
+                    limit,
+                    d.head_cylinder(),
+                    |p, s, op| d.positioning_time_at_ns(p, s, op, now),
+                    |dist, best| d.seek_lower_bound_ns(dist) > best,
+                );
+                assert_eq!(d.rpo_choice(&waiting, limit, now), plain, "{name}, round {round}");
+                // Serve the choice (or any one) so that the head, buffer and stream move on.
+                let q = waiting[plain.unwrap_or(0)];
+                let done = d.service(&q.req, ArmPath::Direct, now).completion_ns;
+                recent.push(q.req.start_sector);
+                now = done + rng.gen_range(0..3_000_000);
+            }
+        }
+    }
+
     #[test]
     fn a_flush_is_a_barrier() {
         let mut d = disk();
