@@ -75,7 +75,9 @@ impl SegmentCache {
 
     /// Index of a non-streaming segment that holds all of `[lo, hi)`.
     pub fn find_static(&self, lo: u64, hi: u64) -> Option<usize> {
-        if !self.may_hold(lo) {
+        // A holding segment has lo in [s.lo, s.hi) unless the range is empty (lo may then be
+        // s.hi): the filter answers only for a non-empty range.
+        if hi > lo && !self.may_hold(lo) {
             return None;
         }
         let streaming = self.stream.map(|s| s.segment);
