@@ -7,6 +7,7 @@ pub mod anticipation;
 pub mod block;
 pub mod device;
 pub mod divisor;
+pub mod fast_hash;
 pub mod host;
 pub mod input;
 pub mod metrics;

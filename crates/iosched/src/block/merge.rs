@@ -2,14 +2,14 @@
 //! merges) and by the sector after their last (back merges) in O(1), as Linux's elevator hash.
 //! Only requests not yet dispatched are in it.
 
+use crate::fast_hash::FastMap;
 use crate::request::{Op, Request, RequestId};
-use std::collections::HashMap;
 
 #[derive(Default, Debug)]
 pub struct MergeIndex {
-    by_id: HashMap<RequestId, Request>,
-    by_start: HashMap<u64, RequestId>,
-    by_end: HashMap<u64, RequestId>,
+    by_id: FastMap<RequestId, Request>,
+    by_start: FastMap<u64, RequestId>,
+    by_end: FastMap<u64, RequestId>,
 }
 
 impl MergeIndex {

@@ -13,12 +13,12 @@ pub mod merge;
 pub mod mq;
 pub mod request_pool;
 
+use crate::fast_hash::FastMap;
 use crate::request::{Op, Request, RequestId};
 use crate::sched::{Context, Scheduler};
 use crate::time::Nanos;
 use merge::{compatible, MergeIndex};
 use request_pool::{RequestPool, TagModel, WaitQueues};
-use std::collections::HashMap;
 
 /// Linux's `nomerges` (sysfs): 0 = every merge, 1 = only into the request the previous bio
 /// merged into or created (the "one-hit" cache), 2 = none.
@@ -82,9 +82,9 @@ pub struct BlockLayer {
     cfg: BlockConfig,
     index: MergeIndex,
     /// The bios of requests made of more than one (a request of one bio is its own bio).
-    bios: HashMap<RequestId, Vec<Request>>,
+    bios: FastMap<RequestId, Vec<Request>>,
     /// When each request in the queue got its request structure (after any wait).
-    insert_ns: HashMap<RequestId, Nanos>,
+    insert_ns: FastMap<RequestId, Nanos>,
     pool: RequestPool,
     waits: WaitQueues,
     /// Bios plugged at the current instant, in submission order.
@@ -92,8 +92,8 @@ pub struct BlockLayer {
     last_merge: Option<RequestId>,
     /// Parts of split bios: part id -> the bio it belongs to; and per split bio, itself and
     /// how many of its parts have yet to complete.
-    part_of: HashMap<RequestId, RequestId>,
-    split_parents: HashMap<RequestId, (Request, u32)>,
+    part_of: FastMap<RequestId, RequestId>,
+    split_parents: FastMap<RequestId, (Request, u32)>,
     next_part_id: RequestId,
     /// Requests are numbered as they enter the scheduler (schedulers take ids for arrival order;
     /// a bio that slept for a request arrives at the scheduler later than its id would say).
@@ -114,14 +114,14 @@ impl BlockLayer {
         BlockLayer {
             cfg,
             index: MergeIndex::default(),
-            bios: HashMap::new(),
-            insert_ns: HashMap::new(),
+            bios: FastMap::default(),
+            insert_ns: FastMap::default(),
             pool: RequestPool::new(cfg.nr_requests, cfg.tags),
             waits: WaitQueues::default(),
             plugged: Vec::new(),
             last_merge: None,
-            part_of: HashMap::new(),
-            split_parents: HashMap::new(),
+            part_of: FastMap::default(),
+            split_parents: FastMap::default(),
             next_part_id: PART_ID_BASE + ((member as RequestId) << MEMBER_PART_ID_SHIFT),
             next_request_id: (member as RequestId) << MEMBER_PART_ID_SHIFT,
             counters: BlockCounters::default(),
@@ -190,7 +190,7 @@ impl BlockLayer {
         }
         let mut plugged = std::mem::take(&mut self.plugged);
         // Processes in the order of their first bio; each one's bios by direction and sector.
-        let mut first_seen: HashMap<u32, usize> = HashMap::new();
+        let mut first_seen: FastMap<u32, usize> = FastMap::default();
         for (i, b) in plugged.iter().enumerate() {
             first_seen.entry(b.principal.pid).or_insert(i);
         }

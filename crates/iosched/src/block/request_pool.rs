@@ -14,9 +14,10 @@
 //! A scheduler may cap asynchronous requests below the pool (`Scheduler::limit_depth`,
 //! mq-deadline's async_depth).
 
+use crate::fast_hash::{FastMap, FastSet};
 use crate::request::{Op, Request};
 use crate::time::Nanos;
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
 
 /// Linux 2.6's BLK_BATCH_REQ.
 pub const BATCH_REQUESTS: u32 = 32;
@@ -46,14 +47,14 @@ pub struct RequestPool {
     limited_count: u32,
     full: [bool; 2],
     /// Per batching process: requests left and when it last waited.
-    batchers: HashMap<u32, (u32, Nanos)>,
+    batchers: FastMap<u32, (u32, Nanos)>,
     /// blk-mq: tags freed since the last wake-up.
     freed_since_wake: u32,
 }
 
 impl RequestPool {
     pub fn new(limit: Option<u32>, model: TagModel) -> Self {
-        RequestPool { limit, model, count: [0; 2], limited_count: 0, full: [false; 2], batchers: HashMap::new(), freed_since_wake: 0 }
+        RequestPool { limit, model, count: [0; 2], limited_count: 0, full: [false; 2], batchers: FastMap::default(), freed_since_wake: 0 }
     }
 
     fn dir(&self, req: &Request) -> usize {
@@ -174,8 +175,8 @@ impl RequestPool {
 #[derive(Debug, Default)]
 pub struct WaitQueues {
     order: [VecDeque<u32>; 2],
-    pending: HashMap<u32, VecDeque<Request>>,
-    asleep: HashSet<u32>,
+    pending: FastMap<u32, VecDeque<Request>>,
+    asleep: FastSet<u32>,
 }
 
 impl WaitQueues {

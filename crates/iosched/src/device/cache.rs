@@ -1,6 +1,8 @@
 //! The drive's read cache: a few segments of recently read sectors, one of which may still be
 //! filling by read-ahead (the head keeps reading after a request completes).
 
+use super::region_filter::RegionFilter;
+
 /// A contiguous range of cached sectors `[lo, hi)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Segment {
@@ -29,12 +31,38 @@ pub struct SegmentCache {
     pub readahead_sectors: u64,
     pub stream: Option<Stream>,
     clock: u64,
+    /// Which regions of the disk the segments touch, so that a lookup of a sector no segment
+    /// holds (most of them, for random I/O) ends without scanning every segment.
+    regions: RegionFilter,
 }
 
 impl SegmentCache {
     pub fn new(segment_count: u32, segment_sectors: u64, readahead_sectors: u64) -> Self {
         let empty = Segment { lo: 0, hi: 0, last_use: 0 };
-        SegmentCache { segments: vec![empty; segment_count as usize], segment_sectors, readahead_sectors, stream: None, clock: 0 }
+        SegmentCache {
+            segments: vec![empty; segment_count as usize],
+            segment_sectors,
+            readahead_sectors,
+            stream: None,
+            clock: 0,
+            regions: RegionFilter::new(segment_sectors),
+        }
+    }
+
+    /// Whether some segment (streaming or not, by its recorded extent) may hold `sector`: false
+    /// means none does.
+    #[inline]
+    pub fn may_hold(&self, sector: u64) -> bool {
+        self.regions.may_touch(sector, sector + 1)
+    }
+
+    /// Every change of a segment's extent goes through here (the region filter follows it).
+    fn set_extent(&mut self, i: usize, lo: u64, hi: u64) {
+        let old = self.segments[i];
+        self.regions.remove(old.lo, old.hi);
+        self.regions.add(lo, hi);
+        self.segments[i].lo = lo;
+        self.segments[i].hi = hi;
     }
 
     pub fn enabled(&self) -> bool {
@@ -47,6 +75,11 @@ impl SegmentCache {
 
     /// Index of a non-streaming segment that holds all of `[lo, hi)`.
     pub fn find_static(&self, lo: u64, hi: u64) -> Option<usize> {
+        // A holding segment has lo in [s.lo, s.hi) unless the range is empty (lo may then be
+        // s.hi): the filter answers only for a non-empty range.
+        if hi > lo && !self.may_hold(lo) {
+            return None;
+        }
         let streaming = self.stream.map(|s| s.segment);
         self.segments.iter().position(|s| s.lo <= lo && hi <= s.hi && s.hi > s.lo).filter(|&i| Some(i) != streaming)
     }
@@ -54,6 +87,9 @@ impl SegmentCache {
     /// The non-streaming segment holding the longest prefix `[lo, end)` of `[lo, hi)` without
     /// holding all of it (a partial hit): its index and `end`.
     pub fn find_static_prefix(&self, lo: u64, hi: u64) -> Option<(usize, u64)> {
+        if !self.may_hold(lo) {
+            return None;
+        }
         let streaming = self.stream.map(|s| s.segment);
         (0..self.segments.len())
             .filter(|&i| Some(i) != streaming)
@@ -71,9 +107,10 @@ impl SegmentCache {
     /// Freezes the streaming segment at `hi` (the head left).
     pub fn stop_stream(&mut self, hi: u64) {
         if let Some(st) = self.stream.take() {
-            let seg = &mut self.segments[st.segment];
-            seg.hi = hi.max(seg.lo);
-            seg.lo = seg.lo.max(seg.hi.saturating_sub(self.segment_sectors));
+            let seg = self.segments[st.segment];
+            let new_hi = hi.max(seg.lo);
+            let new_lo = seg.lo.max(new_hi.saturating_sub(self.segment_sectors));
+            self.set_extent(st.segment, new_lo, new_hi);
         }
     }
 
@@ -83,7 +120,8 @@ impl SegmentCache {
         debug_assert!(self.stream.is_none());
         let victim = (0..self.segments.len()).min_by_key(|&i| self.segments[i].last_use).unwrap();
         let lo = lo.max(hi.saturating_sub(self.segment_sectors));
-        self.segments[victim] = Segment { lo, hi, last_use: 0 };
+        self.set_extent(victim, lo, hi);
+        self.segments[victim].last_use = 0;
         self.touch(victim);
         let cap = (hi + self.readahead_sectors).min(capacity_sectors);
         self.stream = Some(Stream { segment: victim, next_sector: hi, at_ns, cap_sector: cap, aligned: false });
@@ -94,9 +132,8 @@ impl SegmentCache {
     /// keeps its last `segment_sectors` and read-ahead continues from `hi`.
     pub fn resume_stream(&mut self, i: usize, hi: u64, at_ns: u64, capacity_sectors: u64) {
         debug_assert!(self.stream.is_none());
-        let seg = &mut self.segments[i];
-        seg.hi = hi;
-        seg.lo = seg.lo.max(hi.saturating_sub(self.segment_sectors));
+        let lo = self.segments[i].lo.max(hi.saturating_sub(self.segment_sectors));
+        self.set_extent(i, lo, hi);
         self.touch(i);
         let cap = (hi + self.readahead_sectors).min(capacity_sectors);
         self.stream = Some(Stream { segment: i, next_sector: hi, at_ns, cap_sector: cap, aligned: false });
@@ -112,12 +149,12 @@ impl SegmentCache {
             }
             st.next_sector = next_sector;
             st.at_ns = at_ns;
-            let seg = &mut self.segments[st.segment];
-            seg.hi = next_sector;
             if let Some(c) = consumed_to {
                 st.cap_sector = st.cap_sector.max((c + ra).min(capacity_sectors));
             }
-            seg.lo = seg.lo.max(next_sector.saturating_sub(seg_len));
+            let i = st.segment;
+            let lo = self.segments[i].lo.max(next_sector.saturating_sub(seg_len));
+            self.set_extent(i, lo, next_sector);
         }
     }
 
@@ -140,12 +177,17 @@ impl SegmentCache {
 
     /// Drops cached copies of `[lo, hi)` (a write went to the media).
     pub fn invalidate(&mut self, lo: u64, hi: u64) {
-        for (i, s) in self.segments.iter_mut().enumerate() {
+        if !self.regions.may_touch(lo, hi) {
+            return; // no segment overlaps [lo, hi)
+        }
+        for i in 0..self.segments.len() {
+            let s = self.segments[i];
             if s.lo < hi && lo < s.hi {
                 if self.stream.map(|st| st.segment) == Some(i) {
                     self.stream = None;
                 }
-                *s = Segment { lo: 0, hi: 0, last_use: 0 };
+                self.set_extent(i, 0, 0);
+                self.segments[i].last_use = 0;
             }
         }
     }
@@ -158,7 +200,8 @@ impl SegmentCache {
             return;
         };
         let lo = lo.max(hi.saturating_sub(self.segment_sectors));
-        self.segments[victim] = Segment { lo, hi, last_use: 0 };
+        self.set_extent(victim, lo, hi);
+        self.segments[victim].last_use = 0;
         self.touch(victim);
     }
 }

@@ -150,7 +150,7 @@ impl DriveQueue {
                     let aged = |q: &Queued| eligible(q) && now.saturating_sub(q.accepted_ns) > aging_ns;
                     match self.oldest(aged) {
                         Some(i) => Some(i),
-                        None => self.closest(device, now, eligible),
+                        None => device.rpo_choice(&self.waiting, limit, now),
                     }
                 }
             }
@@ -176,32 +176,41 @@ impl DriveQueue {
     fn oldest(&self, keep: impl Fn(&Queued) -> bool) -> Option<usize> {
         self.waiting.iter().enumerate().filter(|(_, q)| keep(q)).min_by_key(|(_, q)| q.seq).map(|(i, _)| i)
     }
+}
 
-    /// Least positioning time from where the head is now (ties: accepted first). The command
-    /// nearest the head (by cylinder) is evaluated first; then every other one whose seek alone
-    /// could still beat the best found (the bound host SPTF uses), in one pass, no sort.
-    fn closest(&mut self, device: &dyn DeviceView, now: Nanos, keep: impl Fn(&Queued) -> bool) -> Option<usize> {
-        let head = device.head_cylinder();
-        let nearest = self
-            .waiting
-            .iter()
-            .enumerate()
-            .filter(|(_, q)| keep(q))
-            .min_by_key(|(_, q)| (q.pos.cylinder.abs_diff(head), q.seq))
-            .map(|(i, _)| i)?;
-        let eval = |q: &Queued| device.positioning_time_at_ns(&q.pos, q.req.size_sectors, q.req.op, now);
-        let mut best = (eval(&self.waiting[nearest]), self.waiting[nearest].seq, nearest);
-        for (i, q) in self.waiting.iter().enumerate() {
-            if i == nearest || !keep(q) || device.seek_lower_bound_ns(q.pos.cylinder.abs_diff(head)) > best.0 {
-                continue;
-            }
-            let t = eval(q);
-            if (t, q.seq) < (best.0, best.1) {
-                best = (t, q.seq, i);
-            }
+/// The RPO firmware's choice: the least positioning time from where the head is now (ties:
+/// accepted first) among the commands of `waiting` accepted before `seq_limit`, by `eval(pos,
+/// sectors, op)`. The command nearest the head (by cylinder) is evaluated first; then every other
+/// one whose seek alone could still beat the best found, in one pass, no sort: `seek_exceeds(d,
+/// best)` says whether the least seek over distances >= `d` (`seek_lower_bound_ns`, the bound
+/// host SPTF uses) is above `best`. Generic, so that a device's estimate inlines
+/// (`DeviceView::rpo_choice`): no virtual call per candidate.
+pub fn closest(
+    waiting: &[Queued],
+    seq_limit: u64,
+    head_cylinder: u32,
+    eval: impl Fn(&SectorPosition, u32, Op) -> Nanos,
+    seek_exceeds: impl Fn(u32, Nanos) -> bool,
+) -> Option<usize> {
+    let keep = |q: &Queued| q.seq < seq_limit;
+    let nearest = waiting
+        .iter()
+        .enumerate()
+        .filter(|(_, q)| keep(q))
+        .min_by_key(|(_, q)| (q.pos.cylinder.abs_diff(head_cylinder), q.seq))
+        .map(|(i, _)| i)?;
+    let eval = |q: &Queued| eval(&q.pos, q.req.size_sectors, q.req.op);
+    let mut best = (eval(&waiting[nearest]), waiting[nearest].seq, nearest);
+    for (i, q) in waiting.iter().enumerate() {
+        if i == nearest || !keep(q) || seek_exceeds(q.pos.cylinder.abs_diff(head_cylinder), best.0) {
+            continue;
         }
-        Some(best.2)
+        let t = eval(q);
+        if (t, q.seq) < (best.0, best.1) {
+            best = (t, q.seq, i);
+        }
     }
+    Some(best.2)
 }
 
 #[cfg(test)]
@@ -269,6 +278,53 @@ mod tests {
         q.accept(req(2, 2_000, Op::Read), ArmPath::Direct, &d, 95_000_000);
         // At 101 ms request 0 has waited past the bound: it goes first despite its seek.
         assert_eq!(q.start_next(&d, 101_000_000).unwrap().req.id, 0);
+    }
+
+    /// The rotational disk's prepared choice (`rpo_choice`: buffer filter, stream window, coarse
+    /// seek bound) is the plain search's by `positioning_time_at_ns` and `seek_lower_bound_ns`,
+    /// over random queues of reads and writes, some in the buffer or the read-ahead stream, as
+    /// the drive's state moves on.
+    #[test]
+    fn the_prepared_rpo_choice_is_the_plain_search() {
+        use rand::{Rng, SeedableRng};
+        for name in ["wd-ultrastar-hc310", "ibm-deskstar-34gxp", "maxtor-stm332061"] {
+            let mut d = RotationalDisk::new(preset(name).unwrap()).unwrap();
+            let cap = d.capacity_sectors();
+            let mut rng = rand_pcg::Pcg64::seed_from_u64(27);
+            let (mut now, mut recent) = (0, vec![0u64]);
+            for round in 0..400u64 {
+                let n = rng.gen_range(2..40);
+                let waiting: Vec<Queued> = (0..n)
+                    .map(|i| {
+                        // A third near what was served lately (buffer and read-ahead hits).
+                        let sector = if rng.gen_bool(0.33) {
+                            let base = recent[rng.gen_range(0..recent.len())];
+                            (base + rng.gen_range(0..4_000)).min(cap - 64)
+                        } else {
+                            rng.gen_range(0..cap - 64)
+                        };
+                        let op = if rng.gen_bool(0.25) { Op::Write } else { Op::Read };
+                        let req = Request::new(round * 100 + i, op, sector, rng.gen_range(1..64), 0);
+                        Queued { req, path: ArmPath::Direct, accepted_ns: now, pos: d.position_of(sector), seq: i ^ 5 }
+                    })
+                    .collect();
+                let limit = if rng.gen_bool(0.2) { rng.gen_range(0..n) } else { u64::MAX };
+                d.advance_to(now);
+                let plain = closest(
+                    &waiting,
+                    limit,
+                    d.head_cylinder(),
+                    |p, s, op| d.positioning_time_at_ns(p, s, op, now),
+                    |dist, best| d.seek_lower_bound_ns(dist) > best,
+                );
+                assert_eq!(d.rpo_choice(&waiting, limit, now), plain, "{name}, round {round}");
+                // Serve the choice (or any one) so that the head, buffer and stream move on.
+                let q = waiting[plain.unwrap_or(0)];
+                let done = d.service(&q.req, ArmPath::Direct, now).completion_ns;
+                recent.push(q.req.start_sector);
+                now = done + rng.gen_range(0..3_000_000);
+            }
+        }
     }
 
     #[test]

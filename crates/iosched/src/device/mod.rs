@@ -14,8 +14,10 @@ pub mod geometry;
 pub mod nvme;
 pub mod presets;
 pub mod raid0;
+pub mod region_filter;
 pub mod rotational;
 pub mod seek;
+pub mod seek_table;
 
 use crate::request::{Op, Request};
 use crate::time::Nanos;
@@ -61,6 +63,19 @@ pub trait DeviceView {
     /// `positioning_time_ns` for a position computed earlier by `position_of`.
     fn positioning_time_at_ns(&self, pos: &SectorPosition, sectors: u32, op: Op, now: Nanos) -> Nanos {
         self.positioning_time_ns(pos.sector, sectors, op, now)
+    }
+    /// The drive queue's RPO choice at `now` among `waiting` (those accepted before
+    /// `seq_limit`): [`drive_queue::closest`] by `positioning_time_at_ns`. One call per decision,
+    /// so the estimates inline; a device may answer from state it prepares once per decision,
+    /// and must then choose exactly as this does.
+    fn rpo_choice(&self, waiting: &[drive_queue::Queued], seq_limit: u64, now: Nanos) -> Option<usize> {
+        drive_queue::closest(
+            waiting,
+            seq_limit,
+            self.head_cylinder(),
+            |pos, sectors, op| self.positioning_time_at_ns(pos, sectors, op, now),
+            |d, best| self.seek_lower_bound_ns(d) > best,
+        )
     }
 }
 

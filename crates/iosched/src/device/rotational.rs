@@ -4,6 +4,7 @@
 use super::cache::{SegmentCache, Stream};
 use super::geometry::{slot_angle_by, Chs, Geometry, LayoutSpec, TrackPos, ZoneSpec, REV_UNITS};
 use super::seek::SeekCurve;
+use super::seek_table::SeekTable;
 use super::{ArmPath, DeviceView, SectorPosition, Service};
 use crate::divisor::Divisor;
 use crate::request::{Op, Request, SECTOR_BYTES};
@@ -11,6 +12,8 @@ use crate::time::{ms_to_ns, Nanos};
 use serde::{Deserialize, Serialize};
 use std::cell::Cell;
 use std::collections::VecDeque;
+
+mod rpo;
 
 /// Mechanisms beyond [`RotationalSpec`], used by drives loaded from DiskSim descriptions. The
 /// default turns every one off, which is exactly the preset model.
@@ -214,8 +217,7 @@ pub struct RotationalDisk {
     cache: SegmentCache,
     /// Seek time by distance, and its suffix minimum (the bound SPTF's search relies on, since
     /// a curve may dip: Seltzer's falls by 0.02 ms at 240 cylinders).
-    seek_ns_by_distance: Vec<u32>,
-    seek_floor_ns_by_distance: Vec<u32>,
+    seeks: SeekTable,
     /// Where the last media access left the arm.
     head: Chs,
     head_sector: u64,
@@ -263,16 +265,12 @@ impl RotationalDisk {
                 u32::try_from(ns).map_err(|_| format!("the seek curve gives {} ms for {d} cylinders; at most 4294 ms", ns as f64 / 1e6))
             })
             .collect::<Result<_, _>>()?;
-        let mut seek_floor_ns_by_distance = seek_ns_by_distance.clone();
-        for d in (0..cylinders.saturating_sub(1)).rev() {
-            seek_floor_ns_by_distance[d] = seek_floor_ns_by_distance[d].min(seek_floor_ns_by_distance[d + 1]);
-        }
+        let seeks = SeekTable::new(seek_ns_by_distance);
         let kib = |k: u32| k as u64 * 1024 / SECTOR_BYTES;
         let (segment_sectors, readahead_sectors) = ext.cache_sectors.unwrap_or((kib(spec.cache_segment_kib), kib(spec.readahead_kib)));
         let cache = SegmentCache::new(spec.cache_segments, segment_sectors, readahead_sectors);
         Ok(RotationalDisk {
-            seek_ns_by_distance,
-            seek_floor_ns_by_distance,
+            seeks,
             rpm,
             rpm_div: Divisor::new(rpm),
             head_switch_ns,
@@ -358,7 +356,7 @@ impl RotationalDisk {
 
     fn arm_move_ns(&self, from: Chs, to: Chs) -> Nanos {
         if from.cylinder != to.cylinder {
-            self.seek_ns_by_distance[from.cylinder.abs_diff(to.cylinder) as usize] as Nanos
+            self.seeks.seek_ns(from.cylinder.abs_diff(to.cylinder)).expect("a seek within the disk")
         } else if from.head != to.head {
             self.head_switch_ns
         } else {
@@ -911,15 +909,14 @@ impl DeviceView for RotationalDisk {
     }
 
     fn seek_time_ns(&self, distance_cylinders: u32) -> Nanos {
-        match self.seek_ns_by_distance.get(distance_cylinders as usize) {
-            Some(&t) => t as Nanos,
+        match self.seeks.seek_ns(distance_cylinders) {
+            Some(t) => t,
             None => self.spec.seek.time_ns(distance_cylinders),
         }
     }
 
     fn seek_lower_bound_ns(&self, distance_cylinders: u32) -> Nanos {
-        let last = self.seek_floor_ns_by_distance.len() - 1;
-        self.seek_floor_ns_by_distance[(distance_cylinders as usize).min(last)] as Nanos
+        self.seeks.floor_ns(distance_cylinders)
     }
 
     fn positioning_time_ns(&self, sector: u64, sectors: u32, op: Op, now: Nanos) -> Nanos {
@@ -932,6 +929,17 @@ impl DeviceView for RotationalDisk {
     }
 
     fn positioning_time_at_ns(&self, pos: &SectorPosition, sectors: u32, op: Op, now: Nanos) -> Nanos {
+        self.buffered_positioning_ns(pos, sectors, op, now).unwrap_or_else(|| self.mechanical_positioning_ns(pos, op, now))
+    }
+
+    fn rpo_choice(&self, waiting: &[super::drive_queue::Queued], seq_limit: u64, now: Nanos) -> Option<usize> {
+        self.rpo_choice_prepared(waiting, seq_limit, now)
+    }
+}
+
+impl RotationalDisk {
+    /// The positioning of a read the buffer serves in whole or in part (None: any other access).
+    fn buffered_positioning_ns(&self, pos: &SectorPosition, sectors: u32, op: Op, now: Nanos) -> Option<Nanos> {
         // A read the buffer will serve (it holds the whole access, or read-ahead will bring it
         // in) needs no positioning beyond the wait for read-ahead: what the drive will actually
         // do, and what completions then measure. A read the buffer holds only in part (a partial
@@ -939,15 +947,21 @@ impl DeviceView for RotationalDisk {
         let hi = pos.sector + sectors.max(1) as u64;
         if op == Op::Read {
             if let Some(wait) = self.buffered_wait_ns(pos.sector, hi, now) {
-                return wait;
+                return Some(wait);
             }
             // A partial hit: the media reads only the missing blocks, from the segment's end.
             if let Some((_, buffered_to)) = self.partial_hit_prefix(op, pos.sector, hi, now) {
                 let start = now.saturating_add(self.miss_overhead(Op::Read)).max(self.mech_free_at);
                 let (seek, rotation) = self.positioning_from(self.head, &self.geometry.locate(buffered_to), start);
-                return seek.saturating_add(rotation);
+                return Some(seek.saturating_add(rotation));
             }
         }
+        None
+    }
+
+    /// Seek (or head switch) and rotational wait to `pos` for an access going to the media.
+    #[inline]
+    fn mechanical_positioning_ns(&self, pos: &SectorPosition, op: Op, now: Nanos) -> Nanos {
         // The arm starts moving after the command overhead, which sets the rotational phase
         // on arrival; the overhead itself is not positioning (the same for every request, and
         // not in the measured positioning that completions report).

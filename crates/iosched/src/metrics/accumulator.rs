@@ -6,10 +6,10 @@ use super::histogram::LatencyHistogram;
 use super::invariants::InvariantReport;
 use super::summary::{ProcessSummary, RunSummary, SeekStats, ServiceParts};
 use super::RequestRecord;
+use crate::fast_hash::FastMap;
 use crate::request::SECTOR_BYTES;
 use crate::time::{ns_to_s, Nanos};
 use crate::workload::ProcessInfo;
-use std::collections::HashMap;
 
 /// Pids below this are looked up in a dense table; others (real processes) in a hash map.
 const DENSE_PIDS: u32 = 1 << 16;
@@ -45,7 +45,7 @@ pub struct RunAccumulator {
     scheduler_wait: LatencyHistogram,
     bios: u64,
     dense: Vec<Option<Box<ProcessAccumulator>>>,
-    sparse: HashMap<u32, ProcessAccumulator>,
+    sparse: FastMap<u32, ProcessAccumulator>,
 }
 
 impl RunAccumulator {

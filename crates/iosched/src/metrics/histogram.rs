@@ -4,7 +4,7 @@
 //! plus the exact count, sum, minimum and maximum.
 //!
 //! A distribution starts *sparse*: the counts of the buckets it has touched, keyed by the
-//! bucket's lowest value, in a sorted vector (a process with a few hundred requests costs a few
+//! bucket's lowest value, in a hash map (a process with a few hundred requests costs a few
 //! KiB, where the dense array of an auto-resizing HdrHistogram is 16 KiB empty and 200-500 KiB
 //! once it has seen milliseconds). Past `SPARSE_MAX_BUCKETS` buckets it becomes the dense
 //! HdrHistogram with the same counts. Both give the same percentiles: the buckets are the same
@@ -12,6 +12,7 @@
 //! its significant digits), and a percentile is read off the counts by the same rule.
 
 use super::LatencyMs;
+use crate::fast_hash::FastMap;
 use crate::time::{ns_to_ms, Nanos};
 use hdrhistogram::Histogram;
 use std::sync::OnceLock;
@@ -40,7 +41,8 @@ pub const CDF_QUANTILES: [f64; 205] = {
     q
 };
 
-/// Buckets a sparse distribution holds before it becomes dense (16 bytes each: 16 KiB).
+/// Buckets a sparse distribution holds before it becomes dense (16 bytes each in a map at most
+/// 7/8 full: about 36 KiB at the limit).
 const SPARSE_MAX_BUCKETS: usize = 1024;
 /// A value above this goes to the dense histogram at once, where the rules for values it cannot
 /// resize to (clamping) apply as they always did. Far beyond any time the simulator makes.
@@ -48,8 +50,10 @@ const SPARSE_MAX_VALUE: u64 = 1 << 62;
 
 #[derive(Clone, Debug)]
 enum Counts {
-    /// `(bucket's lowest value, count)`, sorted by value.
-    Sparse(Vec<(u64, u64)>),
+    /// Bucket's lowest value -> count: one probe per record (a sorted vector took a binary
+    /// search, several cache misses in a cold process's counts, and a shift per new bucket);
+    /// sorted only when percentiles are read.
+    Sparse(FastMap<u64, u64>),
     Dense(Histogram<u64>),
 }
 
@@ -76,7 +80,7 @@ pub struct LatencyHistogram {
 
 impl Default for LatencyHistogram {
     fn default() -> Self {
-        LatencyHistogram { counts: Counts::Sparse(Vec::new()), count: 0, sum_ns: 0, min_ns: Nanos::MAX, max_ns: 0 }
+        LatencyHistogram { counts: Counts::Sparse(FastMap::default()), count: 0, sum_ns: 0, min_ns: Nanos::MAX, max_ns: 0 }
     }
 }
 
@@ -85,10 +89,13 @@ impl LatencyHistogram {
         if let Counts::Sparse(v) = &mut self.counts {
             if ns <= SPARSE_MAX_VALUE {
                 let key = buckets().lowest_equivalent(ns);
-                match v.binary_search_by_key(&key, |e| e.0) {
-                    Ok(i) => v[i].1 += 1,
-                    Err(i) if v.len() < SPARSE_MAX_BUCKETS => v.insert(i, (key, 1)),
-                    Err(_) => {
+                let full = v.len() >= SPARSE_MAX_BUCKETS;
+                match v.get_mut(&key) {
+                    Some(n) => *n += 1,
+                    None if !full => {
+                        v.insert(key, 1);
+                    }
+                    None => {
                         self.make_dense();
                         self.record_dense(ns);
                     }
@@ -120,7 +127,7 @@ impl LatencyHistogram {
     fn make_dense(&mut self) {
         if let Counts::Sparse(v) = &self.counts {
             let mut hist = new_dense();
-            for &(key, n) in v {
+            for (&key, &n) in v {
                 hist.record_n(key, n).expect("a bucket's lowest value up to 2^62 fits an auto-resizing histogram");
             }
             self.counts = Counts::Dense(hist);
@@ -176,7 +183,11 @@ impl LatencyHistogram {
         let inner: Vec<f64> = qs.iter().copied().filter(|&q| q > 0.0 && q < 1.0).collect();
         let mut values: Box<dyn Iterator<Item = u64> + '_> = match &self.counts {
             Counts::Dense(hist) => Box::new(hist.value_at_quantiles(inner)),
-            Counts::Sparse(v) => Box::new(sparse_quantiles(v, inner).into_iter()),
+            Counts::Sparse(v) => {
+                let mut sorted: Vec<(u64, u64)> = v.iter().map(|(&k, &n)| (k, n)).collect();
+                sorted.sort_unstable();
+                Box::new(sparse_quantiles(&sorted, inner).into_iter())
+            }
         };
         qs.iter()
             .map(|&q| {

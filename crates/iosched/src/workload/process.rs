@@ -23,12 +23,12 @@ use super::page_cache::PageCache;
 use super::pattern::Pattern;
 use super::think::Think;
 use super::{rng_stream, Emit, NewRequest, ProcessInfo, Workload};
+use crate::fast_hash::FastMap;
 use crate::request::{IoPrio, Op, Principal, Request};
 use crate::sched::ProcessEvent;
 use crate::time::Nanos;
 use rand::Rng;
 use rand_pcg::Pcg64;
-use std::collections::HashMap;
 
 /// Sectors in one page (4 KiB): the page cache's unit.
 pub const PAGE_SECTORS: u64 = 8;
@@ -110,7 +110,7 @@ struct Kernel {
     seq_sectors: u64,
     cache: PageCache,
     /// Page (file-relative) -> absolute start sector of the request bringing it in.
-    inflight: HashMap<u64, u64>,
+    inflight: FastMap<u64, u64>,
 }
 
 /// What one process's accesses cost, counted by the workload (not visible to schedulers).
@@ -152,7 +152,7 @@ struct ProcessState {
 
 pub struct Processes {
     procs: Vec<ProcessState>,
-    by_pid: HashMap<Principal, usize>,
+    by_pid: FastMap<Principal, usize>,
     /// No new request is issued at or after this time.
     pub stop_issuing_ns: Nanos,
 }
@@ -172,7 +172,7 @@ impl Processes {
                         next_off: 0,
                         seq_sectors: 0,
                         cache: PageCache::new(model.cache_pages),
-                        inflight: HashMap::new(),
+                        inflight: FastMap::default(),
                     }),
                 },
                 spec,
@@ -184,7 +184,7 @@ impl Processes {
                 issued_by_op: [0; 2],
             })
             .collect();
-        let mut by_pid = HashMap::new();
+        let mut by_pid = FastMap::default();
         for (i, p) in procs.iter().enumerate() {
             by_pid.entry(p.spec.principal).or_insert(i);
         }
@@ -403,7 +403,7 @@ fn submit_run(
     sync: bool,
     split: bool,
     keys: &mut Vec<u64>,
-    inflight: &mut HashMap<u64, u64>,
+    inflight: &mut FastMap<u64, u64>,
 ) {
     submit_parts(out, now, s, s.op, page * PAGE_SECTORS, n * PAGE_SECTORS, sync, keys, Some(split));
     // Each part's pages map to that part's start sector.

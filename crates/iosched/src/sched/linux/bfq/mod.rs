@@ -18,6 +18,7 @@ pub mod wf2q;
 
 use super::cfq::queue::is_sync;
 use crate::device::ArmPath;
+use crate::fast_hash::FastMap;
 use crate::request::{Op, PrioClass, Request, RequestId};
 use crate::sched::tunables::TunableValues;
 use crate::sched::{Completion, Context, Decision, ProcessEvent, Scheduler};
@@ -25,7 +26,7 @@ use crate::time::{Nanos, NS_PER_MS};
 use budget::{max_budget_of, next_budget, sectors_per_s, Expiring, PeakRate, Reason};
 use queue::{BfqQueue, Key};
 use rules::*;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use wf2q::{Eid, Wf2q, CLASS_BE, CLASS_IDLE, CLASS_RT, ROOT};
 
 /// `BFQ_CL_IDLE_TIMEOUT`: the idle class is served at least this often.
@@ -66,12 +67,12 @@ pub struct Bfq {
     name: &'static str,
     pub(super) rules: Rules,
     pub(super) wf: Wf2q,
-    pub(super) queues: HashMap<Eid, BfqQueue>,
-    procs: HashMap<u32, Proc>,
-    async_qs: HashMap<(Eid, usize, usize), Eid>,
-    cgroups: HashMap<u32, Eid>,
-    where_queued: HashMap<RequestId, (Eid, Key)>,
-    in_driver: HashMap<RequestId, Eid>,
+    pub(super) queues: FastMap<Eid, BfqQueue>,
+    procs: FastMap<u32, Proc>,
+    async_qs: FastMap<(Eid, usize, usize), Eid>,
+    cgroups: FastMap<u32, Eid>,
+    where_queued: FastMap<RequestId, (Eid, Key)>,
+    in_driver: FastMap<RequestId, Eid>,
     flushes: VecDeque<Request>,
     pub(super) in_service: Option<Eid>,
     pub(super) idle_timer: Option<Nanos>,
@@ -95,10 +96,10 @@ pub struct Bfq {
     /// Weights of queues busy or with requests at the drive, and how many (Linux's
     /// queue_weights_tree), and which weight each queue is counted under.
     weights: BTreeMap<u64, u32>,
-    counted: HashMap<Eid, u64>,
+    counted: FastMap<Eid, u64>,
     /// Queues busy or with requests at the drive, per group entity (a group counts for Linux's
     /// num_groups_with_pending_reqs while this is above 0).
-    group_pending: HashMap<Eid, u32>,
+    group_pending: FastMap<Eid, u32>,
     slot_dispatched: u32,
     /// Linux burst detection: the current burst's queues, its size, whether it is large, when
     /// its last queue joined and the group it is in.
@@ -128,12 +129,12 @@ impl Bfq {
             name,
             rules,
             wf: Wf2q::new(),
-            queues: HashMap::new(),
-            procs: HashMap::new(),
-            async_qs: HashMap::new(),
-            cgroups: HashMap::new(),
-            where_queued: HashMap::new(),
-            in_driver: HashMap::new(),
+            queues: FastMap::default(),
+            procs: FastMap::default(),
+            async_qs: FastMap::default(),
+            cgroups: FastMap::default(),
+            where_queued: FastMap::default(),
+            in_driver: FastMap::default(),
             flushes: VecDeque::new(),
             in_service: None,
             idle_timer: None,
@@ -153,8 +154,8 @@ impl Bfq {
             last_position: 0,
             last_idle_class_ns: 0,
             weights: BTreeMap::new(),
-            counted: HashMap::new(),
-            group_pending: HashMap::new(),
+            counted: FastMap::default(),
+            group_pending: FastMap::default(),
             slot_dispatched: 0,
             burst_list: Vec::new(),
             burst_size: 0,

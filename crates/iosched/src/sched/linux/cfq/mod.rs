@@ -19,12 +19,13 @@ pub mod queue;
 
 use super::deadline::{whole, INT_MAX};
 use crate::device::ArmPath;
+use crate::fast_hash::FastMap;
 use crate::request::{Op, Request, RequestId};
 use crate::sched::tunables::{Tunable, TunableValues};
 use crate::sched::{Completion, Context, Decision, ProcessEvent, Scheduler};
 use crate::time::{Nanos, NS_PER_MS};
 use queue::*;
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 // ---- Defaults (4.4, HZ = 1000) ----
 
@@ -86,13 +87,13 @@ impl St {
 pub struct Cfq {
     pub(super) queues: BTreeMap<Qid, Cfqq>,
     next_qid: Qid,
-    pub(super) cics: HashMap<u32, Cic>,
+    pub(super) cics: FastMap<u32, Cic>,
     /// Async queues, shared per (class, level); the idle class has one (level 7).
-    async_qs: HashMap<(usize, usize), Qid>,
+    async_qs: FastMap<(usize, usize), Qid>,
     /// Where each queued request is: its queue.
-    where_queued: HashMap<RequestId, Qid>,
+    where_queued: FastMap<RequestId, Qid>,
     /// Where each dispatched request came from.
-    in_driver: HashMap<RequestId, Qid>,
+    in_driver: FastMap<RequestId, Qid>,
     flushes: VecDeque<Request>,
     pub(super) trees: [[St; 3]; 3],
     /// Queues by their next request's sector, per priority level (cfq_close_cooperator).
@@ -172,10 +173,10 @@ impl Cfq {
         Ok(Cfq {
             queues: BTreeMap::new(),
             next_qid: 0,
-            cics: HashMap::new(),
-            async_qs: HashMap::new(),
-            where_queued: HashMap::new(),
-            in_driver: HashMap::new(),
+            cics: FastMap::default(),
+            async_qs: FastMap::default(),
+            where_queued: FastMap::default(),
+            in_driver: FastMap::default(),
             flushes: VecDeque::new(),
             trees: Default::default(),
             prio_trees: Default::default(),
