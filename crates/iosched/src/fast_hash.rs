@@ -1,4 +1,4 @@
-//! A fixed multiply-rotate hasher (FxHash-like; the function of the page cache's `KeyHasher`)
+//! A fixed multiply-rotate hasher (FxHash-like)
 //! for maps keyed by small integers (pids, queue and request ids): deterministic across runs, and
 //! a few instructions per key where the standard SipHash costs tens of nanoseconds. Not
 //! resistant to chosen keys, which the simulator's own ids never are.

@@ -27,7 +27,6 @@
 //! O(log n) amortized; a hit allocates nothing.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::hash::Hasher;
 
 use serde::Serialize;
 
@@ -99,35 +98,6 @@ struct List {
 
 impl List {
     const EMPTY: List = List { head: NIL, tail: NIL, len: 0 };
-}
-
-/// A fixed multiply-rotate hasher (FxHash-like): deterministic across runs, and fast on the
-/// two integers of a `PageKey`.
-#[derive(Default)]
-pub(super) struct KeyHasher(u64);
-
-impl KeyHasher {
-    #[inline]
-    fn add(&mut self, v: u64) {
-        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-impl Hasher for KeyHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.add(u64::from(b));
-        }
-    }
-    fn write_u32(&mut self, v: u32) {
-        self.add(u64::from(v));
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.add(v);
-    }
-    fn finish(&self) -> u64 {
-        self.0 ^ (self.0 >> 32)
-    }
 }
 
 /// Per-inode dirty state, kept only while the inode has dirty pages.

@@ -9,11 +9,9 @@
 //! at most about 90 bytes per cached page (pages scattered one per chunk) and about 5 when
 //! files are cached whole.
 
+use crate::fast_hash::FastMap;
 use std::cell::Cell;
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
 
-use super::page_cache::KeyHasher;
 use super::{Ino, PageKey};
 
 const CHUNK_SHIFT: u32 = 4;
@@ -40,7 +38,7 @@ fn split(key: PageKey) -> (ChunkKey, usize) {
 
 #[derive(Debug, Default)]
 pub struct PageIndex {
-    chunk_of: HashMap<ChunkKey, u32, BuildHasherDefault<KeyHasher>>,
+    chunk_of: FastMap<ChunkKey, u32>,
     chunks: Vec<Chunk>,
     free_chunks: Vec<u32>,
     /// The chunk found by the last lookup, and by the last removal (memos: reclaim walks the
@@ -54,7 +52,7 @@ impl PageIndex {
     pub fn with_capacity(pages: usize) -> Self {
         let chunks = pages / CHUNK_PAGES + 1;
         PageIndex {
-            chunk_of: HashMap::with_capacity_and_hasher(chunks, Default::default()),
+            chunk_of: FastMap::with_capacity_and_hasher(chunks, Default::default()),
             chunks: Vec::with_capacity(chunks),
             ..Default::default()
         }
