@@ -5,6 +5,7 @@
 
 use crate::divisor::Divisor;
 use serde::{Deserialize, Serialize};
+use std::cell::Cell;
 
 /// Angular units per revolution (= nanoseconds per minute; so one ns advances `rpm` units).
 pub const REV_UNITS: u64 = 60_000_000_000;
@@ -200,6 +201,45 @@ pub struct Geometry {
     /// search over the zones mispredicts on random addresses.
     zone_lut: Vec<u16>,
     lut_shift: u32,
+    /// The last two LBAs located: a request's service locates its first and its last sector, and
+    /// the drive's next decision locates the read-ahead stream's front, which is that last
+    /// sector again.
+    memo: LocateMemo,
+}
+
+/// A two-entry memo of [`Geometry::locate`] (a pure function, so a hit is exact). It is no part
+/// of the geometry's value: equal geometries with different memos are equal, a clone starts
+/// empty.
+#[derive(Debug, Default)]
+struct LocateMemo {
+    entries: [Cell<Option<(u64, TrackPos)>>; 2],
+    next: Cell<u8>,
+}
+
+impl LocateMemo {
+    #[inline]
+    fn get(&self, lba: u64) -> Option<TrackPos> {
+        self.entries.iter().find_map(|e| e.get().filter(|&(l, _)| l == lba).map(|(_, p)| p))
+    }
+
+    #[inline]
+    fn put(&self, lba: u64, pos: TrackPos) {
+        let i = self.next.get() as usize;
+        self.entries[i].set(Some((lba, pos)));
+        self.next.set((i as u8 + 1) % 2);
+    }
+}
+
+impl Clone for LocateMemo {
+    fn clone(&self) -> Self {
+        LocateMemo::default()
+    }
+}
+
+impl PartialEq for LocateMemo {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 /// Buckets of the zone lookup: at least this many over the capacity.
@@ -287,7 +327,16 @@ impl Geometry {
             }
             zone_lut.push(z as u16);
         }
-        Geometry { surfaces, zones, cylinders, capacity_sectors, surfaces_div: Divisor::new(surfaces as u64), zone_lut, lut_shift }
+        Geometry {
+            surfaces,
+            zones,
+            cylinders,
+            capacity_sectors,
+            surfaces_div: Divisor::new(surfaces as u64),
+            zone_lut,
+            lut_shift,
+            memo: LocateMemo::default(),
+        }
     }
 
     fn from_layout(surfaces: u32, zones: &[ZoneSpec], derive_skew: impl Fn(u32) -> (u32, u32), l: &LayoutSpec) -> Result<Geometry, String> {
@@ -395,7 +444,17 @@ impl Geometry {
     }
 
     /// Maps an LBA to its track position. `lba` must be below the capacity.
+    #[inline]
     pub fn locate(&self, lba: u64) -> TrackPos {
+        if let Some(pos) = self.memo.get(lba) {
+            return pos;
+        }
+        let pos = self.locate_uncached(lba);
+        self.memo.put(lba, pos);
+        pos
+    }
+
+    fn locate_uncached(&self, lba: u64) -> TrackPos {
         debug_assert!(lba < self.capacity_sectors);
         let z = self.zone_of_sector(lba);
         let spt = z.sectors_per_track as u64;
