@@ -122,7 +122,16 @@ pub fn host_queues(s: &Scenario, scheduler: &str) -> Result<(Option<MqConfig>, O
             ));
         }
         let tags = s.drive_queue()?.depth;
-        let mq = MqConfig { cpus, nr_hw_queues: 1, tags_per_hw_queue: tags, cost, sq_select: SqSelect::Cpu, sq_classes: vec![] };
+        let per_hw_queue_lists = crate::block::mq::linux_per_hw_queue_lists(scheduler);
+        let mq = MqConfig {
+            cpus,
+            nr_hw_queues: 1,
+            tags_per_hw_queue: tags,
+            cost,
+            sq_select: SqSelect::Cpu,
+            sq_classes: vec![],
+            per_hw_queue_lists,
+        };
         return Ok((Some(mq), None));
     }
     if s.device.queue_depth.is_some() {
@@ -217,7 +226,16 @@ pub fn host_queues(s: &Scenario, scheduler: &str) -> Result<(Option<MqConfig>, O
         ));
     }
     let pcie = n.pcie()?;
-    let mq = MqConfig { cpus, nr_hw_queues, tags_per_hw_queue: queue_depth, cost, sq_select, sq_classes: sq_classes.clone() };
+    let per_hw_queue_lists = crate::block::mq::linux_per_hw_queue_lists(scheduler);
+    let mq = MqConfig {
+        cpus,
+        nr_hw_queues,
+        tags_per_hw_queue: queue_depth,
+        cost,
+        sq_select,
+        sq_classes: sq_classes.clone(),
+        per_hw_queue_lists,
+    };
     let nvme = NvmeConfig {
         queues,
         queue_depth,

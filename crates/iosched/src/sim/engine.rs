@@ -398,8 +398,12 @@ impl Engine<'_> {
                     let mq = l.mq.as_mut().expect("blk-mq lane");
                     if !mq.has_tag(mq.hwq_of(&req)) {
                         // blk-mq could not get a driver tag: the request waits on its hardware
-                        // queue's dispatch list and dispatching stops.
+                        // queue's dispatch list; dispatching stops, unless the scheduler keeps
+                        // its requests per hardware queue (kyber, none): the others go on.
                         mq.park(req, path);
+                        if mq.per_hw_queue_lists() {
+                            continue;
+                        }
                         break;
                     }
                     let ready = issue_mq(l, req, path, now);

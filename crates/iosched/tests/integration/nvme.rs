@@ -214,3 +214,30 @@ fn sata_with_blk_mq_has_one_hardware_queue_of_its_ncq_depth() {
     assert!(max_in_flight(&r.records, |_| true) <= 32);
     assert_eq!(inv(&r.summary.invariants), 0);
 }
+
+/// A flooder on hardware queue 1 (pid 1: CPU 1) and a lone reader on queue 0 (pid 2: CPU 0),
+/// queue pairs of `depth`: the lone reader's mean response (ms).
+fn lone_reader_beside_a_flooder(sched: &str, depth: u32) -> f64 {
+    let text = format!(
+        "{NVME}[device.nvme]\nqueues = 2\nqueue_depth = {depth}\n[block]\ncpus = 2\n\
+[[process]]\nname = \"flood\"\npattern = \"random\"\naccess = \"direct\"\niodepth = 64\nrequest_kib = 4\nfile_mib = 64\nthink_us = 0\nrequests = 4000\n\
+[[process]]\nname = \"lone\"\npattern = \"random\"\naccess = \"direct\"\niodepth = 1\nrequest_kib = 4\nfile_mib = 64\nthink_us = 0\nrequests = 300\n[run]\nduration_s = 10\n[[scheduler]]\nname = \"{sched}\"\n"
+    );
+    let r = &run(&text)[0];
+    assert_eq!(inv(&r.summary.invariants), 0, "{sched} depth {depth}: {:?}", r.summary.invariants);
+    r.summary.processes.iter().find(|p| p.name == "lone").unwrap().response_ms.mean
+}
+
+#[test]
+fn a_full_hardware_queue_holds_only_its_own_requests_under_none_and_kyber() {
+    // Linux keeps none's and kyber's requests per hardware queue: the flooder filling queue 1
+    // does not hold up the lone reader on queue 0, which sees about what it sees with room for
+    // everyone (depth 1023). mq-deadline's one list per device does (blk-mq stops dispatching
+    // when a request finds no driver tag).
+    for sched in ["noop", "kyber"] {
+        let (full, roomy) = (lone_reader_beside_a_flooder(sched, 2), lone_reader_beside_a_flooder(sched, 1023));
+        assert!(full < 1.5 * roomy, "{sched}: {full} ms with queues of 2, {roomy} ms with 1023");
+    }
+    let (full, roomy) = (lone_reader_beside_a_flooder("mq-deadline", 2), lone_reader_beside_a_flooder("mq-deadline", 1023));
+    assert!(full > 2.0 * roomy, "mq-deadline: {full} ms with queues of 2, {roomy} ms with 1023");
+}

@@ -40,6 +40,18 @@ pub struct MqConfig {
     pub sq_select: SqSelect,
     /// Each hardware queue's SQ class (NVMe weighted round robin; empty otherwise).
     pub sq_classes: Vec<SqClass>,
+    /// Whether the scheduler keeps its requests per hardware queue in Linux (kyber's
+    /// `kyber_init_hctx`; `none`, each CPU's software queue draining to its own hardware
+    /// queue): then a full hardware queue holds only its own requests, and the others are still
+    /// served. Otherwise (mq-deadline, BFQ: one list per request queue) a request that finds its
+    /// queue full stops dispatching until a tag frees.
+    #[serde(skip)]
+    pub per_hw_queue_lists: bool,
+}
+
+/// Whether Linux's scheduler `name` (a registry name) keeps its requests per hardware queue.
+pub fn linux_per_hw_queue_lists(name: &str) -> bool {
+    matches!(name, "noop" | "none" | "kyber")
 }
 
 /// Hardware queue of each CPU (`blk_mq_map_queues` over `group_cpus_evenly`).
@@ -117,7 +129,16 @@ impl BlkMq {
 
     /// Some hardware queue could take a request, and none has one waiting.
     pub fn can_ask(&self) -> bool {
+        if self.cfg.per_hw_queue_lists {
+            // Some hardware queue can take a request and has none of its own waiting.
+            return (0..self.in_flight.len()).any(|q| self.has_tag(q) && !self.parked.iter().any(|(r, _)| self.hwq_of(r) == q));
+        }
         self.parked.is_empty() && (0..self.in_flight.len()).any(|q| self.has_tag(q))
+    }
+
+    /// Whether a request that found its hardware queue full leaves the others to be served.
+    pub fn per_hw_queue_lists(&self) -> bool {
+        self.cfg.per_hw_queue_lists
     }
 
     pub fn take_tag(&mut self, hwq: usize) {

@@ -29,6 +29,7 @@ fn mq(cpus: u32, hw: u32, tags: u32) -> BlkMq {
         tags_per_hw_queue: tags,
         cost: SchedCost::NONE,
         sq_select: SqSelect::Cpu,
+        per_hw_queue_lists: false,
         sq_classes: vec![SqClass::Medium; hw as usize],
     })
 }
@@ -106,6 +107,7 @@ fn one_hardware_queue_hands_commands_on_in_order() {
         tags_per_hw_queue: 8,
         cost: SchedCost { per_request_ns: 1000, serialized: false },
         sq_select: SqSelect::Cpu,
+        per_hw_queue_lists: false,
         sq_classes: vec![],
     });
     assert_eq!(m.charge(&req(0), 0, 0), 1000);
