@@ -148,6 +148,23 @@ pub struct DeviceSection {
     pub nvme: Option<nvme::NvmeSection>,
 }
 
+impl DeviceSection {
+    /// The first of a preset's cache and mechanism overrides that is set: fields only a
+    /// preset-built rotational drive takes (a DiskSim drive has its own, a flash drive none).
+    pub(crate) fn first_preset_override(&self) -> Option<&'static str> {
+        [
+            ("command_overhead_ms", self.command_overhead_ms.is_some()),
+            ("head_switch_ms", self.head_switch_ms.is_some()),
+            ("cache_segments", self.cache_segments.is_some()),
+            ("cache_segment_kib", self.cache_segment_kib.is_some()),
+            ("readahead_kib", self.readahead_kib.is_some()),
+            ("write_cache", self.write_cache.is_some()),
+        ]
+        .into_iter()
+        .find_map(|(f, set)| set.then_some(f))
+    }
+}
+
 /// `device.command_latency_us`: one latency or a list of them (µs).
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(untagged)]
@@ -385,15 +402,7 @@ impl Scenario {
             if d.preset.is_some() {
                 return Err("fields `device.preset` and `device.disksim` are mutually exclusive: give one".into());
             }
-            let overridden = [
-                ("command_overhead_ms", d.command_overhead_ms.is_some()),
-                ("head_switch_ms", d.head_switch_ms.is_some()),
-                ("cache_segments", d.cache_segments.is_some()),
-                ("cache_segment_kib", d.cache_segment_kib.is_some()),
-                ("readahead_kib", d.readahead_kib.is_some()),
-                ("write_cache", d.write_cache.is_some()),
-            ];
-            if let Some((f, _)) = overridden.iter().find(|(_, set)| *set) {
+            if let Some(f) = d.first_preset_override() {
                 return Err(format!("field `device.{f}`: overrides apply to presets only, not to a DiskSim drive (`device.disksim`)"));
             }
             if matches!(self.positioning_estimator()?, PositioningEstimator::Calibrated) {

@@ -24,6 +24,12 @@ pub fn us_to_ns(us: f64) -> Nanos {
     (us * NS_PER_US as f64).round().max(0.0) as Nanos
 }
 
+/// Nanoseconds to move `bytes` at `bytes_per_s` (> 0), rounded up, saturating at `Nanos::MAX`.
+pub fn ns_to_move(bytes: u64, bytes_per_s: u64) -> Nanos {
+    debug_assert!(bytes_per_s > 0);
+    (bytes as u128 * 1_000_000_000).div_ceil(bytes_per_s as u128).min(Nanos::MAX as u128) as Nanos
+}
+
 pub fn ns_to_ms(ns: Nanos) -> f64 {
     ns as f64 / NS_PER_MS as f64
 }

@@ -78,8 +78,8 @@ OLD_DRIVE = {"device": {"preset": OLD_DEVICE}, "fs_mib": OLD_FS_MIB}
 
 def _on_old_drive(scn: dict) -> dict:
     """The same scenario on the sensitivity rows' drive (one change: the drive and its partition)."""
-    scn["device"]["preset"] = OLD_DEVICE
-    scn["host"]["fs_mib"] = OLD_FS_MIB
+    scn["device"].update(OLD_DRIVE["device"])
+    scn["host"]["fs_mib"] = OLD_DRIVE["fs_mib"]
     return scn
 
 
@@ -740,17 +740,10 @@ T4_NOTE = (
 
 # -- measures of this paper (passed to ledger.write) ------------------------------------------
 
-# Table 4's rows that are the paper's schedulers (the others are controlled runs).
-T4_PAPER_ROWS = ("deadline", "LAS", "CAS", "CFQ", "noop")
-
-
 def _no_single_best(times: dict):
     """Table 4 (`{profile: {scheduler: time}}`): for each scheduler, its largest time over the
     profile's best time, over the profiles; the smallest of these over the schedulers. Above 1:
-    no scheduler is the best (or tied for it) on every profile. Only the paper's five schedulers
-    count: the table's controlled rows (CFQ-4.4, -read64, ...) are not what the paper compared."""
-    if all(s in col for s in T4_PAPER_ROWS for col in times.values()):
-        times = {profile: {s: v for s, v in col.items() if s in T4_PAPER_ROWS} for profile, col in times.items()}
+    no scheduler is the best (or tied for it) on every profile."""
     schedulers = set.intersection(*(set(col) for col in times.values()))
     if not schedulers:
         raise ValueError("no_single_best: no scheduler has a time in every profile")

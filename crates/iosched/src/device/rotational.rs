@@ -351,7 +351,7 @@ impl RotationalDisk {
         if self.bus_bytes_per_s == 0 {
             return 0;
         }
-        (sectors as u128 * SECTOR_BYTES as u128 * 1_000_000_000).div_ceil(self.bus_bytes_per_s as u128).min(Nanos::MAX as u128) as Nanos
+        crate::time::ns_to_move(sectors as u64 * SECTOR_BYTES, self.bus_bytes_per_s)
     }
 
     fn arm_move_ns(&self, from: Chs, to: Chs) -> Nanos {

@@ -51,8 +51,7 @@ impl SyscallCost {
         if self.copy_bytes_per_s == 0 || bytes == 0 {
             return 0;
         }
-        let ns = (bytes as u128 * 1_000_000_000).div_ceil(self.copy_bytes_per_s as u128);
-        ns.min(Nanos::MAX as u128) as Nanos
+        crate::time::ns_to_move(bytes, self.copy_bytes_per_s)
     }
 }
 

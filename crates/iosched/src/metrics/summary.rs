@@ -169,12 +169,10 @@ pub struct HostQueuesReport {
 /// What a flash drive's FTL did in a run (after preconditioning), summed over an array's drives.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct FlashReport {
-    pub host_units: u64,
-    pub gc_units: u64,
-    pub padding_units: u64,
-    pub erases: u64,
-    pub gc_runs: u64,
-    pub trimmed_units: u64,
+    /// What the FTL programmed, erased and trimmed in the run (flattened: its fields are the
+    /// report's).
+    #[serde(flatten)]
+    pub counters: FtlCounters,
     /// (host + GC + padding units programmed) / host units.
     pub write_amplification: f64,
     /// The same over preconditioning (an aged drive's steady state).
@@ -186,12 +184,7 @@ impl FlashReport {
     /// array's drives).
     pub fn new(run: FtlCounters, pre: FtlCounters) -> FlashReport {
         FlashReport {
-            host_units: run.host_units,
-            gc_units: run.gc_units,
-            padding_units: run.padding_units,
-            erases: run.erases,
-            gc_runs: run.gc_runs,
-            trimmed_units: run.trimmed_units,
+            counters: run,
             write_amplification: run.write_amplification(),
             precondition_write_amplification: pre.write_amplification(),
         }

@@ -87,18 +87,16 @@ pub fn flash_spec(d: &DeviceSection, mqsim: Option<&std::path::Path>) -> Result<
             return Err(format!("field `device.preset`: a flash drive starts from a preset (known: {})", FLASH_PRESET_NAMES.join(", ")))
         }
     };
-    let rotational_only = [
-        ("command_overhead_ms", d.command_overhead_ms.is_some()),
-        ("head_switch_ms", d.head_switch_ms.is_some()),
-        ("cache_segments", d.cache_segments.is_some()),
-        ("cache_segment_kib", d.cache_segment_kib.is_some()),
-        ("readahead_kib", d.readahead_kib.is_some()),
-        ("write_cache", d.write_cache.is_some()),
-        ("positioning_estimator", d.positioning_estimator.is_some()),
-        ("queue_order", d.queue_order.is_some()),
-        ("queue_aging_ms", d.queue_aging_ms.is_some()),
-    ];
-    if let Some((f, _)) = rotational_only.iter().find(|(_, set)| *set) {
+    let rotational_only = d.first_preset_override().or_else(|| {
+        [
+            ("positioning_estimator", d.positioning_estimator.is_some()),
+            ("queue_order", d.queue_order.is_some()),
+            ("queue_aging_ms", d.queue_aging_ms.is_some()),
+        ]
+        .into_iter()
+        .find_map(|(f, set)| set.then_some(f))
+    });
+    if let Some(f) = rotational_only {
         return Err(format!(
             "field `device.{f}`: a rotational drive's field, not a flash drive's (`{name}`; flash parameters go in [device.flash])"
         ));

@@ -26,7 +26,7 @@ fn a_flash_preset_runs_and_reports_its_ftl() {
     let f = s.flash.expect("a flash drive reports its FTL");
     // Units programmed for the host: the last few may still wait in the write buffer, and an
     // overwrite of a waiting unit is absorbed there.
-    assert!(f.host_units <= 2000 && f.host_units > 1900, "{f:?}");
+    assert!(f.counters.host_units <= 2000 && f.counters.host_units > 1900, "{f:?}");
     assert!(f.write_amplification >= 1.0 && f.precondition_write_amplification > 1.0, "{f:?}");
     // The resolved scenario shows the flash spec with the overrides applied.
     let v = scn.resolved().unwrap();
@@ -106,5 +106,5 @@ fn a_raid0_of_flash_drives_sums_their_ftls() {
     let s = &runs[0].summary;
     assert!(s.device.starts_with("raid0 of 2 x samsung-970-evo-plus-1tb"), "{}", s.device);
     let f = s.flash.unwrap();
-    assert!(f.host_units > 1900 && f.host_units <= 2000, "both members' units: {f:?}");
+    assert!(f.counters.host_units > 1900 && f.counters.host_units <= 2000, "both members' units: {f:?}");
 }
