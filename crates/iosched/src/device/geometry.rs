@@ -187,6 +187,10 @@ pub struct TrackPos {
     pub angle: u64,
     /// The LBA just past the end of this track.
     pub track_end_sector: u64,
+    /// The LBA just past the run of LBAs from this one that lie on consecutive physical sectors
+    /// of this track (no slipped or remapped sector between them): at most `track_end_sector`.
+    /// Within the run a position follows from this one by arithmetic ([`Geometry::locate_near`]).
+    pub contiguous_end_sector: u64,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -471,15 +475,26 @@ impl Geometry {
         } else {
             z.first_sector + z.rel_at_or_after((track + 1) * spt).unwrap_or(z.blocks)
         };
+        let mut remapped = false;
         if !z.remaps.is_empty() {
             // A remapped run is a track of its own; the LBAs before it end where it starts.
             let cut = z.remap_cut(rel);
             if z.remap_of(rel).is_some() {
                 track_end_sector = z.first_sector + cut;
+                remapped = true;
             } else {
                 track_end_sector = track_end_sector.min(z.first_sector + cut);
             }
         }
+        // Up to the next slip the physical index grows with the LBA (a remapped run is
+        // contiguous in its spare sectors up to its end).
+        let contiguous_end_sector = if remapped || z.slips.is_empty() {
+            track_end_sector
+        } else {
+            let x = rel + z.lead_sectors;
+            let i = z.slips.partition_point(|s| s.0 <= x);
+            z.slips.get(i).map_or(track_end_sector, |s| track_end_sector.min(z.first_sector + (s.0 - z.lead_sectors)))
+        };
         TrackPos {
             chs,
             sectors_per_track: z.sectors_per_track,
@@ -487,6 +502,43 @@ impl Geometry {
             slot,
             angle: slot_angle_by(slot, z.spt_div),
             track_end_sector,
+            contiguous_end_sector,
+        }
+    }
+
+    /// [`Geometry::locate`] of `lba`, given `near = locate(near_lba)`: by arithmetic when `lba`
+    /// lies in `near`'s contiguous run (the same track, `d` sectors on), else by the full
+    /// mapping. Exact either way.
+    #[inline]
+    pub fn locate_near(&self, lba: u64, near_lba: u64, near: &TrackPos) -> TrackPos {
+        debug_assert_eq!(*near, self.locate_uncached(near_lba));
+        if lba < near_lba || lba >= near.contiguous_end_sector {
+            return self.locate(lba);
+        }
+        let d = lba - near_lba;
+        let slot = near.spt_div.rem(near.slot as u64 + d) as u32;
+        TrackPos { chs: Chs { sector: near.chs.sector + d as u32, ..near.chs }, slot, angle: slot_angle_by(slot, near.spt_div), ..*near }
+    }
+
+    /// [`Geometry::span_slots`] from `from`, given `pos = locate(from)`: `to - from` inside
+    /// `pos`'s contiguous run without looking up the zone's slips.
+    #[inline]
+    pub fn span_slots_at(&self, pos: &TrackPos, from: u64, to: u64) -> u64 {
+        if to <= pos.contiguous_end_sector {
+            to.saturating_sub(from)
+        } else {
+            self.span_slots(from, to)
+        }
+    }
+
+    /// [`Geometry::lbas_in_slots`] from `from`, given `pos = locate(from)`.
+    #[inline]
+    pub fn lbas_in_slots_at(&self, pos: &TrackPos, from: u64, slots: u64, max: u64) -> u64 {
+        let n = slots.min(max);
+        if from + n <= pos.contiguous_end_sector {
+            n
+        } else {
+            self.lbas_in_slots(from, slots, max)
         }
     }
 

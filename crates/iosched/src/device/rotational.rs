@@ -223,7 +223,14 @@ pub struct RotationalDisk {
     head_sector: u64,
     /// The last read-ahead front computed, keyed by (time, stream state).
     last_front: Cell<Option<((Nanos, Stream), WalkEnd)>>,
+    /// The last two walks (a pure function of their arguments): a read's host-transfer timing
+    /// walks to its first block and to its end again after the media access walked there.
+    walk_memo: [Cell<Option<(WalkKey, (WalkEnd, Nanos))>>; 2],
+    walk_memo_next: Cell<u8>,
 }
+
+/// A walk's arguments: (from, t0, to_sector, until_ns, aligned).
+type WalkKey = (u64, Nanos, u64, Nanos, bool);
 
 /// Where a sequential walk over the media stopped: at the start of `sector`, at `at_ns`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -282,6 +289,8 @@ impl RotationalDisk {
             head: Chs { cylinder: 0, head: 0, sector: 0 },
             head_sector: 0,
             last_front: Cell::new(None),
+            walk_memo: [Cell::new(None), Cell::new(None)],
+            walk_memo_next: Cell::new(0),
             geometry,
             spec,
             ext,
@@ -368,7 +377,33 @@ impl RotationalDisk {
     /// boundary not after `until_ns`. At `t0` the head is at the start of `from` (`aligned`), or
     /// has just finished `from - 1` (a read-ahead stream), in which case a track boundary at
     /// `from` still costs its switch. Returns where it stopped and the pure transfer time spent.
+    /// `first`, when given, is `from`'s position (`locate(from)`), so it is no part of the key.
+    #[inline]
     fn walk(&self, from: u64, t0: Nanos, to_sector: u64, until_ns: Nanos, aligned: bool, first: Option<TrackPos>) -> (WalkEnd, Nanos) {
+        let key = (from, t0, to_sector, until_ns, aligned);
+        for e in &self.walk_memo {
+            if let Some((k, out)) = e.get() {
+                if k == key {
+                    return out;
+                }
+            }
+        }
+        let out = self.walk_uncached(from, t0, to_sector, until_ns, aligned, first);
+        let i = self.walk_memo_next.get() as usize;
+        self.walk_memo[i].set(Some((key, out)));
+        self.walk_memo_next.set((i as u8 + 1) % 2);
+        out
+    }
+
+    fn walk_uncached(
+        &self,
+        from: u64,
+        t0: Nanos,
+        to_sector: u64,
+        until_ns: Nanos,
+        aligned: bool,
+        first: Option<TrackPos>,
+    ) -> (WalkEnd, Nanos) {
         let (mut cur, mut t, mut xfer) = (from, t0, 0);
         let to_sector = to_sector.min(self.geometry.capacity_sectors);
         if cur >= to_sector {
@@ -395,17 +430,17 @@ impl RotationalDisk {
         }
         loop {
             let stop = to_sector.min(pos.track_end_sector);
-            let need = self.transfer_ns(t, pos.slot, self.geometry.span_slots(cur, stop), pos.spt_div);
+            let need = self.transfer_ns(t, pos.slot, self.geometry.span_slots_at(&pos, cur, stop), pos.spt_div);
             if t.saturating_add(need) > until_ns {
                 // Whole sectors that pass before the limit.
                 let slots = self.sectors_passing(t, until_ns, pos.slot, pos.spt_div);
-                let fit = self.geometry.lbas_in_slots(cur, slots, stop - cur - 1);
+                let fit = self.geometry.lbas_in_slots_at(&pos, cur, slots, stop - cur - 1);
                 if fit == 0 {
                     if let Some((t_before, head_before)) = before_switch {
                         return (WalkEnd { sector: cur, at_ns: t_before, head: head_before }, xfer);
                     }
                 }
-                let dt = self.transfer_ns(t, pos.slot, self.geometry.span_slots(cur, cur + fit), pos.spt_div);
+                let dt = self.transfer_ns(t, pos.slot, self.geometry.span_slots_at(&pos, cur, cur + fit), pos.spt_div);
                 return (WalkEnd { sector: cur + fit, at_ns: t.saturating_add(dt), head: Some(pos.chs) }, xfer.saturating_add(dt));
             }
             t = t.saturating_add(need);
@@ -527,7 +562,7 @@ impl RotationalDisk {
         self.cache.advance_stream(moved.sector, moved.at_ns, consumed, capacity);
         if self.ext.readahead_to_track_end && !stopped {
             let seg_lo = self.cache.segment(st.segment).lo;
-            let cap = self.track_end_readahead(req, seg_lo).max(st.cap_sector);
+            let cap = self.track_end_readahead(req, seg_lo, None).max(st.cap_sector);
             self.cache.set_cap(cap);
         }
         if self.ext.readahead_stop_at > 0 && !stopped {
@@ -551,7 +586,7 @@ impl RotationalDisk {
         let capacity = self.geometry.capacity_sectors;
         let cap = if self.ext.readahead_to_track_end {
             let seg_lo = self.cache.stream.map_or(req.start_sector, |st| self.cache.segment(st.segment).lo);
-            self.track_end_readahead(req, seg_lo)
+            self.track_end_readahead(req, seg_lo, None)
         } else {
             (req.end_sector() + self.cache.readahead_sectors).min(capacity)
         };
@@ -635,7 +670,7 @@ impl RotationalDisk {
             self.cache.start_stream(req.start_sector, end.sector, end.at_ns, self.geometry.capacity_sectors);
             if self.ext.readahead_to_track_end {
                 let seg_lo = req.start_sector.max(end.sector.saturating_sub(self.cache.segment_sectors));
-                let cap = self.track_end_readahead(req, seg_lo);
+                let cap = self.track_end_readahead(req, seg_lo, Some(&target));
                 self.cache.set_cap(cap);
             }
             if self.ext.readahead_stop_at > 0 {
@@ -821,17 +856,22 @@ impl RotationalDisk {
     /// Where read-ahead after (or through) `req` stops with `readahead_to_track_end`: the end of
     /// the track holding the block after `req`, plus one track's worth of sectors (the track
     /// size where `req` starts) when the segment starts before that track.
-    fn track_end_readahead(&self, req: &Request, seg_lo: u64) -> u64 {
+    /// `start`, when given, is the position of `req`'s first sector.
+    fn track_end_readahead(&self, req: &Request, seg_lo: u64, start: Option<&TrackPos>) -> u64 {
         let cap = self.geometry.capacity_sectors;
         let hi = req.end_sector();
         if hi >= cap {
             return cap;
         }
-        let p = self.geometry.locate(hi);
+        let p = match start {
+            Some(s) => self.geometry.locate_near(hi, req.start_sector, s),
+            None => self.geometry.locate(hi),
+        };
         let track_start = hi - p.chs.sector as u64;
         let end = p.track_end_sector;
         if seg_lo < track_start {
-            (end + self.geometry.locate(req.start_sector).sectors_per_track as u64).min(cap)
+            let spt = start.map_or_else(|| self.geometry.locate(req.start_sector).sectors_per_track, |s| s.sectors_per_track);
+            (end + spt as u64).min(cap)
         } else {
             end
         }
@@ -1055,7 +1095,7 @@ impl RotationalDisk {
         self.cache.resume_stream(segment, end.sector, end.at_ns, capacity);
         if self.ext.readahead_to_track_end {
             let seg_lo = self.cache.segment(segment).lo;
-            let cap = self.track_end_readahead(req, seg_lo);
+            let cap = self.track_end_readahead(req, seg_lo, None);
             self.cache.set_cap(cap);
         }
         if self.ext.readahead_stop_at > 0 {

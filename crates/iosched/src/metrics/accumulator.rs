@@ -39,9 +39,9 @@ pub struct RunAccumulator {
     seek_ns: u128,
     zero_seeks: u64,
     cache_hits: u64,
-    response: LatencyHistogram,
+    // The run's response and request-wait distributions are its processes' merged when the run
+    // finishes (every request is some process's): two histogram updates per request fewer.
     service: LatencyHistogram,
-    request_wait: LatencyHistogram,
     scheduler_wait: LatencyHistogram,
     bios: u64,
     dense: Vec<Option<Box<ProcessAccumulator>>>,
@@ -66,9 +66,7 @@ impl RunAccumulator {
             self.seek_ns += r.seek_ns as u128;
             self.zero_seeks += (r.seek_cylinders == 0) as u64;
         }
-        self.response.record(response);
         self.service.record(service);
-        self.request_wait.record(r.request_wait_ns());
         self.scheduler_wait.record(r.scheduler_ns());
         self.bios += r.bios as u64;
         let p = self.process_mut(r.pid);
@@ -114,6 +112,11 @@ impl RunAccumulator {
             mean_ms: self.seek_ns as f64 / 1e6 / media,
             zero_fraction: self.zero_seeks as f64 / media,
         };
+        let (mut response, mut request_wait) = (LatencyHistogram::default(), LatencyHistogram::default());
+        for p in self.dense.iter().flatten().map(|p| &**p).chain(self.sparse.values()) {
+            response.merge(&p.response);
+            request_wait.merge(&p.request_wait);
+        }
         let empty = ProcessAccumulator::default();
         let procs = processes
             .iter()
@@ -141,12 +144,12 @@ impl RunAccumulator {
             iops: self.requests as f64 / elapsed_s,
             utilization_busy: self.busy_ns as f64 / elapsed_ns.max(1) as f64,
             utilization_transfer: self.transfer_ns as f64 / elapsed_ns.max(1) as f64,
-            response_ms: self.response.summary_ms(),
+            response_ms: response.summary_ms(),
             service_ms: self.service.summary_ms(),
-            request_wait_ms: self.request_wait.summary_ms(),
+            request_wait_ms: request_wait.summary_ms(),
             scheduler_ms: self.scheduler_wait.summary_ms(),
             bios: self.bios,
-            response_cdf_ms: self.response.quantiles_ms(),
+            response_cdf_ms: response.quantiles_ms(),
             per_request_ms: {
                 let n = self.requests.max(1) as f64 * 1e6;
                 ServiceParts {

@@ -134,6 +134,37 @@ impl LatencyHistogram {
         }
     }
 
+    /// Adds `other`'s values: the result has the counts, sum, minimum and maximum of one
+    /// histogram that recorded both (counts are per bucket, so a merge is exact).
+    pub fn merge(&mut self, other: &LatencyHistogram) {
+        if other.count == 0 {
+            return;
+        }
+        match (&mut self.counts, &other.counts) {
+            (Counts::Sparse(v), Counts::Sparse(o)) if v.len() + o.len() <= SPARSE_MAX_BUCKETS => {
+                for (&key, &n) in o {
+                    *v.entry(key).or_insert(0) += n;
+                }
+            }
+            _ => {
+                self.make_dense();
+                let Counts::Dense(hist) = &mut self.counts else { unreachable!("made dense above") };
+                match &other.counts {
+                    Counts::Sparse(o) => {
+                        for (&key, &n) in o {
+                            hist.record_n(key, n).expect("a bucket's lowest value up to 2^62 fits an auto-resizing histogram");
+                        }
+                    }
+                    Counts::Dense(o) => hist.add(o).expect("an auto-resizing histogram takes another's range"),
+                }
+            }
+        }
+        self.count += other.count;
+        self.sum_ns += other.sum_ns;
+        self.min_ns = self.min_ns.min(other.min_ns);
+        self.max_ns = self.max_ns.max(other.max_ns);
+    }
+
     /// Buckets held (sparse) or allocated (dense): what the distribution's memory grows with.
     pub fn buckets_held(&self) -> usize {
         match &self.counts {
@@ -347,6 +378,40 @@ mod tests {
             assert_eq!(h.quantiles_ns(&CDF_QUANTILES), want, "n = {n}");
             assert_eq!(matches!(h.counts, Counts::Sparse(_)), h.buckets_held() <= SPARSE_MAX_BUCKETS && n <= SPARSE_MAX_BUCKETS);
         }
+    }
+
+    #[test]
+    fn merged_histograms_equal_one_that_recorded_everything() {
+        // Split a sample over histograms of different sizes (some stay sparse, some go dense)
+        // and merge them in two orders: the same summary and CDF as one histogram of it all.
+        let mut x: u64 = 7;
+        let values: Vec<Nanos> = (0..60_000)
+            .map(|_| {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                1 + (x >> 20) % 10u64.pow(1 + (x >> 60) as u32 % 9)
+            })
+            .collect();
+        let mut whole = LatencyHistogram::default();
+        values.iter().for_each(|&v| whole.record(v));
+        let cuts = [0, 10, 300, 5_000, 20_000, 60_000];
+        let parts: Vec<LatencyHistogram> = cuts
+            .windows(2)
+            .map(|w| {
+                let mut h = LatencyHistogram::default();
+                values[w[0]..w[1]].iter().for_each(|&v| h.record(v));
+                h
+            })
+            .collect();
+        for order in [vec![0, 1, 2, 3, 4], vec![4, 2, 0, 3, 1]] {
+            let mut merged = LatencyHistogram::default();
+            order.iter().for_each(|&i| merged.merge(&parts[i]));
+            assert_eq!(merged.count(), whole.count());
+            assert_eq!(merged.summary_ms(), whole.summary_ms());
+            assert_eq!(merged.quantiles_ms(), whole.quantiles_ms());
+        }
+        let mut empty = LatencyHistogram::default();
+        empty.merge(&LatencyHistogram::default());
+        assert_eq!(empty.summary_ms(), LatencyMs::default());
     }
 
     #[test]

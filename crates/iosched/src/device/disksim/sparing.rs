@@ -322,7 +322,7 @@ mod tests {
     //! function named in each test; zone LBN counts from layout_g1_load.c,
     //! `dm_layout_g1_compute_blksinband`).
     use super::*;
-    use crate::device::geometry::{Chs, Geometry, LayoutSpec, ZoneLayout, ZoneSpec};
+    use crate::device::geometry::{Chs, Geometry, LayoutSpec, TrackPos, ZoneLayout, ZoneSpec};
 
     fn zone(dead: u64, spares: u64, slips: &[u64], defects: &[(u64, u64)], rangesize: u64) -> SparingZone {
         SparingZone { cylinders: 4, surfaces: 2, spt: 10, dead, spares, slips: slips.to_vec(), defects: defects.to_vec(), rangesize }
@@ -357,6 +357,24 @@ mod tests {
             assert!(seen.insert((p.chs.cylinder, p.chs.head, p.chs.sector)), "LBN {l} shares a sector");
             assert_eq!(g.to_lba(p.chs), Some(l), "LBN {l} at {:?}", p.chs);
             assert!(p.track_end_sector > l);
+            assert!(p.contiguous_end_sector > l && p.contiguous_end_sector <= p.track_end_sector);
+            shortcuts_agree(g, l, &p);
+        }
+    }
+
+    /// The shortcuts from a known position (`locate_near`, `span_slots_at`, `lbas_in_slots_at`)
+    /// give what the full mapping gives, inside the position's contiguous run and past it.
+    fn shortcuts_agree(g: &Geometry, l: u64, p: &TrackPos) {
+        let cap = g.capacity_sectors;
+        for to in l..(l + 12).min(cap) {
+            assert_eq!(g.locate_near(to, l, p), g.locate(to), "locate_near({to}) from {l}");
+        }
+        for to in l + 1..=p.track_end_sector {
+            assert_eq!(g.span_slots_at(p, l, to), g.span_slots(l, to), "span {l}..{to}");
+        }
+        for slots in 0..12 {
+            let max = p.track_end_sector - l - 1;
+            assert_eq!(g.lbas_in_slots_at(p, l, slots, max), g.lbas_in_slots(l, slots, max), "{slots} slots from {l}");
         }
     }
 
