@@ -4,7 +4,7 @@
 //! are not scanned whole: the cost depends on how many requests lie within the winning seek.
 
 use crate::request::Request;
-use crate::sched::queues::CylinderQueue;
+use crate::sched::queues::{CylinderQueue, CylinderRange};
 use crate::sched::Context;
 use crate::time::Nanos;
 
@@ -28,13 +28,13 @@ pub fn search(
     lower_bound: impl Fn(Nanos) -> f64,
 ) -> Option<Found> {
     let head = cx.device.head_cylinder().clamp(lo, hi);
-    let mut up = queue.map.range((head, 0)..=(hi, u64::MAX)).peekable();
-    let mut down = queue.map.range((lo, 0)..(head, 0)).rev().peekable();
+    let mut up = queue.ascending(head, hi).peekable();
+    let mut down = head.checked_sub(1).map_or(CylinderRange::Empty, |below| queue.descending(lo, below)).peekable();
     let mut best: Option<Found> = None;
     let mut evaluated = 0;
     loop {
-        let du = up.peek().map(|((c, _), _)| c - head);
-        let dd = down.peek().map(|((c, _), _)| head - c);
+        let du = up.peek().map(|(c, _)| c - head);
+        let dd = down.peek().map(|(c, _)| head - c);
         let (dist, item) = match (du, dd) {
             (None, None) => break,
             (Some(u), Some(d)) if d < u => (d, down.next()),
