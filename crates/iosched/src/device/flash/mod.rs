@@ -13,8 +13,8 @@
 //! the link, then a buffer slot (a write; the program happens in the background when a die has
 //! a superpage's worth). Scheduling inside the drive is therefore first come, first served on
 //! each die and channel. Not modelled yet: the SLC write cache of consumer drives, a mapping
-//! cache (the presets hold the whole table in DRAM), read priority / program suspension, NVMe
-//! queue pairs (a later step of issue 28).
+//! cache (the presets hold the whole table in DRAM). Read priority and program/erase suspension
+//! are options, off by default (die_scheduling.rs, reached through resources.rs's die contract).
 //!
 //! As a `DeviceView`: one cylinder, no seek; `positioning_time_ns` is the expected service time
 //! (the die's backlog + tR + transfers for a read; the link for a write) so that SPTF-like

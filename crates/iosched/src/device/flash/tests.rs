@@ -242,3 +242,23 @@ proptest! {
         prop_assert!(ssd.ftl().check().is_ok(), "{:?}", ssd.ftl().check());
     }
 }
+
+#[test]
+fn die_scheduling_fields_in_a_scenario() {
+    let spec = |extra: &str| {
+        let text = format!(
+            "[device]\npreset = \"samsung-970-evo-plus-1tb\"\n[device.flash]\n{extra}\n[workload]\nkind = \"closed-queue\"\nqueue_depth = 1\nrequests = 10\n[[scheduler]]\nname = \"fcfs\"\n"
+        );
+        crate::scenario::Scenario::parse(&text, "t.toml").map_err(|e| e.to_string())?.flash_spec()
+    };
+    let s = spec("read_priority = true\nsuspend = \"program-erase\"\nsuspend_us = 30\nresume_us = 5").unwrap().unwrap();
+    assert_eq!(s.die_scheduling.suspend, die_scheduling::SuspendMode::ProgramErase);
+    assert_eq!((s.die_scheduling.suspend_us, s.die_scheduling.erase_suspend_us, s.die_scheduling.resume_us), (30.0, 700.0, 5.0));
+    let e = spec("read_priority = true\nsuspend = \"always\"").unwrap_err();
+    assert!(e.contains("field `device.flash.suspend`: unknown mode `always`"), "{e}");
+    let e = spec("suspend = \"program\"").unwrap_err();
+    assert!(e.contains("needs `device.flash.read_priority` = true"), "{e}");
+    let e = spec("read_priority = true\nerase_suspend_us = -3").unwrap_err();
+    assert!(e.contains("`device.flash.erase_suspend_us` must be in [0, 100000], got -3"), "{e}");
+    assert!(spec("").unwrap().unwrap().die_scheduling.is_off(), "off by default");
+}
