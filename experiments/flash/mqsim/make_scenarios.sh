@@ -81,3 +81,9 @@ for t in tpcc wsrch; do
     ctl "trace-$t" "trace-$t-chips-wbuf" '' '\ndies_per_channel = 4\nwrite_buffer_kib = 2048'
     ctl "trace-$t" "trace-$t-chips-wbuf-stripe" '' '\ndies_per_channel = 4\nwrite_buffer_kib = 2048\nplanes_per_die = 1\npages_per_block = 512'
 done
+# prio: read_priority = true (issue 28's die scheduling): MQSim's transaction scheduler serves a
+#       chip's queued reads before its programs and erases; its suspension never fires (its
+#       TSUs' service_read_transaction returns false on every busy chip), so no suspend.
+for c in mix70-qd16-chips-wbuf-page trace-tpcc-chips-wbuf trace-tpcc-chips-wbuf-stripe; do
+    sed 's|^\[device.flash\]$|[device.flash]\nread_priority = true|; 1s|(\([^;]*\);|(\1-prio;|' "controls/$c.toml" > "controls/$c-prio.toml"
+done

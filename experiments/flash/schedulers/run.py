@@ -8,6 +8,14 @@ costs (crates/iosched/src/block/mq/cpu_cost.rs).
 
     python3 experiments/flash/schedulers/run.py            # writes the scenarios, runs them
     python3 experiments/flash/schedulers/run.py --no-run   # only the scenarios
+    python3 experiments/flash/schedulers/run.py --suspension  # the controlled variant below
+
+The controlled variant (--suspension): the reader against the sequential writer on the 970 EVO
+Plus and the PM9A3 under none and kyber, with the dies first come (as above), with read priority,
+and with read priority plus program/erase suspension (MQSim's suspend latencies, 100 us for a
+program and 700 us for an erase, resume untimed; and an assumed 20 us / 10 us). Writes
+suspension/<name>.toml, results/suspension.jsonl and suspension.md; the main results are not
+touched.
 
 Each scenario runs with the `summary_json` example (the summary `iosched run --json` prints):
     cargo build --profile test -p iosched --example summary_json
@@ -87,12 +95,65 @@ def scenario(drive: str, against: str) -> str:
     return text
 
 
+SUSPENSION_DRIVES = ["970evoplus", "pm9a3"]
+SUSPENSION_VARIANTS = [
+    # name: [device.flash] lines added
+    ("fcfs", ""),
+    ("read-priority", "read_priority = true\n"),
+    ("suspend-mqsim", 'read_priority = true\nsuspend = "program-erase"\nsuspend_us = 100\nerase_suspend_us = 700\nresume_us = 0\n'),
+    ("suspend-20us", 'read_priority = true\nsuspend = "program-erase"\nsuspend_us = 20\nerase_suspend_us = 20\nresume_us = 10\n'),
+]
+
+
+def suspension_scenario(drive: str, variant: str, extra: str) -> str:
+    text = scenario(drive, "writer").replace(f'name = "{drive}-reader-vs-writer"', f'name = "{drive}-reader-vs-writer-{variant}"')
+    text = text.replace('precondition = "full"\n', 'precondition = "full"\n' + extra, 1)
+    text = text.split("[[scheduler]]")[0]
+    for s in ["noop", "kyber"]:
+        text += f'[[scheduler]]\nname = "{s}"\n'
+    return text
+
+
+def suspension() -> None:
+    d = HERE / "suspension"
+    d.mkdir(exist_ok=True)
+    exe = binary()
+    lines, rows = [], []
+    for drive in SUSPENSION_DRIVES:
+        for variant, extra in SUSPENSION_VARIANTS:
+            path = d / f"{drive}-reader-vs-writer-{variant}.toml"
+            path.write_text(suspension_scenario(drive, variant, extra))
+            out = subprocess.run([str(exe), str(path)], cwd=ROOT, check=True, capture_output=True, text=True).stdout
+            for line in out.splitlines():
+                lines.append(line)
+                s = json.loads(line)
+                procs = s["processes"]
+                reader = next(p for p in procs if p["name"] == "reader")
+                writer = next(p for p in procs if p["name"] == "writer")
+                secs = s["elapsed_s"]
+                rows.append(
+                    (drive, variant, LABEL[s["scheduler_name"]], reader["response_ms"]["p50"], reader["response_ms"]["p99"],
+                     reader["response_ms"]["p99"] <= 2.0, writer["bytes"] / 1e6 / secs, sum(s["invariants"].values()))
+                )
+    (HERE / "results" / "suspension.jsonl").write_text("\n".join(lines) + "\n")
+    head = "| drive | dies | scheduler | reader p50 ms | reader p99 ms | p99 <= 2 ms | writer MB/s |\n|---|---|---|---|---|---|---|\n"
+    body = "".join(
+        f"| {r[0]} | {r[1]} | {r[2]} | {fmt(r[3])} | {fmt(r[4])} | {fmt(r[5])} | {fmt(r[6], 1)} |\n" for r in rows
+    )
+    assert all(r[7] == 0 for r in rows), "invariants"
+    (HERE / "suspension.md").write_text(head + body)
+    print(head + body)
+
+
 def binary() -> pathlib.Path:
     subprocess.run(["cargo", "build", "-q", "--profile", "test", "-p", "iosched", "--example", "summary_json"], cwd=ROOT, check=True)
     return ROOT / "target/debug/examples/summary_json"
 
 
 def main() -> None:
+    if "--suspension" in sys.argv:
+        suspension()
+        return
     names = []
     for drive, against in CASES:
         name = f"{drive}-reader-vs-{against}"

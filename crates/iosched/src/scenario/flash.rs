@@ -3,6 +3,7 @@
 //! refused with a flash drive, naming the field.
 
 use super::DeviceSection;
+use crate::device::flash::die_scheduling::SuspendMode;
 use crate::device::flash::gc::GcPolicy;
 use crate::device::flash::presets::{flash_preset, FLASH_PRESET_NAMES};
 use crate::device::flash::spec::Precondition;
@@ -34,6 +35,15 @@ pub struct FlashSection {
     pub gc_free_superblocks: Option<u32>,
     /// "none", "full" or "aged".
     pub precondition: Option<String>,
+    /// Reads before background programs/erases not begun on their die.
+    pub read_priority: Option<bool>,
+    /// "none", "program", "erase" or "program-erase": what a read may suspend.
+    pub suspend: Option<String>,
+    pub suspend_us: Option<f64>,
+    pub erase_suspend_us: Option<f64>,
+    pub resume_us: Option<f64>,
+    /// Suspensions per operation (0: no limit).
+    pub max_suspensions: Option<u32>,
 }
 
 /// Whether `[device]` describes a flash drive (then its spec), checking `kind` against the
@@ -127,6 +137,16 @@ pub fn flash_spec(d: &DeviceSection, mqsim: Option<&std::path::Path>) -> Result<
         if let Some(p) = &f.gc_policy {
             s.gc_policy = GcPolicy::parse(p)
                 .ok_or_else(|| format!("field `device.flash.gc_policy`: unknown policy `{p}` (known: {})", GcPolicy::NAMES.join(", ")))?;
+        }
+        let ds = &mut s.die_scheduling;
+        set(&mut ds.read_priority, f.read_priority);
+        set(&mut ds.suspend_us, f.suspend_us);
+        set(&mut ds.erase_suspend_us, f.erase_suspend_us);
+        set(&mut ds.resume_us, f.resume_us);
+        set(&mut ds.max_suspensions, f.max_suspensions);
+        if let Some(m) = &f.suspend {
+            ds.suspend = SuspendMode::parse(m)
+                .ok_or_else(|| format!("field `device.flash.suspend`: unknown mode `{m}` (known: {})", SuspendMode::NAMES.join(", ")))?;
         }
         if let Some(p) = &f.precondition {
             s.precondition = Precondition::parse(p).ok_or_else(|| {

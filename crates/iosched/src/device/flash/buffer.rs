@@ -6,15 +6,18 @@
 
 use crate::time::Nanos;
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, HashMap};
 
 pub struct WriteBuffer {
     capacity_units: u64,
     /// Units waiting per die (logical unit numbers), in arrival order.
     pending: Vec<Vec<u32>>,
     pending_units: u64,
-    /// Programs in flight: (completion, units freed then).
-    releases: BinaryHeap<Reverse<(Nanos, u32)>>,
+    /// Programs in flight: (completion, units freed then, job id: 0 if its end never moves).
+    releases: BinaryHeap<Reverse<(Nanos, u32, u64)>>,
+    /// The current end of each job in flight whose end may move (read priority): an entry of
+    /// `releases` with another end is stale.
+    ends: HashMap<u64, (Nanos, u32)>,
     in_flight_units: u64,
     last_release_ns: Nanos,
 }
@@ -26,6 +29,7 @@ impl WriteBuffer {
             pending: vec![Vec::new(); dies as usize],
             pending_units: 0,
             releases: BinaryHeap::new(),
+            ends: HashMap::new(),
             in_flight_units: 0,
             last_release_ns: 0,
         }
@@ -35,12 +39,18 @@ impl WriteBuffer {
     /// programs in completion order: returns when they fit (`now` if at once).
     pub fn admit(&mut self, now: Nanos, units: u64) -> Nanos {
         let mut t = now;
-        while let Some(&Reverse((at, n))) = self.releases.peek() {
+        while let Some(&Reverse((at, n, id))) = self.releases.peek() {
             let fits = self.pending_units + self.in_flight_units + units <= self.capacity_units;
             if at > now && fits {
                 break;
             }
             self.releases.pop();
+            if id != 0 {
+                if self.ends.get(&id).map(|e| e.0) != Some(at) {
+                    continue; // moved: a later entry holds its end
+                }
+                self.ends.remove(&id);
+            }
             self.in_flight_units -= n as u64;
             t = t.max(at);
         }
@@ -75,11 +85,25 @@ impl WriteBuffer {
         self.pending_units -= n as u64;
     }
 
-    /// `units` taken are programmed by `at`: their slots free then.
-    pub fn program_done_at(&mut self, at: Nanos, units: u32) {
-        self.releases.push(Reverse((at, units)));
+    /// `units` taken are programmed by `at`: their slots free then (`id`: the die job, 0 if
+    /// its end cannot move).
+    pub fn program_done_at(&mut self, at: Nanos, units: u32, id: u64) {
+        if id != 0 {
+            self.ends.insert(id, (at, units));
+        }
+        self.releases.push(Reverse((at, units, id)));
         self.in_flight_units += units as u64;
         self.last_release_ns = self.last_release_ns.max(at);
+    }
+
+    /// Job `id`'s program now ends at `at` (later than said: reads went first).
+    pub fn program_moved(&mut self, id: u64, at: Nanos) {
+        if let Some(end) = self.ends.get_mut(&id) {
+            end.0 = at;
+            let units = end.1;
+            self.releases.push(Reverse((at, units, id)));
+            self.last_release_ns = self.last_release_ns.max(at);
+        }
     }
 
     /// When every program scheduled so far completes.
@@ -102,9 +126,9 @@ mod tests {
         assert!(!b.add(0, 2), "an overwrite of a waiting unit takes no slot");
         let mut out = Vec::new();
         b.take(0, 2, &mut out);
-        b.program_done_at(500, 2);
+        b.program_done_at(500, 2, 0);
         b.take(0, 2, &mut out);
-        b.program_done_at(900, 2);
+        b.program_done_at(900, 2, 0);
         // Full (4 in flight): 1 more waits for the first program (500); 3 more for both (900).
         assert_eq!(b.admit(100, 1), 500);
         let mut b2 = WriteBuffer::new(4, 1);
@@ -112,9 +136,9 @@ mod tests {
             b2.add(0, lpn);
         }
         b2.take(0, 2, &mut out);
-        b2.program_done_at(500, 2);
+        b2.program_done_at(500, 2, 0);
         b2.take(0, 2, &mut out);
-        b2.program_done_at(900, 2);
+        b2.program_done_at(900, 2, 0);
         assert_eq!(b2.admit(100, 3), 900);
         assert_eq!(b2.drained_ns(), 900);
     }

@@ -13,14 +13,15 @@
 //! the link, then a buffer slot (a write; the program happens in the background when a die has
 //! a superpage's worth). Scheduling inside the drive is therefore first come, first served on
 //! each die and channel. Not modelled yet: the SLC write cache of consumer drives, a mapping
-//! cache (the presets hold the whole table in DRAM), read priority / program suspension, NVMe
-//! queue pairs (a later step of issue 28).
+//! cache (the presets hold the whole table in DRAM). Read priority and program/erase suspension
+//! are options, off by default (die_scheduling.rs, reached through resources.rs's die contract).
 //!
 //! As a `DeviceView`: one cylinder, no seek; `positioning_time_ns` is the expected service time
 //! (the die's backlog + tR + transfers for a read; the link for a write) so that SPTF-like
 //! schedulers still pick sensibly.
 
 pub mod buffer;
+pub mod die_scheduling;
 pub mod ftl;
 pub mod gc;
 pub mod geometry;
@@ -51,6 +52,7 @@ pub struct FlashSsd {
     /// Reused buffers.
     lpns: Vec<u32>,
     pages: Vec<(u32, u32, u32)>,
+    moved: Vec<(u64, Nanos)>,
 }
 
 impl FlashSsd {
@@ -63,13 +65,14 @@ impl FlashSsd {
         let dies = spec.geometry.dies();
         Ok(FlashSsd {
             buffer: WriteBuffer::new(spec.write_buffer_kib as u64 * 1024 / UNIT_BYTES, dies),
-            res: Resources::new(dies, spec.geometry.channels),
+            res: Resources::new(dies, spec.geometry.channels, &spec.die_scheduling),
             spec,
             ftl,
             after_precondition,
             head_sector: 0,
             lpns: Vec::new(),
             pages: Vec::new(),
+            moved: Vec::new(),
         })
     }
 
@@ -119,9 +122,8 @@ impl FlashSsd {
         // The data goes over the channel into the die's cache register, then the die programs
         // (after the reads, copies and erase of any GC it needs).
         let (_, xfer_end) = self.res.channels[ch].reserve(ready_ns, t.channel_ns(ups as u64 * UNIT_BYTES));
-        let busy = work.reads as Nanos * t.read_ns() + work.programs as Nanos * t.program_ns() + work.erases as Nanos * t.erase_ns();
-        let (_, done) = self.res.dies[die as usize].reserve(xfer_end, busy);
-        self.buffer.program_done_at(done, lpns.len() as u32);
+        let (id, done) = self.res.die_job(die, xfer_end, work, t);
+        self.buffer.program_done_at(done, lpns.len() as u32, id);
         self.lpns = lpns;
     }
 
@@ -149,11 +151,16 @@ impl FlashSsd {
         let mut flash_done = t0;
         for &(die, _, units) in &pages {
             let ch = self.spec.geometry.channel_of(die) as usize;
-            let (_, read_end) = self.res.dies[die as usize].reserve(t0, t.read_ns());
+            let (_, read_end) = self.res.die_read(die, t0, t.read_ns());
             let (_, out_end) = self.res.channels[ch].reserve(read_end, t.channel_ns(units as u64 * UNIT_BYTES));
             flash_done = flash_done.max(out_end);
         }
         self.pages = pages;
+        self.res.take_moved(&mut self.moved);
+        for &(id, end) in &self.moved {
+            self.buffer.program_moved(id, end);
+        }
+        self.moved.clear();
         let bytes = req.size_sectors as u64 * SECTOR_BYTES;
         let (_, done) = self.res.link.reserve(flash_done, t.link_ns(bytes));
         Service { dispatch_ns: start, completion_ns: done, transfer_ns: done - start, cache_hit: from_dram, ..Service::default() }
@@ -216,7 +223,7 @@ impl DeviceView for FlashSsd {
             Some(ppn) => self.ftl.die_and_page(ppn).0,
             None => return link,
         };
-        (self.res.dies[die as usize].busy_until(now) - now) + t.read_ns() + t.channel_ns(bytes) + link
+        (self.res.die_busy_until(die, now) - now) + t.read_ns() + t.channel_ns(bytes) + link
     }
 }
 

@@ -9,6 +9,7 @@
 //! `exec/*_Parameter_Set.cpp` initialisers, MQSim @ 7ec40e3), recorded in `notes`.
 //! Written from MQSim's documentation and parameter files (Tavakkol et al., FAST'18), not its code.
 
+use super::die_scheduling::DieScheduling;
 use super::gc::GcPolicy;
 use super::geometry::FlashGeometry;
 use super::spec::{FlashSpec, Precondition};
@@ -118,11 +119,17 @@ const IGNORED: &[(&str, &str)] = &[
     ("Static_Wearleveling_Enabled", "wear is not modelled"),
     ("Static_Wearleveling_Threshold", "wear is not modelled"),
     ("Block_PE_Cycles_Limit", "wear is not modelled"),
-    ("Preferred_suspend_erase_time_for_read", "program/erase suspension not modelled"),
-    ("Preferred_suspend_erase_time_for_write", "program/erase suspension not modelled"),
-    ("Preferred_suspend_write_time_for_read", "program/erase suspension not modelled"),
-    ("Suspend_Erase_Time", "program/erase suspension not modelled"),
-    ("Suspend_Program_Time", "program/erase suspension not modelled"),
+    (
+        "Preferred_suspend_erase_time_for_read",
+        "MQSim's minimum remaining time to suspend: the model suspends when more than the suspend latency remains",
+    ),
+    ("Preferred_suspend_erase_time_for_write", "writes do not suspend erases in the model"),
+    (
+        "Preferred_suspend_write_time_for_read",
+        "MQSim's minimum remaining time to suspend: the model suspends when more than the suspend latency remains",
+    ),
+    ("Suspend_Erase_Time", "mapped to erase_suspend_us, used only with [device.flash] suspend (off: MQSim never suspends)"),
+    ("Suspend_Program_Time", "mapped to suspend_us, used only with [device.flash] suspend (off: MQSim never suspends)"),
     ("Flash_Comm_Protocol", "the channel's rate (Channel_Transfer_Rate x Flash_Channel_Width) carries the interface"),
     ("Page_Metadat_Capacity", "spare (OOB) bytes: the model transfers the data only"),
 ];
@@ -358,7 +365,7 @@ impl Reader {
         let _ = self.word("Transaction_Scheduling_Policy", &["OUT_OF_ORDER", "PRIORITY_OUT_OF_ORDER", "FLIN"])?;
         self.unsupported(
             "Transaction_Scheduling_Policy",
-            "MQSim's per-chip transaction queues (reads before writes, GC last); the model serves each die first come, first served",
+            "MQSim's per-chip transaction queues (reads before writes, GC last); the model serves each die first come, first served unless [device.flash] read_priority = true (reads before queued programs and erases: MQSim's order; not set from the file so that earlier runs stay as they were)",
         );
 
         // Over-provisioning: MQSim's ratio is the spare share of the physical pages (logical =
@@ -440,9 +447,20 @@ impl Reader {
         let erase_ns = self.num("Block_Erase_Latency", 1e4, 1e9)?;
         let suspension = self.word("CMD_Suspension_Support", &["NONE", "PROGRAM", "PROGRAM_ERASE", "ERASE"])?;
         if suspension != "NONE" {
-            self.unsupported("CMD_Suspension_Support", "program/erase suspension not modelled");
+            self.unsupported(
+                "CMD_Suspension_Support",
+                &format!("{suspension}: MQSim's TSUs never suspend (service_read_transaction's switch in TSU_OutofOrder.cpp and TSU_Priority_OutOfOrder.cpp falls through every busy case to `default: return false`, so no read is issued to a busy chip); the model's suspension stays off: [device.flash] suspend = \"{}\" with read_priority = true turns it on", suspension.to_lowercase().replace('_', "-")),
+            );
         } else {
             self.ignored.push(Ignored { parameter: "CMD_Suspension_Support".into(), reason: "NONE: as the model".into() });
+        }
+        // The suspend latencies (ns) become the model's, used when suspension is turned on.
+        let mut die_scheduling = DieScheduling::default();
+        if self.values.contains_key("Suspend_Program_Time") {
+            die_scheduling.suspend_us = self.num("Suspend_Program_Time", 0.0, 1e8)? / 1e3;
+        }
+        if self.values.contains_key("Suspend_Erase_Time") {
+            die_scheduling.erase_suspend_us = self.num("Suspend_Erase_Time", 0.0, 1e8)? / 1e3;
         }
         let timing = FlashTiming {
             read_us: mean(&reads) / 1e3,
@@ -539,6 +557,7 @@ impl Reader {
             gc_free_superblocks: gc_free,
             precondition,
             max_queue_depth: max_qd,
+            die_scheduling,
         };
         if let Err(e) = spec.validate() {
             let (el, v) = if e.contains("write_buffer_kib") {

@@ -22,6 +22,7 @@
 //!   NVMe's 64 B command, 16 B completion, doorbells and TLP headers (~200 B);
 //! - GC: greedy, keeps 2 free superblocks per die.
 
+use super::die_scheduling::DieScheduling;
 use super::gc::GcPolicy;
 use super::geometry::FlashGeometry;
 use super::spec::{FlashSpec, Precondition};
@@ -69,6 +70,7 @@ pub fn flash_preset(name: &str) -> Option<FlashSpec> {
             gc_free_superblocks: 2,
             precondition: Precondition::Full,
             max_queue_depth: 32,
+            die_scheduling: DieScheduling::default(),
         },
         // Samsung 970 EVO Plus 1 TB (MZ-V7S1T0): data sheet: PCIe 3.0 x4 NVMe 1.3, 3,500/3,300
         // MB/s sequential (writes in the SLC TurboWrite region; 1,700 MB/s after it), 600K/550K
@@ -95,6 +97,7 @@ pub fn flash_preset(name: &str) -> Option<FlashSpec> {
             gc_free_superblocks: 2,
             precondition: Precondition::Full,
             max_queue_depth: 1024,
+            die_scheduling: DieScheduling::default(),
         },
         // Samsung PM9A3 7.68 TB U.2 (MZQL27T6HBLA): product brief: PCIe 4.0 x4 NVMe, 6,500 /
         // 3,500 MB/s sequential, 900K / 200K IOPS random 4 KiB (steady state, the data centre
@@ -123,6 +126,7 @@ pub fn flash_preset(name: &str) -> Option<FlashSpec> {
             gc_free_superblocks: 2,
             precondition: Precondition::Aged,
             max_queue_depth: 1024,
+            die_scheduling: DieScheduling::default(),
         },
         _ => return None,
     })

@@ -7,7 +7,14 @@
 //! die with a long backlog, far below the dies' parallelism. Dies hold data in their cache
 //! register, so a die's next array operation need not wait for the channel (ONFI cache read /
 //! cache program).
+//!
+//! With read priority or suspension (die_scheduling.rs) each die is instead a `DieQueue` of
+//! reads and background jobs; the flash model reaches the dies only through `die_read`,
+//! `die_job` and `die_busy_until`, whichever the policy.
 
+use super::die_scheduling::{DieQueue, DieScheduling, OpKind};
+use super::ftl::DieWork;
+use super::timing::FlashTiming;
 use crate::time::Nanos;
 
 /// Reserved intervals [start, end), sorted and disjoint.
@@ -74,17 +81,28 @@ impl Timeline {
 
 #[derive(Clone, Debug, Default)]
 pub struct Resources {
-    pub dies: Vec<Timeline>,
+    /// The dies as first-come timelines (the policy off).
+    dies: Vec<Timeline>,
     pub channels: Vec<Timeline>,
     pub link: Timeline,
+    /// The dies under read priority / suspension (the policy on).
+    queues: Vec<DieQueue>,
+    sched: DieScheduling,
+    next_job: u64,
+    moved: Vec<(u64, Nanos)>,
 }
 
 impl Resources {
-    pub fn new(dies: u32, channels: u32) -> Self {
+    pub fn new(dies: u32, channels: u32, sched: &DieScheduling) -> Self {
+        let on = !sched.is_off();
         Resources {
-            dies: vec![Timeline::default(); dies as usize],
+            dies: if on { Vec::new() } else { vec![Timeline::default(); dies as usize] },
             channels: vec![Timeline::default(); channels as usize],
             link: Timeline::default(),
+            queues: if on { vec![DieQueue::default(); dies as usize] } else { Vec::new() },
+            sched: sched.clone(),
+            next_job: 0,
+            moved: Vec::new(),
         }
     }
 
@@ -92,7 +110,58 @@ impl Resources {
         for t in self.dies.iter_mut().chain(self.channels.iter_mut()) {
             t.prune(now_ns);
         }
+        for q in &mut self.queues {
+            q.prune(now_ns);
+        }
         self.link.prune(now_ns);
+    }
+
+    /// A page read of `tr` on `die` from `ready`: (start, end).
+    pub fn die_read(&mut self, die: u32, ready: Nanos, tr: Nanos) -> (Nanos, Nanos) {
+        match self.queues.get_mut(die as usize) {
+            Some(q) => {
+                let r = q.read(ready, tr, &self.sched);
+                q.take_moved(&mut self.moved);
+                r
+            }
+            None => self.dies[die as usize].reserve(ready, tr),
+        }
+    }
+
+    /// A program's die work (its GC's copy reads and programs, erases, then the program) from
+    /// `ready`: (job id, end). The id is 0 on a plain timeline (the end never moves);
+    /// otherwise the end may move later (`take_moved`).
+    pub fn die_job(&mut self, die: u32, ready: Nanos, work: DieWork, t: &FlashTiming) -> (u64, Nanos) {
+        let busy = work.reads as Nanos * t.read_ns() + work.programs as Nanos * t.program_ns() + work.erases as Nanos * t.erase_ns();
+        let Some(q) = self.queues.get_mut(die as usize) else {
+            return (0, self.dies[die as usize].reserve(ready, busy).1);
+        };
+        let mut ops = Vec::with_capacity((work.reads + work.programs + work.erases) as usize);
+        let gc_programs = work.programs.saturating_sub(1);
+        ops.extend((0..work.reads).map(|_| (OpKind::Read, t.read_ns())));
+        ops.extend((0..gc_programs).map(|_| (OpKind::Program, t.program_ns())));
+        ops.extend((0..work.erases).map(|_| (OpKind::Erase, t.erase_ns())));
+        ops.extend((gc_programs..work.programs).map(|_| (OpKind::Program, t.program_ns())));
+        self.next_job += 1;
+        (self.next_job, q.add_job(self.next_job, ready, ops))
+    }
+
+    /// When a read reaching `die` at `t` would start.
+    pub fn die_busy_until(&self, die: u32, t: Nanos) -> Nanos {
+        match self.queues.get(die as usize) {
+            Some(q) => q.read_start(t, &self.sched),
+            None => self.dies[die as usize].busy_until(t),
+        }
+    }
+
+    /// Jobs whose end moved since the last call: (id, new end).
+    pub fn take_moved(&mut self, out: &mut Vec<(u64, Nanos)>) {
+        out.append(&mut self.moved);
+    }
+
+    /// Suspensions so far over all dies.
+    pub fn suspensions(&self) -> u64 {
+        self.queues.iter().map(|q| q.suspensions).sum()
     }
 }
 

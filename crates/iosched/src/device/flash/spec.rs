@@ -1,6 +1,7 @@
 //! A flash drive's full description (`[device] preset = "<flash preset>"`, overridden field by
 //! field by `[device.flash]`), validated with errors naming the field and value.
 
+use super::die_scheduling::DieScheduling;
 use super::gc::GcPolicy;
 use super::geometry::FlashGeometry;
 use super::timing::FlashTiming;
@@ -46,12 +47,16 @@ pub struct FlashSpec {
     pub precondition: Precondition,
     /// Commands the host may queue (SATA NCQ: 32; NVMe: a placeholder until queue pairs exist).
     pub max_queue_depth: u32,
+    /// Read priority and program/erase suspension on the dies (off: first come on each die).
+    #[serde(skip_serializing_if = "DieScheduling::is_off")]
+    pub die_scheduling: DieScheduling,
 }
 
 impl FlashSpec {
     pub fn validate(&self) -> Result<(), String> {
         self.geometry.validate()?;
         self.timing.validate()?;
+        self.die_scheduling.validate()?;
         if !(self.over_provisioning.is_finite() && (0.01..=10.0).contains(&self.over_provisioning)) {
             return Err(format!("field `device.flash.over_provisioning` must be in [0.01, 10], got {}", self.over_provisioning));
         }

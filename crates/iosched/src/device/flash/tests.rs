@@ -132,25 +132,133 @@ fn a_flush_waits_for_the_buffered_writes_to_be_programmed() {
     assert_eq!(ssd.ftl().counters.padding_units as u32 + 1, ssd.spec().geometry.units_per_superpage());
 }
 
+fn with_scheduling(mut s: FlashSpec, suspend: die_scheduling::SuspendMode) -> FlashSpec {
+    s.die_scheduling.read_priority = true;
+    s.die_scheduling.suspend = suspend;
+    s.die_scheduling.suspend_us = 20.0;
+    s.die_scheduling.resume_us = 10.0;
+    s
+}
+
+/// One die: a program starts, then a read of another page of the die arrives 100 us later.
+fn read_behind_a_program(spec: FlashSpec) -> (Nanos, Nanos, Nanos) {
+    let mut spec = spec;
+    spec.geometry =
+        FlashGeometry { channels: 1, dies_per_channel: 1, planes_per_die: 2, blocks_per_plane: 16, pages_per_block: 16, page_kib: 8 };
+    spec.write_buffer_kib = 64;
+    let mut ssd = FlashSsd::new(spec, 1).unwrap();
+    let ups = ssd.spec().geometry.units_per_superpage() as u64;
+    // Fill one superpage's worth in the buffer (units 64..): the die programs it.
+    let w = ssd.service(&Request::new(0, Op::Write, 64 * 8, (ups * 8) as u32, 0), ArmPath::Direct, 0);
+    let prog_start = w.completion_ns + ssd.spec().timing.channel_ns(ups * geometry::UNIT_BYTES);
+    let at = prog_start + 100_000;
+    let r = ssd.service(&Request::new(1, Op::Read, 0, 8, at), ArmPath::Direct, at);
+    (prog_start, r.completion_ns - at, ssd.buffer.drained_ns())
+}
+
+#[test]
+fn a_read_waits_for_the_program_or_suspends_it() {
+    let base = small_spec(Precondition::Full);
+    let t = base.timing.clone();
+    let around = t.overhead_ns() + t.channel_ns(geometry::UNIT_BYTES) + t.link_ns(4096);
+    let (p0, fcfs, fcfs_end) = read_behind_a_program(base.clone());
+    assert_eq!(fcfs_end, p0 + t.program_ns());
+    // First come: the read reaches the die at 100 us + overhead, waits for the program's end.
+    assert_eq!(fcfs, t.program_ns() - 100_000 + t.read_ns() + around - t.overhead_ns());
+    let (_, prio, prio_end) = read_behind_a_program(with_scheduling(base.clone(), die_scheduling::SuspendMode::None));
+    assert_eq!((prio, prio_end), (fcfs, fcfs_end), "read priority alone: the program had begun");
+    let (_, susp, susp_end) = read_behind_a_program(with_scheduling(base, die_scheduling::SuspendMode::Program));
+    assert_eq!(susp, 20_000 + t.read_ns() + around, "suspend + tR");
+    assert_eq!(susp_end, fcfs_end + 20_000 + t.read_ns() + 10_000, "the program ends later by suspend + tR + resume");
+}
+
+#[test]
+fn read_priority_and_suspension_keep_the_mapping_and_are_deterministic() {
+    for mode in [die_scheduling::SuspendMode::None, die_scheduling::SuspendMode::ProgramErase] {
+        let go = |seed| {
+            let mut ssd = FlashSsd::new(with_scheduling(small_spec(Precondition::Aged), mode), seed).unwrap();
+            let recs = run(&mut ssd, 16, 3000, 0.5, seed);
+            ssd.ftl().check().unwrap();
+            (recs.iter().map(|r| (r.id, r.complete_ns)).collect::<Vec<_>>(), ssd.run_counters(), ssd.res.suspensions())
+        };
+        let a = go(3);
+        assert_eq!(a, go(3));
+        assert!(a.1.erases > 0, "GC ran");
+        if mode != die_scheduling::SuspendMode::None {
+            assert!(a.2 > 0, "reads suspended programs");
+        }
+        // Reads wait less than first come on the same stream.
+        let mut plain = FlashSsd::new(small_spec(Precondition::Aged), 3).unwrap();
+        let p = run(&mut plain, 16, 3000, 0.5, 3);
+        let mean = |r: &[RequestRecord]| {
+            let v: Vec<u64> = r.iter().filter(|x| x.op == Op::Read).map(|x| x.complete_ns - x.start_ns).collect();
+            v.iter().sum::<u64>() as f64 / v.len() as f64
+        };
+        let mut on = FlashSsd::new(with_scheduling(small_spec(Precondition::Aged), mode), 3).unwrap();
+        let q = run(&mut on, 16, 3000, 0.5, 3);
+        assert!(mean(&q) < mean(&p), "{mode:?}: {} vs {}", mean(&q), mean(&p));
+    }
+}
+
+#[test]
+fn die_scheduling_errors_name_the_field() {
+    let mut s = small_spec(Precondition::Full);
+    s.die_scheduling.suspend = die_scheduling::SuspendMode::Program;
+    assert!(FlashSsd::new(s.clone(), 1).err().unwrap().contains("`device.flash.suspend`"));
+    s.die_scheduling.read_priority = true;
+    s.die_scheduling.suspend_us = f64::NAN;
+    assert!(FlashSsd::new(s, 1).err().unwrap().contains("`device.flash.suspend_us`"));
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
     /// Any stream of writes, trims and flushes keeps the mapping's invariants.
     #[test]
     fn ftl_invariants_hold_over_random_streams(ops in proptest::collection::vec((0u8..10, 0u64..4096, 1u32..64), 1..400)) {
         let mut ssd = FlashSsd::new(small_spec(Precondition::Full), 1).unwrap();
+        let mut prio = FlashSsd::new(with_scheduling(small_spec(Precondition::Full), die_scheduling::SuspendMode::ProgramErase), 1).unwrap();
         let cap = ssd.capacity_sectors();
         let mut now = 0;
+        let mut now2 = 0;
         for (i, (kind, at, len)) in ops.into_iter().enumerate() {
             let sector = (at * 8) % cap;
             let len = len.min(((cap - sector) as u32).max(1));
             match kind {
-                0 => ssd.trim(sector, len as u64),
-                1 => { now = ssd.flush_done_ns(now); }
-                2..=4 => { now = ssd.service(&Request::new(i as u64, Op::Read, sector, len, now), ArmPath::Direct, now).completion_ns; }
-                _ => { now = ssd.service(&Request::new(i as u64, Op::Write, sector, len, now), ArmPath::Direct, now).completion_ns; }
+                0 => { ssd.trim(sector, len as u64); prio.trim(sector, len as u64); }
+                1 => { now = ssd.flush_done_ns(now); now2 = prio.flush_done_ns(now2); }
+                2..=4 => {
+                    now = ssd.service(&Request::new(i as u64, Op::Read, sector, len, now), ArmPath::Direct, now).completion_ns;
+                    now2 = prio.service(&Request::new(i as u64, Op::Read, sector, len, now2), ArmPath::Direct, now2).completion_ns;
+                }
+                _ => {
+                    now = ssd.service(&Request::new(i as u64, Op::Write, sector, len, now), ArmPath::Direct, now).completion_ns;
+                    now2 = prio.service(&Request::new(i as u64, Op::Write, sector, len, now2), ArmPath::Direct, now2).completion_ns;
+                }
             }
         }
         ssd.flush_done_ns(now);
+        prio.flush_done_ns(now2);
+        prop_assert!(prio.ftl().check().is_ok(), "{:?}", prio.ftl().check());
         prop_assert!(ssd.ftl().check().is_ok(), "{:?}", ssd.ftl().check());
     }
+}
+
+#[test]
+fn die_scheduling_fields_in_a_scenario() {
+    let spec = |extra: &str| {
+        let text = format!(
+            "[device]\npreset = \"samsung-970-evo-plus-1tb\"\n[device.flash]\n{extra}\n[workload]\nkind = \"closed-queue\"\nqueue_depth = 1\nrequests = 10\n[[scheduler]]\nname = \"fcfs\"\n"
+        );
+        crate::scenario::Scenario::parse(&text, "t.toml").map_err(|e| e.to_string())?.flash_spec()
+    };
+    let s = spec("read_priority = true\nsuspend = \"program-erase\"\nsuspend_us = 30\nresume_us = 5").unwrap().unwrap();
+    assert_eq!(s.die_scheduling.suspend, die_scheduling::SuspendMode::ProgramErase);
+    assert_eq!((s.die_scheduling.suspend_us, s.die_scheduling.erase_suspend_us, s.die_scheduling.resume_us), (30.0, 700.0, 5.0));
+    let e = spec("read_priority = true\nsuspend = \"always\"").unwrap_err();
+    assert!(e.contains("field `device.flash.suspend`: unknown mode `always`"), "{e}");
+    let e = spec("suspend = \"program\"").unwrap_err();
+    assert!(e.contains("needs `device.flash.read_priority` = true"), "{e}");
+    let e = spec("read_priority = true\nerase_suspend_us = -3").unwrap_err();
+    assert!(e.contains("`device.flash.erase_suspend_us` must be in [0, 100000], got -3"), "{e}");
+    assert!(spec("").unwrap().unwrap().die_scheduling.is_off(), "off by default");
 }
