@@ -191,6 +191,8 @@ pub struct TrackPos {
     /// of this track (no slipped or remapped sector between them): at most `track_end_sector`.
     /// Within the run a position follows from this one by arithmetic ([`Geometry::locate_near`]).
     pub contiguous_end_sector: u64,
+    /// Index of the zone holding this LBA.
+    pub zone: u16,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -434,12 +436,16 @@ impl Geometry {
     }
 
     fn zone_of_sector(&self, lba: u64) -> &Zone {
+        &self.zones[self.zone_index(lba)]
+    }
+
+    fn zone_index(&self, lba: u64) -> usize {
         let b = ((lba >> self.lut_shift) as usize).min(self.zone_lut.len() - 1);
         let mut i = self.zone_lut[b] as usize;
         while i + 1 < self.zones.len() && self.zones[i + 1].first_sector <= lba {
             i += 1;
         }
-        &self.zones[i]
+        i
     }
 
     fn zone_of_cylinder(&self, cylinder: u32) -> &Zone {
@@ -460,7 +466,8 @@ impl Geometry {
 
     fn locate_uncached(&self, lba: u64) -> TrackPos {
         debug_assert!(lba < self.capacity_sectors);
-        let z = self.zone_of_sector(lba);
+        let zone = self.zone_index(lba);
+        let z = &self.zones[zone];
         let spt = z.sectors_per_track as u64;
         let rel = lba - z.first_sector;
         let phys = if z.remaps.is_empty() { z.phys_of(rel) } else { z.phys_full(rel) };
@@ -503,12 +510,45 @@ impl Geometry {
             angle: slot_angle_by(slot, z.spt_div),
             track_end_sector,
             contiguous_end_sector,
+            zone: zone as u16,
         }
+    }
+
+    /// [`Geometry::locate`] of the first LBA of the track after `pos`'s (`pos.track_end_sector`,
+    /// below the capacity): by arithmetic when the next track is in the same plain zone (no
+    /// slips, remaps, lead-in or slipped skew), where a sequential transfer's track switches
+    /// mostly fall, else by the full mapping. Exact either way.
+    #[inline]
+    pub fn locate_next_track(&self, pos: &TrackPos) -> TrackPos {
+        let lba = pos.track_end_sector;
+        let z = &self.zones[pos.zone as usize];
+        let zone_end = z.first_sector + z.blocks;
+        if !(z.slips.is_empty() && z.remaps.is_empty() && z.lead_sectors == 0 && z.skew_unit == 0) || lba >= zone_end {
+            return self.locate(lba);
+        }
+        let chs = if pos.chs.head + 1 < self.surfaces {
+            Chs { cylinder: pos.chs.cylinder, head: pos.chs.head + 1, sector: 0 }
+        } else {
+            Chs { cylinder: pos.chs.cylinder + 1, head: 0, sector: 0 }
+        };
+        let slot = Self::slot_in(z, self.surfaces, chs.cylinder - z.first_cylinder, chs.head, 0);
+        let track_end_sector = (lba + z.sectors_per_track as u64).min(zone_end);
+        let next = TrackPos {
+            chs,
+            slot,
+            angle: slot_angle_by(slot, z.spt_div),
+            track_end_sector,
+            contiguous_end_sector: track_end_sector,
+            ..*pos
+        };
+        debug_assert_eq!(next, self.locate_uncached(lba));
+        next
     }
 
     /// [`Geometry::locate`] of `lba`, given `near = locate(near_lba)`: by arithmetic when `lba`
     /// lies in `near`'s contiguous run (the same track, `d` sectors on), else by the full
-    /// mapping. Exact either way.
+    /// mapping. Exact either way. The result is remembered as `locate`'s are (a request's end
+    /// is where read-ahead starts, located again at the next decision).
     #[inline]
     pub fn locate_near(&self, lba: u64, near_lba: u64, near: &TrackPos) -> TrackPos {
         debug_assert_eq!(*near, self.locate_uncached(near_lba));
@@ -517,7 +557,14 @@ impl Geometry {
         }
         let d = lba - near_lba;
         let slot = near.spt_div.rem(near.slot as u64 + d) as u32;
-        TrackPos { chs: Chs { sector: near.chs.sector + d as u32, ..near.chs }, slot, angle: slot_angle_by(slot, near.spt_div), ..*near }
+        let pos = TrackPos {
+            chs: Chs { sector: near.chs.sector + d as u32, ..near.chs },
+            slot,
+            angle: slot_angle_by(slot, near.spt_div),
+            ..*near
+        };
+        self.memo.put(lba, pos);
+        pos
     }
 
     /// [`Geometry::span_slots`] from `from`, given `pos = locate(from)`: `to - from` inside

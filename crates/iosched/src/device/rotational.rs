@@ -450,7 +450,7 @@ impl RotationalDisk {
                 return (WalkEnd { sector: cur, at_ns: t, head: Some(pos.chs) }, xfer);
             }
             // Switch to the next track and wait for its first sector (skew makes this short).
-            let next = self.geometry.locate(cur);
+            let next = self.geometry.locate_next_track(&pos);
             let switch = self.track_switch_ns(pos.chs.cylinder, next.chs.cylinder);
             let arrive = t.saturating_add(switch);
             let ready = arrive.saturating_add(self.rotational_wait_ns(arrive, next.angle));

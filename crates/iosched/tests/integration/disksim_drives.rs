@@ -90,8 +90,8 @@ fn pathdiff(to: &std::path::Path, from: &std::path::Path) -> String {
     parts.join("/")
 }
 
-/// The geometry's shortcuts from a known position (`locate_near`, `span_slots_at`,
-/// `lbas_in_slots_at`: the hot path's way round the zone's slip table) agree with the full
+/// The geometry's shortcuts from a known position (`locate_near`, `locate_next_track`,
+/// `span_slots_at`, `lbas_in_slots_at`: the hot path's way round the zone's slip table) agree with the full
 /// mapping on DiskSim's drives, slips and remapped defects included: every LBA of the first
 /// 20,000 of each zone and of runs around 2,000 random LBAs.
 #[test]
@@ -128,6 +128,9 @@ fn position_shortcuts_agree_with_the_full_mapping_on_disksim_drives() {
                 if to <= p.track_end_sector && to > l {
                     assert_eq!(g.span_slots_at(&p, l, to), g.span_slots(l, to), "{path:?} span {l}..{to}");
                 }
+            }
+            if p.track_end_sector < cap {
+                assert_eq!(g.locate_next_track(&p), g.locate(p.track_end_sector), "{path:?} the track after {l}'s");
             }
             let max = p.track_end_sector - l - 1;
             for slots in [0, 1, 8, 63, 400] {

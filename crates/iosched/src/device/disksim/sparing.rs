@@ -372,6 +372,9 @@ mod tests {
         for to in l + 1..=p.track_end_sector {
             assert_eq!(g.span_slots_at(p, l, to), g.span_slots(l, to), "span {l}..{to}");
         }
+        if p.track_end_sector < cap {
+            assert_eq!(g.locate_next_track(p), g.locate(p.track_end_sector), "the track after {l}'s");
+        }
         for slots in 0..12 {
             let max = p.track_end_sector - l - 1;
             assert_eq!(g.lbas_in_slots_at(p, l, slots, max), g.lbas_in_slots(l, slots, max), "{slots} slots from {l}");
