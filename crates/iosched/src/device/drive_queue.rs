@@ -51,8 +51,11 @@ impl Default for DriveQueueConfig {
 pub struct Queued {
     pub req: Request,
     pub path: ArmPath,
-    /// When the host handed it over.
+    /// When the host handed it over (after the scheduler's CPU work under blk-mq).
     pub accepted_ns: Nanos,
+    /// When the scheduler dispatched it (`accepted_ns` but for blk-mq's CPU work): what the
+    /// request's record and the scheduler's completion see as its dispatch, on every interface.
+    pub dispatched_ns: Nanos,
     /// Where it lies on the platters (mapped once, at acceptance).
     pos: SectorPosition,
     /// Acceptance order (ties and FIFO).
@@ -63,6 +66,9 @@ pub struct Queued {
 pub struct DriveQueue {
     cfg: DriveQueueConfig,
     waiting: Vec<Queued>,
+    /// Commands handed over at a later time (blk-mq: the scheduler's CPU work still running),
+    /// in the order sent: the firmware cannot choose them before they are there.
+    incoming: std::collections::VecDeque<Queued>,
     /// Commands the mechanism is serving (at most `concurrency`).
     busy: u32,
     /// Commands the device serves at once (1: one mechanism; `set_concurrency`).
@@ -87,7 +93,12 @@ impl DriveQueue {
 
     /// Commands accepted and not yet completed (the host's requests in flight).
     pub fn outstanding(&self) -> u32 {
-        self.waiting.len() as u32 + self.busy
+        (self.waiting.len() + self.incoming.len()) as u32 + self.busy
+    }
+
+    /// When the next command handed over later reaches the drive (None: none on its way).
+    pub fn next_handover_ns(&self) -> Option<Nanos> {
+        self.incoming.iter().map(|q| q.accepted_ns).min()
     }
 
     pub fn has_slot(&self) -> bool {
@@ -105,6 +116,12 @@ impl DriveQueue {
     }
 
     pub fn accept(&mut self, req: Request, path: ArmPath, device: &dyn DeviceView, now: Nanos) {
+        self.accept_later(req, path, device, now, now);
+    }
+
+    /// [`Self::accept`] of a command the scheduler dispatched at `dispatched_ns` that reaches
+    /// the drive at `accepted_ns` (not before).
+    pub fn accept_later(&mut self, req: Request, path: ArmPath, device: &dyn DeviceView, dispatched_ns: Nanos, accepted_ns: Nanos) {
         debug_assert!(self.has_slot(), "the host gave the drive more than its depth");
         let seq = self.next_seq;
         self.next_seq += 1;
@@ -116,12 +133,27 @@ impl DriveQueue {
             FirmwareOrder::Rpo { .. } if self.cfg.depth > 1 => device.position_of(req.start_sector),
             _ => SectorPosition::default(),
         };
-        self.waiting.push(Queued { req, path, accepted_ns: now, pos, seq });
+        let q = Queued { req, path, accepted_ns, dispatched_ns, pos, seq };
+        if accepted_ns > dispatched_ns {
+            self.incoming.push_back(q);
+        } else {
+            self.waiting.push(q);
+        }
+    }
+
+    /// Commands handed over by `now` join those the firmware chooses from.
+    fn take_handed_over(&mut self, now: Nanos) {
+        if self.incoming.iter().any(|q| q.accepted_ns <= now) {
+            let (arrived, later): (Vec<Queued>, Vec<Queued>) = self.incoming.drain(..).partition(|q| q.accepted_ns <= now);
+            self.waiting.extend(arrived);
+            self.incoming.extend(later);
+        }
     }
 
     /// The command the mechanism serves next (when it is free), chosen by the firmware; it
     /// stays counted as outstanding until `completed`.
     pub fn start_next(&mut self, device: &dyn DeviceView, now: Nanos) -> Option<Queued> {
+        self.take_handed_over(now);
         if self.mechanism_busy() || self.flush_in_service || self.waiting.is_empty() {
             return None;
         }
@@ -132,13 +164,13 @@ impl DriveQueue {
         // A flush starts only once every command before it has completed (with concurrency 1,
         // nothing is in service whenever a command may start).
         let flush_waits = |q: &Queued| q.req.op == Op::Flush && self.busy > 0;
-        let pick = if self.waiting.len() == 1 {
+        let pick = if self.waiting.len() == 1 && self.incoming.is_empty() {
             // One command: the firmware has no choice (a lone flush included).
             if flush_waits(&self.waiting[0]) {
                 return None;
             }
             Some(0)
-        } else if self.barrier.is_some() && !self.waiting.iter().any(eligible) {
+        } else if self.barrier.is_some() && !self.waiting.iter().chain(&self.incoming).any(eligible) {
             if self.busy > 0 {
                 return None;
             }
@@ -157,7 +189,7 @@ impl DriveQueue {
         }?;
         let q = self.waiting.swap_remove(pick);
         if Some(q.seq) == self.barrier {
-            self.barrier = self.waiting.iter().filter(|w| w.req.op == Op::Flush).map(|w| w.seq).min();
+            self.barrier = self.waiting.iter().chain(&self.incoming).filter(|w| w.req.op == Op::Flush).map(|w| w.seq).min();
         }
         self.busy += 1;
         self.flush_in_service = q.req.op == Op::Flush;
@@ -305,7 +337,7 @@ mod tests {
                         };
                         let op = if rng.gen_bool(0.25) { Op::Write } else { Op::Read };
                         let req = Request::new(round * 100 + i, op, sector, rng.gen_range(1..64), 0);
-                        Queued { req, path: ArmPath::Direct, accepted_ns: now, pos: d.position_of(sector), seq: i ^ 5 }
+                        Queued { req, path: ArmPath::Direct, accepted_ns: now, dispatched_ns: now, pos: d.position_of(sector), seq: i ^ 5 }
                     })
                     .collect();
                 let limit = if rng.gen_bool(0.2) { rng.gen_range(0..n) } else { u64::MAX };
@@ -325,6 +357,34 @@ mod tests {
                 now = done + rng.gen_range(0..3_000_000);
             }
         }
+    }
+
+    /// A command whose hand-over lies ahead (blk-mq's CPU work) is not the firmware's to choose
+    /// until then, however near it lies; a flush sent after it waits for it too.
+    #[test]
+    fn commands_handed_over_later_are_chosen_only_once_there() {
+        let d = disk();
+        let mut q = DriveQueue::new(DriveQueueConfig { depth: 8, order: FirmwareOrder::Rpo { aging_ns: u64::MAX } });
+        q.accept(req(0, 60_000_000, Op::Read), ArmPath::Direct, &d, 0);
+        q.accept_later(req(1, 0, Op::Read), ArmPath::Direct, &d, 0, 1_900); // nearest the head
+        assert_eq!(q.outstanding(), 2);
+        assert_eq!(q.next_handover_ns(), Some(1_900));
+        let first = q.start_next(&d, 1_000).unwrap();
+        assert_eq!((first.req.id, first.dispatched_ns, first.accepted_ns), (0, 0, 0), "the near one is not there yet");
+        q.completed();
+        let second = q.start_next(&d, 1_900).unwrap();
+        assert_eq!((second.req.id, second.dispatched_ns, second.accepted_ns), (1, 0, 1_900));
+        q.completed();
+        assert_eq!(q.next_handover_ns(), None);
+
+        // A flush already there waits for a write sent before it that is not.
+        let mut q = DriveQueue::new(DriveQueueConfig { depth: 8, order: FirmwareOrder::Rpo { aging_ns: u64::MAX } });
+        q.accept_later(req(0, 1_000, Op::Write), ArmPath::Direct, &d, 0, 5_000);
+        q.accept(req(1, 0, Op::Flush), ArmPath::Direct, &d, 0);
+        assert!(q.start_next(&d, 0).is_none());
+        assert_eq!(q.start_next(&d, 5_000).unwrap().req.id, 0);
+        q.completed();
+        assert_eq!(q.start_next(&d, 5_000).unwrap().req.id, 1);
     }
 
     #[test]

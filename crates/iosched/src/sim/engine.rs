@@ -477,7 +477,7 @@ impl Engine<'_> {
         };
         debug_assert!(service.completion_ns >= start);
         self.events.push(service.completion_ns, Event::Completion(lane as u32, q.req.id));
-        l.serving.push((q.req, q.accepted_ns, service));
+        l.serving.push((q.req, q.dispatched_ns, service));
         true
     }
 }
@@ -517,8 +517,9 @@ fn cx_in_flight(l: &Lane) -> u32 {
 
 /// Hands a request the scheduler dispatched to its hardware queue: takes a tag, charges the
 /// scheduler's CPU time, and queues the command where the drive takes it from (an NVMe
-/// submission queue, or the drive queue) at the time its CPU work ends plus the host path's
-/// latency. Returns that time.
+/// submission queue, or the drive queue) at the time its CPU work ends (plus the host path's
+/// latency on NVMe; the drive queue adds it when it starts the command). Returns the time the
+/// command is handed over (a wake-up is due then).
 fn issue_mq(l: &mut Lane, req: Request, path: crate::device::ArmPath, now: Nanos) -> Nanos {
     let mq = l.mq.as_mut().expect("blk-mq lane");
     let hwq = mq.hwq_of(&req);
@@ -531,9 +532,11 @@ fn issue_mq(l: &mut Lane, req: Request, path: crate::device::ArmPath, now: Nanos
             ready
         }
         None => {
-            // The drive queue adds the host path's latency when it starts the command.
-            l.drive.accept(req, path, l.device.as_view(), cpu_done);
-            now
+            // The command reaches the drive when the CPU work ends (the firmware cannot choose
+            // it before; a wake-up then); the drive queue adds the host path's latency when it
+            // starts the command.
+            l.drive.accept_later(req, path, l.device.as_view(), now, cpu_done);
+            cpu_done
         }
     }
 }
