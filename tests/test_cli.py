@@ -42,6 +42,16 @@ def test_run_json_is_one_object():
         for p in run["processes"]:
             assert {"name", "bytes", "throughput_mb_s", "response_ms"} <= set(p)
             assert LATENCY_KEYS <= set(p["response_ms"])
+    # The runs are the simulator's summaries as written (not parsed and written again): the same
+    # values the Python API gives for the same scenario and seed.
+    api_runs = iosched.run(iosched.Scenario.default(), seed=3).summaries
+
+    def timeless(x):
+        if isinstance(x, dict):
+            return {k: timeless(v) for k, v in x.items() if k not in ("wall_s", "elapsed_wall_s", "cpu_s")}
+        return [timeless(v) for v in x] if isinstance(x, list) else x
+
+    assert timeless(doc["runs"]) == timeless(api_runs)
 
 
 @pytest.mark.parametrize("name", ["seltzer-q100.toml", "two-readers.toml"])

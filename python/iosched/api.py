@@ -137,14 +137,12 @@ def run(
     finally:
         if stream_path is not None and stream_path != csv_path and os.path.exists(stream_path):
             os.unlink(stream_path)
-    summaries, columns = [], []
-    for summary_json, cols in outcome["runs"]:
-        summaries.append(json.loads(summary_json))
-        columns.append(cols)
+    texts = [summary_json for summary_json, _ in outcome["runs"]]
+    columns = [cols for _, cols in outcome["runs"]]
     if progress is not None:
-        progress(Progress(len(summaries), runs_total, 0, 0.0))
-    return Results(scn.name, summaries, columns, interrupted=interrupted, requests_csv=csv_path,
-                   requests_parquet=parquet_path)
+        progress(Progress(len(texts), runs_total, 0, 0.0))
+    return Results(scn.name, None, columns, interrupted=interrupted, requests_csv=csv_path,
+                   requests_parquet=parquet_path, summary_texts=texts)
 
 
 def resolved(scenario: ScenarioLike) -> dict:

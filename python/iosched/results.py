@@ -74,15 +74,27 @@ class Results:
         The run was stopped by Ctrl-C; the last summary covers it up to that point.
     """
 
-    def __init__(self, scenario_name: str, summaries: list, columns: list, interrupted: bool = False,
-                 requests_csv: Optional[str] = None, requests_parquet: Optional[str] = None):
+    def __init__(self, scenario_name: str, summaries: Optional[list], columns: list, interrupted: bool = False,
+                 requests_csv: Optional[str] = None, requests_parquet: Optional[str] = None,
+                 summary_texts: Optional[list] = None):
         self.scenario_name = scenario_name
-        self.summaries = summaries
+        # The native summaries as JSON text, parsed when first asked for (`run --json` writes
+        # the text as it is: a thousand processes' distributions are 200,000 numbers).
+        self._summaries = summaries
+        self.summary_texts = summary_texts
         self._columns = columns
         self._requests = None
         self.interrupted = interrupted
         self.requests_csv = requests_csv
         self.requests_parquet = requests_parquet
+
+    @property
+    def summaries(self) -> list:
+        if self._summaries is None:
+            import json
+
+            self._summaries = [json.loads(t) for t in (self.summary_texts or [])]
+        return self._summaries
 
     @property
     def runs(self):

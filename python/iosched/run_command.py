@@ -191,15 +191,32 @@ def execute(opts: RunOptions) -> int:
         raise CommandError(str(e))
     if results.interrupted:
         sys.stderr.write("interrupted: the results so far follow (the last run stopped early)\n")
-    json_doc = {"iosched_version": __version__, "scenario": scenario.name, "resolved_scenario": resolved,
-                "runs": results.summaries}
-    emit(_items(scenario, results, opts) if opts.fmt != "json" else [], opts.fmt, json_doc=json_doc)
+    if opts.fmt == "json":
+        _write_json(scenario.name, resolved, results)
+    else:
+        json_doc = {"iosched_version": __version__, "scenario": scenario.name, "resolved_scenario": resolved,
+                    "runs": results.summaries}
+        emit(_items(scenario, results, opts), opts.fmt, json_doc=json_doc)
     if opts.plot is not None:
         from .plots import run_plots
 
         paths = run_plots(results.summaries, opts.plot, scenario.name)
         sys.stderr.write("plots: " + ", ".join(str(p) for p in paths) + "\n")
     return INTERRUPTED_STATUS if results.interrupted else 0
+
+
+def _write_json(name, resolved: dict, results) -> None:
+    """`run --json`: the document with each run's summary as the simulator wrote it (not parsed
+    and written again: the same values, in its number format)."""
+    import json
+    import sys
+
+    from . import __version__
+
+    head = json.dumps({"iosched_version": __version__, "scenario": name, "resolved_scenario": resolved})
+    texts = results.summary_texts if results.summary_texts is not None else [json.dumps(s) for s in results.summaries]
+    sys.stdout.write(head[:-1] + ', "runs": [' + ", ".join(texts) + "]}\n")
+    sys.stdout.flush()
 
 
 def _items(scenario, results, opts: RunOptions) -> list:
