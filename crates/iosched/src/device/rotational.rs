@@ -225,12 +225,14 @@ pub struct RotationalDisk {
     last_front: Cell<Option<((Nanos, Stream), WalkEnd)>>,
     /// The last two walks (a pure function of their arguments): a read's host-transfer timing
     /// walks to its first block and to its end again after the media access walked there.
-    walk_memo: [Cell<Option<(WalkKey, (WalkEnd, Nanos))>>; 2],
+    walk_memo: [Cell<Option<WalkMemoEntry>>; 2],
     walk_memo_next: Cell<u8>,
 }
 
 /// A walk's arguments: (from, t0, to_sector, until_ns, aligned).
 type WalkKey = (u64, Nanos, u64, Nanos, bool);
+/// A walk remembered: its arguments and its result (where it ended, the transfer time).
+type WalkMemoEntry = (WalkKey, (WalkEnd, Nanos));
 
 /// Where a sequential walk over the media stopped: at the start of `sector`, at `at_ns`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -207,7 +207,7 @@ mod tests {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             // Grow to about 120 requests, shrink to a few, grow again.
             let grow = (id / 400) % 2 == 0;
-            if (grow && x % 4 != 0) || live.is_empty() || (!grow && x % 4 == 0) {
+            if (grow && !x.is_multiple_of(4)) || live.is_empty() || (!grow && x.is_multiple_of(4)) {
                 let r = Request::new(id, Op::Read, (x >> 16) % (cap - 8), 8, 0);
                 q.insert(r, &disk);
                 reference.insert((disk.cylinder_of(r.start_sector), r.id), r);
