@@ -72,6 +72,9 @@ fn new_dense() -> Histogram<u64> {
 #[derive(Clone, Debug)]
 pub struct LatencyHistogram {
     counts: Counts,
+    /// Values of 0 recorded (kept apart from `counts`, whose bucket of 0 they are: a request
+    /// that never waited, the common case, costs an increment).
+    zeros: u64,
     count: u64,
     sum_ns: u128,
     min_ns: Nanos,
@@ -80,12 +83,18 @@ pub struct LatencyHistogram {
 
 impl Default for LatencyHistogram {
     fn default() -> Self {
-        LatencyHistogram { counts: Counts::Sparse(FastMap::default()), count: 0, sum_ns: 0, min_ns: Nanos::MAX, max_ns: 0 }
+        LatencyHistogram { counts: Counts::Sparse(FastMap::default()), zeros: 0, count: 0, sum_ns: 0, min_ns: Nanos::MAX, max_ns: 0 }
     }
 }
 
 impl LatencyHistogram {
     pub fn record(&mut self, ns: Nanos) {
+        if ns == 0 {
+            self.zeros += 1;
+            self.count += 1;
+            self.min_ns = 0;
+            return;
+        }
         if let Counts::Sparse(v) = &mut self.counts {
             if ns <= SPARSE_MAX_VALUE {
                 let key = buckets().lowest_equivalent(ns);
@@ -159,6 +168,7 @@ impl LatencyHistogram {
                 }
             }
         }
+        self.zeros += other.zeros;
         self.count += other.count;
         self.sum_ns += other.sum_ns;
         self.min_ns = self.min_ns.min(other.min_ns);
@@ -167,10 +177,11 @@ impl LatencyHistogram {
 
     /// Buckets held (sparse) or allocated (dense): what the distribution's memory grows with.
     pub fn buckets_held(&self) -> usize {
-        match &self.counts {
-            Counts::Sparse(v) => v.len(),
-            Counts::Dense(h) => h.distinct_values(),
-        }
+        (self.zeros > 0) as usize
+            + match &self.counts {
+                Counts::Sparse(v) => v.len(),
+                Counts::Dense(h) => h.distinct_values(),
+            }
     }
 
     pub fn count(&self) -> u64 {
@@ -212,10 +223,20 @@ impl LatencyHistogram {
             return vec![0; qs.len()];
         }
         let inner: Vec<f64> = qs.iter().copied().filter(|&q| q > 0.0 && q < 1.0).collect();
+        let zeros = (self.zeros > 0).then_some((0, self.zeros));
         let mut values: Box<dyn Iterator<Item = u64> + '_> = match &self.counts {
-            Counts::Dense(hist) => Box::new(hist.value_at_quantiles(inner)),
+            Counts::Dense(hist) if zeros.is_none() => Box::new(hist.value_at_quantiles(inner)),
+            Counts::Dense(hist) => {
+                // The zeros' bucket first, then the dense buckets, read by the same rule
+                // (sparse_quantiles gives what value_at_quantiles gives on the same counts).
+                let sorted: Vec<(u64, u64)> = zeros
+                    .into_iter()
+                    .chain(hist.iter_recorded().map(|v| (buckets().lowest_equivalent(v.value_iterated_to()), v.count_at_value())))
+                    .collect();
+                Box::new(sparse_quantiles(&sorted, inner).into_iter())
+            }
             Counts::Sparse(v) => {
-                let mut sorted: Vec<(u64, u64)> = v.iter().map(|(&k, &n)| (k, n)).collect();
+                let mut sorted: Vec<(u64, u64)> = zeros.into_iter().chain(v.iter().map(|(&k, &n)| (k, n))).collect();
                 sorted.sort_unstable();
                 Box::new(sparse_quantiles(&sorted, inner).into_iter())
             }
