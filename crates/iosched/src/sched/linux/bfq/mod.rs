@@ -12,6 +12,7 @@
 //! time has come (at the timer's own time).
 
 pub mod budget;
+mod entity_set;
 pub mod queue;
 pub mod rules;
 pub mod wf2q;

@@ -9,17 +9,17 @@
 //! serves). An entity is eligible when its start S <= V; the scheduler serves the eligible one
 //! with the smallest finish F, and when none is eligible V jumps to the smallest start.
 //!
-//! O(log N): the active entities are kept in two ordered sets, the eligible ones by finish time
-//! and the not yet eligible ones by start time; as V only grows, an entity moves once from the
-//! second set to the first (each move O(log N)). This replaces Linux's augmented red-black tree
-//! (min_start per subtree) with the same asymptotic cost. Virtual times are u128: they never
+//! O(log N): the active entities are kept in two ordered sets (entity_set.rs), the eligible ones
+//! by finish time and the not yet eligible ones by start time; as V only grows, an entity moves
+//! once from the second set to the first (each move O(log N)). This replaces Linux's augmented
+//! red-black tree (min_start per subtree) with the same asymptotic cost. Virtual times are u128: they never
 //! wrap (Linux uses wrapping u64 comparisons).
 //!
 //! Deactivated entities whose F is still ahead of V wait on the idle tree (their weight stays in
 //! wsum) until V passes F; reactivated before that, they start at max(V, F) (WF2Q+'s rule that
 //! an entity cannot get ahead of its fluid service by going idle).
 
-use std::collections::BTreeSet;
+use super::entity_set::{EntitySet, NO_STAMP};
 
 /// Entity index. Entity 0 is the root group (it has a service tree, no parent).
 pub type Eid = usize;
@@ -58,9 +58,20 @@ pub struct Entity {
     pub start: u128,
     pub finish: u128,
     pub tree: Tree,
+    /// Which of its tree's sets holds it (its stamp there; `NO_STAMP`: none).
+    set: Set,
+    stamp: u64,
     pub in_service: bool,
     /// Active children (groups only): in a tree or in service.
     pub active_children: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Set {
+    None,
+    Eligible,
+    Pending,
+    Idle,
 }
 
 /// One per class of a group (Linux `struct bfq_service_tree`).
@@ -68,9 +79,9 @@ pub struct Entity {
 pub struct ServiceTree {
     pub vtime: u128,
     pub wsum: u64,
-    eligible: BTreeSet<(u128, Eid)>,
-    pending: BTreeSet<(u128, Eid)>,
-    idle: BTreeSet<(u128, Eid)>,
+    eligible: EntitySet,
+    pending: EntitySet,
+    idle: EntitySet,
 }
 
 impl ServiceTree {
@@ -96,6 +107,8 @@ pub struct Wf2q {
     /// Indexed by entity id; Some for groups (and the root).
     pub sched: Vec<Option<SchedData>>,
     free: Vec<Eid>,
+    /// The last stamp given to an entity entering a set.
+    stamps: u64,
 }
 
 impl Default for Wf2q {
@@ -107,7 +120,7 @@ impl Default for Wf2q {
 impl Wf2q {
     pub fn new() -> Self {
         let root = Entity { parent: None, ..Self::fresh(ROOT, CLASS_BE, 1) };
-        Wf2q { entities: vec![root], sched: vec![Some(SchedData::default())], free: Vec::new() }
+        Wf2q { entities: vec![root], sched: vec![Some(SchedData::default())], free: Vec::new(), stamps: NO_STAMP }
     }
 
     fn alloc(&mut self, e: Entity, group: bool) -> Eid {
@@ -135,6 +148,8 @@ impl Wf2q {
             start: 0,
             finish: 0,
             tree: Tree::None,
+            set: Set::None,
+            stamp: NO_STAMP,
             in_service: false,
             active_children: 0,
         }
@@ -178,23 +193,50 @@ impl Wf2q {
         self.tree_of(e).vtime
     }
 
+    /// Puts `e` into one of its tree's sets with a fresh stamp.
+    fn enter(&mut self, e: Eid, set: Set, key: u128) {
+        self.stamps += 1;
+        let stamp = self.stamps;
+        let st = self.st(e);
+        match set {
+            Set::Eligible => st.eligible.insert(key, e, stamp),
+            Set::Pending => st.pending.insert(key, e, stamp),
+            Set::Idle => st.idle.insert(key, e, stamp),
+            Set::None => unreachable!("entering no set"),
+        }
+        let ent = &mut self.entities[e];
+        (ent.set, ent.stamp) = (set, stamp);
+    }
+
+    /// Takes `e` out of the set holding it.
+    fn leave(&mut self, e: Eid) {
+        let set = self.entities[e].set;
+        (self.entities[e].set, self.entities[e].stamp) = (Set::None, NO_STAMP);
+        let ent = &self.entities[e];
+        let (p, c) = (ent.parent.expect("entity with a parent"), ent.class);
+        let Wf2q { sched, entities, .. } = self;
+        let st = &mut sched[p].as_mut().expect("group").trees[c];
+        let is_member = |m: Eid, s: u64| entities[m].stamp == s;
+        match set {
+            Set::Eligible => st.eligible.removed(is_member),
+            Set::Pending => st.pending.removed(is_member),
+            Set::Idle => st.idle.removed(is_member),
+            Set::None => {}
+        }
+    }
+
     fn insert_active(&mut self, e: Eid) {
         let (s, f) = (self.entities[e].start, self.entities[e].finish);
-        let st = self.st(e);
-        if s <= st.vtime {
-            st.eligible.insert((f, e));
+        if s <= self.tree_of(e).vtime {
+            self.enter(e, Set::Eligible, f);
         } else {
-            st.pending.insert((s, e));
+            self.enter(e, Set::Pending, s);
         }
         self.entities[e].tree = Tree::Active;
     }
 
     fn remove_active(&mut self, e: Eid) {
-        let (s, f) = (self.entities[e].start, self.entities[e].finish);
-        let st = self.st(e);
-        if !st.eligible.remove(&(f, e)) {
-            st.pending.remove(&(s, e));
-        }
+        self.leave(e);
         self.entities[e].tree = Tree::None;
     }
 
@@ -206,23 +248,22 @@ impl Wf2q {
             st.vtime = v;
         }
         let vt = st.vtime;
-        while let Some(&(s, e)) = st.pending.first() {
+        while let Some((s, e)) = self.sched[g].as_ref().expect("group").trees[class].pending.first() {
             if s > vt {
                 break;
             }
-            st.pending.remove(&(s, e));
-            st.eligible.insert((self.entities[e].finish, e));
+            self.leave(e);
+            let f = self.entities[e].finish;
+            self.enter(e, Set::Eligible, f);
         }
-        let mut forgotten = Vec::new();
-        while let Some(&(f, e)) = st.idle.first() {
+        while let Some((f, e)) = self.sched[g].as_ref().expect("group").trees[class].idle.first() {
             if f > vt {
                 break;
             }
-            st.idle.remove(&(f, e));
-            st.wsum = st.wsum.saturating_sub(self.entities[e].weight);
-            forgotten.push(e);
-        }
-        for e in forgotten {
+            self.leave(e);
+            let w = self.entities[e].weight;
+            let st = &mut self.sched[g].as_mut().expect("group").trees[class];
+            st.wsum = st.wsum.saturating_sub(w);
             self.entities[e].tree = Tree::None;
         }
     }
@@ -259,7 +300,7 @@ impl Wf2q {
             match self.entities[e].tree {
                 Tree::Idle => {
                     let f = self.entities[e].finish;
-                    self.st(e).idle.remove(&(f, e));
+                    self.leave(e);
                     self.entities[e].start = vt.max(f);
                     self.apply_weight(e);
                 }
@@ -318,11 +359,11 @@ impl Wf2q {
                 }
                 if st.eligible.is_empty() {
                     // Linux bfq_calc_vtime_jump: no entity eligible, V jumps to the smallest start.
-                    let s = st.pending.first().map(|&(s, _)| s).expect("pending");
+                    let s = st.pending.first().map(|(s, _)| s).expect("pending");
                     self.advance(g, class, s);
                 }
                 let st = &self.sched[g].as_ref().expect("group").trees[class];
-                chosen = st.eligible.first().map(|&(_, e)| e);
+                chosen = st.eligible.first().map(|(_, e)| e);
                 break;
             }
             let e = chosen?;
@@ -359,10 +400,10 @@ impl Wf2q {
     fn group_budget(&self, g: Eid) -> u64 {
         let sd = self.sched[g].as_ref().expect("group");
         for st in &sd.trees {
-            if let Some(&(_, e)) = st.eligible.first() {
+            if let Some((_, e)) = st.eligible.first() {
                 return self.entities[e].budget;
             }
-            if let Some(&(_, e)) = st.pending.first() {
+            if let Some((_, e)) = st.pending.first() {
                 return self.entities[e].budget;
             }
         }
@@ -417,11 +458,11 @@ impl Wf2q {
     fn park(&mut self, e: Eid) {
         self.entities[e].service = 0;
         let (f, w) = (self.entities[e].finish, self.entities[e].weight);
-        let st = self.st(e);
-        if f > st.vtime {
-            st.idle.insert((f, e));
+        if f > self.tree_of(e).vtime {
+            self.enter(e, Set::Idle, f);
             self.entities[e].tree = Tree::Idle;
         } else {
+            let st = self.st(e);
             st.wsum = st.wsum.saturating_sub(w);
             self.entities[e].tree = Tree::None;
         }
@@ -454,7 +495,7 @@ impl Wf2q {
             return false;
         }
         let st = self.tree_of(e);
-        st.eligible.first().is_some_and(|&(_, first)| first == e)
+        st.eligible.first().is_some_and(|(_, first)| first == e)
     }
 
     /// Active leaves and groups in all trees (for tests and reports).
