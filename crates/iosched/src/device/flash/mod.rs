@@ -65,7 +65,7 @@ impl FlashSsd {
         let dies = spec.geometry.dies();
         Ok(FlashSsd {
             buffer: WriteBuffer::new(spec.write_buffer_kib as u64 * 1024 / UNIT_BYTES, dies),
-            res: Resources::new(dies, spec.geometry.channels, &spec.die_scheduling),
+            res: Resources::new(dies, spec.geometry.channels, &spec.die_scheduling, spec.full_duplex_link()),
             spec,
             ftl,
             after_precondition,
@@ -162,7 +162,7 @@ impl FlashSsd {
         }
         self.moved.clear();
         let bytes = req.size_sectors as u64 * SECTOR_BYTES;
-        let (_, done) = self.res.link.reserve(flash_done, t.link_ns(bytes));
+        let (_, done) = self.res.link(true).reserve(flash_done, t.link_ns(bytes));
         Service { dispatch_ns: start, completion_ns: done, transfer_ns: done - start, cache_hit: from_dram, ..Service::default() }
     }
 
@@ -173,7 +173,7 @@ impl FlashSsd {
         // Room in the buffer, then the data over the link.
         let room = self.buffer.admit(t0, units.end - units.start);
         let bytes = req.size_sectors as u64 * SECTOR_BYTES;
-        let (_, done) = self.res.link.reserve(room, t.link_ns(bytes));
+        let (_, done) = self.res.link(false).reserve(room, t.link_ns(bytes));
         let ups = self.spec.geometry.units_per_superpage() as usize;
         for lpn in units {
             let die = self.ftl.die_of(lpn);
@@ -214,7 +214,7 @@ impl DeviceView for FlashSsd {
     fn positioning_time_ns(&self, sector: u64, sectors: u32, op: Op, now: Nanos) -> Nanos {
         let t = &self.spec.timing;
         let bytes = sectors as u64 * SECTOR_BYTES;
-        let link = t.link_ns(bytes) + (self.res.link.busy_until(now) - now);
+        let link = t.link_ns(bytes) + (self.res.link_busy_until(op == Op::Read, now) - now);
         if op != Op::Read {
             return link;
         }

@@ -8,6 +8,12 @@
 //! register, so a die's next array operation need not wait for the channel (ONFI cache read /
 //! cache program).
 //!
+//! The host link: NVMe over PCIe is full duplex (each direction of every lane is its own
+//! differential pair, so a TLP towards the host and one towards the device travel at once):
+//! write data (host -> device) and read data (device -> host) each get their own timeline.
+//! SATA is half duplex at the frame level (one FIS at a time on the link; the receiver only
+//! sends primitives back while a frame is in flight): one timeline for both directions.
+//!
 //! With read priority or suspension (die_scheduling.rs) each die is instead a `DieQueue` of
 //! reads and background jobs; the flash model reaches the dies only through `die_read`,
 //! `die_job` and `die_busy_until`, whichever the policy.
@@ -84,7 +90,10 @@ pub struct Resources {
     /// The dies as first-come timelines (the policy off).
     dies: Vec<Timeline>,
     pub channels: Vec<Timeline>,
-    pub link: Timeline,
+    /// The host link: both directions (half duplex), or host -> device (write data) only.
+    link: Timeline,
+    /// Device -> host (read data) on a full-duplex link; None: it shares `link`.
+    link_out: Option<Timeline>,
     /// The dies under read priority / suspension (the policy on).
     queues: Vec<DieQueue>,
     sched: DieScheduling,
@@ -93,12 +102,14 @@ pub struct Resources {
 }
 
 impl Resources {
-    pub fn new(dies: u32, channels: u32, sched: &DieScheduling) -> Self {
+    /// `full_duplex`: the link's two directions are separate timelines (NVMe/PCIe).
+    pub fn new(dies: u32, channels: u32, sched: &DieScheduling, full_duplex: bool) -> Self {
         let on = !sched.is_off();
         Resources {
             dies: if on { Vec::new() } else { vec![Timeline::default(); dies as usize] },
             channels: vec![Timeline::default(); channels as usize],
             link: Timeline::default(),
+            link_out: full_duplex.then(Timeline::default),
             queues: if on { vec![DieQueue::default(); dies as usize] } else { Vec::new() },
             sched: sched.clone(),
             next_job: 0,
@@ -114,6 +125,26 @@ impl Resources {
             q.prune(now_ns);
         }
         self.link.prune(now_ns);
+        if let Some(l) = &mut self.link_out {
+            l.prune(now_ns);
+        }
+    }
+
+    /// The link's timeline for data towards the host (`to_host`: read data) or towards the
+    /// device (write data): the same one unless the link is full duplex.
+    pub fn link(&mut self, to_host: bool) -> &mut Timeline {
+        match (&mut self.link_out, to_host) {
+            (Some(out), true) => out,
+            _ => &mut self.link,
+        }
+    }
+
+    /// When the link direction is free from `t` on.
+    pub fn link_busy_until(&self, to_host: bool, t: Nanos) -> Nanos {
+        match (&self.link_out, to_host) {
+            (Some(out), true) => out.busy_until(t),
+            _ => self.link.busy_until(t),
+        }
     }
 
     /// A page read of `tr` on `die` from `ready`: (start, end).

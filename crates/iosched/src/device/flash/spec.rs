@@ -53,6 +53,12 @@ pub struct FlashSpec {
 }
 
 impl FlashSpec {
+    /// Whether the host link carries both directions at once (NVMe over PCIe: each lane is a
+    /// pair of one-way differential pairs) or one frame at a time (SATA).
+    pub fn full_duplex_link(&self) -> bool {
+        self.interface == "nvme"
+    }
+
     pub fn validate(&self) -> Result<(), String> {
         self.geometry.validate()?;
         self.timing.validate()?;

@@ -262,3 +262,27 @@ fn die_scheduling_fields_in_a_scenario() {
     assert!(e.contains("`device.flash.erase_suspend_us` must be in [0, 100000], got -3"), "{e}");
     assert!(spec("").unwrap().unwrap().die_scheduling.is_off(), "off by default");
 }
+
+/// A 128 KiB write and a 128 KiB read of unwritten units (no flash: only the link) started at
+/// the same instant: the read's data goes device -> host while the write's goes host -> device.
+fn read_beside_a_write(interface: &str) -> (Nanos, Nanos) {
+    let mut s = small_spec(Precondition::None);
+    s.interface = interface.into();
+    let mut ssd = FlashSsd::new(s, 1).unwrap();
+    let w = ssd.service(&Request::new(0, Op::Write, 0, 256, 0), ArmPath::Direct, 0);
+    let r = ssd.service(&Request::new(1, Op::Read, 4096, 256, 0), ArmPath::Direct, 0);
+    (w.completion_ns, r.completion_ns)
+}
+
+#[test]
+fn the_link_is_full_duplex_on_nvme_and_half_duplex_on_sata() {
+    let t = small_spec(Precondition::None).timing;
+    let one = t.overhead_ns() + t.link_ns(128 * 1024);
+    assert_eq!(read_beside_a_write("nvme"), (one, one), "NVMe: the two transfers overlap");
+    assert_eq!(read_beside_a_write("sata"), (one, one + t.link_ns(128 * 1024)), "SATA: the read's data waits for the write's");
+    // The read's expected service time sees only its own direction's backlog on NVMe.
+    let mut ssd = FlashSsd::new(small_spec(Precondition::None), 1).unwrap();
+    ssd.service(&Request::new(0, Op::Write, 0, 256, 0), ArmPath::Direct, 0);
+    assert_eq!(ssd.positioning_time_ns(4096, 8, Op::Read, t.overhead_ns()), t.link_ns(4096));
+    assert_eq!(ssd.positioning_time_ns(4096, 8, Op::Write, t.overhead_ns()), t.link_ns(4096) + t.link_ns(128 * 1024));
+}
