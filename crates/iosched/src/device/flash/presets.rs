@@ -25,6 +25,7 @@
 use super::die_scheduling::DieScheduling;
 use super::gc::GcPolicy;
 use super::geometry::FlashGeometry;
+use super::slc_cache::SlcConfig;
 use super::spec::{FlashSpec, Precondition};
 use super::timing::FlashTiming;
 
@@ -71,6 +72,7 @@ pub fn flash_preset(name: &str) -> Option<FlashSpec> {
             precondition: Precondition::Full,
             max_queue_depth: 32,
             die_scheduling: DieScheduling::default(),
+            slc: SlcConfig::default(),
         },
         // Samsung 970 EVO Plus 1 TB (MZ-V7S1T0): data sheet: PCIe 3.0 x4 NVMe 1.3, 3,500/3,300
         // MB/s sequential (writes in the SLC TurboWrite region; 1,700 MB/s after it), 600K/550K
@@ -98,6 +100,7 @@ pub fn flash_preset(name: &str) -> Option<FlashSpec> {
             precondition: Precondition::Full,
             max_queue_depth: 1024,
             die_scheduling: DieScheduling::default(),
+            slc: SlcConfig::default(),
         },
         // Samsung PM9A3 7.68 TB U.2 (MZQL27T6HBLA): product brief: PCIe 4.0 x4 NVMe, 6,500 /
         // 3,500 MB/s sequential, 900K / 200K IOPS random 4 KiB (steady state, the data centre
@@ -127,6 +130,7 @@ pub fn flash_preset(name: &str) -> Option<FlashSpec> {
             precondition: Precondition::Aged,
             max_queue_depth: 1024,
             die_scheduling: DieScheduling::default(),
+            slc: SlcConfig::default(),
         },
         _ => return None,
     })

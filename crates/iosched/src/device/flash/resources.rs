@@ -85,6 +85,16 @@ impl Timeline {
     }
 }
 
+/// A program's die work as page operations: GC's copy reads, its copy programs, its erases,
+/// then the program itself.
+pub fn push_work(ops: &mut Vec<(OpKind, Nanos)>, work: DieWork, t: &FlashTiming) {
+    let gc_programs = work.programs.saturating_sub(1);
+    ops.extend((0..work.reads).map(|_| (OpKind::Read, t.read_ns())));
+    ops.extend((0..gc_programs).map(|_| (OpKind::Program, t.program_ns())));
+    ops.extend((0..work.erases).map(|_| (OpKind::Erase, t.erase_ns())));
+    ops.extend((gc_programs..work.programs).map(|_| (OpKind::Program, t.program_ns())));
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Resources {
     /// The dies as first-come timelines (the policy off).
@@ -163,16 +173,18 @@ impl Resources {
     /// `ready`: (job id, end). The id is 0 on a plain timeline (the end never moves);
     /// otherwise the end may move later (`take_moved`).
     pub fn die_job(&mut self, die: u32, ready: Nanos, work: DieWork, t: &FlashTiming) -> (u64, Nanos) {
-        let busy = work.reads as Nanos * t.read_ns() + work.programs as Nanos * t.program_ns() + work.erases as Nanos * t.erase_ns();
+        let mut ops = Vec::with_capacity((work.reads + work.programs + work.erases) as usize);
+        push_work(&mut ops, work, t);
+        self.die_ops(die, ready, ops)
+    }
+
+    /// A job of page operations in order on `die` from `ready` (an SLC program, a fold):
+    /// (job id, end), as `die_job`.
+    pub fn die_ops(&mut self, die: u32, ready: Nanos, ops: Vec<(OpKind, Nanos)>) -> (u64, Nanos) {
         let Some(q) = self.queues.get_mut(die as usize) else {
+            let busy = ops.iter().map(|o| o.1).sum();
             return (0, self.dies[die as usize].reserve(ready, busy).1);
         };
-        let mut ops = Vec::with_capacity((work.reads + work.programs + work.erases) as usize);
-        let gc_programs = work.programs.saturating_sub(1);
-        ops.extend((0..work.reads).map(|_| (OpKind::Read, t.read_ns())));
-        ops.extend((0..gc_programs).map(|_| (OpKind::Program, t.program_ns())));
-        ops.extend((0..work.erases).map(|_| (OpKind::Erase, t.erase_ns())));
-        ops.extend((gc_programs..work.programs).map(|_| (OpKind::Program, t.program_ns())));
         self.next_job += 1;
         (self.next_job, q.add_job(self.next_job, ready, ops))
     }
