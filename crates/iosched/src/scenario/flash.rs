@@ -126,6 +126,8 @@ pub fn flash_spec(d: &DeviceSection, mqsim: Option<&std::path::Path>) -> Result<
         Some(drive) => drive.spec,
         None => flash_preset(name).expect("listed preset"),
     };
+    // The preset's logical capacity (its SLC cache is sized as a share of it).
+    let preset_logical = crate::device::flash::ftl::logical_units_for(&s.geometry, s.over_provisioning, s.gc_free_superblocks).ok();
     if let Some(f) = &d.flash {
         let g = &mut s.geometry;
         set(&mut g.channels, f.channels);
@@ -158,6 +160,16 @@ pub fn flash_spec(d: &DeviceSection, mqsim: Option<&std::path::Path>) -> Result<
         if let Some(m) = &f.suspend {
             ds.suspend = SuspendMode::parse(m)
                 .ok_or_else(|| format!("field `device.flash.suspend`: unknown mode `{m}` (known: {})", SuspendMode::NAMES.join(", ")))?;
+        }
+        // A geometry or over-provisioning of another capacity keeps the preset's SLC cache as
+        // the same share of the user capacity, unless its sizes are given.
+        let logical = crate::device::flash::ftl::logical_units_for(&s.geometry, s.over_provisioning, s.gc_free_superblocks).ok();
+        if let (Some(before), Some(after)) = (preset_logical, logical) {
+            if before != after && f.slc_cache_gib.is_none() && f.slc_dynamic_gib.is_none() {
+                let k = after as f64 / before as f64;
+                s.slc.static_gib *= k;
+                s.slc.dynamic_gib *= k;
+            }
         }
         let c = &mut s.slc;
         set(&mut c.static_gib, f.slc_cache_gib);

@@ -24,6 +24,8 @@ fn small_spec(precondition: Precondition) -> FlashSpec {
     s.over_provisioning = 0.25;
     s.write_buffer_kib = 256;
     s.precondition = precondition;
+    // No SLC cache unless a test turns it on (the preset's is sized for its own geometry).
+    s.slc = slc_cache::SlcConfig::default();
     s
 }
 
