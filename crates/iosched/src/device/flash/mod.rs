@@ -12,9 +12,12 @@
 //! then per physical page the die (tR) and its channel (data out), then the link (a read); or
 //! the link, then a buffer slot (a write; the program happens in the background when a die has
 //! a superpage's worth). Scheduling inside the drive is therefore first come, first served on
-//! each die and channel. Not modelled yet: the SLC write cache of consumer drives, a mapping
-//! cache (the presets hold the whole table in DRAM). Read priority and program/erase suspension
-//! are options, off by default (die_scheduling.rs, reached through resources.rs's die contract).
+//! each die and channel; the host link is full duplex on NVMe (read and write data on their own
+//! timelines) and half duplex on SATA. An SLC write cache (slc_cache.rs: TurboWrite; on in the
+//! consumer presets) takes host programs at SLC latencies while it has room and is folded to TLC
+//! in idle time. Not modelled yet: a mapping cache (the presets hold the whole table in DRAM).
+//! Read priority and program/erase suspension are options, off by default (die_scheduling.rs,
+//! reached through resources.rs's die contract).
 //!
 //! As a `DeviceView`: one cylinder, no seek; `positioning_time_ns` is the expected service time
 //! (the die's backlog + tR + transfers for a read; the link for a write) so that SPTF-like
