@@ -6,6 +6,7 @@ use super::DeviceSection;
 use crate::device::flash::die_scheduling::SuspendMode;
 use crate::device::flash::gc::GcPolicy;
 use crate::device::flash::presets::{flash_preset, FLASH_PRESET_NAMES};
+use crate::device::flash::slc_cache::FoldPolicy;
 use crate::device::flash::spec::Precondition;
 use crate::device::flash::FlashSpec;
 use crate::device::presets::PRESET_NAMES;
@@ -44,6 +45,16 @@ pub struct FlashSection {
     pub resume_us: Option<f64>,
     /// Suspensions per operation (0: no limit).
     pub max_suspensions: Option<u32>,
+    /// The SLC write cache: its fixed part (GiB of data; 0 with slc_dynamic_gib 0: off).
+    pub slc_cache_gib: Option<f64>,
+    /// Its dynamic part at most (GiB of data), while free user space allows.
+    pub slc_dynamic_gib: Option<f64>,
+    pub slc_program_us: Option<f64>,
+    pub slc_read_us: Option<f64>,
+    /// "idle" or "idle-and-full": when the cache is folded to TLC.
+    pub slc_fold: Option<String>,
+    /// Host idle time before folding starts (ms).
+    pub slc_fold_idle_ms: Option<f64>,
 }
 
 /// Whether `[device]` describes a flash drive (then its spec), checking `kind` against the
@@ -115,6 +126,8 @@ pub fn flash_spec(d: &DeviceSection, mqsim: Option<&std::path::Path>) -> Result<
         Some(drive) => drive.spec,
         None => flash_preset(name).expect("listed preset"),
     };
+    // The preset's logical capacity (its SLC cache is sized as a share of it).
+    let preset_logical = crate::device::flash::ftl::logical_units_for(&s.geometry, s.over_provisioning, s.gc_free_superblocks).ok();
     if let Some(f) = &d.flash {
         let g = &mut s.geometry;
         set(&mut g.channels, f.channels);
@@ -148,6 +161,26 @@ pub fn flash_spec(d: &DeviceSection, mqsim: Option<&std::path::Path>) -> Result<
             ds.suspend = SuspendMode::parse(m)
                 .ok_or_else(|| format!("field `device.flash.suspend`: unknown mode `{m}` (known: {})", SuspendMode::NAMES.join(", ")))?;
         }
+        // A geometry or over-provisioning of another capacity keeps the preset's SLC cache as
+        // the same share of the user capacity, unless its sizes are given.
+        let logical = crate::device::flash::ftl::logical_units_for(&s.geometry, s.over_provisioning, s.gc_free_superblocks).ok();
+        if let (Some(before), Some(after)) = (preset_logical, logical) {
+            if before != after && f.slc_cache_gib.is_none() && f.slc_dynamic_gib.is_none() {
+                let k = after as f64 / before as f64;
+                s.slc.static_gib *= k;
+                s.slc.dynamic_gib *= k;
+            }
+        }
+        let c = &mut s.slc;
+        set(&mut c.static_gib, f.slc_cache_gib);
+        set(&mut c.dynamic_gib, f.slc_dynamic_gib);
+        set(&mut c.program_us, f.slc_program_us);
+        set(&mut c.read_us, f.slc_read_us);
+        set(&mut c.fold_idle_ms, f.slc_fold_idle_ms);
+        if let Some(p) = &f.slc_fold {
+            c.fold = FoldPolicy::parse(p)
+                .ok_or_else(|| format!("field `device.flash.slc_fold`: unknown policy `{p}` (known: {})", FoldPolicy::NAMES.join(", ")))?;
+        }
         if let Some(p) = &f.precondition {
             s.precondition = Precondition::parse(p).ok_or_else(|| {
                 format!("field `device.flash.precondition`: unknown state `{p}` (known: {})", Precondition::NAMES.join(", "))
@@ -164,6 +197,12 @@ pub fn flash_spec(d: &DeviceSection, mqsim: Option<&std::path::Path>) -> Result<
     s.validate()?;
     // The FTL's own checks (spare space for GC), without allocating its tables.
     crate::device::flash::ftl::logical_units_for(&s.geometry, s.over_provisioning, s.gc_free_superblocks)?;
+    if !s.slc.is_off() {
+        // The static SLC region's superblocks come out of the spare space.
+        let g = &s.geometry;
+        let n = s.slc.static_superblocks_per_die(g.dies(), g.units_per_superblock());
+        crate::device::flash::ftl::check_reserve(g, s.over_provisioning, s.gc_free_superblocks, n)?;
+    }
     Ok(Some(s))
 }
 

@@ -7,8 +7,30 @@ fn err(text: &str) -> String {
     Scenario::parse(text, "bad.toml").err().unwrap_or_else(|| panic!("should be rejected: {text}")).to_string()
 }
 
-const SMALL: &str =
-    "[device.flash]\nchannels = 2\ndies_per_channel = 2\nblocks_per_plane = 16\npages_per_block = 16\nover_provisioning = 0.25\n";
+/// A small drive; its spare space (3.25 superblocks per die) has no room for the preset's static
+/// SLC region beside GC's reserve: the cache is off (tested below and in the unit tests).
+const SMALL: &str = "[device.flash]\nchannels = 2\ndies_per_channel = 2\nblocks_per_plane = 16\npages_per_block = 16\nover_provisioning = 0.25\nslc_cache_gib = 0\nslc_dynamic_gib = 0\n";
+
+#[test]
+fn a_preset_slc_cache_scales_with_the_geometry_and_takes_writes() {
+    let small =
+        "[device.flash]\nchannels = 2\ndies_per_channel = 2\nblocks_per_plane = 32\npages_per_block = 16\nover_provisioning = 0.5\n";
+    let text =
+        format!("[device]\npreset = \"samsung-970-evo-plus-1tb\"\nqueue_depth = 8\n{small}precondition = \"none\"\n{}", workload(8, 0.0));
+    let scn = Scenario::parse(&text, "slc.toml").unwrap();
+    let spec = scn.flash_spec().unwrap().unwrap();
+    let preset = iosched::device::flash::presets::flash_preset("samsung-970-evo-plus-1tb").unwrap();
+    // The same share of the user capacity as the preset's (6 + 36 GB of 1 TB).
+    let share = |s: &iosched::device::flash::FlashSpec| {
+        let l = iosched::device::flash::ftl::logical_units_for(&s.geometry, s.over_provisioning, s.gc_free_superblocks).unwrap() as f64;
+        (s.slc.static_gib / l, s.slc.dynamic_gib / l)
+    };
+    let (a, b) = (share(&spec), share(&preset));
+    assert!((a.0 / b.0 - 1.0).abs() < 1e-9 && (a.1 / b.1 - 1.0).abs() < 1e-9, "{a:?} {b:?}");
+    let runs = scn.run(None).unwrap();
+    let f = runs[0].summary.flash.unwrap();
+    assert!(f.counters.slc_units > 0 && f.counters.slc_units <= f.counters.host_units, "{f:?}");
+}
 
 fn workload(qd: u32, read_fraction: f64) -> String {
     format!("[workload]\nkind = \"closed-queue\"\nqueue_depth = {qd}\nrequests = 2000\nrequest_kib = 4\nread_fraction = {read_fraction}\n")

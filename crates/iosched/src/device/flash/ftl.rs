@@ -37,6 +37,19 @@ pub struct FtlCounters {
     pub erases: u64,
     pub gc_runs: u64,
     pub trimmed_units: u64,
+    /// Host units programmed in SLC mode (counted in `host_units` too; slc_cache.rs).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub slc_units: u64,
+    /// Units folded from the SLC cache into TLC (flash writes beyond the host's).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub fold_units: u64,
+    /// SLC-mode superblocks erased after folding.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub slc_erases: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 impl FtlCounters {
@@ -45,7 +58,7 @@ impl FtlCounters {
         if self.host_units == 0 {
             return 1.0;
         }
-        (self.host_units + self.gc_units + self.padding_units) as f64 / self.host_units as f64
+        (self.host_units + self.gc_units + self.padding_units + self.fold_units) as f64 / self.host_units as f64
     }
 
     /// Each count combined with `o`'s by `f` (sums over an array, differences between times).
@@ -57,6 +70,9 @@ impl FtlCounters {
             erases: f(self.erases, o.erases),
             gc_runs: f(self.gc_runs, o.gc_runs),
             trimmed_units: f(self.trimmed_units, o.trimmed_units),
+            slc_units: f(self.slc_units, o.slc_units),
+            fold_units: f(self.fold_units, o.fold_units),
+            slc_erases: f(self.slc_erases, o.slc_erases),
         }
     }
 }
@@ -82,8 +98,24 @@ pub fn logical_units_for(geo: &FlashGeometry, over_provisioning: f64, gc_free_su
     Ok(per_die_superpages * ups as u64 * dies as u64)
 }
 
+/// Whether `n` superblocks per die can be taken out of use (the static SLC region) and leave GC
+/// its reserve.
+pub fn check_reserve(geo: &FlashGeometry, over_provisioning: f64, gc_free_superblocks: u32, n: u32) -> Result<(), String> {
+    let logical = logical_units_for(geo, over_provisioning, gc_free_superblocks)?;
+    let logical_superblocks = logical as f64 / geo.dies() as f64 / geo.units_per_superblock() as f64;
+    let spare = geo.superblocks_per_die() as f64 - logical_superblocks - n as f64;
+    if spare < gc_free_superblocks as f64 + 1.0 {
+        return Err(format!(
+            "device.flash: the static SLC region (`slc_cache_gib`) takes {n} superblocks per die, leaving {spare:.2} spare, \
+             fewer than gc_free_superblocks ({gc_free_superblocks}) + 1: a smaller region, more over_provisioning or blocks_per_plane"
+        ));
+    }
+    Ok(())
+}
+
 pub struct Ftl {
     geo: FlashGeometry,
+    op: f64,
     ups: u32,
     upsb: u32,
     sbpd: u32,
@@ -101,6 +133,8 @@ pub struct Ftl {
     in_gc: bool,
     /// Units placed so far (cost-benefit's clock).
     clock: u64,
+    /// Logical units mapped.
+    mapped: u64,
     pub counters: FtlCounters,
 }
 
@@ -112,6 +146,7 @@ impl Ftl {
         let total_sb = geo.superblocks() as usize;
         Ok(Ftl {
             geo: geo.clone(),
+            op: over_provisioning,
             ups,
             upsb,
             sbpd,
@@ -127,6 +162,7 @@ impl Ftl {
             gc_free_superblocks,
             in_gc: false,
             clock: 0,
+            mapped: 0,
             counters: FtlCounters::default(),
         })
     }
@@ -153,15 +189,49 @@ impl Ftl {
     pub fn free_superblocks(&self, die: u32) -> usize {
         self.free[die as usize].len()
     }
+    /// Logical units mapped (written and not trimmed, nor moved to the SLC cache).
+    pub fn mapped_units(&self) -> u64 {
+        self.mapped
+    }
+
+    /// Takes `n` free superblocks of every die out of use (an SLC region's blocks) on a fresh
+    /// FTL, or why GC would then lack spare space.
+    pub fn reserve_superblocks(&mut self, n: u32) -> Result<(), String> {
+        check_reserve(&self.geo, self.op, self.gc_free_superblocks, n)?;
+        for f in &mut self.free {
+            f.drain(..n as usize);
+        }
+        Ok(())
+    }
+
+    /// Unmaps `lpn` (its data moved to the SLC cache: the TLC copy is stale), without
+    /// counting a trim.
+    pub fn unmap(&mut self, lpn: u64) {
+        if let Some(old) = self.lookup(lpn) {
+            self.invalidate(old);
+            self.l2p[lpn as usize] = UNMAPPED;
+            self.mapped -= 1;
+        }
+    }
 
     /// Writes `lpns` (all on `die`) to the die's frontier, then pads to the superpage's end so
     /// that it is programmed; returns the die's work (GC included).
     pub fn write_superpage(&mut self, die: u32, lpns: &[u32]) -> DieWork {
+        self.write_superpage_from(die, lpns, false)
+    }
+
+    /// As `write_superpage`; `folded`: the units come from the SLC cache (fold units, not
+    /// host units).
+    pub fn write_superpage_from(&mut self, die: u32, lpns: &[u32], folded: bool) -> DieWork {
         let mut work = DieWork::default();
         for &lpn in lpns {
             debug_assert_eq!(self.die_of(lpn as u64), die);
             self.place(die, lpn, &mut work);
-            self.counters.host_units += 1;
+            if folded {
+                self.counters.fold_units += 1;
+            } else {
+                self.counters.host_units += 1;
+            }
         }
         while self.active[die as usize].is_some_and(|sb| !self.written[self.global(die, sb)].is_multiple_of(self.ups)) {
             self.place(die, UNMAPPED, &mut work);
@@ -175,6 +245,7 @@ impl Ftl {
         if let Some(old) = self.lookup(lpn) {
             self.invalidate(old);
             self.l2p[lpn as usize] = UNMAPPED;
+            self.mapped -= 1;
             self.counters.trimmed_units += 1;
         }
     }
@@ -206,8 +277,9 @@ impl Ftl {
         let ppn = g as u32 * self.upsb + off;
         self.written[g] += 1;
         if lpn != UNMAPPED {
-            if let Some(old) = self.lookup(lpn as u64) {
-                self.invalidate(old);
+            match self.lookup(lpn as u64) {
+                Some(old) => self.invalidate(old),
+                None => self.mapped += 1,
             }
             self.l2p[lpn as usize] = ppn;
             self.p2l[ppn as usize] = lpn;
@@ -301,6 +373,13 @@ impl Ftl {
         }
         if valid != self.valid {
             return Err("valid-unit counts differ from the mapping".into());
+        }
+        if valid.iter().map(|&v| v as u64).sum::<u64>() != self.mapped {
+            return Err(format!(
+                "{} logical units counted as mapped, the mapping holds {}",
+                self.mapped,
+                valid.iter().map(|&v| v as u64).sum::<u64>()
+            ));
         }
         for die in 0..self.geo.dies() {
             let free = &self.free[die as usize];

@@ -12,9 +12,12 @@
 //! then per physical page the die (tR) and its channel (data out), then the link (a read); or
 //! the link, then a buffer slot (a write; the program happens in the background when a die has
 //! a superpage's worth). Scheduling inside the drive is therefore first come, first served on
-//! each die and channel. Not modelled yet: the SLC write cache of consumer drives, a mapping
-//! cache (the presets hold the whole table in DRAM). Read priority and program/erase suspension
-//! are options, off by default (die_scheduling.rs, reached through resources.rs's die contract).
+//! each die and channel; the host link is full duplex on NVMe (read and write data on their own
+//! timelines) and half duplex on SATA. An SLC write cache (slc_cache.rs: TurboWrite; on in the
+//! consumer presets) takes host programs at SLC latencies while it has room and is folded to TLC
+//! in idle time. Not modelled yet: a mapping cache (the presets hold the whole table in DRAM).
+//! Read priority and program/erase suspension are options, off by default (die_scheduling.rs,
+//! reached through resources.rs's die contract).
 //!
 //! As a `DeviceView`: one cylinder, no seek; `positioning_time_ns` is the expected service time
 //! (the die's backlog + tR + transfers for a read; the link for a write) so that SPTF-like
@@ -29,13 +32,16 @@ pub mod mqsim_config;
 pub mod precondition;
 pub mod presets;
 pub mod resources;
+pub mod slc_cache;
 pub mod spec;
 pub mod timing;
 
 use self::buffer::WriteBuffer;
+use self::die_scheduling::OpKind;
 use self::ftl::{DieWork, Ftl, FtlCounters};
 use self::geometry::{UNIT_BYTES, UNIT_SECTORS};
-use self::resources::Resources;
+use self::resources::{push_work, Resources};
+use self::slc_cache::{FoldPolicy, SlcCache};
 pub use self::spec::FlashSpec;
 use super::{ArmPath, Device, DeviceView, Service};
 use crate::request::{Op, Request, SECTOR_BYTES};
@@ -51,21 +57,35 @@ pub struct FlashSsd {
     head_sector: u64,
     /// Reused buffers.
     lpns: Vec<u32>,
-    pages: Vec<(u32, u32, u32)>,
+    /// A read's flash pages: (die, page key, units, tR).
+    pages: Vec<(u32, u64, u32, Nanos)>,
     moved: Vec<(u64, Nanos)>,
+    /// The SLC write cache (None: off).
+    slc: Option<SlcCache>,
+    /// The last command's completion (the host is idle from then: folding's clock).
+    last_completion_ns: Nanos,
+    fold_lpns: Vec<u32>,
 }
+
+/// SLC page keys beside TLC physical pages in a read's page list.
+const SLC_PAGE_KEY: u64 = 1 << 40;
 
 impl FlashSsd {
     /// A drive in the spec's preconditioned state (`seed` drives the aged state's overwrites).
     pub fn new(spec: FlashSpec, seed: u64) -> Result<FlashSsd, String> {
         spec.validate()?;
         let mut ftl = Ftl::new(&spec.geometry, spec.over_provisioning, spec.gc_policy, spec.gc_free_superblocks)?;
+        let g = &spec.geometry;
+        let slc = (!spec.slc.is_off()).then(|| SlcCache::new(&spec.slc, g.dies(), g.units_per_superpage(), g.units_per_superblock()));
+        if slc.is_some() {
+            ftl.reserve_superblocks(spec.slc.static_superblocks_per_die(g.dies(), g.units_per_superblock()))?;
+        }
         precondition::precondition(&mut ftl, spec.precondition, seed);
         let after_precondition = ftl.counters;
         let dies = spec.geometry.dies();
         Ok(FlashSsd {
             buffer: WriteBuffer::new(spec.write_buffer_kib as u64 * 1024 / UNIT_BYTES, dies),
-            res: Resources::new(dies, spec.geometry.channels, &spec.die_scheduling),
+            res: Resources::new(dies, spec.geometry.channels, &spec.die_scheduling, spec.full_duplex_link()),
             spec,
             ftl,
             after_precondition,
@@ -73,7 +93,75 @@ impl FlashSsd {
             lpns: Vec::new(),
             pages: Vec::new(),
             moved: Vec::new(),
+            slc,
+            last_completion_ns: 0,
+            fold_lpns: Vec::new(),
         })
+    }
+
+    /// The SLC cache, if on.
+    pub fn slc(&self) -> Option<&SlcCache> {
+        self.slc.as_ref()
+    }
+
+    /// The mapping's invariants (ftl.rs) and, with the SLC cache, every logical unit mapped at
+    /// most once: in the FTL or in the cache.
+    pub fn check(&self) -> Result<(), String> {
+        self.ftl.check()?;
+        match &self.slc {
+            Some(c) => c.check(|lpn| self.ftl.die_of(lpn as u64), |lpn| self.ftl.lookup(lpn as u64).is_some()),
+            None => Ok(()),
+        }
+    }
+
+    /// Free user space in units (neither in the FTL nor in the SLC cache).
+    fn free_units(&self) -> u64 {
+        let held = self.ftl.mapped_units() + self.slc.as_ref().map_or(0, |c| c.valid_units());
+        self.ftl.logical_units().saturating_sub(held)
+    }
+
+    /// Folds the oldest SLC data of `die` into one TLC superpage from `ready` (SLC reads, the
+    /// TLC program with any GC, erases of emptied SLC blocks): its end (None: nothing held).
+    fn fold(&mut self, die: u32, ready: Nanos) -> Option<Nanos> {
+        let slc = self.slc.as_mut()?;
+        if slc.used(die) == 0 {
+            return None;
+        }
+        let mut lpns = std::mem::take(&mut self.fold_lpns);
+        let (reads, erases) = slc.take_fold(die, &mut lpns);
+        let (slc_read, t) = (slc.cfg.read_ns(), &self.spec.timing);
+        self.ftl.counters.slc_erases += erases as u64;
+        let mut ops: Vec<(OpKind, Nanos)> = (0..reads).map(|_| (OpKind::Read, slc_read)).collect();
+        if !lpns.is_empty() {
+            let work = self.ftl.write_superpage_from(die, &lpns, true);
+            push_work(&mut ops, work, t);
+        }
+        ops.extend((0..erases).map(|_| (OpKind::Erase, t.erase_ns())));
+        self.fold_lpns = lpns;
+        if ops.is_empty() {
+            return Some(ready);
+        }
+        Some(self.res.die_ops(die, ready, ops).1)
+    }
+
+    /// Folding in the host's idle time: from `fold_idle_ms` after the last completion until
+    /// `now`, every die folds while it is free and holds SLC data (done lazily when the next
+    /// command arrives; a fold begun before `now` runs to its end).
+    fn fold_idle(&mut self, now: Nanos) {
+        let Some(slc) = &self.slc else { return };
+        let from = self.last_completion_ns + slc.cfg.fold_idle_ns();
+        if from >= now {
+            return;
+        }
+        for die in 0..self.spec.geometry.dies() {
+            let mut t = from;
+            while self.slc.as_ref().is_some_and(|c| c.used(die) > 0) && self.res.die_busy_until(die, t) < now {
+                match self.fold(die, t) {
+                    Some(end) => t = end.max(t),
+                    None => break,
+                }
+            }
+        }
     }
 
     pub fn spec(&self) -> &FlashSpec {
@@ -97,6 +185,9 @@ impl FlashSsd {
         let end = ((start_sector + sectors) / UNIT_SECTORS).min(self.ftl.logical_units());
         for lpn in first..end {
             self.ftl.trim(lpn);
+            if let Some(c) = self.slc.as_mut() {
+                c.invalidate(self.ftl.die_of(lpn), lpn as u32);
+            }
         }
     }
 
@@ -116,13 +207,46 @@ impl FlashSsd {
             self.lpns = lpns;
             return;
         }
-        let work: DieWork = self.ftl.write_superpage(die, &lpns);
         let t = &self.spec.timing;
         let ch = self.spec.geometry.channel_of(die) as usize;
-        // The data goes over the channel into the die's cache register, then the die programs
+        // The data goes over the channel into the die's cache register, then the die programs:
+        // in SLC mode if the cache has room (folding first when full, by policy), else in TLC
         // (after the reads, copies and erase of any GC it needs).
         let (_, xfer_end) = self.res.channels[ch].reserve(ready_ns, t.channel_ns(ups as u64 * UNIT_BYTES));
-        let (id, done) = self.res.die_job(die, xfer_end, work, t);
+        let mut ready = xfer_end;
+        let mut slc_room = false;
+        if let Some(policy) = self.slc.as_ref().map(|c| c.cfg.fold) {
+            let free = self.free_units();
+            slc_room = self.slc.as_ref().is_some_and(|c| c.has_room(die, free));
+            while !slc_room && policy == FoldPolicy::IdleAndFull {
+                match self.fold(die, ready) {
+                    Some(end) => ready = end.max(ready),
+                    None => break,
+                }
+                let free = self.free_units();
+                slc_room = self.slc.as_ref().is_some_and(|c| c.has_room(die, free));
+            }
+        }
+        let (id, done) = if slc_room {
+            let slc = self.slc.as_mut().expect("SLC on");
+            for &lpn in &lpns {
+                self.ftl.unmap(lpn as u64);
+            }
+            let pad = slc.program(die, &lpns);
+            self.ftl.counters.host_units += lpns.len() as u64;
+            self.ftl.counters.slc_units += lpns.len() as u64;
+            self.ftl.counters.padding_units += pad;
+            let op = vec![(OpKind::Program, slc.cfg.program_ns())];
+            self.res.die_ops(die, ready, op)
+        } else {
+            if let Some(slc) = self.slc.as_mut() {
+                for &lpn in &lpns {
+                    slc.invalidate(die, lpn);
+                }
+            }
+            let work: DieWork = self.ftl.write_superpage(die, &lpns);
+            self.res.die_job(die, ready, work, &self.spec.timing)
+        };
         self.buffer.program_done_at(done, lpns.len() as u32, id);
         self.lpns = lpns;
     }
@@ -135,23 +259,33 @@ impl FlashSsd {
         let mut pages = std::mem::take(&mut self.pages);
         pages.clear();
         let mut from_dram = true;
+        let upp = self.spec.geometry.units_per_page() as u64;
         for lpn in self.units_of(req) {
             let die = self.ftl.die_of(lpn);
             if self.buffer.contains(die, lpn as u32) {
                 continue;
             }
-            let Some(ppn) = self.ftl.lookup(lpn) else { continue };
+            let (die, page, tr) = match (self.ftl.lookup(lpn), &self.slc) {
+                (Some(ppn), _) => {
+                    let (die, page) = self.ftl.die_and_page(ppn);
+                    (die, page as u64, t.read_ns())
+                }
+                (None, Some(c)) => match c.page_of(lpn as u32, upp) {
+                    Some(p) => (die, SLC_PAGE_KEY + p, c.cfg.read_ns()),
+                    None => continue,
+                },
+                (None, None) => continue,
+            };
             from_dram = false;
-            let (die, page) = self.ftl.die_and_page(ppn);
             match pages.last_mut() {
                 Some(last) if last.0 == die && last.1 == page => last.2 += 1,
-                _ => pages.push((die, page, 1)),
+                _ => pages.push((die, page, 1, tr)),
             }
         }
         let mut flash_done = t0;
-        for &(die, _, units) in &pages {
+        for &(die, _, units, tr) in &pages {
             let ch = self.spec.geometry.channel_of(die) as usize;
-            let (_, read_end) = self.res.die_read(die, t0, t.read_ns());
+            let (_, read_end) = self.res.die_read(die, t0, tr);
             let (_, out_end) = self.res.channels[ch].reserve(read_end, t.channel_ns(units as u64 * UNIT_BYTES));
             flash_done = flash_done.max(out_end);
         }
@@ -162,7 +296,7 @@ impl FlashSsd {
         }
         self.moved.clear();
         let bytes = req.size_sectors as u64 * SECTOR_BYTES;
-        let (_, done) = self.res.link.reserve(flash_done, t.link_ns(bytes));
+        let (_, done) = self.res.link(true).reserve(flash_done, t.link_ns(bytes));
         Service { dispatch_ns: start, completion_ns: done, transfer_ns: done - start, cache_hit: from_dram, ..Service::default() }
     }
 
@@ -173,7 +307,7 @@ impl FlashSsd {
         // Room in the buffer, then the data over the link.
         let room = self.buffer.admit(t0, units.end - units.start);
         let bytes = req.size_sectors as u64 * SECTOR_BYTES;
-        let (_, done) = self.res.link.reserve(room, t.link_ns(bytes));
+        let (_, done) = self.res.link(false).reserve(room, t.link_ns(bytes));
         let ups = self.spec.geometry.units_per_superpage() as usize;
         for lpn in units {
             let die = self.ftl.die_of(lpn);
@@ -214,28 +348,33 @@ impl DeviceView for FlashSsd {
     fn positioning_time_ns(&self, sector: u64, sectors: u32, op: Op, now: Nanos) -> Nanos {
         let t = &self.spec.timing;
         let bytes = sectors as u64 * SECTOR_BYTES;
-        let link = t.link_ns(bytes) + (self.res.link.busy_until(now) - now);
+        let link = t.link_ns(bytes) + (self.res.link_busy_until(op == Op::Read, now) - now);
         if op != Op::Read {
             return link;
         }
         let lpn = sector / UNIT_SECTORS;
-        let die = match self.ftl.lookup(lpn) {
-            Some(ppn) => self.ftl.die_and_page(ppn).0,
-            None => return link,
+        let (die, tr) = match (self.ftl.lookup(lpn), &self.slc) {
+            (Some(ppn), _) => (self.ftl.die_and_page(ppn).0, t.read_ns()),
+            (None, Some(c)) if c.contains(lpn as u32) => (self.ftl.die_of(lpn), c.cfg.read_ns()),
+            _ => return link,
         };
-        (self.res.die_busy_until(die, now) - now) + t.read_ns() + t.channel_ns(bytes) + link
+        (self.res.die_busy_until(die, now) - now) + tr + t.channel_ns(bytes) + link
     }
 }
 
 impl Device for FlashSsd {
     fn service(&mut self, req: &Request, _path: ArmPath, now: Nanos) -> Service {
         self.head_sector = req.start_sector + req.size_sectors as u64;
+        // Idle folding before pruning (it may start before `now`, on timelines kept until now).
+        self.fold_idle(now);
         self.res.prune(now);
-        match req.op {
+        let s = match req.op {
             Op::Read => self.read(req, now),
             Op::Write => self.write(req, now),
             Op::Flush => Service { dispatch_ns: now, completion_ns: self.flush_done_ns(now), ..Service::default() },
-        }
+        };
+        self.last_completion_ns = self.last_completion_ns.max(s.completion_ns);
+        s
     }
     fn as_view(&self) -> &dyn DeviceView {
         self

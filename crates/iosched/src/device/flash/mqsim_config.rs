@@ -558,6 +558,7 @@ impl Reader {
             precondition,
             max_queue_depth: max_qd,
             die_scheduling,
+            slc: Default::default(),
         };
         if let Err(e) = spec.validate() {
             let (el, v) = if e.contains("write_buffer_kib") {

@@ -8,6 +8,12 @@
 //! register, so a die's next array operation need not wait for the channel (ONFI cache read /
 //! cache program).
 //!
+//! The host link: NVMe over PCIe is full duplex (each direction of every lane is its own
+//! differential pair, so a TLP towards the host and one towards the device travel at once):
+//! write data (host -> device) and read data (device -> host) each get their own timeline.
+//! SATA is half duplex at the frame level (one FIS at a time on the link; the receiver only
+//! sends primitives back while a frame is in flight): one timeline for both directions.
+//!
 //! With read priority or suspension (die_scheduling.rs) each die is instead a `DieQueue` of
 //! reads and background jobs; the flash model reaches the dies only through `die_read`,
 //! `die_job` and `die_busy_until`, whichever the policy.
@@ -79,12 +85,25 @@ impl Timeline {
     }
 }
 
+/// A program's die work as page operations: GC's copy reads, its copy programs, its erases,
+/// then the program itself.
+pub fn push_work(ops: &mut Vec<(OpKind, Nanos)>, work: DieWork, t: &FlashTiming) {
+    let gc_programs = work.programs.saturating_sub(1);
+    ops.extend((0..work.reads).map(|_| (OpKind::Read, t.read_ns())));
+    ops.extend((0..gc_programs).map(|_| (OpKind::Program, t.program_ns())));
+    ops.extend((0..work.erases).map(|_| (OpKind::Erase, t.erase_ns())));
+    ops.extend((gc_programs..work.programs).map(|_| (OpKind::Program, t.program_ns())));
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Resources {
     /// The dies as first-come timelines (the policy off).
     dies: Vec<Timeline>,
     pub channels: Vec<Timeline>,
-    pub link: Timeline,
+    /// The host link: both directions (half duplex), or host -> device (write data) only.
+    link: Timeline,
+    /// Device -> host (read data) on a full-duplex link; None: it shares `link`.
+    link_out: Option<Timeline>,
     /// The dies under read priority / suspension (the policy on).
     queues: Vec<DieQueue>,
     sched: DieScheduling,
@@ -93,12 +112,14 @@ pub struct Resources {
 }
 
 impl Resources {
-    pub fn new(dies: u32, channels: u32, sched: &DieScheduling) -> Self {
+    /// `full_duplex`: the link's two directions are separate timelines (NVMe/PCIe).
+    pub fn new(dies: u32, channels: u32, sched: &DieScheduling, full_duplex: bool) -> Self {
         let on = !sched.is_off();
         Resources {
             dies: if on { Vec::new() } else { vec![Timeline::default(); dies as usize] },
             channels: vec![Timeline::default(); channels as usize],
             link: Timeline::default(),
+            link_out: full_duplex.then(Timeline::default),
             queues: if on { vec![DieQueue::default(); dies as usize] } else { Vec::new() },
             sched: sched.clone(),
             next_job: 0,
@@ -114,6 +135,26 @@ impl Resources {
             q.prune(now_ns);
         }
         self.link.prune(now_ns);
+        if let Some(l) = &mut self.link_out {
+            l.prune(now_ns);
+        }
+    }
+
+    /// The link's timeline for data towards the host (`to_host`: read data) or towards the
+    /// device (write data): the same one unless the link is full duplex.
+    pub fn link(&mut self, to_host: bool) -> &mut Timeline {
+        match (&mut self.link_out, to_host) {
+            (Some(out), true) => out,
+            _ => &mut self.link,
+        }
+    }
+
+    /// When the link direction is free from `t` on.
+    pub fn link_busy_until(&self, to_host: bool, t: Nanos) -> Nanos {
+        match (&self.link_out, to_host) {
+            (Some(out), true) => out.busy_until(t),
+            _ => self.link.busy_until(t),
+        }
     }
 
     /// A page read of `tr` on `die` from `ready`: (start, end).
@@ -132,16 +173,18 @@ impl Resources {
     /// `ready`: (job id, end). The id is 0 on a plain timeline (the end never moves);
     /// otherwise the end may move later (`take_moved`).
     pub fn die_job(&mut self, die: u32, ready: Nanos, work: DieWork, t: &FlashTiming) -> (u64, Nanos) {
-        let busy = work.reads as Nanos * t.read_ns() + work.programs as Nanos * t.program_ns() + work.erases as Nanos * t.erase_ns();
+        let mut ops = Vec::with_capacity((work.reads + work.programs + work.erases) as usize);
+        push_work(&mut ops, work, t);
+        self.die_ops(die, ready, ops)
+    }
+
+    /// A job of page operations in order on `die` from `ready` (an SLC program, a fold):
+    /// (job id, end), as `die_job`.
+    pub fn die_ops(&mut self, die: u32, ready: Nanos, ops: Vec<(OpKind, Nanos)>) -> (u64, Nanos) {
         let Some(q) = self.queues.get_mut(die as usize) else {
+            let busy = ops.iter().map(|o| o.1).sum();
             return (0, self.dies[die as usize].reserve(ready, busy).1);
         };
-        let mut ops = Vec::with_capacity((work.reads + work.programs + work.erases) as usize);
-        let gc_programs = work.programs.saturating_sub(1);
-        ops.extend((0..work.reads).map(|_| (OpKind::Read, t.read_ns())));
-        ops.extend((0..gc_programs).map(|_| (OpKind::Program, t.program_ns())));
-        ops.extend((0..work.erases).map(|_| (OpKind::Erase, t.erase_ns())));
-        ops.extend((gc_programs..work.programs).map(|_| (OpKind::Program, t.program_ns())));
         self.next_job += 1;
         (self.next_job, q.add_job(self.next_job, ready, ops))
     }

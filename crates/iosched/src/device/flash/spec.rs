@@ -4,6 +4,7 @@
 use super::die_scheduling::DieScheduling;
 use super::gc::GcPolicy;
 use super::geometry::FlashGeometry;
+use super::slc_cache::SlcConfig;
 use super::timing::FlashTiming;
 use serde::Serialize;
 
@@ -50,13 +51,23 @@ pub struct FlashSpec {
     /// Read priority and program/erase suspension on the dies (off: first come on each die).
     #[serde(skip_serializing_if = "DieScheduling::is_off")]
     pub die_scheduling: DieScheduling,
+    /// The SLC write cache (off: every host write goes to TLC through the DRAM buffer).
+    #[serde(skip_serializing_if = "SlcConfig::is_off")]
+    pub slc: SlcConfig,
 }
 
 impl FlashSpec {
+    /// Whether the host link carries both directions at once (NVMe over PCIe: each lane is a
+    /// pair of one-way differential pairs) or one frame at a time (SATA).
+    pub fn full_duplex_link(&self) -> bool {
+        self.interface == "nvme"
+    }
+
     pub fn validate(&self) -> Result<(), String> {
         self.geometry.validate()?;
         self.timing.validate()?;
         self.die_scheduling.validate()?;
+        self.slc.validate()?;
         if !(self.over_provisioning.is_finite() && (0.01..=10.0).contains(&self.over_provisioning)) {
             return Err(format!("field `device.flash.over_provisioning` must be in [0.01, 10], got {}", self.over_provisioning));
         }

@@ -24,6 +24,8 @@ fn small_spec(precondition: Precondition) -> FlashSpec {
     s.over_provisioning = 0.25;
     s.write_buffer_kib = 256;
     s.precondition = precondition;
+    // No SLC cache unless a test turns it on (the preset's is sized for its own geometry).
+    s.slc = slc_cache::SlcConfig::default();
     s
 }
 
@@ -261,4 +263,189 @@ fn die_scheduling_fields_in_a_scenario() {
     let e = spec("read_priority = true\nerase_suspend_us = -3").unwrap_err();
     assert!(e.contains("`device.flash.erase_suspend_us` must be in [0, 100000], got -3"), "{e}");
     assert!(spec("").unwrap().unwrap().die_scheduling.is_off(), "off by default");
+}
+
+/// A 128 KiB write and a 128 KiB read of unwritten units (no flash: only the link) started at
+/// the same instant: the read's data goes device -> host while the write's goes host -> device.
+fn read_beside_a_write(interface: &str) -> (Nanos, Nanos) {
+    let mut s = small_spec(Precondition::None);
+    s.interface = interface.into();
+    let mut ssd = FlashSsd::new(s, 1).unwrap();
+    let w = ssd.service(&Request::new(0, Op::Write, 0, 256, 0), ArmPath::Direct, 0);
+    let r = ssd.service(&Request::new(1, Op::Read, 4096, 256, 0), ArmPath::Direct, 0);
+    (w.completion_ns, r.completion_ns)
+}
+
+#[test]
+fn the_link_is_full_duplex_on_nvme_and_half_duplex_on_sata() {
+    let t = small_spec(Precondition::None).timing;
+    let one = t.overhead_ns() + t.link_ns(128 * 1024);
+    assert_eq!(read_beside_a_write("nvme"), (one, one), "NVMe: the two transfers overlap");
+    assert_eq!(read_beside_a_write("sata"), (one, one + t.link_ns(128 * 1024)), "SATA: the read's data waits for the write's");
+    // The read's expected service time sees only its own direction's backlog on NVMe.
+    let mut ssd = FlashSsd::new(small_spec(Precondition::None), 1).unwrap();
+    ssd.service(&Request::new(0, Op::Write, 0, 256, 0), ArmPath::Direct, 0);
+    assert_eq!(ssd.positioning_time_ns(4096, 8, Op::Read, t.overhead_ns()), t.link_ns(4096));
+    assert_eq!(ssd.positioning_time_ns(4096, 8, Op::Write, t.overhead_ns()), t.link_ns(4096) + t.link_ns(128 * 1024));
+}
+
+/// One die (2 planes of 8 KiB pages: superpages of 4 units), a write buffer of one superpage,
+/// spare space for a static SLC region of 8 superpages (32 units).
+fn slc_spec(precondition: Precondition) -> FlashSpec {
+    let mut s = small_spec(precondition);
+    s.geometry.channels = 1;
+    s.geometry.dies_per_channel = 1;
+    s.over_provisioning = 1.0;
+    s.write_buffer_kib = 16;
+    s.slc.static_gib = 32.0 * 4096.0 / (1u64 << 30) as f64;
+    s
+}
+
+#[test]
+fn a_burst_within_the_slc_cache_runs_at_the_slc_rate_beyond_it_at_the_tlc_rate_and_idle_folds_it() {
+    let mut ssd = FlashSsd::new(slc_spec(Precondition::Full), 1).unwrap();
+    let (t, c) = (ssd.spec().timing.clone(), ssd.spec().slc.clone());
+    // 12 writes of one superpage each, one at a time: each waits for the previous program.
+    let mut done = vec![0];
+    for i in 0..12u64 {
+        let now = *done.last().unwrap();
+        done.push(ssd.service(&Request::new(i, Op::Write, i * 32, 32, now), ArmPath::Direct, now).completion_ns);
+    }
+    let period = |prog: Nanos| t.channel_ns(16 * 1024) + prog + t.link_ns(16 * 1024);
+    let deltas: Vec<Nanos> = done.windows(2).skip(1).map(|w| w[1] - w[0]).collect();
+    // Programs 1-8 in SLC mode (the cache's 32 units), then direct to TLC.
+    assert_eq!(deltas[..8], [period(c.program_ns()); 8], "{deltas:?}");
+    assert_eq!(deltas[8..], [period(t.program_ns()); 3], "{deltas:?}");
+    let slc = ssd.slc().unwrap();
+    assert_eq!((slc.used(0), slc.valid_units()), (32, 32));
+    ssd.check().unwrap();
+    let run = ssd.run_counters();
+    assert_eq!((run.host_units, run.slc_units, run.fold_units), (48, 32, 0));
+    // A unit in SLC reads at the SLC tR (the die idle, the host not idle long enough to fold).
+    let last = *done.last().unwrap() + 1_000_000;
+    let r = ssd.service(&Request::new(20, Op::Read, 0, 8, last), ArmPath::Direct, last);
+    assert_eq!(r.completion_ns - last, t.overhead_ns() + c.read_ns() + t.channel_ns(4096) + t.link_ns(4096));
+    assert_eq!(ssd.slc().unwrap().used(0), 32, "no fold within slc_fold_idle_ms");
+    // A second later the host has been idle: the cache was folded to TLC (8 TLC superpages).
+    let later = last + 1_000_000_000;
+    let r = ssd.service(&Request::new(21, Op::Read, 0, 8, later), ArmPath::Direct, later);
+    assert_eq!(ssd.slc().unwrap().used(0), 0, "folded in idle time");
+    assert_eq!(r.completion_ns - later, t.overhead_ns() + t.read_ns() + t.channel_ns(4096) + t.link_ns(4096), "now a TLC read");
+    ssd.check().unwrap();
+    let run = ssd.run_counters();
+    assert_eq!((run.fold_units, run.slc_erases), (32, 1));
+    assert!((run.write_amplification() - 80.0 / 48.0).abs() < 1e-12, "folding counts: (48 + 32) / 48");
+    // The cache takes writes at the SLC rate again.
+    let a = ssd.service(&Request::new(30, Op::Write, 0, 32, later + 1_000_000), ArmPath::Direct, later + 1_000_000);
+    let b = ssd.service(&Request::new(31, Op::Write, 32, 32, a.completion_ns), ArmPath::Direct, a.completion_ns);
+    let c2 = ssd.service(&Request::new(32, Op::Write, 64, 32, b.completion_ns), ArmPath::Direct, b.completion_ns);
+    assert_eq!(c2.completion_ns - b.completion_ns, period(c.program_ns()));
+}
+
+#[test]
+fn a_full_cache_folds_first_under_idle_and_full() {
+    let mut s = slc_spec(Precondition::Full);
+    s.slc.fold = slc_cache::FoldPolicy::IdleAndFull;
+    let mut ssd = FlashSsd::new(s, 1).unwrap();
+    let mut now = 0;
+    for i in 0..12u64 {
+        now = ssd.service(&Request::new(i, Op::Write, i * 32, 32, now), ArmPath::Direct, now).completion_ns;
+    }
+    ssd.flush_done_ns(now);
+    ssd.check().unwrap();
+    let run = ssd.run_counters();
+    // Every host superpage went to SLC; 4 folds of one TLC superpage made room.
+    assert_eq!((run.host_units, run.slc_units, run.fold_units), (48, 48, 16));
+    assert_eq!(ssd.slc().unwrap().used(0), 32);
+}
+
+#[test]
+fn the_dynamic_part_grows_the_cache_on_a_fresh_drive() {
+    let mut s = slc_spec(Precondition::None);
+    s.slc.dynamic_gib = 64.0 * 4096.0 / (1u64 << 30) as f64;
+    let mut ssd = FlashSsd::new(s, 1).unwrap();
+    let mut now = 0;
+    for i in 0..30u64 {
+        now = ssd.service(&Request::new(i, Op::Write, i * 32, 32, now), ArmPath::Direct, now).completion_ns;
+    }
+    // 32 static + 64 dynamic units (the fresh drive's free space / 3 allows them): 24 superpages.
+    assert_eq!(ssd.run_counters().slc_units, 96);
+    ssd.check().unwrap();
+}
+
+#[test]
+fn the_slc_cache_is_deterministic_and_keeps_the_mapping() {
+    for fold in [slc_cache::FoldPolicy::Idle, slc_cache::FoldPolicy::IdleAndFull] {
+        let go = |seed| {
+            let mut s = small_spec(Precondition::None);
+            s.over_provisioning = 0.5;
+            s.slc.static_gib = 64.0 * 4096.0 / (1u64 << 30) as f64;
+            s.slc.dynamic_gib = 256.0 * 4096.0 / (1u64 << 30) as f64;
+            s.slc.fold = fold;
+            let mut ssd = FlashSsd::new(s, seed).unwrap();
+            let recs = run(&mut ssd, 16, 3000, 0.5, seed);
+            ssd.check().unwrap();
+            (recs.iter().map(|r| (r.id, r.complete_ns)).collect::<Vec<_>>(), ssd.run_counters())
+        };
+        let a = go(3);
+        assert_eq!(a, go(3), "{fold:?}");
+        assert_ne!(a.0, go(4).0);
+        assert!(a.1.slc_units > 0, "{fold:?}: {:?}", a.1);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    /// Writes, reads, trims, flushes and idle gaps with the SLC cache on keep every logical unit
+    /// mapped at most once (FTL or cache) and the counts right.
+    #[test]
+    fn slc_cache_invariants_hold_over_random_streams(ops in proptest::collection::vec((0u8..11, 0u64..4096, 1u32..64), 1..400), full in any::<bool>()) {
+        let mut s = small_spec(Precondition::Full);
+        s.over_provisioning = 0.5;
+        s.slc.static_gib = 32.0 * 4096.0 / (1u64 << 30) as f64;
+        s.slc.dynamic_gib = 128.0 * 4096.0 / (1u64 << 30) as f64;
+        if full {
+            s.slc.fold = slc_cache::FoldPolicy::IdleAndFull;
+        }
+        let mut ssd = FlashSsd::new(s, 1).unwrap();
+        let cap = ssd.capacity_sectors();
+        ssd.trim(0, cap / 2);
+        let mut now = 0;
+        for (i, (kind, at, len)) in ops.into_iter().enumerate() {
+            let sector = (at * 8) % cap;
+            let len = len.min(((cap - sector) as u32).max(1));
+            match kind {
+                0 => ssd.trim(sector, len as u64),
+                1 => now = ssd.flush_done_ns(now),
+                2..=4 => now = ssd.service(&Request::new(i as u64, Op::Read, sector, len, now), ArmPath::Direct, now).completion_ns,
+                10 => now += 50_000_000,
+                _ => now = ssd.service(&Request::new(i as u64, Op::Write, sector, len, now), ArmPath::Direct, now).completion_ns,
+            }
+        }
+        ssd.flush_done_ns(now);
+        prop_assert!(ssd.check().is_ok(), "{:?}", ssd.check());
+        let c = ssd.run_counters();
+        prop_assert!(c.fold_units <= c.slc_units);
+    }
+}
+
+#[test]
+fn slc_fields_in_a_scenario() {
+    let spec = |extra: &str| {
+        let text = format!(
+            "[device]\npreset = \"samsung-970-evo-plus-1tb\"\n[device.flash]\n{extra}\n[workload]\nkind = \"closed-queue\"\nqueue_depth = 1\nrequests = 10\n[[scheduler]]\nname = \"fcfs\"\n"
+        );
+        crate::scenario::Scenario::parse(&text, "t.toml").map_err(|e| e.to_string())?.flash_spec()
+    };
+    let s = spec("slc_cache_gib = 0.05\nslc_dynamic_gib = 0.2\nslc_program_us = 150\nslc_read_us = 20\nslc_fold = \"idle-and-full\"\nslc_fold_idle_ms = 2").unwrap().unwrap();
+    assert_eq!((s.slc.static_gib, s.slc.dynamic_gib, s.slc.program_us, s.slc.read_us, s.slc.fold_idle_ms), (0.05, 0.2, 150.0, 20.0, 2.0));
+    assert_eq!(s.slc.fold, slc_cache::FoldPolicy::IdleAndFull);
+    let e = spec("slc_fold = \"never\"").unwrap_err();
+    assert!(e.contains("field `device.flash.slc_fold`: unknown policy `never`"), "{e}");
+    let e = spec("slc_program_us = 0").unwrap_err();
+    assert!(e.contains("`device.flash.slc_program_us` must be in [1, 100000], got 0"), "{e}");
+    let e = spec("slc_cache_gib = 5").unwrap_err();
+    assert!(e.contains("static SLC region (`slc_cache_gib`) takes"), "{e}");
+    let off = spec("slc_cache_gib = 0\nslc_dynamic_gib = 0").unwrap().unwrap();
+    assert!(off.slc.is_off());
 }
