@@ -15,12 +15,10 @@ pub fn precondition(ftl: &mut Ftl, how: Precondition, seed: u64) {
     }
     let ups = ftl.geometry().units_per_superpage() as u64;
     let logical = ftl.logical_units();
-    let mut chunk = Vec::with_capacity(ups as usize);
     for first in (0..logical).step_by(ups as usize) {
-        chunk.clear();
-        chunk.extend((first..(first + ups).min(logical)).map(|l| l as u32));
+        let count = (first + ups).min(logical) - first;
         let die = ftl.die_of(first);
-        ftl.write_superpage(die, &chunk);
+        ftl.write_fresh_run(die, first as u32, count as u32);
     }
     if how == Precondition::Aged {
         let dies = ftl.geometry().dies() as usize;
