@@ -406,7 +406,7 @@ mod tests {
         for (depth, inserted, held) in [(3.0, 4, 2), (0.0, 6, 0)] {
             let mut bench = Bench::new("mq-deadline", &[("async_depth", depth)]);
             let mut blk =
-                BlockLayer::new(BlockConfig { nr_requests: Some(8), tags: TagModel::BlkMq, nomerges: 2, max_sectors: 1024, plug: false });
+                BlockLayer::new(BlockConfig { nr_requests: Some(8), tags: TagModel::BlkMq, nomerges: 2, max_sectors: 1024, plug: false, max_discard_sectors: None });
             for i in 0..5 {
                 let mut w = write(i, 10_000 * (i + 1));
                 w.sync = false;
