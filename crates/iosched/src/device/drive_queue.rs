@@ -415,4 +415,32 @@ mod tests {
         q.completed();
         assert_eq!(drain(&mut q, &d, 0), vec![1, 2]);
     }
+
+    #[test]
+    fn a_discard_is_a_barrier_only_where_trim_is_not_queued() {
+        // Several commands at once (a flash drive): a write in service, then a discard and a
+        // read. Non-queued TRIM (ata_std_qc_defer): the discard waits for the write, the read
+        // for the discard. Queued (NVMe, SATA queued TRIM): all three start at once.
+        let d = disk();
+        for barrier in [true, false] {
+            let mut q = DriveQueue::new(DriveQueueConfig { depth: 8, order: FirmwareOrder::Fifo });
+            q.set_concurrency(8);
+            q.set_discard_barrier(barrier);
+            q.accept(req(0, 0, Op::Write), ArmPath::Direct, &d, 0);
+            assert_eq!(q.start_next(&d, 0).unwrap().req.id, 0);
+            q.accept(req(1, 100, Op::Discard), ArmPath::Direct, &d, 0);
+            q.accept(req(2, 200, Op::Read), ArmPath::Direct, &d, 0);
+            if barrier {
+                assert!(q.start_next(&d, 0).is_none(), "the discard waits for the write; the read for the discard");
+                q.completed();
+                assert_eq!(q.start_next(&d, 0).unwrap().req.id, 1);
+                assert!(q.start_next(&d, 0).is_none(), "nothing starts beside a non-queued discard");
+                q.completed();
+                assert_eq!(q.start_next(&d, 0).unwrap().req.id, 2);
+            } else {
+                assert_eq!(q.start_next(&d, 0).unwrap().req.id, 1);
+                assert_eq!(q.start_next(&d, 0).unwrap().req.id, 2);
+            }
+        }
+    }
 }
