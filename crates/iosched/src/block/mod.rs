@@ -43,7 +43,14 @@ pub struct BlockConfig {
 impl BlockConfig {
     /// No block layer: what scenarios without `[block]` get.
     pub fn passthrough() -> Self {
-        BlockConfig { nr_requests: None, tags: TagModel::Legacy, nomerges: 2, max_sectors: u32::MAX, plug: false, max_discard_sectors: None }
+        BlockConfig {
+            nr_requests: None,
+            tags: TagModel::Legacy,
+            nomerges: 2,
+            max_sectors: u32::MAX,
+            plug: false,
+            max_discard_sectors: None,
+        }
     }
 
     /// The largest request of `op` a split leaves or a merge builds: `max_discard_sectors` for

@@ -163,7 +163,10 @@ impl RunAccumulator {
             scheduler_ms: self.scheduler_wait.summary_ms(),
             bios: self.bios,
             requests_by_op: (self.by_op[op_index(Op::Discard)] > 0).then(|| {
-                [Op::Read, Op::Write, Op::Flush, Op::Discard].into_iter().map(|op| (op.as_str().to_string(), self.by_op[op_index(op)])).collect()
+                [Op::Read, Op::Write, Op::Flush, Op::Discard]
+                    .into_iter()
+                    .map(|op| (op.as_str().to_string(), self.by_op[op_index(op)]))
+                    .collect()
             }),
             response_cdf_ms: response.quantiles_ms(),
             per_request_ms: {

@@ -582,7 +582,14 @@ pub(super) mod test_util {
 
     /// The block layer in front of a scheduler (no plugging, every merge, no request limit).
     pub fn block() -> BlockLayer {
-        BlockLayer::new(BlockConfig { nr_requests: None, tags: TagModel::BlkMq, nomerges: 0, max_sectors: 1024, plug: false, max_discard_sectors: None })
+        BlockLayer::new(BlockConfig {
+            nr_requests: None,
+            tags: TagModel::BlkMq,
+            nomerges: 0,
+            max_sectors: 1024,
+            plug: false,
+            max_discard_sectors: None,
+        })
     }
 
     /// Through the block layer: a bio at `now`.

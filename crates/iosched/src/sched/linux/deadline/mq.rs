@@ -424,8 +424,14 @@ mod tests {
         // with the other 2; a synchronous read still gets one.
         for (depth, inserted, held) in [(3.0, 4, 2), (0.0, 6, 0)] {
             let mut bench = Bench::new("mq-deadline", &[("async_depth", depth)]);
-            let mut blk =
-                BlockLayer::new(BlockConfig { nr_requests: Some(8), tags: TagModel::BlkMq, nomerges: 2, max_sectors: 1024, plug: false, max_discard_sectors: None });
+            let mut blk = BlockLayer::new(BlockConfig {
+                nr_requests: Some(8),
+                tags: TagModel::BlkMq,
+                nomerges: 2,
+                max_sectors: 1024,
+                plug: false,
+                max_discard_sectors: None,
+            });
             for i in 0..5 {
                 let mut w = write(i, 10_000 * (i + 1));
                 w.sync = false;
