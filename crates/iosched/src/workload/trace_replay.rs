@@ -234,15 +234,12 @@ impl TraceReplay {
             };
             if op == Op::Discard {
                 if let Some(device) = &self.no_discard {
+                    // A text trace's record is its line; blktrace's, its queue event's index.
+                    let at = if self.reader.format == crate::trace::Format::Blktrace { "record" } else { "line" };
                     self.failure = Some(format!(
-                        "{}: record {} (a {} trace: {}): a discard (trim) of {} sectors at sector {}, but the device `{device}` \
-                         is a rotational disk, which has no discard; replay it on a flash preset",
-                        self.reader.source,
-                        r.at,
-                        self.reader.format.name(),
-                        if self.reader.format == crate::trace::Format::Blktrace { "its queue event's index" } else { "its line" },
-                        r.size_sectors,
-                        r.sector
+                        "{}: {at} {}: a discard (trim) of {} sectors at sector {}, but the device `{device}` is a rotational \
+                         disk, which has no discard; replay the trace on a flash preset",
+                        self.reader.source, r.at, r.size_sectors, r.sector
                     ));
                     self.exhausted = true;
                     return None;

@@ -120,6 +120,6 @@ fn a_trace_with_discards_replays_them_on_flash_and_is_an_error_on_a_disk() {
     assert_eq!(s.trace_replay.as_ref().unwrap().skipped_flush_discard, 0);
     assert_eq!(s.bytes, (64 + 8) * 512);
     let e = trace_scenario(&dir, "ibm-deskstar-34gxp").run(None).err().expect("a discard to a disk is an error").to_string();
-    assert!(e.contains("trim.blkparse.txt") && e.contains("record 2") && e.contains("line") && e.contains("discard"), "{e}");
+    assert!(e.contains("trim.blkparse.txt: line 2:") && e.contains("discard") && e.contains("ibm-deskstar-34gxp"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }
