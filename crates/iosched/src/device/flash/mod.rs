@@ -261,8 +261,8 @@ impl Device for FlashSsd {
     /// SATA 3.1) exists, but the one SATA preset is a Samsung 870 EVO, for which Linux sets
     /// ATA_HORKAGE_NO_NCQ_TRIM (drivers/ata/libata-core.c, "Samsung SSD 860*" and "Samsung SSD
     /// 870*", added in 2021 for 5.15 and the stable kernels after failures with queued TRIM):
-    /// the kernel issues
-    /// the non-queued DATA SET MANAGEMENT, which drains the NCQ queue like a flush.
+    /// the kernel issues the non-queued DATA SET MANAGEMENT, which drains the NCQ queue like a
+    /// flush.
     fn discard(&self) -> DiscardSupport {
         if self.spec.interface == "sata" {
             DiscardSupport::NonQueued
