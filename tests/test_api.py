@@ -34,7 +34,7 @@ def test_default_scenario_round_trip():
     assert isinstance(req.scheduler.dtype, pd.CategoricalDtype)
     assert list(req.scheduler.cat.categories) == [s["scheduler"] for s in res.summaries]
     assert isinstance(req.op.dtype, pd.CategoricalDtype)
-    assert set(req.op.cat.categories) == {"read", "write", "flush"}
+    assert set(req.op.cat.categories) == {"read", "write", "flush", "discard"}
     assert (req.complete_ns >= req.dispatch_ns).all() and (req.dispatch_ns >= req.issue_ns).all()
 
 

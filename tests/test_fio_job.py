@@ -167,7 +167,7 @@ BASE = "[global]\ndirect=1\nfilename=/dev/sdb\nsize=1g\n"
 @pytest.mark.parametrize("rw,op,pattern", [
     ("read", "read", "sequential"), ("write", "write", "sequential"), ("randread", "read", "random"),
     ("randwrite", "write", "random"), ("rw", "mixed", "sequential"), ("readwrite", "mixed", "sequential"),
-    ("randrw", "mixed", "random"),
+    ("randrw", "mixed", "random"), ("trim", "discard", "sequential"), ("randtrim", "discard", "random"),
 ])
 def test_rw_maps_to_op_and_pattern(tmp_path, rw, op, pattern):
     p = processes(tmp_path, BASE + f"[j]\nrw={rw}\n")[0]
@@ -185,6 +185,11 @@ def test_bs_per_direction(tmp_path):
     assert processes(tmp_path, BASE + "[j]\nrw=read\nbs=4k,64k\n")[0]["request_kib"] == 4
     assert processes(tmp_path, BASE + "[j]\nrw=write\nbs=,8k\n")[0]["request_kib"] == 8
     assert processes(tmp_path, BASE + "[j]\nrw=read\nbs=,8k\n")[0]["request_kib"] == 4  # fio's default
+    # The third value is the trims'; a value not followed by a comma goes on to them.
+    assert processes(tmp_path, BASE + "[j]\nrw=trim\nbs=4k,8k,1m\n")[0]["request_kib"] == 1024
+    assert processes(tmp_path, BASE + "[j]\nrw=randtrim\nbs=4k,64k\n")[0]["request_kib"] == 64
+    # fio trims with BLKDISCARD: a block device, whatever direct= says.
+    assert processes(tmp_path, "[j]\nfilename=/dev/sdb\nsize=1g\nrw=trim\n")[0]["op"] == "discard"
 
 
 def test_iodepth_counts_only_with_an_asynchronous_engine(tmp_path):
@@ -306,7 +311,7 @@ def test_buffered_jobs_run_as_host_tasks(tmp_path):
     ("[j]\nverify=crc32c\n", 6, "verify=crc32c", "data verification"),
     ("[j]\nbssplit=4k/50:64k/50\n", 6, "bssplit=4k/50:64k/50", "one request size"),
     ("[j]\nrw=randread:8\n", 6, "rw=randread:8", "offset modifier"),
-    ("[j]\nrw=trim\n", 6, "rw=trim", "trims"),
+    ("[j]\nrw=trimwrite\n", 6, "rw=trimwrite", "one operation"),
     ("[j]\nioengine=mmap\n", 6, "ioengine=mmap", "iosched models the engines"),
     ("[j]\nioengine=libaio\niodepth=8\nthinktime=100\n", 8, "thinktime=100", "waits for every I/O in flight"),
     ("[j]\nrw=randrw\nrate=1m\n", 7, "rate=1m", "fio caps each direction on its own"),
@@ -334,6 +339,7 @@ def test_each_refusal_names_file_line_job_option_and_why(tmp_path, job, line, op
     ("[a]\nsize=1m\nrw=randread\n", "rand-read and rand-write run until the run ends"),
     ("[a]\nsize=1m\nrw=randrw\nruntime=1\ntime_based\n", "a buffered read/write mix"),
     ("[a]\nsize=1m\nthinktime=10\n", "a think time with buffered I/O"),
+    ("[a]\nsize=1m\nrw=trim\n", "fio trims Linux block devices only"),
     ("[a]\nsize=1m\ndirect=1\nfilename=/d\n[b]\nsize=1m\ndirect=1\n[c]\nstonewall\nsize=1m\ndirect=1\n",
      "waits for 2 jobs that end by their size"),
     ("[a]\nsize=1m\ndirect=1\ncgroup=x\ncgroup_weight=200\n[b]\nsize=1m\ndirect=1\ncgroup=x\ncgroup_weight=300\n",

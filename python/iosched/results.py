@@ -144,7 +144,7 @@ class Results:
             df["scheduler"] = pd.Categorical([labels[i]] * n, categories=categories)
             for name, a in arrays.items():
                 if name == "op_code":
-                    df["op"] = pd.Categorical.from_codes(a.astype(np.int8), ["read", "write", "flush"])
+                    df["op"] = pd.Categorical.from_codes(a.astype(np.int8), ["read", "write", "flush", "discard"])
                 elif name in ("sync", "cache_hit"):
                     df[name] = a.astype(bool)
                 else:

@@ -59,6 +59,7 @@ fn records_to_columns<'py>(py: Python<'py>, records: &[RequestRecord]) -> PyResu
                 Op::Read => 0,
                 Op::Write => 1,
                 Op::Flush => 2,
+                Op::Discard => 3,
             }),
         ),
     )?;

@@ -22,14 +22,30 @@ pub enum Op {
     /// Write back the drive's cache (no data; `size_sectors` 0). The drive serves it once every
     /// command accepted before it has completed.
     Flush,
+    /// Discard (TRIM / UNMAP / NVMe Dataset Management deallocate) the sector range: no data
+    /// moves. Linux's REQ_OP_DISCARD (include/linux/blk_types.h: op 3, so `op_is_write` is true
+    /// and a discard takes the write direction wherever a scheduler splits by direction; it
+    /// carries no REQ_SYNC when the kernel issues it, `blkdev_issue_discard`, so `sync` is false).
+    Discard,
 }
 
 impl Op {
+    /// Linux's `op_is_write`: writes, flushes and discards take the write direction.
+    pub fn is_write(self) -> bool {
+        self != Op::Read
+    }
+
+    /// Whether the request moves data (a flush and a discard do not).
+    pub fn moves_data(self) -> bool {
+        matches!(self, Op::Read | Op::Write)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Op::Read => "read",
             Op::Write => "write",
             Op::Flush => "flush",
+            Op::Discard => "discard",
         }
     }
 
@@ -38,6 +54,7 @@ impl Op {
             "read" => Some(Op::Read),
             "write" => Some(Op::Write),
             "flush" => Some(Op::Flush),
+            "discard" => Some(Op::Discard),
             _ => None,
         }
     }

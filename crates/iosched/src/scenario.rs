@@ -392,6 +392,18 @@ impl Scenario {
         }
     }
 
+    /// The drive's name when it takes no discard (a rotational disk, preset or DiskSim); None for
+    /// a flash drive (`Device::discard`).
+    fn disk_without_discard(&self) -> Result<Option<String>, String> {
+        if self.flash_spec()?.is_some() {
+            return Ok(None);
+        }
+        Ok(Some(match self.disksim_path() {
+            Some(path) => path.display().to_string(),
+            None => self.device.preset.clone().unwrap_or_else(default_preset),
+        }))
+    }
+
     /// The drive: its spec, the mechanisms beyond it (DiskSim drives), and its LBA count.
     pub fn device_model(&self) -> Result<(RotationalSpec, DiskExtensions, u64), String> {
         let d = &self.device;
@@ -709,8 +721,8 @@ impl Scenario {
             if Pattern::parse(&p.pattern).is_none() {
                 return Err(format!("field `{at}.pattern`: unknown pattern `{}` (known: sequential, alternate, random)", p.pattern));
             }
-            if !["read", "write", "mixed"].contains(&p.op.as_str()) {
-                return Err(format!("field `{at}.op`: expected \"read\", \"write\" or \"mixed\", got `{}`", p.op));
+            if !["read", "write", "mixed", "discard"].contains(&p.op.as_str()) {
+                return Err(format!("field `{at}.op`: expected \"read\", \"write\", \"mixed\" or \"discard\", got `{}`", p.op));
             }
             match p.read_fraction {
                 Some(f) if p.op == "mixed" => within(&format!("{at}.read_fraction"), f, 0.0, 1.0)?,
@@ -930,13 +942,25 @@ impl Scenario {
             return Ok(match w.kind.as_str() {
                 "trace" => {
                     let config = trace::config(w, self.scenario_dir().as_deref(), stop_ns)?;
-                    Box::new(crate::workload::trace_replay::TraceReplay::new(config, capacity)?)
+                    let replay = crate::workload::trace_replay::TraceReplay::new(config, capacity)?;
+                    match self.disk_without_discard()? {
+                        Some(name) => Box::new(replay.refusing_discards(&name)),
+                        None => Box::new(replay),
+                    }
                 }
                 "closed-queue" => {
                     Box::new(ClosedQueue::new(w.queue_depth, w.requests, size, region, w.read_fraction, seed).stop_at(stop_ns))
                 }
                 _ => Box::new(Poisson::new(w.rate_iops, w.requests, size, region, w.read_fraction, seed).stop_at(stop_ns)),
             });
+        }
+        if let Some(i) = self.process.iter().position(|p| p.op == "discard") {
+            if let Some(name) = self.disk_without_discard()? {
+                return Err(format!(
+                    "field `process[{i}].op` = \"discard\": the device `{name}` is a rotational disk, which has no discard \
+                     (TRIM); use a flash preset"
+                ));
+            }
         }
         let total: u64 = self.process.iter().map(|p| p.count as u64).sum();
         let mut specs = Vec::new();
@@ -957,7 +981,11 @@ impl Scenario {
                 specs.push(ProcessSpec {
                     name: if p.count > 1 { format!("{}{}", p.name, k + 1) } else { p.name.clone() },
                     principal: Principal { pid, group: p.group.unwrap_or(pid) },
-                    op: if p.op == "write" { Op::Write } else { Op::Read },
+                    op: match p.op.as_str() {
+                        "write" => Op::Write,
+                        "discard" => Op::Discard,
+                        _ => Op::Read,
+                    },
                     read_fraction: (p.op == "mixed").then(|| p.read_fraction.unwrap_or(DEFAULT_READ_FRACTION)),
                     rate_iops: p.rate_iops,
                     runtime_ns: p.runtime_s.map(|s| (s * NS_PER_S as f64) as u64),
@@ -995,7 +1023,9 @@ impl Scenario {
                     },
                     max_transfer_sectors: kib_sectors(p.max_transfer_kib),
                     iodepth: p.iodepth.unwrap_or(1),
-                    sync: p.sync.unwrap_or(true),
+                    // The kernel's discards carry no REQ_SYNC (blkdev_issue_discard, which
+                    // fio's trims reach through the BLKDISCARD ioctl): asynchronous by default.
+                    sync: p.sync.unwrap_or(p.op != "discard"),
                     prio: IoPrio {
                         class: p.prio_class.as_deref().and_then(PrioClass::parse).unwrap_or_default(),
                         level: p.prio_level.unwrap_or(IoPrio::default().level),

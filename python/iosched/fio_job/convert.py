@@ -326,6 +326,8 @@ def _processes(clones: List[Clone], placed, cgroups, problems: List[Problem]) ->
         if spec.end_fsync and writes:
             opt = next(o for o in ("end_fsync", "fsync_on_close", "end_syncfs") if spec.setting(o))
             fail(opt, "with direct I/O this is the drive's cache flush at the end: not modelled")
+        if spec.op == "discard" and not c.raw_device:
+            fail("rw", "trims of a file: fio trims Linux block devices only (filename=/dev/...)")
         file_start, _ = placed[c.path]
         e = {"name": c.name, "pattern": spec.pattern, "op": spec.op}
         if spec.op == "mixed":
@@ -495,7 +497,7 @@ def convert(job_file: JobFile, capacity_bytes: int, device: str = DEFAULT_DEVICE
         for opt in ("rwmixread", "rwmixwrite"):
             if s.setting(opt) and s.op != "mixed":
                 notes.append(f"[{s.name}] {opt} (line {s.setting(opt).line}): no effect on a job that only "
-                             f"{'reads' if s.op == 'read' else 'writes'}")
+                             f"{ {'read': 'reads', 'write': 'writes'}.get(s.op, 'trims')}")
         if s.setting("thinktime_blocks") and not s.think_us:
             notes.append(f"[{s.name}] thinktime_blocks without thinktime: no effect")
     notes += _notes_of_options(path, no_effect)

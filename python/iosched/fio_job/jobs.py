@@ -27,8 +27,11 @@ RW = {
     "read": ("read", "sequential"), "write": ("write", "sequential"),
     "randread": ("read", "random"), "randwrite": ("write", "random"),
     "rw": ("mixed", "sequential"), "readwrite": ("mixed", "sequential"), "randrw": ("mixed", "random"),
+    # fio's trims (block devices only: BLKDISCARD, a REQ_OP_DISCARD in the kernel) are discards.
+    "trim": ("discard", "sequential"), "randtrim": ("discard", "random"),
 }
-TRIMS = ("trim", "randtrim", "trimwrite", "randtrimwrite")
+# Trim then write each block: two operations per block, which one process here does not issue.
+TRIMS = ("trimwrite", "randtrimwrite")
 
 # fio's prioclass numbers (ionice -c): 1 realtime, 2 best-effort, 3 idle.
 PRIO_CLASSES = {1: "rt", 2: "be", 3: "idle"}
@@ -137,16 +140,16 @@ class _Reader:
         return self._read(option, default, convert)
 
     def directions(self, option: str, convert: Callable, default):
-        """A per-direction option (bs, rate, ...): [read, write] values."""
+        """A per-direction option (bs, rate, ...): [read, write, trim] values."""
         s = self.job.settings.get(option)
         if s is None:
-            return [default, default]
+            return [default, default, default]
         try:
             parts = split_directions(s.value or "")
-            return [default if p is None else convert(p) for p in parts[:2]]
+            return [default if p is None else convert(p) for p in parts[:3]]
         except UnitError as e:
             self.fail(option, str(e))
-            return [default, default]
+            return [default, default, default]
 
 
 def classify_settings(job: Job, problems: List[Problem], notes: dict) -> None:
@@ -173,7 +176,8 @@ def read_job(job: Job, problems: List[Problem]) -> JobSpec:
     if ":" in rw_value:
         r.fail("rw", "an offset modifier (`:N`: holes between sequential I/Os, or N I/Os per random offset) is not modelled")
     elif rw_value in TRIMS:
-        r.fail("rw", "trims: iosched's requests are reads and writes")
+        r.fail("rw", "a trim then a write of each block: an iosched process issues one operation (give a trim "
+                     "job and a write job)")
     elif rw_value not in RW:
         r.fail("rw", f"unknown I/O pattern (fio's: {', '.join(list(RW) + list(TRIMS))})")
     else:
@@ -207,24 +211,30 @@ def read_job(job: Job, problems: List[Problem]) -> JobSpec:
         except UnitError as e:
             r.fail("direct", str(e))
 
+    if op == "discard":
+        # fio trims a block device with the BLKDISCARD ioctl: no page cache whatever `direct` says.
+        direct = True
+
     def block_size(v: str) -> int:
         n, _ = parse_size(v, kb)
         if n <= 0 or n % SECTOR:
             raise UnitError(f"`{v}` ({n} bytes) must be a positive multiple of the 512-byte sector")
         return n
 
-    bs_r, bs_w = r.directions("bs", block_size, DEFAULT_BS)
+    bs_r, bs_w, bs_t = r.directions("bs", block_size, DEFAULT_BS)
     if op == "read":
         bs = bs_r
     elif op == "write":
         bs = bs_w
+    elif op == "discard":
+        bs = bs_t
     else:
         bs = bs_r
         if bs_r != bs_w:
             r.fail("bs", f"reads of {bs_r} and writes of {bs_w} bytes in one job: an iosched process has one request size")
     if r.has("ba"):
-        ba_r, ba_w = r.directions("ba", block_size, None)
-        for ba in ((ba_r,) if op == "read" else (ba_w,) if op == "write" else (ba_r, ba_w)):
+        ba_r, ba_w, ba_t = r.directions("ba", block_size, None)
+        for ba in ((ba_r,) if op == "read" else (ba_w,) if op == "write" else (ba_t,) if op == "discard" else (ba_r, ba_w)):
             if pattern == "random" and ba is not None and ba != bs:
                 r.fail("ba", f"random offsets aligned to {ba} bytes, not the block size ({bs}): iosched aligns them to the block size")
 
@@ -294,7 +304,7 @@ def read_job(job: Job, problems: List[Problem]) -> JobSpec:
     rate_bytes = r.directions("rate", rate_value, 0)
     rate_ops = r.directions("rate_iops", iops_value, 0)
     rate_iops = None
-    used = (0,) if op == "read" else (1,) if op == "write" else (0, 1)
+    used = (0,) if op == "read" else (1,) if op == "write" else (2,) if op == "discard" else (0, 1)
     if op == "mixed" and any(rate_bytes[d] or rate_ops[d] for d in used):
         which = "rate" if any(rate_bytes[d] for d in used) else "rate_iops"
         r.fail(which, "a rate on a read/write mix: fio caps each direction on its own; iosched caps a process as a whole")

@@ -113,7 +113,7 @@ REFUSED = {
     "rw_sequencer": "a sequencer other than sequential: not modelled",
     "verify": "data verification reads back what was written: not modelled",
     "verify_only": "data verification: not modelled", "experimental_verify": "data verification: not modelled",
-    "trim_percentage": "trims: iosched's requests are reads and writes",
+    "trim_percentage": "trims of verified blocks (verify's trim options): not modelled",
     "ramp_time": "fio leaves the ramp out of its statistics; iosched's summaries cover the whole run (remove it, "
                  "or lengthen runtime and read the per-request records after the ramp)",
     "ramp_size": "fio leaves the ramp out of its statistics; iosched's summaries cover the whole run",

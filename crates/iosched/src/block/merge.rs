@@ -51,7 +51,11 @@ impl MergeIndex {
 
 /// Whether two pieces of I/O may become one request: same direction and kind, same
 /// synchrony and priority, metadata with metadata (Linux: blk_rq_merge_ok), no flush, and the
-/// result within `max_sectors`.
+/// result within `max_sectors` (the caller gives `max_discard_sectors` for discards). Discards
+/// merge with discards when contiguous, as Linux does where `max_discard_segments` is 1 (SCSI
+/// and ATA disks): a back or front merge (`blk_try_merge`). Where it is larger (NVMe: 256
+/// ranges) Linux also merges discards that are not contiguous into one multi-range command
+/// (ELEVATOR_DISCARD_MERGE); a request here is one range, so that is not modelled.
 pub fn compatible(a: &Request, b: &Request, max_sectors: u32) -> bool {
     a.op == b.op
         && a.op != Op::Flush

@@ -33,12 +33,34 @@ pub struct BlockConfig {
     /// Bios a process submits at one instant are plugged, sorted and merged before the
     /// scheduler sees them.
     pub plug: bool,
+    /// Largest discard (Linux's `max_discard_sectors`): a larger discard bio is split
+    /// (`bio_split_discard`) and discard merges stop there (`blk_rq_get_max_sectors` gives
+    /// it for REQ_OP_DISCARD). None: no limit (NVMe without DMRSL: UINT_MAX sectors).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_discard_sectors: Option<u32>,
 }
 
 impl BlockConfig {
     /// No block layer: what scenarios without `[block]` get.
     pub fn passthrough() -> Self {
-        BlockConfig { nr_requests: None, tags: TagModel::Legacy, nomerges: 2, max_sectors: u32::MAX, plug: false }
+        BlockConfig {
+            nr_requests: None,
+            tags: TagModel::Legacy,
+            nomerges: 2,
+            max_sectors: u32::MAX,
+            plug: false,
+            max_discard_sectors: None,
+        }
+    }
+
+    /// The largest request of `op` a split leaves or a merge builds: `max_discard_sectors` for
+    /// a discard, `max_sectors` otherwise.
+    pub fn max_for(&self, op: Op) -> u32 {
+        if op == Op::Discard {
+            self.max_discard_sectors.unwrap_or(u32::MAX)
+        } else {
+            self.max_sectors
+        }
     }
 
     pub fn is_passthrough(&self) -> bool {
@@ -154,9 +176,9 @@ impl BlockLayer {
     /// most that size, each a bio of its own; the process gets it back when all have completed.
     pub fn submit(&mut self, bio: Request, sched: &mut dyn Scheduler, cx: &Context) {
         self.counters.bios += 1;
-        if bio.size_sectors > self.cfg.max_sectors && bio.op != Op::Flush {
+        let max = self.cfg.max_for(bio.op);
+        if bio.size_sectors > max && bio.op != Op::Flush {
             self.counters.split_bios += 1;
-            let max = self.cfg.max_sectors;
             let parts = bio.size_sectors.div_ceil(max);
             self.split_parents.insert(bio.id, (bio, parts));
             for k in 0..parts {
@@ -201,7 +223,7 @@ impl BlockLayer {
                 let span = unit_request(&unit);
                 if last.principal.pid == bio.principal.pid
                     && span.end_sector() == bio.start_sector
-                    && compatible(&span, &bio, self.cfg.max_sectors)
+                    && compatible(&span, &bio, self.cfg.max_for(bio.op))
                     && self.cfg.nomerges < 2
                 {
                     self.counters.plug_merges += 1;
@@ -287,7 +309,7 @@ impl BlockLayer {
         let span = unit_request(&unit);
         let one_hit = |id: RequestId, last: Option<RequestId>| self.cfg.nomerges == 0 || Some(id) == last;
         if let Some(rq) = self.index.ending_at(span.start_sector) {
-            if one_hit(rq.id, self.last_merge) && compatible(&rq, &span, self.cfg.max_sectors) && sched.allow_merge(&rq, &span) {
+            if one_hit(rq.id, self.last_merge) && compatible(&rq, &span, self.cfg.max_for(span.op)) && sched.allow_merge(&rq, &span) {
                 let grown = Request { size_sectors: rq.size_sectors + span.size_sectors, ..rq };
                 self.grow(rq, grown, unit, false, sched, cx);
                 self.counters.back_merges += 1;
@@ -302,7 +324,7 @@ impl BlockLayer {
         }
         if sched.front_merges() {
             if let Some(rq) = self.index.starting_at(span.end_sector()) {
-                if one_hit(rq.id, self.last_merge) && compatible(&rq, &span, self.cfg.max_sectors) && sched.allow_merge(&rq, &span) {
+                if one_hit(rq.id, self.last_merge) && compatible(&rq, &span, self.cfg.max_for(span.op)) && sched.allow_merge(&rq, &span) {
                     let grown = Request { start_sector: span.start_sector, size_sectors: rq.size_sectors + span.size_sectors, ..rq };
                     self.grow(rq, grown, unit, true, sched, cx);
                     self.counters.front_merges += 1;
@@ -337,7 +359,7 @@ impl BlockLayer {
 
     /// Two queued requests, `low` then `high`, contiguous: `high` joins `low`, if they may.
     fn join(&mut self, low: Request, high: Request, sched: &mut dyn Scheduler, cx: &Context) {
-        if low.id == high.id || !compatible(&low, &high, self.cfg.max_sectors) || !sched.allow_request_merge(&low, &high) {
+        if low.id == high.id || !compatible(&low, &high, self.cfg.max_for(low.op)) || !sched.allow_request_merge(&low, &high) {
             return;
         }
         let grown = Request { size_sectors: low.size_sectors + high.size_sectors, ..low };

@@ -73,7 +73,7 @@ fn bio(id: u64, pid: u32, start: u64, size: u32) -> Request {
 }
 
 fn cfg(nomerges: u8, plug: bool, nr: Option<u32>) -> BlockConfig {
-    BlockConfig { nr_requests: nr, tags: TagModel::Legacy, nomerges, max_sectors: 1024, plug }
+    BlockConfig { nr_requests: nr, tags: TagModel::Legacy, nomerges, max_sectors: 1024, plug, max_discard_sectors: None }
 }
 
 fn with_cx<R>(f: impl FnOnce(&Context) -> R) -> R {
@@ -265,5 +265,40 @@ fn a_bio_whose_id_equals_a_queued_requests_id_still_merges_under_kyber() {
         b.submit(bio(1, 1, 108, 8), &mut s, cx); // bio id 1 = request 1's id; contiguous with request 0
         assert_eq!(b.counters.back_merges, 1);
         assert_eq!(s.queued(), 2);
+    });
+}
+
+fn discard(id: u64, start: u64, size: u32) -> Request {
+    Request { op: Op::Discard, sync: false, ..bio(id, 1, start, size) }
+}
+
+#[test]
+fn discards_split_at_max_discard_sectors_and_merge_only_with_discards() {
+    // Linux: bio_split_discard cuts at max_discard_sectors (not max_sectors); rq_mergeable lets
+    // a discard merge (contiguous, one range: max_discard_segments 1, as on SATA) with
+    // another discard only, up to max_discard_sectors (blk_rq_get_max_sectors).
+    with_cx(|cx| {
+        let mut b = BlockLayer::new(BlockConfig { max_sectors: 16, max_discard_sectors: Some(64), ..cfg(0, false, None) });
+        let mut s = Fifo::default();
+        b.submit(discard(0, 0, 40), &mut s, cx); // within 64 (though above max_sectors): whole
+        b.submit(discard(1, 40, 24), &mut s, cx); // back merge up to 64
+        b.submit(discard(2, 64, 8), &mut s, cx); // would make 72: its own request
+        let mut w = bio(3, 1, 72, 8);
+        w.op = Op::Write;
+        w.sync = false;
+        b.submit(w, &mut s, cx); // a write does not join a discard
+        b.submit(discard(4, 1000, 150), &mut s, cx); // split: 64, 64, 22
+        assert_eq!(
+            s.queue.iter().map(|r| (r.op, r.start_sector, r.size_sectors)).collect::<Vec<_>>(),
+            vec![
+                (Op::Discard, 0, 64),
+                (Op::Discard, 64, 8),
+                (Op::Write, 72, 8),
+                (Op::Discard, 1000, 64),
+                (Op::Discard, 1064, 64),
+                (Op::Discard, 1128, 22)
+            ]
+        );
+        assert_eq!((b.counters.back_merges, b.counters.split_bios), (1, 1));
     });
 }

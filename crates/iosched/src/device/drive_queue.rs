@@ -12,7 +12,10 @@
 //!
 //! A flush (`Op::Flush`) is a barrier: it starts once every command accepted before it has
 //! completed, and commands accepted after it wait for it (SATA's FLUSH CACHE is not a queued
-//! command). It costs no mechanism time here: the presets' caches write through.
+//! command). It costs no mechanism time here: the presets' caches write through. A discard is
+//! the same kind of barrier on a drive whose TRIM is not queued (`set_discard_barrier`: ATA
+//! DATA SET MANAGEMENT without NCQ, which libata issues only with no NCQ command outstanding,
+//! `ata_std_qc_defer`); elsewhere it is an ordinary command.
 
 use super::{ArmPath, DeviceView, SectorPosition};
 use crate::request::{Op, Request};
@@ -73,9 +76,11 @@ pub struct DriveQueue {
     busy: u32,
     /// Commands the device serves at once (1: one mechanism; `set_concurrency`).
     concurrency: u32,
-    /// A flush is being served: nothing else starts until it completes (with concurrency 1
-    /// this holds by itself).
+    /// A flush (or a non-queued discard) is being served: nothing else starts until it
+    /// completes (with concurrency 1 this holds by itself).
     flush_in_service: bool,
+    /// Discards are barriers as flushes are (a non-queued TRIM).
+    discard_barrier: bool,
     next_seq: u64,
     /// Sequence number of the oldest flush waiting (a barrier), if any.
     barrier: Option<u64>,
@@ -84,6 +89,16 @@ pub struct DriveQueue {
 impl DriveQueue {
     pub fn new(cfg: DriveQueueConfig) -> Self {
         DriveQueue { cfg, concurrency: 1, ..DriveQueue::default() }
+    }
+
+    /// Makes discards barriers, as flushes are (a drive whose TRIM is not an NCQ command).
+    pub fn set_discard_barrier(&mut self, on: bool) {
+        self.discard_barrier = on;
+    }
+
+    /// A flush, or a discard on a drive whose TRIM is not queued.
+    fn is_barrier(&self, req: &Request) -> bool {
+        req.op == Op::Flush || (self.discard_barrier && req.op == Op::Discard)
     }
 
     /// Lets the mechanism serve up to `n` (at least 1) commands at once.
@@ -125,7 +140,7 @@ impl DriveQueue {
         debug_assert!(self.has_slot(), "the host gave the drive more than its depth");
         let seq = self.next_seq;
         self.next_seq += 1;
-        if req.op == Op::Flush && self.barrier.is_none() {
+        if self.barrier.is_none() && self.is_barrier(&req) {
             self.barrier = Some(seq);
         }
         // Only an ordering firmware needs the position.
@@ -163,7 +178,7 @@ impl DriveQueue {
         let eligible = |q: &Queued| q.seq < limit;
         // A flush starts only once every command before it has completed (with concurrency 1,
         // nothing is in service whenever a command may start).
-        let flush_waits = |q: &Queued| q.req.op == Op::Flush && self.busy > 0;
+        let flush_waits = |q: &Queued| self.busy > 0 && self.is_barrier(&q.req);
         let pick = if self.waiting.len() == 1 && self.incoming.is_empty() {
             // One command: the firmware has no choice (a lone flush included).
             if flush_waits(&self.waiting[0]) {
@@ -189,10 +204,10 @@ impl DriveQueue {
         }?;
         let q = self.waiting.swap_remove(pick);
         if Some(q.seq) == self.barrier {
-            self.barrier = self.waiting.iter().chain(&self.incoming).filter(|w| w.req.op == Op::Flush).map(|w| w.seq).min();
+            self.barrier = self.waiting.iter().chain(&self.incoming).filter(|w| self.is_barrier(&w.req)).map(|w| w.seq).min();
         }
         self.busy += 1;
-        self.flush_in_service = q.req.op == Op::Flush;
+        self.flush_in_service = self.is_barrier(&q.req);
         Some(q)
     }
 
@@ -399,5 +414,33 @@ mod tests {
         d.service(&first, ArmPath::Direct, 0);
         q.completed();
         assert_eq!(drain(&mut q, &d, 0), vec![1, 2]);
+    }
+
+    #[test]
+    fn a_discard_is_a_barrier_only_where_trim_is_not_queued() {
+        // Several commands at once (a flash drive): a write in service, then a discard and a
+        // read. Non-queued TRIM (ata_std_qc_defer): the discard waits for the write, the read
+        // for the discard. Queued (NVMe, SATA queued TRIM): all three start at once.
+        let d = disk();
+        for barrier in [true, false] {
+            let mut q = DriveQueue::new(DriveQueueConfig { depth: 8, order: FirmwareOrder::Fifo });
+            q.set_concurrency(8);
+            q.set_discard_barrier(barrier);
+            q.accept(req(0, 0, Op::Write), ArmPath::Direct, &d, 0);
+            assert_eq!(q.start_next(&d, 0).unwrap().req.id, 0);
+            q.accept(req(1, 100, Op::Discard), ArmPath::Direct, &d, 0);
+            q.accept(req(2, 200, Op::Read), ArmPath::Direct, &d, 0);
+            if barrier {
+                assert!(q.start_next(&d, 0).is_none(), "the discard waits for the write; the read for the discard");
+                q.completed();
+                assert_eq!(q.start_next(&d, 0).unwrap().req.id, 1);
+                assert!(q.start_next(&d, 0).is_none(), "nothing starts beside a non-queued discard");
+                q.completed();
+                assert_eq!(q.start_next(&d, 0).unwrap().req.id, 2);
+            } else {
+                assert_eq!(q.start_next(&d, 0).unwrap().req.id, 1);
+                assert_eq!(q.start_next(&d, 0).unwrap().req.id, 2);
+            }
+        }
     }
 }

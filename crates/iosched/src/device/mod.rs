@@ -101,6 +101,20 @@ impl ArmPath {
     }
 }
 
+/// How a device takes a discard (TRIM / Dataset Management deallocate).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DiscardSupport {
+    /// No discard (rotational disks).
+    None,
+    /// A queued command like a read or a write (NVMe Dataset Management; SATA 3.1's queued
+    /// TRIM, SEND FPDMA QUEUED).
+    Queued,
+    /// A non-queued command (ATA DATA SET MANAGEMENT): libata defers it until every NCQ command
+    /// outstanding has completed and defers NCQ commands while it runs (`ata_std_qc_defer`), so
+    /// the drive queue treats it as a barrier, as a flush.
+    NonQueued,
+}
+
 /// What serving one request cost.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Service {
@@ -139,6 +153,12 @@ pub trait Device: DeviceView {
     /// presets' caches write through; a flash drive drains its write buffer).
     fn flush_done_ns(&mut self, now: Nanos) -> Nanos {
         now
+    }
+    /// Whether and how the device takes a discard (`Op::Discard`). Default: not at all (a
+    /// rotational disk: Linux sets no discard limits for it, so `blkdev_issue_discard` fails with
+    /// EOPNOTSUPP; scenarios sending one to such a device are refused).
+    fn discard(&self) -> DiscardSupport {
+        DiscardSupport::None
     }
     /// A flash drive's FTL counters: the run's and preconditioning's (None: not a flash drive).
     fn flash_counters(&self) -> Option<(flash::ftl::FtlCounters, flash::ftl::FtlCounters)> {

@@ -692,7 +692,8 @@ impl RotationalDisk {
                 let (per_sector, complete) = match req.op {
                     Op::Read => (bus.map_or(0, |b| b.0), o.map_or(0, |o| o.read_complete)),
                     // A flush never reaches the mechanism (the drive queue serves it); as a write.
-                    Op::Write | Op::Flush => (bus.map_or(0, |b| b.1), o.map_or(0, |o| o.write_complete)),
+                    // Nor does a discard: a disk has none (scenarios refuse it, Device::discard).
+                    Op::Write | Op::Flush | Op::Discard => (bus.map_or(0, |b| b.1), o.map_or(0, |o| o.write_complete)),
                 };
                 let on_track = start.saturating_add(seek_ns).saturating_add(rotation_ns);
                 let bus_start = if req.op == Op::Read {
@@ -832,7 +833,7 @@ impl RotationalDisk {
                 let after = !self.last_read as usize;
                 self.overhead_ns.saturating_add(match op {
                     Op::Read => o.read_miss[after],
-                    Op::Write | Op::Flush => o.write_miss[after].saturating_add(o.data_prep),
+                    Op::Write | Op::Flush | Op::Discard => o.write_miss[after].saturating_add(o.data_prep),
                 })
             }
         }

@@ -7,7 +7,16 @@ use super::invariants::InvariantReport;
 use super::summary::{ProcessSummary, RunSummary, SeekStats, ServiceParts};
 use super::RequestRecord;
 use crate::fast_hash::FastMap;
-use crate::request::SECTOR_BYTES;
+use crate::request::{Op, SECTOR_BYTES};
+
+fn op_index(op: Op) -> usize {
+    match op {
+        Op::Read => 0,
+        Op::Write => 1,
+        Op::Flush => 2,
+        Op::Discard => 3,
+    }
+}
 use crate::time::{ns_to_s, Nanos};
 use crate::workload::ProcessInfo;
 
@@ -44,15 +53,19 @@ pub struct RunAccumulator {
     service: LatencyHistogram,
     scheduler_wait: LatencyHistogram,
     bios: u64,
+    /// Requests by `Op` (read, write, flush, discard), reported when the run had a discard.
+    by_op: [u64; 4],
     dense: Vec<Option<Box<ProcessAccumulator>>>,
     sparse: FastMap<u32, ProcessAccumulator>,
 }
 
 impl RunAccumulator {
     pub fn record(&mut self, r: &RequestRecord) {
-        let bytes = r.size_sectors as u64 * SECTOR_BYTES;
+        // A discard moves no data: its range is not bytes transferred (nor throughput).
+        let bytes = if r.op.moves_data() { r.size_sectors as u64 * SECTOR_BYTES } else { 0 };
         let (response, service, device) = (r.response_ns(), r.service_ns(), r.device_ns());
         self.requests += 1;
+        self.by_op[op_index(r.op)] += 1;
         self.bytes += bytes;
         self.busy_ns += device as u128;
         self.transfer_ns += r.transfer_ns as u128;
@@ -149,6 +162,12 @@ impl RunAccumulator {
             request_wait_ms: request_wait.summary_ms(),
             scheduler_ms: self.scheduler_wait.summary_ms(),
             bios: self.bios,
+            requests_by_op: (self.by_op[op_index(Op::Discard)] > 0).then(|| {
+                [Op::Read, Op::Write, Op::Flush, Op::Discard]
+                    .into_iter()
+                    .map(|op| (op.as_str().to_string(), self.by_op[op_index(op)]))
+                    .collect()
+            }),
             response_cdf_ms: response.quantiles_ms(),
             per_request_ms: {
                 let n = self.requests.max(1) as f64 * 1e6;

@@ -82,7 +82,11 @@ pub struct RunSummary {
     pub workload: String,
     pub seed: u64,
     pub requests: u64,
+    /// Bytes read and written (a discard's range moves no data: not counted, nor in throughput).
     pub bytes: u64,
+    /// Requests by operation (read, write, flush, discard); given when the run had a discard.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requests_by_op: Option<std::collections::BTreeMap<String, u64>>,
     pub elapsed_s: f64,
     /// MB = 10^6 bytes.
     pub throughput_mb_s: f64,

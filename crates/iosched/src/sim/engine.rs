@@ -18,7 +18,7 @@ use crate::device::command_latency::{CommandLatency, LatencyCursor};
 use crate::device::drive_queue::{DriveQueue, DriveQueueConfig};
 use crate::device::nvme::{Arbiter, NvmeConfig, NvmeController, Submitted};
 use crate::device::raid0::Raid0;
-use crate::device::{Device, Service};
+use crate::device::{Device, DiscardSupport, Service};
 use crate::metrics::{Collector, InvariantReport, RecordSink, RecordTimes, RequestRecord, RunAccumulator};
 use crate::request::Op;
 use crate::request::{Request, RequestId};
@@ -591,6 +591,7 @@ fn run<'a>(
         .map(|(i, (device, scheduler))| {
             let mut drive = DriveQueue::new(options.drive);
             drive.set_concurrency(device.concurrent_commands());
+            drive.set_discard_barrier(device.discard() == DiscardSupport::NonQueued);
             Lane {
                 device,
                 scheduler,

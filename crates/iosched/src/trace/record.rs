@@ -25,13 +25,14 @@ impl TraceOp {
         }
     }
 
-    /// The simulator's operation, for the two that move data (flushes and discards are not
-    /// replayed: a disk model has no cache to flush through and nothing to trim).
-    pub fn data_op(self) -> Option<Op> {
+    /// The simulator's operation for a replayed request: reads, writes and discards (flushes
+    /// are not replayed: the rotational presets' caches write through).
+    pub fn request_op(self) -> Option<Op> {
         match self {
             TraceOp::Read => Some(Op::Read),
             TraceOp::Write => Some(Op::Write),
-            TraceOp::Flush | TraceOp::Discard => None,
+            TraceOp::Discard => Some(Op::Discard),
+            TraceOp::Flush => None,
         }
     }
 }

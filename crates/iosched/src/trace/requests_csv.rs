@@ -122,7 +122,8 @@ impl RecordReader for RequestsCsvReader {
                 "read" => TraceOp::Read,
                 "write" => TraceOp::Write,
                 "flush" => TraceOp::Flush,
-                other => return Err(ReadError::Bad(self.lines.error(n, "op: expected read, write or flush", other))),
+                "discard" => TraceOp::Discard,
+                other => return Err(ReadError::Bad(self.lines.error(n, "op: expected read, write, flush or discard", other))),
             };
             let sync = match get(3) {
                 "true" => true,

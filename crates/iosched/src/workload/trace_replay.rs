@@ -20,12 +20,15 @@
 //!   next one is found; at most `READ_AHEAD_LIMIT` records are held, beyond which a process
 //!   waits (counted in `read_ahead_stalls`).
 //!
-//! Flushes, discards and zero-length records are not replayed (counted). Sectors beyond the
+//! Flushes and zero-length records are not replayed (counted in `skipped_flush_discard`, a name
+//! kept from when discards were skipped too). Discards are replayed (`Op::Discard`) on a device
+//! that takes them; on one that does not (a rotational disk) the first is an error naming the
+//! trace and the record (its line, in a text trace). Sectors beyond the
 //! simulated disk are an error naming the record, or are folded (modulo the capacity) or scaled
 //! (by max sector / capacity, read in a first pass) as `sector_map` asks.
 
 use super::{Emit, NewRequest, ProcessInfo, Workload};
-use crate::request::{Principal, Request};
+use crate::request::{Op, Principal, Request};
 use crate::time::{Nanos, HORIZON_NS};
 use crate::trace::{Format, ReadOptions, TraceReader, TraceRecord};
 use std::collections::{BTreeMap, VecDeque};
@@ -137,6 +140,8 @@ pub struct TraceReplay {
     in_flight: u32,
     /// pid -> the record's device, for names.
     seen: BTreeMap<u32, u32>,
+    /// The device takes no discard: its name, for the error a discard record is.
+    no_discard: Option<String>,
 }
 
 impl TraceReplay {
@@ -168,7 +173,14 @@ impl TraceReplay {
             buffered: 0,
             in_flight: 0,
             seen: BTreeMap::new(),
+            no_discard: None,
         })
+    }
+
+    /// A discard record is an error naming it: `device` (named in the message) takes none.
+    pub fn refusing_discards(mut self, device: &str) -> Self {
+        self.no_discard = Some(device.to_string());
+        self
     }
 
     pub fn counts(&self) -> &ReplayCounts {
@@ -216,10 +228,23 @@ impl TraceReplay {
                 self.counts.skipped_other_device += 1;
                 continue;
             }
-            let Some(op) = r.op.data_op().filter(|_| r.size_sectors > 0) else {
+            let Some(op) = r.op.request_op().filter(|_| r.size_sectors > 0) else {
                 self.counts.skipped_flush_discard += 1;
                 continue;
             };
+            if op == Op::Discard {
+                if let Some(device) = &self.no_discard {
+                    // A text trace's record is its line; blktrace's, its queue event's index.
+                    let at = if self.reader.format == crate::trace::Format::Blktrace { "record" } else { "line" };
+                    self.failure = Some(format!(
+                        "{}: {at} {}: a discard (trim) of {} sectors at sector {}, but the device `{device}` is a rotational \
+                         disk, which has no discard; replay the trace on a flash preset",
+                        self.reader.source, r.at, r.size_sectors, r.sector
+                    ));
+                    self.exhausted = true;
+                    return None;
+                }
+            }
             let origin = *self.origin_ns.get_or_insert(r.time_ns);
             let mut time_ns = r.time_ns.saturating_sub(origin);
             if time_ns < self.last_time_ns {

@@ -12,6 +12,7 @@ mod block_layer;
 mod calibration;
 mod cfq269;
 mod deadline;
+mod discard;
 mod disk_model;
 mod disksim_buffer;
 mod disksim_drives;

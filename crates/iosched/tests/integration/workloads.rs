@@ -448,7 +448,7 @@ fn think_every_n_thinks_only_after_every_nth_access() {
 #[test]
 fn the_fio_controls_are_validated_with_field_and_value() {
     let cases = [
-        ("op = \"both\"", "process[0].op`: expected \"read\", \"write\" or \"mixed\", got `both`"),
+        ("op = \"both\"", "process[0].op`: expected \"read\", \"write\", \"mixed\" or \"discard\", got `both`"),
         ("read_fraction = 0.5", "process[0].read_fraction` = 0.5 is only used with op = \"mixed\""),
         ("op = \"mixed\"\nread_fraction = 1.5", "process[0].read_fraction` must be in"),
         ("op = \"mixed\"\naccess = \"read\"", "process[0].op` = `mixed`"),

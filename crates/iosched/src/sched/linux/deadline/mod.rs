@@ -149,11 +149,15 @@ impl DirQueue {
     }
 }
 
-/// The queue a request belongs to (flushes are handled apart, ahead of the queues).
+/// The queue a request belongs to (flushes are handled apart, ahead of the queues). A discard
+/// is in the write direction: Linux's deadline and mq-deadline queue by `rq_data_dir`, which
+/// is `op_is_write` (include/linux/blk_types.h: REQ_OP_DISCARD = 3, odd, so a write), so it
+/// sorts, expires (write_expire) and batches with the writes and counts against
+/// `writes_starved` like one.
 pub(super) fn dir_of(req: &Request) -> usize {
     match req.op {
         Op::Read => READ,
-        Op::Write | Op::Flush => WRITE,
+        Op::Write | Op::Flush | Op::Discard => WRITE,
     }
 }
 
@@ -578,7 +582,14 @@ pub(super) mod test_util {
 
     /// The block layer in front of a scheduler (no plugging, every merge, no request limit).
     pub fn block() -> BlockLayer {
-        BlockLayer::new(BlockConfig { nr_requests: None, tags: TagModel::BlkMq, nomerges: 0, max_sectors: 1024, plug: false })
+        BlockLayer::new(BlockConfig {
+            nr_requests: None,
+            tags: TagModel::BlkMq,
+            nomerges: 0,
+            max_sectors: 1024,
+            plug: false,
+            max_discard_sectors: None,
+        })
     }
 
     /// Through the block layer: a bio at `now`.

@@ -335,6 +335,25 @@ mod tests {
     }
 
     #[test]
+    fn mq_discards_are_in_the_write_direction_and_its_batches() {
+        // As above, with a discard (REQ_OP_DISCARD: op_is_write, so rq_data_dir is WRITE) and a
+        // write after R0: the discard waits with the write while the two read batches starve
+        // them, then both go in one write batch (sector order), then the reads.
+        let mut b = Bench::new("mq-deadline", &[]);
+        for i in 0..60 {
+            b.add(read(i, 100 * i));
+        }
+        assert_eq!(b.serve(), Some(0));
+        b.add(rq(99, Op::Discard, 40_000, 64));
+        b.add(write(100, 40_064));
+        let mut want: Vec<u64> = (1..48).collect();
+        want.extend([99, 100]);
+        want.extend(48..60);
+        assert_eq!(b.drain(), want);
+        assert_eq!(crate::sched::linux::deadline::dir_of(&rq(1, Op::Discard, 0, 8)), crate::sched::linux::deadline::WRITE);
+    }
+
+    #[test]
     fn mq_classes_in_strict_order_and_a_lower_class_waits_for_the_higher_in_flight() {
         let mut b = Bench::new("mq-deadline", &[]);
         b.add(with_class(read(0, 100), PrioClass::Idle));
@@ -405,8 +424,14 @@ mod tests {
         // with the other 2; a synchronous read still gets one.
         for (depth, inserted, held) in [(3.0, 4, 2), (0.0, 6, 0)] {
             let mut bench = Bench::new("mq-deadline", &[("async_depth", depth)]);
-            let mut blk =
-                BlockLayer::new(BlockConfig { nr_requests: Some(8), tags: TagModel::BlkMq, nomerges: 2, max_sectors: 1024, plug: false });
+            let mut blk = BlockLayer::new(BlockConfig {
+                nr_requests: Some(8),
+                tags: TagModel::BlkMq,
+                nomerges: 2,
+                max_sectors: 1024,
+                plug: false,
+                max_discard_sectors: None,
+            });
             for i in 0..5 {
                 let mut w = write(i, 10_000 * (i + 1));
                 w.sync = false;

@@ -2,8 +2,9 @@
 //! how many requests of each kind may be at the device at once.
 //!
 //! Requests fall into scheduling domains by operation: READ (every read, synchronous or not),
-//! WRITE (every write), DISCARD (none here: the toolkit has no discard operation; the domain is
-//! kept, always empty, so the rotation and the tables match Linux's) and OTHER (flushes). A
+//! WRITE (every write), DISCARD (every discard, `Op::Discard`: its own 64 tokens, a batch of one
+//! and a 5 s latency target, so a burst of trims cannot take the read or write domains' tokens)
+//! and OTHER (flushes). A
 //! domain holds at most `depth` tokens; a request needs one to be dispatched and gives it back
 //! when it completes. Dispatch goes round the domains, up to a batch of 16 reads, 8 writes,
 //! 1 discard or 1 other request in a row, and skips a domain that is empty or out of tokens.
@@ -110,6 +111,8 @@ pub fn domain_of(req: &Request) -> usize {
     match req.op {
         Op::Read => READ,
         Op::Write => WRITE,
+        // kyber_sched_domain: REQ_OP_DISCARD has its own domain (depth 64, batch 1, 5 s target).
+        Op::Discard => DISCARD,
         Op::Flush => OTHER,
     }
 }

@@ -196,6 +196,7 @@ fn dispatch_rotates_domains_in_batches() {
     add(&mut k, Op::Write, 10);
     add(&mut k, Op::Read, 20);
     add(&mut k, Op::Flush, 1);
+    add(&mut k, Op::Discard, 3);
     let mut order = String::new();
     let mut ids = Vec::new();
     while let Decision::Dispatch(r, _) = k.next(&cx) {
@@ -203,17 +204,18 @@ fn dispatch_rotates_domains_in_batches() {
             Op::Read => 'R',
             Op::Write => 'W',
             Op::Flush => 'F',
+            Op::Discard => 'D',
         });
         ids.push(r.id);
     }
-    // READ's batch of 16, WRITE's 8, OTHER's 1 (DISCARD is empty), then round again with
-    // what is left: 4 reads, 2 writes, the second flush.
-    let expect = format!("{}{}F{}{}F", "R".repeat(16), "W".repeat(8), "R".repeat(4), "W".repeat(2));
+    // READ's batch of 16, WRITE's 8, DISCARD's 1, OTHER's 1, then round again with what is
+    // left: 4 reads, 2 writes, a discard, the second flush; then the last discard alone.
+    let expect = format!("{}{}DF{}{}DFD", "R".repeat(16), "W".repeat(8), "R".repeat(4), "W".repeat(2));
     assert_eq!(order, expect);
     // FIFO within each domain.
     let reads: Vec<u64> = ids.iter().copied().filter(|&i| (11..31).contains(&i)).collect();
     assert_eq!(reads, (11..31).collect::<Vec<_>>());
-    assert_eq!(ids[24], 0, "the first flush");
+    assert_eq!((ids[24], ids[25]), (32, 0), "the first discard, then the first flush");
     assert_eq!(k.queued(), 0);
 }
 
@@ -514,4 +516,36 @@ fn kyber_cannot_cut_an_rpo_drives_aging_tail() {
     assert_eq!(strict.3, 1);
     assert!(close(strict.0, noop.0, 0.05), "the tail stays: {strict:?} vs {noop:?}");
     assert!(strict.2 < 0.5 * noop.2, "the writer still pays: {strict:?} vs {noop:?}");
+}
+
+#[test]
+fn discards_have_their_own_domain_of_64_tokens() {
+    // kyber_sched_domain puts REQ_OP_DISCARD in KYBER_DISCARD (kyber_depth 64): 100 discards
+    // queued, 64 reach the device; reads still get their own tokens meanwhile; a completed
+    // discard gives its token back.
+    let d = disk();
+    let cx = Context { now_ns: 0, device: &d, in_flight: 0 };
+    let mut k = Kyber::default();
+    for id in 0..100 {
+        k.add(Request::new(id, Op::Discard, id * 1000, 8, 0), &cx);
+    }
+    for id in 100..110 {
+        k.add(rq(id, Op::Read, id * 1000), &cx);
+    }
+    let mut sent = Vec::new();
+    while let Decision::Dispatch(r, _) = k.next(&cx) {
+        sent.push(r);
+    }
+    let discards: Vec<&Request> = sent.iter().filter(|r| r.op == Op::Discard).collect();
+    assert_eq!(discards.len(), MAX_DEPTH[DISCARD] as usize);
+    assert_eq!(discards.len(), 64);
+    assert_eq!(sent.iter().filter(|r| r.op == Op::Read).count(), 10);
+    assert_eq!(domain_of(discards[0]), DISCARD);
+    k.completed(&done(*discards[0], 0), &Context { now_ns: MS, ..cx });
+    let cx = Context { now_ns: MS, ..cx };
+    match k.next(&cx) {
+        Decision::Dispatch(r, _) => assert_eq!((r.op, r.id), (Op::Discard, 64)),
+        other => panic!("expected the 65th discard, got {other:?}"),
+    }
+    assert!(!matches!(k.next(&cx), Decision::Dispatch(..)));
 }
