@@ -97,6 +97,34 @@ pub struct Scenario {
     /// Where the scenario came from (for error messages); not a TOML field.
     #[serde(skip)]
     pub source: String,
+    /// The DiskSim drive last loaded, keyed by its path: a run asks for the drive six times (its
+    /// capacity, the checks, the device), and reading and mapping a drive's files is about 8 M
+    /// instructions each time.
+    #[serde(skip)]
+    disksim_loaded: DiskSimMemo,
+}
+
+type DriveModel = (RotationalSpec, DiskExtensions, u64);
+
+/// A loaded DiskSim drive (or the error loading it gave) by path; a clone keeps it.
+#[derive(Debug, Clone, Default)]
+struct DiskSimMemo(std::sync::OnceLock<(std::path::PathBuf, Result<DriveModel, String>)>);
+
+impl DiskSimMemo {
+    fn get_or_load(&self, path: &std::path::Path) -> Result<DriveModel, String> {
+        let load = || {
+            load_drive(path).map_err(|e| format!("field `device.disksim`: {e}")).map(|drive| {
+                let cap = drive.capacity_sectors();
+                (drive.spec, drive.ext, cap)
+            })
+        };
+        let (key, out) = self.0.get_or_init(|| (path.to_path_buf(), load()));
+        if key == path {
+            out.clone()
+        } else {
+            load() // the scenario now names another drive: read it, not kept
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -420,9 +448,7 @@ impl Scenario {
             if matches!(self.positioning_estimator()?, PositioningEstimator::Calibrated) {
                 return Err("field `device.positioning_estimator`: `calibrated` is not available for a DiskSim drive".into());
             }
-            let drive = load_drive(&path).map_err(|e| format!("field `device.disksim`: {e}"))?;
-            let cap = drive.capacity_sectors();
-            return Ok((drive.spec, drive.ext, cap));
+            return self.disksim_loaded.get_or_load(&path);
         }
         let name = d.preset.clone().unwrap_or_else(default_preset);
         let mut spec = preset(&name)
