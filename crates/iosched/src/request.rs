@@ -24,8 +24,9 @@ pub enum Op {
     Flush,
     /// Discard (TRIM / UNMAP / NVMe Dataset Management deallocate) the sector range: no data
     /// moves. Linux's REQ_OP_DISCARD (include/linux/blk_types.h: op 3, so `op_is_write` is true
-    /// and a discard takes the write direction wherever a scheduler splits by direction; it
-    /// carries no REQ_SYNC when the kernel issues it, `blkdev_issue_discard`, so `sync` is false).
+    /// and a discard takes the write direction wherever a scheduler splits by direction; from
+    /// `blkdev_issue_discard` (fstrim, BLKDISCARD) it is REQ_SYNC, set by `submit_bio_wait`; a
+    /// file system's online discard is not).
     Discard,
 }
 

@@ -1049,9 +1049,11 @@ impl Scenario {
                     },
                     max_transfer_sectors: kib_sectors(p.max_transfer_kib),
                     iodepth: p.iodepth.unwrap_or(1),
-                    // The kernel's discards carry no REQ_SYNC (blkdev_issue_discard, which
-                    // fio's trims reach through the BLKDISCARD ioctl): asynchronous by default.
-                    sync: p.sync.unwrap_or(p.op != "discard"),
+                    // Synchronous by default, discards too: blkdev_issue_discard (fstrim, and
+                    // fio's trims through the BLKDISCARD ioctl) submits with submit_bio_wait,
+                    // which sets REQ_SYNC (block/bio.c); `sync = false` gives a file system's
+                    // online discard (`-o discard`: plain submit_bio).
+                    sync: p.sync.unwrap_or(true),
                     prio: IoPrio {
                         class: p.prio_class.as_deref().and_then(PrioClass::parse).unwrap_or_default(),
                         level: p.prio_level.unwrap_or(IoPrio::default().level),

@@ -140,7 +140,7 @@ pub struct TraceReplay {
     in_flight: u32,
     /// pid -> the record's device, for names.
     seen: BTreeMap<u32, u32>,
-    /// The device takes no discard: its name, for the error a discard record is.
+    /// The device takes no discard (its name): discard records are skipped and counted.
     no_discard: Option<String>,
 }
 
@@ -177,7 +177,8 @@ impl TraceReplay {
         })
     }
 
-    /// A discard record is an error naming it: `device` (named in the message) takes none.
+    /// `device` takes no discard: discard records are skipped (counted in
+    /// `skipped_flush_discard`), as replay did before discards were modelled.
     pub fn refusing_discards(mut self, device: &str) -> Self {
         self.no_discard = Some(device.to_string());
         self
@@ -232,18 +233,11 @@ impl TraceReplay {
                 self.counts.skipped_flush_discard += 1;
                 continue;
             };
-            if op == Op::Discard {
-                if let Some(device) = &self.no_discard {
-                    // A text trace's record is its line; blktrace's, its queue event's index.
-                    let at = if self.reader.format == crate::trace::Format::Blktrace { "record" } else { "line" };
-                    self.failure = Some(format!(
-                        "{}: {at} {}: a discard (trim) of {} sectors at sector {}, but the device `{device}` is a rotational \
-                         disk, which has no discard; replay the trace on a flash preset",
-                        self.reader.source, r.at, r.size_sectors, r.sector
-                    ));
-                    self.exhausted = true;
-                    return None;
-                }
+            if op == Op::Discard && self.no_discard.is_some() {
+                // A disk takes no discard: skipped and counted, as trace replay always did with
+                // discards (the trace stays replayable on any drive).
+                self.counts.skipped_flush_discard += 1;
+                continue;
             }
             let origin = *self.origin_ns.get_or_insert(r.time_ns);
             let mut time_ns = r.time_ns.saturating_sub(origin);

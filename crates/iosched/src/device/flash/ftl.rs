@@ -100,13 +100,13 @@ pub fn logical_units_for(geo: &FlashGeometry, over_provisioning: f64, gc_free_su
 
 /// Whether `n` superblocks per die can be taken out of use (the static SLC region) and leave GC
 /// its reserve.
-pub fn check_reserve(geo: &FlashGeometry, over_provisioning: f64, gc_free_superblocks: u32, n: u32) -> Result<(), String> {
+pub fn check_reserve(geo: &FlashGeometry, over_provisioning: f64, gc_free_superblocks: u32, n: u64) -> Result<(), String> {
     let logical = logical_units_for(geo, over_provisioning, gc_free_superblocks)?;
     let logical_superblocks = logical as f64 / geo.dies() as f64 / geo.units_per_superblock() as f64;
     let spare = geo.superblocks_per_die() as f64 - logical_superblocks - n as f64;
     if spare < gc_free_superblocks as f64 + 1.0 {
         return Err(format!(
-            "device.flash: the static SLC region (`slc_cache_gib`) takes {n} superblocks per die, leaving {spare:.2} spare, \
+            "field `device.flash.slc_cache_gib`: the static SLC region takes {n} superblocks per die, leaving {spare:.2} spare, \
              fewer than gc_free_superblocks ({gc_free_superblocks}) + 1: a smaller region, more over_provisioning or blocks_per_plane"
         ));
     }
@@ -196,7 +196,7 @@ impl Ftl {
 
     /// Takes `n` free superblocks of every die out of use (an SLC region's blocks) on a fresh
     /// FTL, or why GC would then lack spare space.
-    pub fn reserve_superblocks(&mut self, n: u32) -> Result<(), String> {
+    pub fn reserve_superblocks(&mut self, n: u64) -> Result<(), String> {
         check_reserve(&self.geo, self.op, self.gc_free_superblocks, n)?;
         for f in &mut self.free {
             f.drain(..n as usize);

@@ -185,8 +185,11 @@ impl FlashSsd {
         let end = ((start_sector + sectors) / UNIT_SECTORS).min(self.ftl.logical_units());
         for lpn in first..end {
             self.ftl.trim(lpn);
+            // A unit whose data the SLC cache holds is not mapped in the FTL: count its trim here.
             if let Some(c) = self.slc.as_mut() {
-                c.invalidate(self.ftl.die_of(lpn), lpn as u32);
+                if c.invalidate(self.ftl.die_of(lpn), lpn as u32) {
+                    self.ftl.counters.trimmed_units += 1;
+                }
             }
         }
     }
@@ -364,6 +367,10 @@ impl DeviceView for FlashSsd {
     fn positioning_time_ns(&self, sector: u64, sectors: u32, op: Op, now: Nanos) -> Nanos {
         let t = &self.spec.timing;
         let bytes = sectors as u64 * SECTOR_BYTES;
+        if op == Op::Discard {
+            // No data crosses the link: the controller's command latency (discard_range).
+            return t.overhead_ns();
+        }
         let link = t.link_ns(bytes) + (self.res.link_busy_until(op == Op::Read, now) - now);
         if op != Op::Read {
             return link;

@@ -108,8 +108,10 @@ impl SlcConfig {
 
     /// Superblocks per die the static region takes from the spare space (3 TLC units per SLC
     /// unit), for `dies` dies of superblocks of `units_per_superblock`.
-    pub fn static_superblocks_per_die(&self, dies: u32, units_per_superblock: u32) -> u32 {
-        (gib_units(self.static_gib) * 3).div_ceil(dies as u64 * units_per_superblock as u64) as u32
+    pub fn static_superblocks_per_die(&self, dies: u32, units_per_superblock: u32) -> u64 {
+        // u64 throughout: a region larger than any drive must be refused (check_reserve), not
+        // wrapped to a few superblocks.
+        (gib_units(self.static_gib).saturating_mul(3)).div_ceil(dies as u64 * units_per_superblock as u64)
     }
 }
 
@@ -199,12 +201,15 @@ impl SlcCache {
     }
 
     /// Drops `lpn`'s copy (written elsewhere, or trimmed): its slot stays used until folded.
-    pub fn invalidate(&mut self, die: u32, lpn: u32) {
-        if let Some(seq) = self.at.remove(&lpn) {
-            let log = &mut self.logs[die as usize];
-            log.slots[(seq - log.head) as usize] = EMPTY;
-            log.valid -= 1;
-        }
+    /// Drops `lpn`'s copy, if the cache holds one (true then).
+    pub fn invalidate(&mut self, die: u32, lpn: u32) -> bool {
+        let Some(seq) = self.at.remove(&lpn) else {
+            return false;
+        };
+        let log = &mut self.logs[die as usize];
+        log.slots[(seq - log.head) as usize] = EMPTY;
+        log.valid -= 1;
+        true
     }
 
     /// Programs `lpns` (all on `die`) as one SLC superpage, padded: the padding slots.

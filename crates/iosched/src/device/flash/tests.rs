@@ -445,7 +445,32 @@ fn slc_fields_in_a_scenario() {
     let e = spec("slc_program_us = 0").unwrap_err();
     assert!(e.contains("`device.flash.slc_program_us` must be in [1, 100000], got 0"), "{e}");
     let e = spec("slc_cache_gib = 5").unwrap_err();
-    assert!(e.contains("static SLC region (`slc_cache_gib`) takes"), "{e}");
+    assert!(e.contains("field `device.flash.slc_cache_gib`: the static SLC region takes"), "{e}");
     let off = spec("slc_cache_gib = 0\nslc_dynamic_gib = 0").unwrap().unwrap();
     assert!(off.slc.is_off());
+}
+
+/// Review of 2026-11-29: a discard of units the SLC cache holds counts them as trimmed (they are
+/// not mapped in the FTL), a discard's expected service time is the command latency (no data
+/// crosses the link), and a static SLC region larger than the drive is refused, not wrapped.
+#[test]
+fn discards_of_units_in_the_slc_cache_count_and_cost_a_command_and_huge_regions_are_refused() {
+    let mut ssd = FlashSsd::new(slc_spec(Precondition::None), 1).unwrap();
+    let mut now = 0;
+    for i in 0..4u64 {
+        now = ssd.service(&Request::new(i, Op::Write, i * 32, 32, now), ArmPath::Direct, now).completion_ns;
+    }
+    assert_eq!(ssd.slc().unwrap().valid_units(), 16, "the writes are held in the SLC cache");
+    let before = ssd.ftl().counters.trimmed_units;
+    ssd.service(&Request::new(9, Op::Discard, 0, 128, now), ArmPath::Direct, now);
+    assert_eq!(ssd.ftl().counters.trimmed_units - before, 16);
+    assert_eq!(ssd.slc().unwrap().valid_units(), 0);
+    ssd.check().unwrap();
+    let t = ssd.spec().timing.clone();
+    assert_eq!(ssd.positioning_time_ns(0, 2_097_152, Op::Discard, now), t.overhead_ns(), "a 1 GiB discard moves no data");
+
+    let mut huge = slc_spec(Precondition::None);
+    huge.slc.static_gib = 87_381.333_333_333_33; // 3x this in units wraps a u32 count of superblocks
+    let e = FlashSsd::new(huge, 1).err().expect("a static region beyond the drive is refused");
+    assert!(e.contains("slc_cache_gib"), "{e}");
 }
