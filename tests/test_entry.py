@@ -87,3 +87,35 @@ def test_lean_output_is_the_full_command_lines(tmp_path, extra):
                           timeout=120)
     assert lean.returncode == full.returncode == 0, lean.stderr + full.stderr
     assert lean.stdout == full.stdout and lean.stderr == full.stderr
+
+
+DISKSIM = Path(__file__).resolve().parents[1].parent / "shared" / "disksim-validation"
+
+
+@pytest.mark.skipif(not (DISKSIM / "atlas10k.trace").is_file(), reason="../shared/disksim-validation absent")
+def test_validate_json_is_lean_and_prints_what_the_full_command_line_prints():
+    drive, trace = str(DISKSIM / "atlas10k.parv"), str(DISKSIM / "atlas10k.trace")
+    for extra in ([], ["--timing", "arrival", "--scheduler=sstf"]):
+        assert _heavy(["validate", drive, trace, "--json", *extra]) == ("", "0")
+        lean = subprocess.run([sys.executable, "-m", "iosched.entry", "validate", drive, trace, "--json", *extra],
+                              capture_output=True, text=True, timeout=120)
+        full = subprocess.run([sys.executable, "-m", "iosched.cli", "validate", drive, trace, "--json", *extra],
+                              capture_output=True, text=True, timeout=120)
+        assert lean.returncode == full.returncode == 0, lean.stderr + full.stderr
+        assert lean.stdout == full.stdout and lean.stderr == full.stderr
+
+
+def test_what_the_lean_validate_leaves_to_the_full_command_line(tmp_path):
+    from iosched.entry import lean_validate_args
+
+    f = tmp_path / "d.parv"
+    f.write_text("")
+    for argv in (["validate", str(f), "t.trace"], ["validate", str(f), "t.trace", "--json", "--explain"],
+                 ["validate", "ibm-deskstar-34gxp", "t.trace", "--json"], ["validate", str(f), "--json"],
+                 ["validate", str(f), "t.trace", "--json", "--timing", "soon"], ["validate", str(f), "t", "--json", "--format", "csv"]):
+        assert lean_validate_args(argv) is None, argv
+    assert lean_validate_args(["validate", str(f), "t.trace", "--json"]) == (str(f), "t.trace", "after-completion", "fcfs")
+    # A replay that fails goes to the full command line, which names the problem its way (exit 2).
+    bad = subprocess.run([sys.executable, "-m", "iosched.entry", "validate", str(f), str(tmp_path / "none.trace"), "--json"],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode != 0 and "Traceback" not in bad.stderr and bad.stderr.strip(), bad.stderr

@@ -1,5 +1,5 @@
 """The `iosched` script's entry point. The common non-interactive commands (`iosched --version`,
-`iosched run ...`) run here without importing typer, rich or pydantic (about 0.15 s of imports
+`iosched run ...`, `iosched validate DRIVE TRACE --json`) run here without importing typer, rich or pydantic (about 0.15 s of imports
 on a 2-core machine, more than a 1,000-request run takes); anything else, and anything this
 parser does not fully understand (help, an unknown option, a value to check), goes to the full
 command line (cli.py), so messages and behaviour are the full command line's.
@@ -74,12 +74,60 @@ def lean_run_options(argv: List[str]):
     return opts
 
 
+def lean_validate_args(argv: List[str]):
+    """(drive, trace, timing, scheduler) when `argv` is `validate DRIVE TRACE --json` (with
+    `--timing`/`--scheduler` at most) on a drive file that exists, else None (the full command
+    line handles presets, tables, --explain and every message)."""
+    if not argv or argv[0] != "validate" or "--json" not in argv:
+        return None
+    values = {"--timing": "after-completion", "--scheduler": "fcfs"}
+    positional: List[str] = []
+    it = iter(argv[1:])
+    for a in it:
+        if a == "--json":
+            continue
+        name, eq, inline = a.partition("=")
+        if name in values:
+            value = inline if eq else next(it, None)
+            if value is None or (not eq and value.startswith("-")):
+                return None
+            values[name] = value
+        elif a.startswith("-"):
+            return None
+        else:
+            positional.append(a)
+    if len(positional) != 2 or not Path(positional[0]).is_file() or values["--timing"] not in ("after-completion", "arrival"):
+        return None
+    return positional[0], positional[1], values["--timing"], values["--scheduler"]
+
+
+def lean_validate(args) -> bool:
+    """`validate ... --json` without the command line's libraries: the same JSON object the full
+    command line prints. False (nothing printed) if the replay failed: the full command line then
+    runs it again and reports the error its way."""
+    import json
+
+    from . import _native
+
+    drive, trace, timing, scheduler = args
+    try:
+        result = json.loads(_native.validate_trace(drive, trace, timing, scheduler=scheduler))
+    except ValueError:
+        return False
+    sys.stdout.write(json.dumps(result) + "\n")
+    sys.stdout.flush()
+    return True
+
+
 def main() -> None:
     argv = sys.argv[1:]
     if argv == ["--version"]:
         from . import __version__
 
         sys.stdout.write(f"iosched {__version__}\n")
+        return
+    validate_args = lean_validate_args(argv)
+    if validate_args is not None and lean_validate(validate_args):
         return
     opts = lean_run_options(argv)
     if opts is None:
