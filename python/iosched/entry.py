@@ -108,14 +108,14 @@ def lean_validate(args) -> bool:
     import json
 
     from . import _native
+    from .tables import emit
 
     drive, trace, timing, scheduler = args
     try:
         result = json.loads(_native.validate_trace(drive, trace, timing, scheduler=scheduler))
     except ValueError:
         return False
-    sys.stdout.write(json.dumps(result) + "\n")
-    sys.stdout.flush()
+    emit([], "json", json_doc=result)
     return True
 
 

@@ -482,7 +482,6 @@ impl Engine<'_> {
     }
 }
 
-/// Commands out at a blk-mq lane's drive.
 /// The scheduler holds its requests until `wait_until` (a wake-up is armed) or has nothing to
 /// dispatch (`None`). With nothing in flight (`drive_idle`) that is an idle with work when the
 /// scheduler is work-conserving and waits, or has requests queued.
@@ -511,6 +510,7 @@ fn hold(
     }
 }
 
+/// Commands out at a blk-mq lane's drive.
 fn cx_in_flight(l: &Lane) -> u32 {
     l.mq.as_ref().map_or_else(|| l.drive.outstanding(), |m| m.in_flight())
 }

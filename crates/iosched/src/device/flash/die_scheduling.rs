@@ -94,11 +94,11 @@ impl DieScheduling {
     }
 
     pub fn validate(&self) -> Result<(), String> {
-        for (name, v) in [("suspend_us", self.suspend_us), ("erase_suspend_us", self.erase_suspend_us), ("resume_us", self.resume_us)] {
-            if !(v.is_finite() && (0.0..=100_000.0).contains(&v)) {
-                return Err(format!("field `device.flash.{name}` must be in [0, 100000], got {v}"));
-            }
-        }
+        super::spec::check_ranges(&[
+            ("suspend_us", self.suspend_us, 0.0, 100_000.0),
+            ("erase_suspend_us", self.erase_suspend_us, 0.0, 100_000.0),
+            ("resume_us", self.resume_us, 0.0, 100_000.0),
+        ])?;
         if self.suspend != SuspendMode::None && !self.read_priority {
             return Err(format!(
                 "field `device.flash.suspend` = \"{}\" needs `device.flash.read_priority` = true (a read suspends work it was let ahead of)",

@@ -91,19 +91,13 @@ impl SlcConfig {
     }
 
     pub fn validate(&self) -> Result<(), String> {
-        let fields = [
+        super::spec::check_ranges(&[
             ("slc_cache_gib", self.static_gib, 0.0, 1e6),
             ("slc_dynamic_gib", self.dynamic_gib, 0.0, 1e6),
             ("slc_program_us", self.program_us, 1.0, 100_000.0),
             ("slc_read_us", self.read_us, 0.1, 10_000.0),
             ("slc_fold_idle_ms", self.fold_idle_ms, 0.0, 1e6),
-        ];
-        for (name, v, lo, hi) in fields {
-            if !(v.is_finite() && (lo..=hi).contains(&v)) {
-                return Err(format!("field `device.flash.{name}` must be in [{lo}, {hi}], got {v}"));
-            }
-        }
-        Ok(())
+        ])
     }
 
     /// Superblocks per die the static region takes from the spare space (3 TLC units per SLC

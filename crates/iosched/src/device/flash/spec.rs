@@ -87,3 +87,14 @@ impl FlashSpec {
         Ok(())
     }
 }
+
+/// Each `(field, value, lo, hi)`: a finite value in [lo, hi], or the error naming
+/// `device.flash.<field>`, the range and the value.
+pub(super) fn check_ranges(fields: &[(&str, f64, f64, f64)]) -> Result<(), String> {
+    for &(name, v, lo, hi) in fields {
+        if !(v.is_finite() && (lo..=hi).contains(&v)) {
+            return Err(format!("field `device.flash.{name}` must be in [{lo}, {hi}], got {v}"));
+        }
+    }
+    Ok(())
+}

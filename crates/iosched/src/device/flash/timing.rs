@@ -47,19 +47,14 @@ impl FlashTiming {
     }
 
     pub fn validate(&self) -> Result<(), String> {
-        let fields = [
+        super::spec::check_ranges(&[
             ("read_us", self.read_us, 0.1, 10_000.0),
             ("program_us", self.program_us, 1.0, 100_000.0),
             ("erase_ms", self.erase_ms, 0.01, 1_000.0),
             ("channel_mb_s", self.channel_mb_s, 1.0, 100_000.0),
             ("link_mb_s", self.link_mb_s, 1.0, 1_000_000.0),
             ("command_overhead_us", self.command_overhead_us, 0.0, 100_000.0),
-        ];
-        for (name, v, lo, hi) in fields {
-            if !(v.is_finite() && (lo..=hi).contains(&v)) {
-                return Err(format!("field `device.flash.{name}` must be in [{lo}, {hi}], got {v}"));
-            }
-        }
+        ])?;
         if self.link_bytes_per_command > 1 << 20 {
             return Err(format!(
                 "field `device.flash.link_bytes_per_command` must be in [0, 1048576], got {}",
