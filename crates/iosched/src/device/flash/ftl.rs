@@ -11,8 +11,10 @@
 //! the victim's valid units are copied to the frontier on the same die (copyback: no channel
 //! transfer), then it is erased. Write amplification = (host + GC + padding units) / host units.
 
+use super::full_layout::FullLayout;
 use super::gc::{self, Candidate, GcPolicy};
 use super::geometry::FlashGeometry;
+use super::unit_map::UnitMap;
 use std::collections::VecDeque;
 
 pub const UNMAPPED: u32 = u32::MAX;
@@ -120,8 +122,12 @@ pub struct Ftl {
     upsb: u32,
     sbpd: u32,
     logical_units: u64,
-    l2p: Vec<u32>,
-    p2l: Vec<u32>,
+    /// Logical -> physical and back; an entry never set is as `layout` says (unit_map.rs).
+    l2p: UnitMap,
+    p2l: UnitMap,
+    /// Where preconditioning's first pass put every unit (None: a fresh drive, every entry
+    /// never set is `UNMAPPED`).
+    layout: Option<FullLayout>,
     /// Per global superblock (die * superblocks_per_die + index).
     valid: Vec<u32>,
     written: Vec<u32>,
@@ -151,8 +157,9 @@ impl Ftl {
             upsb,
             sbpd,
             logical_units,
-            l2p: vec![UNMAPPED; logical_units as usize],
-            p2l: vec![UNMAPPED; geo.physical_units() as usize],
+            l2p: UnitMap::new(logical_units as usize),
+            p2l: UnitMap::new(geo.physical_units() as usize),
+            layout: None,
             valid: vec![0; total_sb],
             written: vec![0; total_sb],
             closed_at: vec![0; total_sb],
@@ -179,7 +186,10 @@ impl Ftl {
     }
     /// Physical unit of `lpn` (None: never written or trimmed).
     pub fn lookup(&self, lpn: u64) -> Option<u32> {
-        self.l2p.get(lpn as usize).copied().filter(|&p| p != UNMAPPED)
+        if lpn >= self.logical_units {
+            return None;
+        }
+        Some(self.l2p_of(lpn)).filter(|&p| p != UNMAPPED)
     }
     /// The die holding physical unit `ppn`, and its physical page's number (units of one page
     /// on one plane share a page read).
@@ -209,7 +219,7 @@ impl Ftl {
     pub fn unmap(&mut self, lpn: u64) {
         if let Some(old) = self.lookup(lpn) {
             self.invalidate(old);
-            self.l2p[lpn as usize] = UNMAPPED;
+            self.l2p.set(lpn as usize, UNMAPPED);
             self.mapped -= 1;
         }
     }
@@ -240,44 +250,63 @@ impl Ftl {
         work
     }
 
-    /// `write_superpage(die, [first, first + count))` of units never written (preconditioning's
-    /// first pass over a fresh drive), the same state in bulk: while the die's frontier has room
-    /// for the whole run, the maps are filled in one pass (no lookup of an old copy, no GC check
-    /// per unit); otherwise unit by unit, as `write_superpage`.
-    pub fn write_fresh_run(&mut self, die: u32, first: u32, count: u32) -> DieWork {
-        let room = self.active[die as usize].map(|sb| (sb, self.upsb - self.written[self.global(die, sb)]));
-        let Some((sb, room)) = room.filter(|&(_, room)| room >= count) else {
-            let lpns: Vec<u32> = (first..first + count).collect();
-            return self.write_superpage(die, &lpns);
-        };
-        debug_assert!(room >= count);
-        let g = self.global(die, sb);
-        let off = self.written[g];
-        let ppn0 = g as u32 * self.upsb + off;
-        let (l2p, p2l) = (&mut self.l2p[first as usize..(first + count) as usize], &mut self.p2l[ppn0 as usize..(ppn0 + count) as usize]);
-        debug_assert!(l2p.iter().all(|&p| p == UNMAPPED), "a fresh run holds units written before");
-        for (i, (l, p)) in l2p.iter_mut().zip(p2l.iter_mut()).enumerate() {
-            (*l, *p) = (ppn0 + i as u32, first + i as u32);
+    /// Preconditioning's first pass on a fresh drive (every logical unit written once, in
+    /// order, a superpage-sized chunk to each die in turn): the same state as
+    /// `write_superpage` chunk by chunk, with the maps left as laid out (full_layout.rs) and
+    /// only the superblocks' state written. False (nothing done) if the drive is not fresh or
+    /// its shape is one the layout does not cover (the caller then writes unit by unit).
+    pub fn write_full_pass(&mut self) -> bool {
+        let (dies, ups, upsb) = (self.geo.dies() as u64, self.ups as u64, self.upsb as u64);
+        let fresh = self.clock == 0 && self.mapped == 0 && self.layout.is_none() && self.active.iter().all(Option::is_none);
+        if !fresh || !self.logical_units.is_multiple_of(ups * dies) || !upsb.is_multiple_of(ups) {
+            return false;
         }
-        self.written[g] += count;
-        self.valid[g] += count;
-        self.mapped += count as u64;
-        self.clock += count as u64;
-        self.counters.host_units += count as u64;
-        // A program per superpage completed (place() counts one where a unit ends a superpage).
-        let mut work = DieWork { programs: (off + count) / self.ups - off / self.ups, ..DieWork::default() };
-        while self.active[die as usize].is_some_and(|sb| !self.written[self.global(die, sb)].is_multiple_of(self.ups)) {
-            self.place(die, UNMAPPED, &mut work);
-            self.counters.padding_units += 1;
+        let per_die_units = self.logical_units / dies;
+        let superblocks = per_die_units.div_ceil(upsb) as usize;
+        if superblocks == 0 || self.free.iter().any(|f| f.len() < superblocks) {
+            return false;
         }
-        work
+        let mut order = Vec::with_capacity(dies as usize);
+        for die in 0..dies as u32 {
+            let sbs: Vec<u32> = self.free[die as usize].drain(..superblocks).collect();
+            for (k, &sb) in sbs.iter().enumerate() {
+                let g = self.global(die, sb);
+                let units = (per_die_units - k as u64 * upsb).min(upsb) as u32;
+                (self.written[g], self.valid[g]) = (units, units);
+                // A full superblock is closed when the die's next unit is placed: the units
+                // of every die's chunks before that unit's chunk were placed by then.
+                if k + 1 < superblocks {
+                    let next_chunk_of_die = (k as u64 + 1) * upsb / ups;
+                    self.closed_at[g] = (next_chunk_of_die * dies + die as u64) * ups;
+                }
+            }
+            self.active[die as usize] = sbs.last().copied();
+            order.push(sbs);
+        }
+        self.layout = Some(FullLayout::new(self.ups, self.upsb, self.sbpd, per_die_units, order));
+        self.mapped = self.logical_units;
+        self.clock = self.logical_units;
+        self.counters.host_units += self.logical_units;
+        true
+    }
+
+    /// The physical unit logical `lpn` maps to (`UNMAPPED`: none).
+    #[inline]
+    fn l2p_of(&self, lpn: u64) -> u32 {
+        self.l2p.get(lpn as usize, || self.layout.as_ref().map_or(UNMAPPED, |l| l.physical_of(lpn)))
+    }
+
+    /// The logical unit physical `ppn` holds (`UNMAPPED`: none).
+    #[inline]
+    fn p2l_of(&self, ppn: u64) -> u32 {
+        self.p2l.get(ppn as usize, || self.layout.as_ref().map_or(UNMAPPED, |l| l.logical_of(ppn)))
     }
 
     /// TRIM: the units no longer hold data (GC will not copy them).
     pub fn trim(&mut self, lpn: u64) {
         if let Some(old) = self.lookup(lpn) {
             self.invalidate(old);
-            self.l2p[lpn as usize] = UNMAPPED;
+            self.l2p.set(lpn as usize, UNMAPPED);
             self.mapped -= 1;
             self.counters.trimmed_units += 1;
         }
@@ -288,7 +317,7 @@ impl Ftl {
     }
 
     fn invalidate(&mut self, ppn: u32) {
-        self.p2l[ppn as usize] = UNMAPPED;
+        self.p2l.set(ppn as usize, UNMAPPED);
         self.valid[(ppn / self.upsb) as usize] -= 1;
     }
 
@@ -314,8 +343,8 @@ impl Ftl {
                 Some(old) => self.invalidate(old),
                 None => self.mapped += 1,
             }
-            self.l2p[lpn as usize] = ppn;
-            self.p2l[ppn as usize] = lpn;
+            self.l2p.set(lpn as usize, ppn);
+            self.p2l.set(ppn as usize, lpn);
             self.valid[g] += 1;
         }
         if (off + 1).is_multiple_of(self.ups) {
@@ -363,7 +392,7 @@ impl Ftl {
         let first = g as u32 * self.upsb;
         let mut last_page = u32::MAX;
         for ppn in first..first + self.upsb {
-            let lpn = self.p2l[ppn as usize];
+            let lpn = self.p2l_of(ppn as u64);
             if lpn == UNMAPPED {
                 continue;
             }
@@ -390,18 +419,20 @@ impl Ftl {
     /// open or closed. Err names the first broken one.
     pub fn check(&self) -> Result<(), String> {
         let mut valid = vec![0u32; self.valid.len()];
-        for (lpn, &ppn) in self.l2p.iter().enumerate() {
+        for lpn in 0..self.l2p.len() as u64 {
+            let ppn = self.l2p_of(lpn);
             if ppn == UNMAPPED {
                 continue;
             }
-            if self.p2l[ppn as usize] != lpn as u32 {
-                return Err(format!("lpn {lpn} -> ppn {ppn} but ppn {ppn} -> {}", self.p2l[ppn as usize]));
+            if self.p2l_of(ppn as u64) != lpn as u32 {
+                return Err(format!("lpn {lpn} -> ppn {ppn} but ppn {ppn} -> {}", self.p2l_of(ppn as u64)));
             }
             valid[(ppn / self.upsb) as usize] += 1;
         }
-        for (ppn, &lpn) in self.p2l.iter().enumerate() {
-            if lpn != UNMAPPED && self.l2p[lpn as usize] != ppn as u32 {
-                return Err(format!("ppn {ppn} claims lpn {lpn}, which maps to {}", self.l2p[lpn as usize]));
+        for ppn in 0..self.p2l.len() as u64 {
+            let lpn = self.p2l_of(ppn);
+            if lpn != UNMAPPED && self.l2p_of(lpn as u64) != ppn as u32 {
+                return Err(format!("ppn {ppn} claims lpn {lpn}, which maps to {}", self.l2p_of(lpn as u64)));
             }
         }
         if valid != self.valid {
@@ -452,11 +483,18 @@ mod tests {
         FlashGeometry { channels: 1, dies_per_channel: 1, planes_per_die: 1, blocks_per_plane: 6, pages_per_block: 2, page_kib: 4 }
     }
 
-    /// Preconditioning's bulk first pass leaves the FTL exactly as writing the same runs unit by
-    /// unit does, and both then age identically (GC included), on several shapes.
+    /// Every entry of both maps, resolved (the layout's where never set).
+    fn maps(f: &Ftl) -> (Vec<u32>, Vec<u32>) {
+        ((0..f.l2p.len() as u64).map(|l| f.l2p_of(l)).collect(), (0..f.p2l.len() as u64).map(|p| f.p2l_of(p)).collect())
+    }
+
+    /// Preconditioning's first pass as laid out (only the superblocks' state written) leaves the
+    /// FTL exactly as writing the same chunks unit by unit does, and both then age identically
+    /// (overwrites, trims and GC under both policies), on several shapes, with and without
+    /// superblocks reserved (an SLC region).
     #[test]
-    fn a_fresh_run_in_bulk_equals_it_unit_by_unit() {
-        for (geo, op) in [
+    fn the_full_pass_laid_out_equals_it_unit_by_unit() {
+        let shapes = [
             (
                 FlashGeometry {
                     channels: 2,
@@ -467,6 +505,7 @@ mod tests {
                     page_kib: 8,
                 },
                 0.4,
+                0,
             ),
             (
                 FlashGeometry {
@@ -478,33 +517,71 @@ mod tests {
                     page_kib: 4,
                 },
                 0.5,
+                0,
             ),
-        ] {
-            let (mut bulk, mut unit) = (Ftl::new(&geo, op, GcPolicy::Greedy, 2).unwrap(), Ftl::new(&geo, op, GcPolicy::Greedy, 2).unwrap());
-            let ups = geo.units_per_superpage() as u64;
-            let logical = bulk.logical_units();
-            let mut work = (Vec::new(), Vec::new());
-            for first in (0..logical).step_by(ups as usize) {
-                let count = (first + ups).min(logical) - first;
-                let die = bulk.die_of(first);
-                work.0.push(bulk.write_fresh_run(die, first as u32, count as u32));
-                let lpns: Vec<u32> = (first..first + count).map(|l| l as u32).collect();
-                work.1.push(unit.write_superpage(die, &lpns));
+            (
+                FlashGeometry {
+                    channels: 2,
+                    dies_per_channel: 1,
+                    planes_per_die: 2,
+                    blocks_per_plane: 24,
+                    pages_per_block: 4,
+                    page_kib: 4,
+                },
+                0.5,
+                3,
+            ),
+        ];
+        for (geo, op, reserved) in shapes {
+            for policy in [GcPolicy::Greedy, GcPolicy::CostBenefit] {
+                let new = || {
+                    let mut f = Ftl::new(&geo, op, policy, 2).unwrap();
+                    f.reserve_superblocks(reserved).unwrap();
+                    f
+                };
+                let (mut laid, mut unit) = (new(), new());
+                assert!(laid.write_full_pass());
+                assert!(!laid.write_full_pass(), "only on a fresh drive");
+                let ups = geo.units_per_superpage() as u64;
+                let logical = unit.logical_units();
+                for first in (0..logical).step_by(ups as usize) {
+                    let lpns: Vec<u32> = (first..first + ups).map(|l| l as u32).collect();
+                    unit.write_superpage(unit.die_of(first), &lpns);
+                }
+                let same = |a: &Ftl, b: &Ftl| {
+                    assert_eq!(maps(a), maps(b));
+                    assert_eq!((&a.valid, &a.written, &a.closed_at), (&b.valid, &b.written, &b.closed_at));
+                    assert_eq!((&a.free, &a.active, a.clock, a.mapped, a.counters), (&b.free, &b.active, b.clock, b.mapped, b.counters));
+                };
+                same(&laid, &unit);
+                laid.check().unwrap();
+                for i in 0..logical * 3 {
+                    let lpn = (i * 7919) % logical;
+                    if i % 13 == 0 {
+                        laid.trim(lpn);
+                        unit.trim(lpn);
+                        continue;
+                    }
+                    let die = laid.die_of(lpn);
+                    assert_eq!(laid.write_superpage(die, &[lpn as u32]), unit.write_superpage(die, &[lpn as u32]));
+                }
+                same(&laid, &unit);
+                laid.check().unwrap();
+                assert!(laid.counters.gc_runs > 0, "the aging reached GC");
             }
-            let same = |a: &Ftl, b: &Ftl| {
-                assert_eq!((&a.l2p, &a.p2l, &a.valid, &a.written, &a.closed_at), (&b.l2p, &b.p2l, &b.valid, &b.written, &b.closed_at));
-                assert_eq!((&a.free, &a.active, a.clock, a.mapped, a.counters), (&b.free, &b.active, b.clock, b.mapped, b.counters));
-            };
-            same(&bulk, &unit);
-            assert_eq!(work.0, work.1);
-            for i in 0..logical * 3 {
-                let lpn = ((i * 7919) % logical) as u32;
-                let die = bulk.die_of(lpn as u64);
-                assert_eq!(bulk.write_superpage(die, &[lpn]), unit.write_superpage(die, &[lpn]));
-            }
-            same(&bulk, &unit);
-            assert!(bulk.counters.gc_runs > 0, "the aging reached GC");
         }
+    }
+
+    /// The laid-out pass writes no map entry: the maps' pages stay untouched (calloc'd zeroes)
+    /// until a unit is written again.
+    #[test]
+    fn the_full_pass_leaves_the_maps_unwritten() {
+        let geo =
+            FlashGeometry { channels: 2, dies_per_channel: 2, planes_per_die: 2, blocks_per_plane: 16, pages_per_block: 8, page_kib: 8 };
+        let mut f = Ftl::new(&geo, 0.4, GcPolicy::Greedy, 2).unwrap();
+        assert!(f.write_full_pass());
+        assert!((0..f.l2p.len()).all(|i| f.l2p.get(i, || 0) == 0 && f.p2l.get(i.min(f.p2l.len() - 1), || 0) == 0));
+        assert_eq!(f.mapped_units(), f.logical_units());
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! (ftl.rs), greedy or cost-benefit GC with write amplification counted (gc.rs), a DRAM write
 //! buffer flushed in the background (buffer.rs), every die, channel and the link a resource
 //! busy until a time (resources.rs), preconditioning to a full or aged drive
-//! (precondition.rs), three presets (presets.rs). Written after MQSim (Tavakkol et al., FAST'18)
+//! (precondition.rs; the full pass laid out by arithmetic, full_layout.rs, so that the maps,
+//! unit_map.rs, hold only what a run touches), three presets (presets.rs). Written after MQSim (Tavakkol et al., FAST'18)
 //! and SimpleSSD's descriptions, not their code.
 //!
 //! The drive serves many commands at once (`concurrent_commands`: every command its queue
@@ -26,6 +27,7 @@
 pub mod buffer;
 pub mod die_scheduling;
 pub mod ftl;
+pub mod full_layout;
 pub mod gc;
 pub mod geometry;
 pub mod mqsim_config;
@@ -35,6 +37,7 @@ pub mod resources;
 pub mod slc_cache;
 pub mod spec;
 pub mod timing;
+pub mod unit_map;
 
 use self::buffer::WriteBuffer;
 use self::die_scheduling::OpKind;
