@@ -23,6 +23,7 @@ pub mod scaling;
 pub mod share;
 pub mod tunables;
 
+use crate::block::mq::queue_map::QueueMap;
 use crate::device::{ArmPath, DeviceView};
 use crate::request::{Principal, Request};
 use crate::time::Nanos;
@@ -131,6 +132,16 @@ pub trait Scheduler {
     /// A work-conserving scheduler never answers `WaitUntil` while it holds requests.
     fn is_work_conserving(&self) -> bool {
         true
+    }
+    /// blk-mq's map of requests onto hardware queues, given once before the first request to a
+    /// scheduler behind blk-mq. A scheduler with state per hardware queue (kyber's lists) keeps
+    /// it; default: ignored (one scheduler state per request queue, as mq-deadline and BFQ).
+    fn attach_hw_queues(&mut self, _map: &QueueMap) {}
+    /// `next` as blk-mq asks it: a request for a hardware queue that `can_take` allows (a free
+    /// tag and nothing waiting on its dispatch list). Default: `next` (one list per request
+    /// queue; a request for a full hardware queue then waits on that queue's dispatch list).
+    fn next_for_hw_queues(&mut self, cx: &Context, _can_take: &dyn Fn(usize) -> bool) -> Decision {
+        self.next(cx)
     }
     /// Named event counts for reports (e.g. anticipation's waits and their outcomes).
     fn counters(&self) -> Vec<(&'static str, u64)> {

@@ -390,7 +390,8 @@ impl Engine<'_> {
                 advance_head(l, now);
             }
             let cx = lane_cx!(l, now);
-            match l.scheduler.next(&cx) {
+            let mq = l.mq.as_ref().expect("blk-mq lane");
+            match l.scheduler.next_for_hw_queues(&cx, &|q| mq.can_take(q)) {
                 Decision::Dispatch(req, path) => {
                     if !passthrough {
                         l.block.dispatched(&req);
@@ -589,6 +590,10 @@ fn run<'a>(
         .into_iter()
         .enumerate()
         .map(|(i, (device, scheduler))| {
+            let mq = options.mq.clone().map(BlkMq::new);
+            if let Some(mq) = &mq {
+                scheduler.attach_hw_queues(&mq.map);
+            }
             let mut drive = DriveQueue::new(options.drive);
             drive.set_concurrency(device.concurrent_commands());
             drive.set_discard_barrier(device.discard() == DiscardSupport::NonQueued);
@@ -601,7 +606,7 @@ fn run<'a>(
                 serving: Vec::new(),
                 head_at: None,
                 wake_at: None,
-                mq: options.mq.clone().map(BlkMq::new),
+                mq,
                 nvme: options
                     .nvme
                     .as_ref()

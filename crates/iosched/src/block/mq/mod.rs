@@ -20,12 +20,14 @@
 //!   Linux keeps a scheduler tag set per hardware queue, unless shared. Not modelled per queue.
 
 pub mod cpu_cost;
+pub mod queue_map;
 
 use crate::device::nvme::{SqClass, SqSelect};
 use crate::device::ArmPath;
 use crate::request::{PrioClass, Request};
 use crate::time::Nanos;
 use cpu_cost::{CpuClock, SchedCost};
+use queue_map::QueueMap;
 use serde::Serialize;
 use std::collections::VecDeque;
 
@@ -79,7 +81,7 @@ pub fn class_of_prio(req: &Request) -> SqClass {
 #[derive(Debug)]
 pub struct BlkMq {
     cfg: MqConfig,
-    cpu_to_hwq: Vec<u32>,
+    pub map: QueueMap,
     in_flight: Vec<u32>,
     /// Requests the scheduler dispatched for a hardware queue without a free tag.
     parked: VecDeque<(Request, ArmPath)>,
@@ -91,10 +93,10 @@ pub struct BlkMq {
 
 impl BlkMq {
     pub fn new(cfg: MqConfig) -> BlkMq {
-        let cpu_to_hwq = map_cpus(cfg.cpus, cfg.nr_hw_queues);
+        let map = QueueMap::new(&cfg);
         let clock = CpuClock::new(cfg.cpus, cfg.cost);
         let n = cfg.nr_hw_queues.max(1) as usize;
-        BlkMq { in_flight: vec![0; n], cpu_to_hwq, parked: VecDeque::new(), last_ready: vec![0; n], clock, cfg }
+        BlkMq { in_flight: vec![0; n], map, parked: VecDeque::new(), last_ready: vec![0; n], clock, cfg }
     }
 
     pub fn config(&self) -> &MqConfig {
@@ -102,25 +104,12 @@ impl BlkMq {
     }
 
     pub fn cpu_of(&self, req: &Request) -> usize {
-        (req.principal.pid % self.cfg.cpus.max(1)) as usize
+        self.map.cpu_of(req)
     }
 
     /// The hardware queue (and NVMe queue pair) a request goes to.
     pub fn hwq_of(&self, req: &Request) -> usize {
-        let cpu = self.cpu_of(req);
-        let by_cpu = self.cpu_to_hwq[cpu] as usize;
-        match self.cfg.sq_select {
-            SqSelect::Cpu => by_cpu,
-            SqSelect::IoPrio => {
-                let want = class_of_prio(req);
-                let n = self.cfg.sq_classes.iter().filter(|&&c| c == want).count();
-                if n == 0 {
-                    return by_cpu;
-                }
-                let k = cpu % n;
-                self.cfg.sq_classes.iter().enumerate().filter(|(_, &c)| c == want).nth(k).map_or(by_cpu, |(i, _)| i)
-            }
-        }
+        self.map.hwq_of(req)
     }
 
     pub fn has_tag(&self, hwq: usize) -> bool {
@@ -130,10 +119,15 @@ impl BlkMq {
     /// Some hardware queue could take a request, and none has one waiting.
     pub fn can_ask(&self) -> bool {
         if self.cfg.per_hw_queue_lists {
-            // Some hardware queue can take a request and has none of its own waiting.
-            return (0..self.in_flight.len()).any(|q| self.has_tag(q) && !self.parked.iter().any(|(r, _)| self.hwq_of(r) == q));
+            return (0..self.in_flight.len()).any(|q| self.can_take(q));
         }
         self.parked.is_empty() && (0..self.in_flight.len()).any(|q| self.has_tag(q))
+    }
+
+    /// Hardware queue `hwq` can take a request from the scheduler: it has a free tag and no
+    /// request of its own waiting on its dispatch list (blk-mq serves that list first).
+    pub fn can_take(&self, hwq: usize) -> bool {
+        self.has_tag(hwq) && !self.parked.iter().any(|(r, _)| self.hwq_of(r) == hwq)
     }
 
     /// Whether a request that found its hardware queue full leaves the others to be served.

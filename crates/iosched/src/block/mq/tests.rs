@@ -65,8 +65,8 @@ fn tags_per_hardware_queue_limit_its_requests_in_flight() {
 #[test]
 fn ioprio_selects_the_sq_class() {
     let mut m = mq(2, 4, 8);
-    m.cfg.sq_select = SqSelect::IoPrio;
-    m.cfg.sq_classes = vec![SqClass::Urgent, SqClass::High, SqClass::Medium, SqClass::Low];
+    m.map.sq_select = SqSelect::IoPrio;
+    m.map.sq_classes = vec![SqClass::Urgent, SqClass::High, SqClass::Medium, SqClass::Low];
     let with = |class, level| Request { prio: IoPrio { class, level }, ..req(1) };
     assert_eq!(m.hwq_of(&with(PrioClass::RealTime, 0)), 0);
     assert_eq!(m.hwq_of(&with(PrioClass::BestEffort, 2)), 1);

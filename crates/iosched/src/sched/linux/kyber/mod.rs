@@ -19,12 +19,21 @@
 //! the device is congested (a domain meeting its target shrinks). A percentile is only taken
 //! from 500 samples, or once a second has passed since it was first tried.
 //!
+//! Lists per hardware queue (`kyber_hctx_data`), as Linux keeps them: behind blk-mq
+//! (`attach_hw_queues`) each hardware queue has, per domain, its software queues' lists (the
+//! `kcq`s, one per submitting CPU: requests wait there, and bios may merge into them, among the
+//! last 8 of their own CPU's list, as `blk_bio_list_merge` scans) and a dispatch list (`rqs`):
+//! when the domain gets a token with nothing already moved, every CPU's list is spliced onto it
+//! in CPU order (`kyber_flush_busy_kcqs`), no more merges, and requests leave it in order. Each
+//! hardware queue has its own current domain and batch count; tokens, depths and latency
+//! histograms are device-wide (`kyber_queue_data`). Without blk-mq there is one hardware queue
+//! and one software queue (the legacy request queue).
+//!
 //! Differences from Linux, all forced by the simulator's shape:
-//! - One FIFO per domain instead of per-CPU software queues (`kcq`s) flushed into a per-hardware-
-//!   queue list; the two stages are kept: requests wait in the domain's `pending` list (where
-//!   bios may merge into them, among the last 8, as `blk_bio_list_merge` scans) until the domain
-//!   gets a token with nothing already moved; then all of them move to its `ready` list (no more
-//!   merges) and leave it in order.
+//! - Linux runs each hardware queue on its own (at an insertion on the submitting CPU's queue,
+//!   when a token frees, from kblockd); the engine asks the scheduler once per dispatch, and
+//!   kyber serves the hardware queues that can take a request (a free tag, nothing on their
+//!   dispatch list) in turn, starting after the one served last.
 //! - Tokens are a count: a domain may dispatch while fewer than `depth` of its requests are in
 //!   flight. Linux's sbitmap, shrunk below the bits in use, lets a new token be taken as soon as
 //!   any bit below the new depth frees, which depends on which bits were taken.
@@ -38,6 +47,7 @@
 //!   KYBER_DEFAULT_ASYNC_PERCENT, applied by the block layer's request pool through
 //!   `limit_depth`).
 
+use crate::block::mq::queue_map::QueueMap;
 use crate::device::ArmPath;
 use crate::request::{Op, Request, RequestId};
 use crate::sched::tunables::{Tunable, TunableValues};
@@ -200,19 +210,35 @@ struct DomainCounters {
     max_in_flight: u32,
 }
 
-/// Where a queued request is: its domain and, while in `pending`, its insertion number.
+/// Where a queued request is: its domain, its hardware queue and, while in `pending`, its
+/// software queue (the submitting CPU) and insertion number.
 #[derive(Clone, Copy, Debug)]
 struct Slot {
     domain: usize,
-    seq: Option<u64>,
+    hctx: usize,
+    key: Option<(u32, u64)>,
+}
+
+/// One hardware queue's lists and dispatch state (`kyber_hctx_data`).
+#[derive(Default)]
+struct HctxLists {
+    /// Per domain, requests not yet given a token, by (submitting CPU, insertion number): the
+    /// software queues' lists (`kcq`s), flushed in CPU order.
+    pending: [BTreeMap<(u32, u64), Request>; NUM_DOMAINS],
+    /// Per domain, requests moved out of `pending` when the domain got a token (`khd->rqs`).
+    ready: [VecDeque<Request>; NUM_DOMAINS],
+    cur_domain: usize,
+    batching: u32,
 }
 
 pub struct Kyber {
     targets_ns: [u64; TIMED_DOMAINS],
-    /// Requests not yet given a token, by insertion number (Linux's kcq lists): bios may merge.
-    pending: [BTreeMap<u64, Request>; NUM_DOMAINS],
-    /// Requests moved out of `pending` when the domain got a token (Linux's khd->rqs).
-    ready: [VecDeque<Request>; NUM_DOMAINS],
+    /// Per hardware queue (one without blk-mq).
+    hctxs: Vec<HctxLists>,
+    /// blk-mq's map of requests onto hardware and software queues (None: one of each).
+    map: Option<QueueMap>,
+    /// The hardware queue served first at the next dispatch.
+    next_hctx: usize,
     slots: HashMap<RequestId, Slot>,
     next_seq: u64,
     queued: usize,
@@ -220,8 +246,6 @@ pub struct Kyber {
     inserted_ns: HashMap<RequestId, Nanos>,
     depth: [u32; NUM_DOMAINS],
     in_flight: [u32; NUM_DOMAINS],
-    cur_domain: usize,
-    batching: u32,
     pub stats: LatencyStats,
     /// The evaluation timer's deadline, if armed.
     timer_ns: Option<Nanos>,
@@ -244,16 +268,15 @@ impl Kyber {
         }
         Kyber {
             targets_ns: [read_lat_nsec, write_lat_nsec, DEFAULT_TARGET_NS[DISCARD]],
-            pending: Default::default(),
-            ready: Default::default(),
+            hctxs: vec![HctxLists::default()],
+            map: None,
+            next_hctx: 0,
             slots: HashMap::new(),
             next_seq: 0,
             queued: 0,
             inserted_ns: HashMap::new(),
             depth: MAX_DEPTH,
             in_flight: [0; NUM_DOMAINS],
-            cur_domain: READ,
-            batching: 0,
             stats: LatencyStats::default(),
             timer_ns: None,
             counters,
@@ -334,37 +357,49 @@ impl Kyber {
         }
     }
 
-    /// Whether the request is in its domain's pending list, among the last `MERGE_SCAN`.
-    fn mergeable(&self, req: &Request) -> bool {
-        let Some(Slot { domain, seq: Some(seq) }) = self.slots.get(&req.id).copied() else {
-            return false;
-        };
-        self.pending[domain].range(seq + 1..).take(MERGE_SCAN).count() < MERGE_SCAN
+    /// The hardware queue and software queue (submitting CPU) of a request.
+    fn queues_of(&self, req: &Request) -> (usize, u32) {
+        self.map.as_ref().map_or((0, 0), |m| (m.hwq_of(req), m.cpu_of(req) as u32))
     }
 
-    /// `kyber_dispatch_cur_domain`: the current domain's next request, if it has one and a token.
-    fn dispatch_cur_domain(&mut self) -> Option<Request> {
-        let d = self.cur_domain;
-        if self.ready[d].is_empty() && self.pending[d].is_empty() {
+    /// Whether `bio` would go to the software queue holding `rq` in its domain's pending list,
+    /// and `rq` is among the last `MERGE_SCAN` there.
+    fn mergeable(&self, rq: &Request, bio: &Request) -> bool {
+        let Some(Slot { domain, hctx, key: Some((cpu, seq)) }) = self.slots.get(&rq.id).copied() else {
+            return false;
+        };
+        if self.queues_of(bio) != (hctx, cpu) {
+            return false;
+        }
+        self.hctxs[hctx].pending[domain].range((cpu, seq + 1)..=(cpu, u64::MAX)).take(MERGE_SCAN).count() < MERGE_SCAN
+    }
+
+    /// `kyber_dispatch_cur_domain` on hardware queue `h`: its current domain's next request, if
+    /// it has one and the domain a token.
+    fn dispatch_cur_domain(&mut self, h: usize) -> Option<Request> {
+        let hc = &mut self.hctxs[h];
+        let d = hc.cur_domain;
+        if hc.ready[d].is_empty() && hc.pending[d].is_empty() {
             return None;
         }
         if self.in_flight[d] >= self.depth[d] {
             return None;
         }
-        if self.ready[d].is_empty() {
-            // Got a token: move everything pending (merges into them end here).
-            let pending = std::mem::take(&mut self.pending[d]);
+        if hc.ready[d].is_empty() {
+            // Got a token: move every software queue's pending requests, in CPU order
+            // (merges into them end here).
+            let pending = std::mem::take(&mut hc.pending[d]);
             for (_, r) in pending {
                 if let Some(s) = self.slots.get_mut(&r.id) {
-                    s.seq = None;
+                    s.key = None;
                 }
-                self.ready[d].push_back(r);
+                hc.ready[d].push_back(r);
             }
         }
-        let rq = self.ready[d].pop_front()?;
+        let rq = hc.ready[d].pop_front()?;
+        hc.batching += 1;
         self.slots.remove(&rq.id);
         self.queued -= 1;
-        self.batching += 1;
         self.in_flight[d] += 1;
         let c = &mut self.counters[d];
         c.dispatched += 1;
@@ -372,14 +407,35 @@ impl Kyber {
         Some(rq)
     }
 
+    /// `kyber_dispatch_request` on hardware queue `h`: finish its current batch if the domain has
+    /// a request and a token, else start a batch at its next domain that has both.
+    fn dispatch_hctx(&mut self, h: usize) -> Option<Request> {
+        let hc = &self.hctxs[h];
+        if hc.batching < BATCH_SIZE[hc.cur_domain] {
+            if let Some(rq) = self.dispatch_cur_domain(h) {
+                return Some(rq);
+            }
+        }
+        self.hctxs[h].batching = 0;
+        for _ in 0..NUM_DOMAINS {
+            let hc = &mut self.hctxs[h];
+            hc.cur_domain = (hc.cur_domain + 1) % NUM_DOMAINS;
+            if let Some(rq) = self.dispatch_cur_domain(h) {
+                return Some(rq);
+            }
+        }
+        None
+    }
+
     fn take_out(&mut self, req: &Request) -> bool {
         let Some(slot) = self.slots.remove(&req.id) else {
             return false;
         };
-        let found = match slot.seq {
-            Some(seq) => self.pending[slot.domain].remove(&seq).is_some(),
+        let hc = &mut self.hctxs[slot.hctx];
+        let found = match slot.key {
+            Some(key) => hc.pending[slot.domain].remove(&key).is_some(),
             None => {
-                let q = &mut self.ready[slot.domain];
+                let q = &mut hc.ready[slot.domain];
                 match q.iter().position(|r| r.id == req.id) {
                     Some(i) => q.remove(i).is_some(),
                     None => false,
@@ -407,31 +463,46 @@ impl Scheduler for Kyber {
     fn add(&mut self, req: Request, cx: &Context) {
         self.run_timer(cx.now_ns);
         let domain = domain_of(&req);
+        let (hctx, cpu) = self.queues_of(&req);
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.pending[domain].insert(seq, req);
-        self.slots.insert(req.id, Slot { domain, seq: Some(seq) });
+        self.hctxs[hctx].pending[domain].insert((cpu, seq), req);
+        self.slots.insert(req.id, Slot { domain, hctx, key: Some((cpu, seq)) });
         self.inserted_ns.insert(req.id, cx.now_ns);
         self.queued += 1;
     }
 
-    /// `kyber_dispatch_request`: finish the current batch if the domain has a request and a
-    /// token, else start a batch at the next domain that has both.
     fn next(&mut self, cx: &Context) -> Decision {
+        self.next_for_hw_queues(cx, &|_| true)
+    }
+
+    /// Keeps blk-mq's map: lists per hardware queue from now on (before the first request).
+    fn attach_hw_queues(&mut self, map: &QueueMap) {
+        debug_assert_eq!(self.queued, 0, "hardware queues attached before any request");
+        self.hctxs = (0..map.nr_hw_queues()).map(|_| HctxLists::default()).collect();
+        self.map = Some(map.clone());
+        self.next_hctx = 0;
+    }
+
+    /// The hardware queues that can take a request, in turn from the one after the last served:
+    /// the first that `kyber_dispatch_request` gives a request for.
+    fn next_for_hw_queues(&mut self, cx: &Context, can_take: &dyn Fn(usize) -> bool) -> Decision {
         self.run_timer(cx.now_ns);
-        if self.batching < BATCH_SIZE[self.cur_domain] {
-            if let Some(rq) = self.dispatch_cur_domain() {
+        let n = self.hctxs.len();
+        let mut waited = false;
+        for i in 0..n {
+            let h = (self.next_hctx + i) % n;
+            if !can_take(h) {
+                continue;
+            }
+            if let Some(rq) = self.dispatch_hctx(h) {
+                self.next_hctx = (h + 1) % n;
                 return Decision::Dispatch(rq, ArmPath::Direct);
             }
+            let hc = &self.hctxs[h];
+            waited |= hc.pending.iter().any(|p| !p.is_empty()) || hc.ready.iter().any(|r| !r.is_empty());
         }
-        self.batching = 0;
-        for _ in 0..NUM_DOMAINS {
-            self.cur_domain = (self.cur_domain + 1) % NUM_DOMAINS;
-            if let Some(rq) = self.dispatch_cur_domain() {
-                return Decision::Dispatch(rq, ArmPath::Direct);
-            }
-        }
-        if self.queued > 0 {
+        if waited {
             self.token_waits += 1;
         }
         Decision::Empty
@@ -473,7 +544,7 @@ impl Scheduler for Kyber {
     /// (`kyber_bio_merge` -> `blk_bio_list_merge`). Two queued requests are never joined: kyber
     /// has no request-merge hook, so Linux never merges requests under it.
     fn allow_merge(&self, rq: &Request, bio: &Request) -> bool {
-        domain_of(rq) == domain_of(bio) && self.mergeable(rq)
+        domain_of(rq) == domain_of(bio) && self.mergeable(rq, bio)
     }
 
     fn allow_request_merge(&self, _low: &Request, _high: &Request) -> bool {
@@ -485,14 +556,15 @@ impl Scheduler for Kyber {
         let Some(slot) = self.slots.get(&grown.id).copied() else {
             return;
         };
-        match slot.seq {
-            Some(seq) => {
-                if let Some(r) = self.pending[slot.domain].get_mut(&seq) {
+        let hc = &mut self.hctxs[slot.hctx];
+        match slot.key {
+            Some(key) => {
+                if let Some(r) = hc.pending[slot.domain].get_mut(&key) {
                     *r = grown;
                 }
             }
             None => {
-                if let Some(r) = self.ready[slot.domain].iter_mut().find(|r| r.id == grown.id) {
+                if let Some(r) = hc.ready[slot.domain].iter_mut().find(|r| r.id == grown.id) {
                     *r = grown;
                 }
             }

@@ -549,3 +549,96 @@ fn discards_have_their_own_domain_of_64_tokens() {
     }
     assert!(!matches!(k.next(&cx), Decision::Dispatch(..)));
 }
+
+/// blk-mq's map for `cpus` CPUs on `hw` hardware queues (a process submits on CPU pid mod cpus).
+fn queue_map(cpus: u32, hw: u32) -> QueueMap {
+    use crate::block::mq::{cpu_cost::SchedCost, MqConfig};
+    use crate::device::nvme::{SqClass, SqSelect};
+    QueueMap::new(&MqConfig {
+        cpus,
+        nr_hw_queues: hw,
+        tags_per_hw_queue: 32,
+        cost: SchedCost::NONE,
+        sq_select: SqSelect::Cpu,
+        sq_classes: vec![SqClass::Medium; hw as usize],
+        per_hw_queue_lists: true,
+    })
+}
+
+fn from_pid(id: u64, op: Op, start: u64, pid: u32) -> Request {
+    Request { principal: crate::request::Principal { pid, group: 0 }, ..rq(id, op, start) }
+}
+
+fn dispatched_ids(k: &mut Kyber, cx: &Context, can_take: &dyn Fn(usize) -> bool) -> Vec<u64> {
+    let mut out = Vec::new();
+    while let Decision::Dispatch(r, _) = k.next_for_hw_queues(cx, can_take) {
+        out.push(r.id);
+    }
+    out
+}
+
+/// Behind blk-mq a hardware queue's requests wait in one list per submitting CPU (the `kcq`s)
+/// and are spliced in CPU order when the domain gets a token (`kyber_flush_busy_kcqs`); without
+/// blk-mq they leave in insertion order.
+#[test]
+fn software_queues_are_spliced_in_cpu_order() {
+    let d = disk();
+    let cx = Context { now_ns: 0, device: &d, in_flight: 0 };
+    let order = |k: &mut Kyber| {
+        for (id, pid) in [(1, 1), (2, 0), (3, 1), (4, 0)] {
+            k.add(from_pid(id, Op::Read, id * 1000, pid), &cx);
+        }
+        dispatched_ids(k, &cx, &|_| true)
+    };
+    let mut mq = Kyber::default();
+    mq.attach_hw_queues(&queue_map(2, 1));
+    assert_eq!(order(&mut mq), [2, 4, 1, 3], "CPU 0's list, then CPU 1's");
+    assert_eq!(order(&mut Kyber::default()), [1, 2, 3, 4], "one software queue: insertion order");
+}
+
+/// Each hardware queue has its own lists, current domain and batch: queues that can take a
+/// request are served in turn, a queue that cannot (no tag, or a request on its dispatch list)
+/// is skipped and keeps its requests.
+#[test]
+fn hardware_queues_are_served_in_turn_and_a_blocked_one_keeps_its_requests() {
+    let d = disk();
+    let cx = Context { now_ns: 0, device: &d, in_flight: 0 };
+    let mut k = Kyber::default();
+    k.attach_hw_queues(&queue_map(2, 2)); // CPU 0 -> queue 0, CPU 1 -> queue 1
+    for id in 1..=3 {
+        k.add(from_pid(id, Op::Read, id * 1000, 0), &cx);
+        k.add(from_pid(10 + id, Op::Read, 10_000 + id * 1000, 1), &cx);
+    }
+    assert_eq!(dispatched_ids(&mut k, &cx, &|q| q == 1), [11, 12, 13], "queue 0 blocked");
+    assert_eq!(k.queued(), 3);
+    for id in 4..=5 {
+        k.add(from_pid(10 + id, Op::Read, 10_000 + id * 1000, 1), &cx);
+    }
+    assert_eq!(dispatched_ids(&mut k, &cx, &|_| true), [1, 14, 2, 15, 3], "in turn");
+    // Batches are per queue: queue 0 has a write and reads; its read batch is not cut short by
+    // queue 1's dispatches.
+    let mut k = Kyber::default();
+    k.attach_hw_queues(&queue_map(2, 2));
+    k.add(from_pid(1, Op::Write, 1000, 0), &cx);
+    k.add(from_pid(2, Op::Read, 2000, 0), &cx);
+    k.add(from_pid(3, Op::Read, 3000, 0), &cx);
+    k.add(from_pid(11, Op::Write, 11_000, 1), &cx);
+    assert_eq!(dispatched_ids(&mut k, &cx, &|_| true), [2, 11, 3, 1], "each queue: reads first (its READ batch), then its write");
+}
+
+/// A bio joins only a request of its own CPU's software queue (`kyber_bio_merge` scans the
+/// submitting CPU's `kcq`).
+#[test]
+fn a_bio_merges_only_within_its_cpus_software_queue() {
+    let d = disk();
+    let cx = Context { now_ns: 0, device: &d, in_flight: 0 };
+    let mut k = Kyber::default();
+    k.attach_hw_queues(&queue_map(2, 1));
+    let queued = from_pid(1, Op::Write, 1000, 0);
+    k.add(queued, &cx);
+    assert!(k.allow_merge(&queued, &from_pid(2, Op::Write, 1008, 0)));
+    assert!(!k.allow_merge(&queued, &from_pid(3, Op::Write, 1008, 1)), "another CPU's bio");
+    let mut single = Kyber::default();
+    single.add(queued, &cx);
+    assert!(single.allow_merge(&queued, &from_pid(3, Op::Write, 1008, 1)), "one software queue without blk-mq");
+}
