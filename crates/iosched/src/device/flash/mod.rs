@@ -234,7 +234,7 @@ impl FlashSsd {
         // The data goes over the channel into the die's cache register, then the die programs:
         // in SLC mode if the cache has room (folding first when full, by policy), else in TLC
         // (after the reads, copies and erase of any GC it needs).
-        let (_, xfer_end) = self.res.channels[ch].reserve(ready_ns, t.channel_ns(ups as u64 * UNIT_BYTES));
+        let (_, xfer_end) = self.res.channel(ch).reserve(ready_ns, t.channel_ns(ups as u64 * UNIT_BYTES));
         let mut ready = xfer_end;
         let mut slc_room = false;
         if let Some(policy) = self.slc.as_ref().map(|c| c.cfg.fold) {
@@ -308,7 +308,7 @@ impl FlashSsd {
         for &(die, _, units, tr) in &pages {
             let ch = self.spec.geometry.channel_of(die) as usize;
             let (_, read_end) = self.res.die_read(die, t0, tr);
-            let (_, out_end) = self.res.channels[ch].reserve(read_end, t.channel_ns(units as u64 * UNIT_BYTES));
+            let (_, out_end) = self.res.channel(ch).reserve(read_end, t.channel_ns(units as u64 * UNIT_BYTES));
             flash_done = flash_done.max(out_end);
         }
         self.pages = pages;

@@ -70,8 +70,16 @@ impl Timeline {
 
     /// The end of the busy stretch covering `t` (`t` if idle then).
     pub fn busy_until(&self, t: Nanos) -> Nanos {
+        self.busy_until_after(0, t)
+    }
+
+    /// `busy_until(t)` as if pruned at `horizon_ns` (intervals over by then ignored).
+    pub fn busy_until_after(&self, horizon_ns: Nanos, t: Nanos) -> Nanos {
         let mut end = t;
         for &(s, e) in &self.busy {
+            if e <= horizon_ns {
+                continue;
+            }
             if s <= end && e > end {
                 end = e;
             }
@@ -99,13 +107,17 @@ pub fn push_work(ops: &mut Vec<(OpKind, Nanos)>, work: DieWork, t: &FlashTiming)
 pub struct Resources {
     /// The dies as first-come timelines (the policy off).
     dies: Vec<Timeline>,
-    pub channels: Vec<Timeline>,
+    channels: Vec<Timeline>,
     /// The host link: both directions (half duplex), or host -> device (write data) only.
     link: Timeline,
     /// Device -> host (read data) on a full-duplex link; None: it shares `link`.
     link_out: Option<Timeline>,
     /// The dies under read priority / suspension (the policy on).
     queues: Vec<DieQueue>,
+    /// The last `prune` time. Timelines are pruned to it when next reserved on (a request
+    /// touches a few of the dozens of dies and channels), and read as if pruned: the same
+    /// intervals as pruning every timeline at every call.
+    horizon_ns: Nanos,
     sched: DieScheduling,
     next_job: u64,
     moved: Vec<(u64, Nanos)>,
@@ -121,39 +133,45 @@ impl Resources {
             link: Timeline::default(),
             link_out: full_duplex.then(Timeline::default),
             queues: if on { vec![DieQueue::default(); dies as usize] } else { Vec::new() },
+            horizon_ns: 0,
             sched: sched.clone(),
             next_job: 0,
             moved: Vec::new(),
         }
     }
 
+    /// Nothing is reserved before `now_ns` from now on: intervals over by then are forgotten
+    /// (the timelines' lazily, see `horizon_ns`).
     pub fn prune(&mut self, now_ns: Nanos) {
-        for t in self.dies.iter_mut().chain(self.channels.iter_mut()) {
-            t.prune(now_ns);
-        }
+        self.horizon_ns = self.horizon_ns.max(now_ns);
         for q in &mut self.queues {
             q.prune(now_ns);
-        }
-        self.link.prune(now_ns);
-        if let Some(l) = &mut self.link_out {
-            l.prune(now_ns);
         }
     }
 
     /// The link's timeline for data towards the host (`to_host`: read data) or towards the
     /// device (write data): the same one unless the link is full duplex.
     pub fn link(&mut self, to_host: bool) -> &mut Timeline {
-        match (&mut self.link_out, to_host) {
+        let t = match (&mut self.link_out, to_host) {
             (Some(out), true) => out,
             _ => &mut self.link,
-        }
+        };
+        t.prune(self.horizon_ns);
+        t
+    }
+
+    /// Channel `ch`'s timeline (pruned).
+    pub fn channel(&mut self, ch: usize) -> &mut Timeline {
+        let t = &mut self.channels[ch];
+        t.prune(self.horizon_ns);
+        t
     }
 
     /// When the link direction is free from `t` on.
     pub fn link_busy_until(&self, to_host: bool, t: Nanos) -> Nanos {
         match (&self.link_out, to_host) {
-            (Some(out), true) => out.busy_until(t),
-            _ => self.link.busy_until(t),
+            (Some(out), true) => out.busy_until_after(self.horizon_ns, t),
+            _ => self.link.busy_until_after(self.horizon_ns, t),
         }
     }
 
@@ -165,7 +183,11 @@ impl Resources {
                 q.take_moved(&mut self.moved);
                 r
             }
-            None => self.dies[die as usize].reserve(ready, tr),
+            None => {
+                let d = &mut self.dies[die as usize];
+                d.prune(self.horizon_ns);
+                d.reserve(ready, tr)
+            }
         }
     }
 
@@ -183,7 +205,9 @@ impl Resources {
     pub fn die_ops(&mut self, die: u32, ready: Nanos, ops: Vec<(OpKind, Nanos)>) -> (u64, Nanos) {
         let Some(q) = self.queues.get_mut(die as usize) else {
             let busy = ops.iter().map(|o| o.1).sum();
-            return (0, self.dies[die as usize].reserve(ready, busy).1);
+            let d = &mut self.dies[die as usize];
+            d.prune(self.horizon_ns);
+            return (0, d.reserve(ready, busy).1);
         };
         self.next_job += 1;
         (self.next_job, q.add_job(self.next_job, ready, ops))
@@ -193,7 +217,7 @@ impl Resources {
     pub fn die_busy_until(&self, die: u32, t: Nanos) -> Nanos {
         match self.queues.get(die as usize) {
             Some(q) => q.read_start(t, &self.sched),
-            None => self.dies[die as usize].busy_until(t),
+            None => self.dies[die as usize].busy_until_after(self.horizon_ns, t),
         }
     }
 
