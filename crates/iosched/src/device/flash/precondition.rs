@@ -15,15 +15,8 @@ pub fn precondition(ftl: &mut Ftl, how: Precondition, seed: u64) {
     }
     let ups = ftl.geometry().units_per_superpage() as u64;
     let logical = ftl.logical_units();
-    // The first pass as laid out (full_layout.rs: no map entry written); unit by unit where
-    // the layout does not cover the drive's shape.
-    if !ftl.write_full_pass() {
-        for first in (0..logical).step_by(ups as usize) {
-            let count = (first + ups).min(logical) - first;
-            let lpns: Vec<u32> = (first..first + count).map(|l| l as u32).collect();
-            ftl.write_superpage(ftl.die_of(first), &lpns);
-        }
-    }
+    // The first pass as laid out (full_layout.rs: no map entry written).
+    ftl.write_full_pass();
     if how == Precondition::Aged {
         let dies = ftl.geometry().dies() as usize;
         let mut pending: Vec<Vec<u32>> = vec![Vec::with_capacity(ups as usize); dies];

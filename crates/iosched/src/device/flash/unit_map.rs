@@ -2,7 +2,8 @@
 //! entries cost no memory: the table is allocated zeroed (calloc: the kernel maps its pages on
 //! first write), and a zero entry means "as laid out" (an entry the caller computes, e.g. where
 //! preconditioning's first pass put the unit, or `UNMAPPED` on a fresh drive). A run that
-//! touches a few thousand units of a 512 GiB drive then holds a few pages of its 1 GB of maps.
+//! touches a few thousand units of a 512 GiB drive then holds a page or two of the maps per
+//! unit written (its new entry and its old copy's), not the whole 1 GB.
 //!
 //! Stored values: 0 = as laid out, `u32::MAX` = `UNMAPPED`, else the value + 1; so values up to
 //! `u32::MAX - 2` can be stored (geometry.rs keeps the physical units below `u32::MAX`).

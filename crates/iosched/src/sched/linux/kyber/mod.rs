@@ -231,6 +231,13 @@ struct HctxLists {
     batching: u32,
 }
 
+impl HctxLists {
+    /// `kyber_has_work`: a request waits in some domain.
+    fn has_work(&self) -> bool {
+        self.pending.iter().any(|p| !p.is_empty()) || self.ready.iter().any(|r| !r.is_empty())
+    }
+}
+
 pub struct Kyber {
     targets_ns: [u64; TIMED_DOMAINS],
     /// Per hardware queue (one without blk-mq).
@@ -492,15 +499,16 @@ impl Scheduler for Kyber {
         let mut waited = false;
         for i in 0..n {
             let h = (self.next_hctx + i) % n;
-            if !can_take(h) {
+            // blk-mq asks only a queue with work (`kyber_has_work`): an empty queue keeps its
+            // current domain and batch count.
+            if !can_take(h) || !self.hctxs[h].has_work() {
                 continue;
             }
             if let Some(rq) = self.dispatch_hctx(h) {
                 self.next_hctx = (h + 1) % n;
                 return Decision::Dispatch(rq, ArmPath::Direct);
             }
-            let hc = &self.hctxs[h];
-            waited |= hc.pending.iter().any(|p| !p.is_empty()) || hc.ready.iter().any(|r| !r.is_empty());
+            waited = true;
         }
         if waited {
             self.token_waits += 1;

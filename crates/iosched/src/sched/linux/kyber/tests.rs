@@ -642,3 +642,29 @@ fn a_bio_merges_only_within_its_cpus_software_queue() {
     single.add(queued, &cx);
     assert!(single.allow_merge(&queued, &from_pid(3, Op::Write, 1008, 1)), "one software queue without blk-mq");
 }
+
+/// A queue with nothing queued is not asked (`kyber_has_work`): dispatches for another queue
+/// leave its batch alone, so its READ batch of 16 goes on where it stopped (review finding:
+/// asking every queue reset an empty queue's batch count).
+#[test]
+fn an_empty_queue_keeps_its_batch_while_others_dispatch() {
+    let d = disk();
+    let cx = Context { now_ns: 0, device: &d, in_flight: 0 };
+    let mut k = Kyber::default();
+    k.attach_hw_queues(&queue_map(2, 2));
+    // Queue 0: 3 reads dispatched (its READ batch at 3), then it is empty.
+    for id in 1..=3 {
+        k.add(from_pid(id, Op::Read, id * 1000, 0), &cx);
+    }
+    assert_eq!(dispatched_ids(&mut k, &cx, &|_| true), [1, 2, 3]);
+    // Queue 1 dispatches while queue 0 is empty.
+    k.add(from_pid(11, Op::Read, 11_000, 1), &cx);
+    assert_eq!(dispatched_ids(&mut k, &cx, &|_| true), [11]);
+    // Queue 0 gets 13 more reads and a write: its batch of 16 ends after 13 reads.
+    k.add(from_pid(100, Op::Write, 100_000, 0), &cx);
+    for id in 4..=20 {
+        k.add(from_pid(id, Op::Read, id * 1000, 0), &cx);
+    }
+    let order = dispatched_ids(&mut k, &cx, &|_| true);
+    assert_eq!(order.iter().position(|&id| id == 100), Some(13), "{order:?}");
+}
