@@ -39,8 +39,8 @@ pub const SCHEDULERS: &[SchedulerInfo] = &[
         name: "noop",
         aliases: &["none"],
         kind: "scheduler",
-        summary: "Linux noop (blk-mq: none): one FIFO with the block layer's merges",
-        source: "Linux block/noop-iosched.c (2.6), blk-mq `none`",
+        summary: "Linux noop: one FIFO with the block layer's merges; behind blk-mq, none: per-CPU software queues, direct issue unless dispatch_busy, the dispatch list first, then one request per CPU in turn (busy) or every CPU's list in CPU order",
+        source: "Linux block/noop-iosched.c (2.6); blk-mq's none: block/blk-mq.c and blk-mq-sched.c (6.x)",
         tunables: noop::TUNABLES,
     },
     SchedulerInfo {
