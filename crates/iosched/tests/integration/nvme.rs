@@ -286,3 +286,18 @@ fn on_a_disk_behind_blk_mq_the_dispatch_is_the_schedulers_and_the_drive_waits_fo
     assert!(dispatches.windows(2).any(|w| w[1] - w[0] < 50_000), "dispatch times are the scheduler's, not the hand-overs");
     assert_eq!(run(text)[0].records, r.records, "deterministic");
 }
+
+/// With every tag taken blk-mq still asks the elevator (`__blk_mq_do_dispatch_sched` takes the
+/// request first, then its driver tag): one more kyber request than the queue's tags leaves
+/// kyber, holding a READ token, and waits on the dispatch list. One hardware queue of 2 tags
+/// (SATA-like), 8 readers of 4 outstanding each.
+#[test]
+fn with_every_tag_taken_the_elevator_still_gives_one_request_to_the_dispatch_list() {
+    let text = "[device]\npreset = \"samsung-870-evo-1tb\"\nqueue_depth = 2\n[device.flash]\nprecondition = \"none\"\n\
+                [block]\ncpus = 2\ntags = \"blk-mq\"\nnr_requests = 64\n\
+                [[process]]\nname = \"r\"\ncount = 8\npattern = \"random\"\naccess = \"direct\"\niodepth = 4\nrequest_kib = 4\n\
+                file_mib = 64\nthink_us = 0\nrequests = 200\n[run]\nduration_s = 10\n[[scheduler]]\nname = \"kyber\"\n";
+    let r = &run(text)[0];
+    assert_eq!(inv(&r.summary.invariants), 0);
+    assert_eq!(r.summary.scheduler_counters["read_max_in_flight"], 3, "2 at the drive + 1 on the dispatch list");
+}

@@ -11,11 +11,13 @@
 //!   calls the elevator's `init_sched` once per request queue (mq-deadline's `deadline_data`,
 //!   BFQ's `bfq_data`, kyber's `kyber_queue_data` with its device-wide domain tokens); only
 //!   per-hardware-queue helpers (`init_hctx`: kyber's per-hctx lists, BFQ's depth limits) are
-//!   per queue. So the engine keeps the one scheduler instance and asks it while any hardware
-//!   queue has a free tag; a request dispatched for a hardware queue whose tags are all taken
-//!   waits on that queue's dispatch list (`hctx->dispatch`) and goes first when a tag frees, and
-//!   the scheduler is not asked meanwhile (blk-mq stops dispatching when it cannot get a
-//!   driver tag).
+//!   per queue. So the engine keeps the one scheduler instance and asks it while a hardware
+//!   queue's dispatch list is empty, whether or not a tag is free: `__blk_mq_do_dispatch_sched`
+//!   takes a request from the elevator first and asks for its driver tag after
+//!   (`blk_mq_get_driver_tag`); a request that gets none waits on that queue's dispatch list
+//!   (`hctx->dispatch`), holding what the elevator gave it (a kyber token, BFQ's in-driver
+//!   count), and goes first when a tag frees; the elevator is not asked for that queue
+//!   meanwhile.
 //! - **Tags**: the scheduler's requests (`nr_requests`) stay one pool (block/request_pool.rs);
 //!   Linux keeps a scheduler tag set per hardware queue, unless shared. Not modelled per queue.
 
@@ -116,18 +118,20 @@ impl BlkMq {
         self.in_flight[hwq] < self.cfg.tags_per_hw_queue
     }
 
-    /// Some hardware queue could take a request, and none has one waiting.
+    /// blk-mq would ask the elevator now: a scheduler with one list per request queue while
+    /// no request waits on any dispatch list (one that could not get its tag stops dispatching);
+    /// one with lists per hardware queue while some queue's dispatch list is empty.
     pub fn can_ask(&self) -> bool {
         if self.cfg.per_hw_queue_lists {
             return (0..self.in_flight.len()).any(|q| self.can_take(q));
         }
-        self.parked.is_empty() && (0..self.in_flight.len()).any(|q| self.has_tag(q))
+        self.parked.is_empty()
     }
 
-    /// Hardware queue `hwq` can take a request from the scheduler: it has a free tag and no
-    /// request of its own waiting on its dispatch list (blk-mq serves that list first).
+    /// Hardware queue `hwq` asks the elevator for a request: nothing waits on its dispatch list
+    /// (blk-mq serves that list first). The request then gets a tag, or waits on that list.
     pub fn can_take(&self, hwq: usize) -> bool {
-        self.has_tag(hwq) && !self.parked.iter().any(|(r, _)| self.hwq_of(r) == hwq)
+        !self.parked.iter().any(|(r, _)| self.hwq_of(r) == hwq)
     }
 
     /// Whether a request that found its hardware queue full leaves the others to be served.

@@ -53,9 +53,11 @@ fn tags_per_hardware_queue_limit_its_requests_in_flight() {
         m.take_tag(0);
     }
     assert!(!m.has_tag(0), "three tags taken");
-    assert!(m.can_ask(), "queue 1 still has tags");
+    assert!(m.can_ask(), "the elevator is asked with no tag free: its request will wait for one");
+    assert!(m.can_take(0));
     m.park(req(0), ArmPath::Direct);
     assert!(!m.can_ask(), "a request waits for queue 0's tag: the scheduler is not asked");
+    assert!(!m.can_take(0) && m.can_take(1));
     assert!(m.unpark().is_none());
     m.release_tag(0);
     assert_eq!(m.unpark().map(|(r, _)| r.principal.pid), Some(0));
@@ -113,4 +115,20 @@ fn one_hardware_queue_hands_commands_on_in_order() {
     assert_eq!(m.charge(&req(0), 0, 0), 1000);
     assert_eq!(m.charge(&req(0), 0, 0), 2000, "CPU 0 busy until 1000");
     assert_eq!(m.charge(&req(1), 0, 100), 2000, "CPU 1 done at 1100, after the queue's last at 2000");
+}
+
+/// With lists per hardware queue (kyber, none) a queue whose dispatch list is empty is asked
+/// even without a free tag (Linux takes the request first, then its driver tag); a queue with a
+/// request waiting there is not, and the others still are.
+#[test]
+fn per_queue_lists_ask_every_queue_without_a_waiting_request() {
+    let mut m = mq(2, 2, 1);
+    m.cfg.per_hw_queue_lists = true;
+    m.take_tag(0);
+    m.take_tag(1);
+    assert!(m.can_ask() && m.can_take(0) && m.can_take(1), "no tag free, no request waiting");
+    m.park(req(0), ArmPath::Direct);
+    assert!(m.can_ask() && !m.can_take(0) && m.can_take(1));
+    m.park(req(1), ArmPath::Direct);
+    assert!(!m.can_ask());
 }

@@ -278,7 +278,7 @@ impl NoneMq {
     /// The next request sent, for the engine (in the order sent).
     pub fn next_sent(&mut self, can_take: &dyn Fn(usize) -> bool) -> Option<Request> {
         let rq = self.sent.pop_front()?;
-        debug_assert!(can_take(self.map.hwq_of(&rq)), "a request sent here has its tag");
+        debug_assert!(can_take(self.map.hwq_of(&rq)), "none never leaves a request on blk-mq's dispatch list");
         self.loc.remove(&rq.id);
         self.queued -= 1;
         Some(rq)
