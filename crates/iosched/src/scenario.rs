@@ -1210,6 +1210,17 @@ impl Scenario {
             }
             let mut workload = self.workload(capacity, seed).map_err(err)?;
             let (mq, nvme) = self.host_queues(&choice.name).map_err(err)?;
+            // Behind blk-mq with its tags, an unset `nr_requests` is Linux's for this scheduler.
+            let block = match (&mq, &block) {
+                (Some(m), Some(b))
+                    if b.tags == crate::block::request_pool::TagModel::BlkMq
+                        && self.block.as_ref().is_some_and(|s| s.nr_requests.is_none()) =>
+                {
+                    let nr = crate::block::mq::default_nr_requests(m.tags_per_hw_queue, &choice.name);
+                    Some(crate::block::BlockConfig { nr_requests: Some(nr), ..b.clone() })
+                }
+                _ => block.clone(),
+            };
             if let Some(s) = sink.as_deref_mut() {
                 s.begin_run(index, &choice.label);
             }
@@ -1217,7 +1228,7 @@ impl Scenario {
                 keep_records,
                 sink: sink.as_deref_mut().map(|s| s as &mut dyn RecordSink),
                 control,
-                block: block.clone(),
+                block,
                 drive,
                 command_latency: command_latency.clone(),
                 mq: mq.clone(),

@@ -130,6 +130,13 @@ impl BlockLayer {
         Self::for_member(cfg, 0)
     }
 
+    /// blk-mq's hardware queues: with blk-mq tags a request pool per queue (Linux's sched tags,
+    /// or the driver tags without an elevator), before the first request.
+    pub fn attach_hw_queues(&mut self, map: &crate::block::mq::queue_map::QueueMap) {
+        self.pool.attach_hw_queues(map);
+        self.waits.set_queues(self.pool.pools());
+    }
+
     /// The request queue of member `member` of an array: its requests and split parts get ids
     /// of their own ranges, so that no two members' requests share an id in the records.
     pub fn for_member(cfg: BlockConfig, member: u32) -> Self {

@@ -9,11 +9,14 @@
 //! waiter (exclusive wake-up), once the count is below the limit. This lets a streaming writer
 //! hold the queue full in front of a reader (Seelam et al. 2005, Table 1).
 //!
-//! blk-mq (block/blk-mq-tag.c, lib/sbitmap.c): one pool of `nr_requests` tags; waiters are woken
-//! in batches of `wake_batch` = clamp(nr_requests / 8, 1, 8) after as many tags are freed.
+//! blk-mq (block/blk-mq-tag.c, lib/sbitmap.c): a pool of `nr_requests` tags per hardware queue
+//! (one pool until blk-mq's queue map is attached: `attach_hw_queues`); a process allocates from
+//! its hardware queue's, and waiters are woken in batches of `wake_batch` = clamp(nr_requests /
+//! 8, 1, 8) after as many of that pool's tags are freed.
 //! A scheduler may cap asynchronous requests below the pool (`Scheduler::limit_depth`,
 //! mq-deadline's async_depth).
 
+use crate::block::mq::queue_map::QueueMap;
 use crate::fast_hash::{FastMap, FastSet};
 use crate::request::{Op, Request};
 use crate::time::Nanos;
@@ -40,27 +43,63 @@ impl TagModel {
 pub struct RequestPool {
     limit: Option<u32>,
     model: TagModel,
-    /// In use: per direction (legacy: [read, write]); blk-mq uses [0] for all.
-    count: [u32; 2],
+    /// In use: per direction (legacy: [read, write]); blk-mq: per hardware queue.
+    count: Vec<u32>,
     /// Requests in use that the scheduler's `limit_depth` caps (mq-deadline: all but reads;
-    /// kyber: asynchronous ones).
-    limited_count: u32,
+    /// kyber: asynchronous ones): legacy [0] for both directions; blk-mq per hardware queue.
+    limited_count: Vec<u32>,
     full: [bool; 2],
     /// Per batching process: requests left and when it last waited.
     batchers: FastMap<u32, (u32, Nanos)>,
-    /// blk-mq: tags freed since the last wake-up.
-    freed_since_wake: u32,
+    /// blk-mq: tags freed since the last wake-up, per hardware queue.
+    freed_since_wake: Vec<u32>,
+    /// blk-mq's queue map (None: one pool).
+    map: Option<QueueMap>,
 }
 
 impl RequestPool {
     pub fn new(limit: Option<u32>, model: TagModel) -> Self {
-        RequestPool { limit, model, count: [0; 2], limited_count: 0, full: [false; 2], batchers: FastMap::default(), freed_since_wake: 0 }
+        RequestPool {
+            limit,
+            model,
+            count: vec![0; 2],
+            limited_count: vec![0; 2],
+            full: [false; 2],
+            batchers: FastMap::default(),
+            freed_since_wake: vec![0; 2],
+            map: None,
+        }
+    }
+
+    /// blk-mq's hardware queues: with blk-mq tags, a pool of `nr_requests` per queue from now on
+    /// (before the first request); the legacy model keeps its per-direction lists.
+    pub fn attach_hw_queues(&mut self, map: &QueueMap) {
+        if self.model != TagModel::BlkMq {
+            return;
+        }
+        debug_assert!(self.count.iter().all(|&c| c == 0), "attached before any request");
+        let n = map.nr_hw_queues().max(2);
+        (self.count, self.limited_count, self.freed_since_wake) = (vec![0; n], vec![0; n], vec![0; n]);
+        self.map = Some(map.clone());
+    }
+
+    /// Pools (and wait queues) there are.
+    pub fn pools(&self) -> usize {
+        self.count.len()
     }
 
     fn dir(&self, req: &Request) -> usize {
         match self.model {
             TagModel::Legacy => (req.op != Op::Read) as usize,
-            TagModel::BlkMq => 0,
+            TagModel::BlkMq => self.map.as_ref().map_or(0, |m| m.hwq_of(req)),
+        }
+    }
+
+    /// The index of the scheduler's capped count: one for the legacy queue, per pool on blk-mq.
+    fn limited_index(&self, d: usize) -> usize {
+        match self.model {
+            TagModel::Legacy => 0,
+            TagModel::BlkMq => d,
         }
     }
 
@@ -90,8 +129,9 @@ impl RequestPool {
             return true;
         };
         let d = self.dir(req);
+        let li = self.limited_index(d);
         let limited = depth_limit < nr;
-        if limited && self.limited_count >= depth_limit {
+        if limited && self.limited_count[li] >= depth_limit {
             return false;
         }
         match self.model {
@@ -115,13 +155,13 @@ impl RequestPool {
                 }
             }
             TagModel::BlkMq => {
-                if self.count[0] >= nr {
+                if self.count[d] >= nr {
                     return false;
                 }
             }
         }
         self.count[d] += 1;
-        self.limited_count += limited as u32;
+        self.limited_count[li] += limited as u32;
         true
     }
 
@@ -132,8 +172,9 @@ impl RequestPool {
             return (0, 0);
         };
         let d = self.dir(req);
+        let li = self.limited_index(d);
         self.count[d] -= 1;
-        self.limited_count -= limited as u32;
+        self.limited_count[li] -= limited as u32;
         match self.model {
             TagModel::Legacy => {
                 if self.count[d] + 1 <= nr {
@@ -145,12 +186,12 @@ impl RequestPool {
             }
             TagModel::BlkMq => {
                 let wake_batch = (nr / 8).clamp(1, 8);
-                self.freed_since_wake += 1;
-                if self.freed_since_wake >= wake_batch || self.count[0] == 0 {
-                    self.freed_since_wake = 0;
-                    (0, wake_batch)
+                self.freed_since_wake[d] += 1;
+                if self.freed_since_wake[d] >= wake_batch || self.count[d] == 0 {
+                    self.freed_since_wake[d] = 0;
+                    (d, wake_batch)
                 } else {
-                    (0, 0)
+                    (d, 0)
                 }
             }
         }
@@ -172,14 +213,26 @@ impl RequestPool {
 /// Processes sleeping for a request, per direction, in the order they went to sleep; each
 /// with the bios it has yet to submit (it submits them in order once it has a request). A woken
 /// process takes its bios from the front one at a time, so waking costs nothing per bio left.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct WaitQueues {
-    order: [VecDeque<u32>; 2],
+    /// Per direction, or per hardware queue's pool.
+    order: Vec<VecDeque<u32>>,
     pending: FastMap<u32, VecDeque<Request>>,
     asleep: FastSet<u32>,
 }
 
+impl Default for WaitQueues {
+    fn default() -> Self {
+        WaitQueues { order: vec![VecDeque::new(); 2], pending: FastMap::default(), asleep: FastSet::default() }
+    }
+}
+
 impl WaitQueues {
+    /// One wait queue per pool (`RequestPool::pools`).
+    pub fn set_queues(&mut self, n: usize) {
+        self.order.resize(n.max(2), VecDeque::new());
+    }
+
     /// Whether `pid` is asleep (its new bios queue behind the one it waits with).
     pub fn is_waiting(&self, pid: u32) -> bool {
         self.asleep.contains(&pid)
@@ -316,5 +369,35 @@ mod tests {
         }
         assert!(!p.try_alloc_exempt(&w(2, 100), 0, u32::MAX, false), "not exempted: waits");
         assert!(p.try_alloc_exempt(&w(3, 101), 0, u32::MAX, true), "exempted: allocates");
+    }
+
+    /// With blk-mq's queue map each hardware queue has its own pool and wait queue: a process
+    /// on a full queue's CPU waits while one on another queue's allocates, and a freed tag wakes
+    /// its own queue's sleepers.
+    #[test]
+    fn blk_mq_pools_are_per_hardware_queue() {
+        use crate::block::mq::{cpu_cost::SchedCost, queue_map::QueueMap, MqConfig};
+        use crate::device::nvme::{SqClass, SqSelect};
+        let map = QueueMap::new(&MqConfig {
+            cpus: 2,
+            nr_hw_queues: 2,
+            tags_per_hw_queue: 2,
+            cost: SchedCost::NONE,
+            sq_select: SqSelect::Cpu,
+            sq_classes: vec![SqClass::Medium; 2],
+            per_hw_queue_lists: false,
+        });
+        let mut p = RequestPool::new(Some(2), TagModel::BlkMq);
+        p.attach_hw_queues(&map);
+        // pid 1 -> CPU 1 -> queue 1; pid 2 -> CPU 0 -> queue 0.
+        assert!(p.try_alloc(&w(1, 0), 0, u32::MAX) && p.try_alloc(&w(1, 1), 0, u32::MAX));
+        assert!(!p.try_alloc(&w(1, 2), 0, u32::MAX), "queue 1's pool of 2 is full");
+        assert_eq!(p.wait_dir(&w(1, 2)), 1);
+        assert!(p.try_alloc(&w(2, 3), 0, u32::MAX), "queue 0's pool is its own");
+        assert_eq!(p.free(&w(1, 0), false).0, 1, "a freed tag wakes queue 1's sleepers");
+        // Without the map: one pool of 2 for both.
+        let mut one = RequestPool::new(Some(2), TagModel::BlkMq);
+        assert!(one.try_alloc(&w(1, 0), 0, u32::MAX) && one.try_alloc(&w(1, 1), 0, u32::MAX));
+        assert!(!one.try_alloc(&w(2, 3), 0, u32::MAX));
     }
 }

@@ -23,7 +23,9 @@ pub const DEFAULT_QUEUE_AGING_MS: f64 = 500.0;
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct BlockSection {
-    /// Request structures per queue (Linux 2.6 / blk-mq default 128); 0 = unlimited.
+    /// Request structures per queue (default 128, Linux 2.6's; with blk-mq's hardware queues and
+    /// tags, per hardware queue and by default Linux's for the scheduler: 2 x min(queue depth,
+    /// 128) with an elevator, the queue depth with `none`); 0 = unlimited.
     pub nr_requests: Option<u32>,
     /// "legacy" (Linux 2.6: counted per direction, batching wake-ups) or "blk-mq" (one pool
     /// of scheduler tags).

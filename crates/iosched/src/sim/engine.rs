@@ -591,8 +591,10 @@ fn run<'a>(
         .enumerate()
         .map(|(i, (device, scheduler))| {
             let mq = options.mq.clone().map(BlkMq::new);
+            let mut block = BlockLayer::for_member(block_cfg, i as u32);
             if let Some(mq) = &mq {
                 scheduler.attach_hw_queues(&mq.map);
+                block.attach_hw_queues(&mq.map);
             }
             let mut drive = DriveQueue::new(options.drive);
             drive.set_concurrency(device.concurrent_commands());
@@ -600,7 +602,7 @@ fn run<'a>(
             Lane {
                 device,
                 scheduler,
-                block: BlockLayer::for_member(block_cfg, i as u32),
+                block,
                 drive,
                 latency: options.command_latency.cursor(),
                 serving: Vec::new(),

@@ -18,8 +18,9 @@
 //!   (`hctx->dispatch`), holding what the elevator gave it (a kyber token, BFQ's in-driver
 //!   count), and goes first when a tag frees; the elevator is not asked for that queue
 //!   meanwhile.
-//! - **Tags**: the scheduler's requests (`nr_requests`) stay one pool (block/request_pool.rs);
-//!   Linux keeps a scheduler tag set per hardware queue, unless shared. Not modelled per queue.
+//! - **Tags**: with blk-mq tags the scheduler's requests (`nr_requests`) are a pool per hardware
+//!   queue (block/request_pool.rs), as Linux's sched tags (or its driver tags without an
+//!   elevator), of Linux's size when unset (`default_nr_requests`).
 
 pub mod cpu_cost;
 pub mod queue_map;
@@ -56,6 +57,21 @@ pub struct MqConfig {
 /// Whether Linux's scheduler `name` (a registry name) keeps its requests per hardware queue.
 pub fn linux_per_hw_queue_lists(name: &str) -> bool {
     matches!(name, "noop" | "none" | "kyber")
+}
+
+/// Linux's `BLKDEV_DEFAULT_RQ`.
+pub const BLKDEV_DEFAULT_RQ: u32 = 128;
+
+/// Each hardware queue's request pool (`nr_requests`) with blk-mq tags when the scenario does
+/// not set it: with an elevator, sched tags of `2 x min(queue depth, 128)`
+/// (`blk_mq_default_nr_requests`); without one (`none`), a request is allocated with its driver
+/// tag, so the queue depth.
+pub fn default_nr_requests(tags_per_hw_queue: u32, scheduler: &str) -> u32 {
+    if matches!(scheduler, "noop" | "none") {
+        tags_per_hw_queue
+    } else {
+        2 * tags_per_hw_queue.min(BLKDEV_DEFAULT_RQ)
+    }
 }
 
 /// Hardware queue of each CPU (`blk_mq_map_queues` over `group_cpus_evenly`).

@@ -132,3 +132,14 @@ fn per_queue_lists_ask_every_queue_without_a_waiting_request() {
     m.park(req(1), ArmPath::Direct);
     assert!(!m.can_ask());
 }
+
+/// Linux's request pool per hardware queue when unset: `blk_mq_default_nr_requests` with an
+/// elevator, the driver tags without one.
+#[test]
+fn default_request_pools_are_linuxs() {
+    use super::default_nr_requests;
+    assert_eq!(default_nr_requests(32, "mq-deadline"), 64);
+    assert_eq!(default_nr_requests(1023, "kyber"), 256);
+    assert_eq!(default_nr_requests(32, "none"), 32);
+    assert_eq!(default_nr_requests(1023, "noop"), 1023);
+}
