@@ -1217,9 +1217,9 @@ impl Scenario {
                         && self.block.as_ref().is_some_and(|s| s.nr_requests.is_none()) =>
                 {
                     let nr = crate::block::mq::default_nr_requests(m.tags_per_hw_queue, &choice.name);
-                    Some(crate::block::BlockConfig { nr_requests: Some(nr), ..b.clone() })
+                    Some(crate::block::BlockConfig { nr_requests: Some(nr), ..*b })
                 }
-                _ => block.clone(),
+                _ => block,
             };
             if let Some(s) = sink.as_deref_mut() {
                 s.begin_run(index, &choice.label);
