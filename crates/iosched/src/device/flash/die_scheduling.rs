@@ -20,7 +20,7 @@
 //! when the program really ends. Causality is the reservation model's: a write admitted
 //! earlier against a program's old end is not re-timed.
 
-use crate::time::Nanos;
+use crate::time::{us_to_ns, Nanos};
 use serde::Serialize;
 use std::collections::VecDeque;
 
@@ -116,11 +116,11 @@ impl DieScheduling {
             return None;
         }
         let us = if kind == OpKind::Erase { self.erase_suspend_us } else { self.suspend_us };
-        Some((us * 1e3).round() as Nanos)
+        Some(us_to_ns(us))
     }
 
     fn resume_ns(&self) -> Nanos {
-        (self.resume_us * 1e3).round() as Nanos
+        us_to_ns(self.resume_us)
     }
 }
 

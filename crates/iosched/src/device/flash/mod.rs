@@ -274,7 +274,7 @@ impl FlashSsd {
     }
 
     fn read(&mut self, req: &Request, start: Nanos) -> Service {
-        let t = self.spec.timing.clone();
+        let t = self.spec.timing;
         let t0 = start + t.overhead_ns();
         // (die, physical page, units) of the units on flash, in order; others are served from
         // the buffer or are unwritten (no flash access, as a drive returns zeroes).
@@ -323,7 +323,7 @@ impl FlashSsd {
     }
 
     fn write(&mut self, req: &Request, start: Nanos) -> Service {
-        let t = self.spec.timing.clone();
+        let t = self.spec.timing;
         let t0 = start + t.overhead_ns();
         let units = self.units_of(req);
         // Room in the buffer, then the data over the link.

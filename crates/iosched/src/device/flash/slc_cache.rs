@@ -22,7 +22,7 @@
 //! most once: in the FTL or here (`check`). Write amplification counts SLC programs as host
 //! programs and folding as flash writes: (host + GC + padding + fold) / host.
 
-use crate::time::Nanos;
+use crate::time::{ms_to_ns, us_to_ns, Nanos};
 use serde::Serialize;
 use std::collections::{HashMap, VecDeque};
 
@@ -81,13 +81,13 @@ impl SlcConfig {
         self.static_gib == 0.0 && self.dynamic_gib == 0.0
     }
     pub fn program_ns(&self) -> Nanos {
-        (self.program_us * 1e3).round() as Nanos
+        us_to_ns(self.program_us)
     }
     pub fn read_ns(&self) -> Nanos {
-        (self.read_us * 1e3).round() as Nanos
+        us_to_ns(self.read_us)
     }
     pub fn fold_idle_ns(&self) -> Nanos {
-        (self.fold_idle_ms * 1e6).round() as Nanos
+        ms_to_ns(self.fold_idle_ms)
     }
 
     pub fn validate(&self) -> Result<(), String> {

@@ -161,7 +161,7 @@ fn read_behind_a_program(spec: FlashSpec) -> (Nanos, Nanos, Nanos) {
 #[test]
 fn a_read_waits_for_the_program_or_suspends_it() {
     let base = small_spec(Precondition::Full);
-    let t = base.timing.clone();
+    let t = base.timing;
     let around = t.overhead_ns() + t.channel_ns(geometry::UNIT_BYTES) + t.link_ns(4096);
     let (p0, fcfs, fcfs_end) = read_behind_a_program(base.clone());
     assert_eq!(fcfs_end, p0 + t.program_ns());
@@ -304,7 +304,7 @@ fn slc_spec(precondition: Precondition) -> FlashSpec {
 #[test]
 fn a_burst_within_the_slc_cache_runs_at_the_slc_rate_beyond_it_at_the_tlc_rate_and_idle_folds_it() {
     let mut ssd = FlashSsd::new(slc_spec(Precondition::Full), 1).unwrap();
-    let (t, c) = (ssd.spec().timing.clone(), ssd.spec().slc.clone());
+    let (t, c) = (ssd.spec().timing, ssd.spec().slc.clone());
     // 12 writes of one superpage each, one at a time: each waits for the previous program.
     let mut done = vec![0];
     for i in 0..12u64 {
@@ -466,7 +466,7 @@ fn discards_of_units_in_the_slc_cache_count_and_cost_a_command_and_huge_regions_
     assert_eq!(ssd.ftl().counters.trimmed_units - before, 16);
     assert_eq!(ssd.slc().unwrap().valid_units(), 0);
     ssd.check().unwrap();
-    let t = ssd.spec().timing.clone();
+    let t = ssd.spec().timing;
     assert_eq!(ssd.positioning_time_ns(0, 2_097_152, Op::Discard, now), t.overhead_ns(), "a 1 GiB discard moves no data");
 
     let mut huge = slc_spec(Precondition::None);

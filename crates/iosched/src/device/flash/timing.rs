@@ -2,10 +2,10 @@
 //! tBERS), the channel's transfer rate (NAND interface: ONFI / Toggle), the host link (SATA,
 //! PCIe) and the controller's per-command latency.
 
-use crate::time::Nanos;
+use crate::time::{ms_to_ns, us_to_ns, Nanos};
 use serde::Serialize;
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct FlashTiming {
     /// Page read (array to page register), tR.
     pub read_us: f64,
@@ -26,16 +26,16 @@ pub struct FlashTiming {
 
 impl FlashTiming {
     pub fn read_ns(&self) -> Nanos {
-        (self.read_us * 1e3).round() as Nanos
+        us_to_ns(self.read_us)
     }
     pub fn program_ns(&self) -> Nanos {
-        (self.program_us * 1e3).round() as Nanos
+        us_to_ns(self.program_us)
     }
     pub fn erase_ns(&self) -> Nanos {
-        (self.erase_ms * 1e6).round() as Nanos
+        ms_to_ns(self.erase_ms)
     }
     pub fn overhead_ns(&self) -> Nanos {
-        (self.command_overhead_us * 1e3).round() as Nanos
+        us_to_ns(self.command_overhead_us)
     }
     /// Time to move `bytes` over a channel.
     pub fn channel_ns(&self, bytes: u64) -> Nanos {
