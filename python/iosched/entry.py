@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import List, Optional
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start-up
+
+if TYPE_CHECKING:
+    from typing import List, Optional
 
 # `run`'s options that take a value, and where they go in RunOptions.
 _VALUE_OPTIONS = {
@@ -26,7 +29,6 @@ def lean_run_options(argv: List[str]):
     """The RunOptions of `argv` when it is a `run` command line this parser understands fully,
     else None (the full command line then parses it and says what is wrong)."""
     from .run_command import RunOptions
-    from .tables import FORMATS
 
     args = [a for a in argv if a not in ("-q", "--quiet")]
     if not args or args[0] != "run" or "--" in args:
@@ -52,6 +54,8 @@ def lean_run_options(argv: List[str]):
                     return None  # typer's range message
                 opts.seed = int(value)
             elif field == "fmt":
+                from .tables import FORMATS
+
                 if value not in FORMATS:
                     return None
                 opts.fmt = value

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Optional, Union
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start-up
+if TYPE_CHECKING:
+    from typing import Optional, Union
 
 ENV = "IOSCHED_TRACES"
 OLD_ENV = "IOSCHED_S_TRACES"

@@ -3,7 +3,9 @@ numpy are imported only when a table is asked for)."""
 
 from __future__ import annotations
 
-from typing import Optional
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start-up
+if TYPE_CHECKING:
+    from typing import Optional
 
 # Summary fields that are not one number per run (left out of the `runs` table).
 _NOT_SCALAR = ("processes", "response_cdf_ms", "scheduler_counters", "notices")

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import List, Optional
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start-up
 
 from .command_error import CommandError
-from .tables import Column, TableData
+
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import List, Optional
+
+    from .tables import TableData
 
 # A rate is shown once the run has taken this long (before, it is one tick over no time).
 RATE_AFTER_S = 0.5
@@ -22,18 +25,35 @@ RATE_AFTER_S = 0.5
 INTERRUPTED_STATUS = 130
 
 
-@dataclass
 class RunOptions:
-    file: Optional[Path] = None
-    seed: Optional[int] = None
-    fmt: str = "table"
-    requests_csv: Optional[Path] = None
-    requests_parquet: Optional[Path] = None
-    plot: Optional[Path] = None
-    traces: Optional[Path] = None
-    schedulers: List[str] = field(default_factory=list)
-    device: Optional[str] = None
-    quiet: bool = False
+    """`iosched run`'s options, as either command line parsed them. (A plain class: a dataclass
+    would import `dataclasses` and `inspect`, a tenth of a short run's time.)"""
+
+    __slots__ = ("file", "seed", "fmt", "requests_csv", "requests_parquet", "plot", "traces", "schedulers", "device",
+                 "quiet")
+
+    def __init__(self, file: Optional[Path] = None, seed: Optional[int] = None, fmt: str = "table",
+                 requests_csv: Optional[Path] = None, requests_parquet: Optional[Path] = None,
+                 plot: Optional[Path] = None, traces: Optional[Path] = None, schedulers: Optional[List[str]] = None,
+                 device: Optional[str] = None, quiet: bool = False):
+        self.file = file
+        self.seed = seed
+        self.fmt = fmt
+        self.requests_csv = requests_csv
+        self.requests_parquet = requests_parquet
+        self.plot = plot
+        self.traces = traces
+        self.schedulers: List[str] = [] if schedulers is None else schedulers
+        self.device = device
+        self.quiet = quiet
+
+    def __repr__(self) -> str:
+        return "RunOptions(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__) + ")"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RunOptions):
+            return NotImplemented
+        return all(getattr(self, k) == getattr(other, k) for k in self.__slots__)
 
 
 def use_traces(traces: Optional[Path]) -> None:
@@ -68,6 +88,7 @@ def _pct(x: float) -> str:
 def runs_table(summaries: list) -> TableData:
     """One row per run; CSV and JSON carry every number of the summary (Results.runs' columns)."""
     from .results import flat_run_rows
+    from .tables import Column, TableData
 
     return TableData("runs", "runs", [
         Column("scheduler", "scheduler"),
@@ -86,6 +107,7 @@ def runs_table(summaries: list) -> TableData:
 def processes_table(summaries: list) -> TableData:
     """One row per run x process, keyed as Results.processes (`name` is the process's name)."""
     from .results import flat_process_rows
+    from .tables import Column, TableData
 
     return TableData("processes", "processes", [
         Column("scheduler", "scheduler"),
@@ -155,13 +177,12 @@ def _run_with_bar(scenario, resolved: dict, opts: RunOptions):
 def execute(opts: RunOptions) -> int:
     """Runs the command; returns its exit status (0, or 130 when Ctrl-C stopped it). Raises
     CommandError for a user's mistake."""
+    import json
     import sys
 
     from . import __version__
-    from .api import resolved as resolved_scenario, run as run_scenario
-    from .output_paths import check_output_dir, check_output_file
+    from .api import resolved_text, run as run_scenario
     from .scenario import Scenario, ScenarioError
-    from .tables import emit
 
     use_traces(opts.traces)
     try:
@@ -170,20 +191,25 @@ def execute(opts: RunOptions) -> int:
             from . import overrides
 
             scenario = overrides.apply(scenario, opts.schedulers, opts.device)
-        resolved = resolved_scenario(scenario)
+        # The resolved scenario as the simulator wrote it: `--json` copies the text (parsing and
+        # writing its float tables again took longer than a 1,000-request run).
+        resolved_json = resolved_text(scenario)
     except ScenarioError as e:
         raise CommandError(str(e))
     for note in scenario.notes:  # what a fio job file's conversion assumed or ignored
         sys.stderr.write(f"note: {note}\n")
-    if opts.requests_csv is not None:
-        check_output_file(opts.requests_csv, "--requests-csv")
-    if opts.requests_parquet is not None:
-        check_output_file(opts.requests_parquet, "--requests-parquet")
-    if opts.plot is not None:
-        check_output_dir(opts.plot, "--plot")
+    if opts.requests_csv is not None or opts.requests_parquet is not None or opts.plot is not None:
+        from .output_paths import check_output_dir, check_output_file
+
+        if opts.requests_csv is not None:
+            check_output_file(opts.requests_csv, "--requests-csv")
+        if opts.requests_parquet is not None:
+            check_output_file(opts.requests_parquet, "--requests-parquet")
+        if opts.plot is not None:
+            check_output_dir(opts.plot, "--plot")
     try:
         if not opts.quiet and _stderr_is_terminal():
-            results = _run_with_bar(scenario, resolved, opts)
+            results = _run_with_bar(scenario, json.loads(resolved_json), opts)
         else:
             results = run_scenario(scenario, seed=opts.seed, records=False,
                                    requests_csv=opts.requests_csv, requests_parquet=opts.requests_parquet)
@@ -192,9 +218,11 @@ def execute(opts: RunOptions) -> int:
     if results.interrupted:
         sys.stderr.write("interrupted: the results so far follow (the last run stopped early)\n")
     if opts.fmt == "json":
-        _write_json(scenario.name, resolved, results)
+        _write_json(scenario.name, resolved_json, results)
     else:
-        json_doc = {"iosched_version": __version__, "scenario": scenario.name, "resolved_scenario": resolved,
+        from .tables import emit
+
+        json_doc = {"iosched_version": __version__, "scenario": scenario.name, "resolved_scenario": json.loads(resolved_json),
                     "runs": results.summaries}
         emit(_items(scenario, results, opts), opts.fmt, json_doc=json_doc)
     if opts.plot is not None:
@@ -205,15 +233,15 @@ def execute(opts: RunOptions) -> int:
     return INTERRUPTED_STATUS if results.interrupted else 0
 
 
-def _write_json(name, resolved: dict, results) -> None:
-    """`run --json`: the document with each run's summary as the simulator wrote it (not parsed
-    and written again: the same values, in its number format)."""
+def _write_json(name, resolved_json: str, results) -> None:
+    """`run --json`: the document with the resolved scenario and each run's summary as the
+    simulator wrote them (not parsed and written again: the same values, in its number format)."""
     import json
     import sys
 
     from . import __version__
 
-    head = json.dumps({"iosched_version": __version__, "scenario": name, "resolved_scenario": resolved})
+    head = json.dumps({"iosched_version": __version__, "scenario": name})[:-1] + ', "resolved_scenario": ' + resolved_json + "}"
     texts = results.summary_texts if results.summary_texts is not None else [json.dumps(s) for s in results.summaries]
     sys.stdout.write(head[:-1] + ', "runs": [' + ", ".join(texts) + "]}\n")
     sys.stdout.flush()

@@ -6,20 +6,15 @@ see crates/iosched/src/scenario.rs. A Scenario is immutable: its text is what ge
 
 from __future__ import annotations
 
-import copy
-import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping, Optional
-
-import tomli_w
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start-up
 
 from . import _native
 from .paths import expand_traces
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+if TYPE_CHECKING:
+    from typing import Any, Optional
 
 ScenarioError = _native.ScenarioError
 
@@ -76,7 +71,7 @@ class Scenario:
         _check_encodable(text, source)
         text = text.removeprefix("\ufeff")  # a byte-order mark is not part of the TOML
         text = expand_traces(text, source)
-        _native.check_scenario(text, source)
+        self._declared_name, self.scheduler_count = _native.check_scenario(text, source)
         self.text = text
         self.source = source
         # What a conversion (a fio job file) assumed or ignored, shown by `iosched run`.
@@ -172,6 +167,8 @@ class Scenario:
             raise TypeError(f"d: expected a dict of scenario sections, got {type(d).__name__} {d!r:.80}")
         plain = _plain(d, "", source)
         try:
+            import tomli_w
+
             text = tomli_w.dumps(plain)
         except (TypeError, ValueError) as e:
             raise ScenarioError(f"{source}: cannot be written as TOML: {e}") from None
@@ -186,6 +183,7 @@ class Scenario:
 
     def to_dict(self) -> dict:
         """The scenario as nested dicts (only the fields written in the text)."""
+        tomllib = _tomllib()
         try:
             return tomllib.loads(self.text)
         except tomllib.TOMLDecodeError as e:  # the native parser accepted it; say so plainly
@@ -199,9 +197,8 @@ class Scenario:
     @property
     def name(self) -> str:
         """The `name` field, else the file stem, else the source."""
-        n = self.to_dict().get("name")
-        if n:
-            return str(n)
+        if self._declared_name:
+            return self._declared_name
         if self.source.startswith("<"):
             return self.source.strip("<>")
         return Path(self.source).stem
@@ -212,6 +209,8 @@ class Scenario:
         Tables given as dicts are merged key by key into the existing table
         (``replace(workload={"queue_depth": 10})`` keeps the other workload fields).
         """
+        import copy
+
         d = copy.deepcopy(self.to_dict())
         for key, value in sections.items():
             if isinstance(value, Mapping) and isinstance(d.get(key), dict):
@@ -234,3 +233,14 @@ class Scenario:
 
     def __repr__(self) -> str:
         return f"Scenario(name={self.name!r}, source={self.source!r})"
+
+
+def _tomllib():
+    """Python's TOML reader (imported when a scenario is read as dicts: `iosched run` does not)."""
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    return tomllib

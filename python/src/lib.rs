@@ -81,9 +81,12 @@ fn records_to_columns<'py>(py: Python<'py>, records: &[RequestRecord]) -> PyResu
 }
 
 /// Parses and validates scenario text; raises ScenarioError naming the file, field and value.
+/// Returns its `name` field (None when absent) and how many `[[scheduler]]` tables it has, so
+/// that Python needs no TOML reader of its own to run it.
 #[pyfunction]
-fn check_scenario(text: &str, source: &str) -> PyResult<()> {
-    Scenario::parse(text, source).map(|_| ()).map_err(|e| ScenarioError::new_err(e.to_string()))
+fn check_scenario(text: &str, source: &str) -> PyResult<(Option<String>, usize)> {
+    let scn = Scenario::parse(text, source).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    Ok((scn.name.clone(), scn.scheduler.len()))
 }
 
 /// A running scenario as seen from Python: progress counters and a cancel switch, shared with
@@ -177,7 +180,9 @@ fn run_scenario<'py>(
 fn resolved_scenario(text: &str, source: &str) -> PyResult<String> {
     let scn = Scenario::parse(text, source).map_err(|e| ScenarioError::new_err(e.to_string()))?;
     let v = scn.resolved().map_err(|e| ScenarioError::new_err(e.to_string()))?;
-    Ok(v.to_string())
+    // to_string, not Display: Display writes through a fmt::Formatter adapter, about 10x slower on
+    // a DiskSim drive's seek table.
+    Ok(serde_json::to_string(&v).expect("a JSON value serializes"))
 }
 
 /// JSON list of schedulers with their tunables.

@@ -3,7 +3,7 @@
 //! The format is documented in docs/scenarios.md.
 
 use crate::device::calibration::{calibrate_spec, CalibratedDevice, CalibrationOptions, PositioningEstimator, DEFAULT_CALIBRATION_SEED};
-use crate::device::disksim::load_drive;
+use crate::device::disksim::load_cache::load_drive_cached;
 use crate::device::drive_queue::DriveQueueConfig;
 use crate::device::flash::ftl::logical_units_for;
 use crate::device::flash::geometry::UNIT_SECTORS;
@@ -113,7 +113,7 @@ struct DiskSimMemo(std::sync::OnceLock<(std::path::PathBuf, Result<DriveModel, S
 impl DiskSimMemo {
     fn get_or_load(&self, path: &std::path::Path) -> Result<DriveModel, String> {
         let load = || {
-            load_drive(path).map_err(|e| format!("field `device.disksim`: {e}")).map(|drive| {
+            load_drive_cached(path).map_err(|e| format!("field `device.disksim`: {e}")).map(|drive| {
                 let cap = drive.capacity_sectors();
                 (drive.spec, drive.ext, cap)
             })

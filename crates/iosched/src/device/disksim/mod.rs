@@ -2,6 +2,7 @@
 //! DiskSim's parameter syntax and a mapping of the drive's parameters onto the rotational model.
 //! What is mapped, ignored and unsupported: docs/devices.md, "DiskSim drives".
 
+pub mod load_cache;
 pub mod parse;
 pub mod ranges;
 pub mod sparing;
@@ -1072,6 +1073,7 @@ fn read_seek_file(path: &Path) -> Result<(Vec<u32>, Vec<f64>), DiskSimError> {
     };
     let text = crate::input::read_text(path, crate::input::MAX_DESCRIPTION_BYTES)
         .map_err(|err| e(err.line(), &format!("cannot read the seek curve: {err}"), ""))?;
+    load_cache::note_read(path, &text);
     let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
     let (n0, first) = lines.next().ok_or_else(|| e(1, "empty seek curve file", ""))?;
     let count: usize = first

@@ -147,6 +147,7 @@ impl Parser {
             message: format!("cannot read: {e}"),
             text: String::new(),
         })?;
+        super::load_cache::note_read(path, &text);
         Ok(Parser::new(&text, path, depth, nesting))
     }
 
