@@ -217,7 +217,7 @@ pub struct RotationalDisk {
     cache: SegmentCache,
     /// Seek time by distance, and its suffix minimum (the bound SPTF's search relies on, since
     /// a curve may dip: Seltzer's falls by 0.02 ms at 240 cylinders).
-    seeks: SeekTable,
+    seeks: std::sync::Arc<SeekTable>,
     /// Where the last media access left the arm.
     head: Chs,
     head_sector: u64,
@@ -267,14 +267,7 @@ impl RotationalDisk {
         if cylinders > 1 << 24 {
             return Err(format!("{cylinders} cylinders: more than the model supports (16M)"));
         }
-        // Seek times are tabulated in u32 ns: a longer seek (4.29 s) is an error, not truncated.
-        let seek_ns_by_distance: Vec<u32> = (0..cylinders as u32)
-            .map(|d| {
-                let ns = spec.seek.time_ns(d);
-                u32::try_from(ns).map_err(|_| format!("the seek curve gives {} ms for {d} cylinders; at most 4294 ms", ns as f64 / 1e6))
-            })
-            .collect::<Result<_, _>>()?;
-        let seeks = SeekTable::new(seek_ns_by_distance);
+        let seeks = SeekTable::shared(&spec.seek, cylinders as u32)?;
         let kib = |k: u32| k as u64 * 1024 / SECTOR_BYTES;
         let (segment_sectors, readahead_sectors) = ext.cache_sectors.unwrap_or((kib(spec.cache_segment_kib), kib(spec.readahead_kib)));
         let cache = SegmentCache::new(spec.cache_segments, segment_sectors, readahead_sectors);

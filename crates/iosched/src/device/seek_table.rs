@@ -5,7 +5,9 @@
 //! both lookups otherwise; a coarse copy of the bound, small enough to stay in cache, rejects
 //! most far candidates without touching the table at all.
 
+use super::seek::SeekCurve;
 use crate::time::Nanos;
+use std::sync::{Arc, Mutex};
 
 /// Entries of the coarse bound at most (16 KiB of u32).
 const COARSE_ENTRIES: usize = 4096;
@@ -21,6 +23,32 @@ pub struct SeekTable {
 }
 
 impl SeekTable {
+    /// The table of `curve` over `cylinders` distances, built once per process for each curve
+    /// and drive size (an HC310's 480,094 entries take about 8 ms, and every run of a scenario
+    /// and every member of an array builds its disk afresh): a pure function of its arguments.
+    /// A seek longer than u32 ns (4.29 s) is an error, not truncated.
+    pub fn shared(curve: &SeekCurve, cylinders: u32) -> Result<Arc<SeekTable>, String> {
+        /// Tables kept (distinct drives in one process; a few MB each at most).
+        const KEPT: usize = 4;
+        static BUILT: Mutex<Vec<(SeekCurve, u32, Arc<SeekTable>)>> = Mutex::new(Vec::new());
+        if let Some((_, _, t)) = BUILT.lock().unwrap_or_else(|e| e.into_inner()).iter().find(|(c, n, _)| c == curve && *n == cylinders) {
+            return Ok(t.clone());
+        }
+        let seek_ns: Vec<u32> = (0..cylinders)
+            .map(|d| {
+                let ns = curve.time_ns(d);
+                u32::try_from(ns).map_err(|_| format!("the seek curve gives {} ms for {d} cylinders; at most 4294 ms", ns as f64 / 1e6))
+            })
+            .collect::<Result<_, _>>()?;
+        let table = Arc::new(SeekTable::new(seek_ns));
+        let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+        if built.len() >= KEPT {
+            built.remove(0);
+        }
+        built.push((curve.clone(), cylinders, table.clone()));
+        Ok(table)
+    }
+
     /// From the seek times of distances 0, 1, ... (at least one).
     pub fn new(seek_ns: Vec<u32>) -> Self {
         assert!(!seek_ns.is_empty(), "a seek table needs distance 0");
@@ -67,6 +95,23 @@ impl SeekTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_shared_table_is_the_curves_and_a_too_long_seek_is_refused() {
+        let curve = SeekCurve::ThreePoint { single_ms: 0.8, a_ms: 0.0003, b_ms: 0.05 };
+        let a = SeekTable::shared(&curve, 5_000).unwrap();
+        let b = SeekTable::shared(&curve, 5_000).unwrap();
+        assert!(Arc::ptr_eq(&a, &b), "the second call reuses the first table");
+        let by_hand = SeekTable::new((0..5_000).map(|d| curve.time_ns(d) as u32).collect());
+        assert_eq!(a.entries, by_hand.entries);
+        assert_eq!(a.coarse_floor, by_hand.coarse_floor);
+        // Another size of the same curve is its own table.
+        let c = SeekTable::shared(&curve, 4_000).unwrap();
+        assert_eq!(c.len(), 4_000);
+        let slow = SeekCurve::ThreePoint { single_ms: 5_000.0, a_ms: 0.0, b_ms: 0.0 };
+        let e = SeekTable::shared(&slow, 10).unwrap_err();
+        assert!(e.contains("at most 4294 ms"), "{e}");
+    }
 
     #[test]
     fn bounds_never_exceed_the_seek_of_any_longer_distance() {
