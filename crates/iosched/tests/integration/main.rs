@@ -31,4 +31,5 @@ mod s_suite;
 mod scenario_errors;
 mod tiny_disksim;
 mod trace_validation;
+mod unchanged_results;
 mod workloads;
