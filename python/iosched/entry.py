@@ -10,7 +10,6 @@ script's main module, so they start lean too."""
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start-up
 
 if TYPE_CHECKING:
@@ -28,6 +27,8 @@ _SEED_MAX = 2**63 - 1
 def lean_run_options(argv: List[str]):
     """The RunOptions of `argv` when it is a `run` command line this parser understands fully,
     else None (the full command line then parses it and says what is wrong)."""
+    from pathlib import Path
+
     from .run_command import RunOptions
 
     args = [a for a in argv if a not in ("-q", "--quiet")]
@@ -100,7 +101,9 @@ def lean_validate_args(argv: List[str]):
             return None
         else:
             positional.append(a)
-    if len(positional) != 2 or not Path(positional[0]).is_file() or values["--timing"] not in ("after-completion", "arrival"):
+    import os
+
+    if len(positional) != 2 or not os.path.isfile(positional[0]) or values["--timing"] not in ("after-completion", "arrival"):
         return None
     return positional[0], positional[1], values["--timing"], values["--scheduler"]
 
