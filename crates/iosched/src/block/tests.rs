@@ -73,7 +73,15 @@ fn bio(id: u64, pid: u32, start: u64, size: u32) -> Request {
 }
 
 fn cfg(nomerges: u8, plug: bool, nr: Option<u32>) -> BlockConfig {
-    BlockConfig { nr_requests: nr, tags: TagModel::Legacy, nomerges, max_sectors: 1024, plug, max_discard_sectors: None }
+    BlockConfig {
+        nr_requests: nr,
+        tags: TagModel::Legacy,
+        nomerges,
+        max_sectors: 1024,
+        plug,
+        max_discard_sectors: None,
+        max_discard_segments: 1,
+    }
 }
 
 fn with_cx<R>(f: impl FnOnce(&Context) -> R) -> R {

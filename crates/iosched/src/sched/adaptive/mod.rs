@@ -267,6 +267,10 @@ impl Scheduler for Adaptive {
         self.current.front_merges()
     }
 
+    fn merges_by_list(&self) -> bool {
+        self.current.merges_by_list()
+    }
+
     fn merged(&mut self, old: &Request, grown: Request, cx: &Context) {
         self.current.merged(old, grown, cx);
     }
