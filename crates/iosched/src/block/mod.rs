@@ -505,7 +505,7 @@ impl BlockLayer {
     /// unchanged), as Linux's scheduler holds the request itself.
     fn try_discard_merge(&mut self, unit: Vec<Request>, sched: &mut dyn Scheduler, cx: &Context) -> Option<Vec<Request>> {
         let span = unit_request(&unit);
-        let may = |rq: &Request| rq.id != span.id && same_kind(rq, &span) && sched.allow_merge(rq, &span);
+        let may = |rq: &Request| same_kind(rq, &span) && sched.allow_discard_merge(rq, &span);
         let rq = if sched.merges_by_list() {
             self.discard_queue.iter().rev().filter_map(|&id| self.index.get(id)).find(|rq| may(rq))
         } else {

@@ -112,6 +112,10 @@ impl Scheduler for Noop {
         self.mq.is_some()
     }
 
+    fn allow_discard_merge(&self, rq: &Request, bio: &Request) -> bool {
+        self.mq.as_ref().map_or(true, |mq| mq.allow_discard_merge(rq, bio))
+    }
+
     fn merged(&mut self, _old: &Request, grown: Request, _cx: &Context) {
         match self.mq.as_mut() {
             Some(mq) => mq.merged(grown),
