@@ -500,6 +500,7 @@ impl BlockLayer {
     ///   unless nomerges is 1, the request ending where the bio starts (the hash) and, where the
     ///   scheduler front-merges, the one starting where it ends (dd_request_merge,
     ///   bfq_request_merge); each returns ELEVATOR_DISCARD_MERGE for a discard request.
+    ///
     /// A discard merge calls no `elv_merged_request`: `q->last_merge` and the hash stay; the
     /// scheduler's copy of the request is given its new size (`Scheduler::merged`, start
     /// unchanged), as Linux's scheduler holds the request itself.

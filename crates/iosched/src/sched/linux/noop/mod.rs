@@ -113,7 +113,7 @@ impl Scheduler for Noop {
     }
 
     fn allow_discard_merge(&self, rq: &Request, bio: &Request) -> bool {
-        self.mq.as_ref().map_or(true, |mq| mq.allow_discard_merge(rq, bio))
+        self.mq.as_ref().is_none_or(|mq| mq.allow_discard_merge(rq, bio))
     }
 
     fn merged(&mut self, _old: &Request, grown: Request, _cx: &Context) {
