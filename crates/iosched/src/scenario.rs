@@ -1158,7 +1158,8 @@ impl Scenario {
             }
             _ => None,
         };
-        let block = self.block.as_ref().map(BlockSection::config).transpose().map_err(err)?;
+        let nvme_drive = flash.as_ref().is_some_and(|f| f.interface == "nvme");
+        let block = self.block.as_ref().map(|b| b.config_for_drive(nvme_drive)).transpose().map_err(err)?;
         let drive = self.drive_queue().map_err(err)?;
         let command_latency = self.command_latency().map_err(err)?;
         let array = self.array_layout().map_err(err)?;

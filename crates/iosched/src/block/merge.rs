@@ -38,6 +38,26 @@ impl MergeIndex {
         self.insert(grown);
     }
 
+    /// The queued request `id`, if it may still be merged into.
+    pub fn get(&self, id: RequestId) -> Option<Request> {
+        self.by_id.get(&id).copied()
+    }
+
+    /// A multi-range discard took one more range (ELEVATOR_DISCARD_MERGE): its start stays,
+    /// its size grows, and it is no longer found by its end. Linux hashes a request by
+    /// `blk_rq_pos + blk_rq_sectors` when it is inserted and rehashes it only after a back
+    /// merge (`elv_merged_request`), which a discard merge does not call, so the hash lookup
+    /// (`elv_rqhash_find` compares the current key) finds it no more; the sorted lookup by start
+    /// (mq-deadline's and BFQ's front merges) still does.
+    pub fn grow_in_place(&mut self, grown: Request) {
+        if let Some(old) = self.by_id.get(&grown.id).copied() {
+            if self.by_end.get(&old.end_sector()) == Some(&grown.id) {
+                self.by_end.remove(&old.end_sector());
+            }
+            self.by_id.insert(grown.id, grown);
+        }
+    }
+
     /// The queued request ending where `sector` begins (a back-merge candidate).
     pub fn ending_at(&self, sector: u64) -> Option<Request> {
         self.by_end.get(&sector).and_then(|id| self.by_id.get(id)).copied()
@@ -52,15 +72,21 @@ impl MergeIndex {
 /// Whether two pieces of I/O may become one request: same direction and kind, same
 /// synchrony and priority, metadata with metadata (Linux: blk_rq_merge_ok), no flush, and the
 /// result within `max_sectors` (the caller gives `max_discard_sectors` for discards). Discards
-/// merge with discards when contiguous, as Linux does where `max_discard_segments` is 1 (SCSI
-/// and ATA disks): a back or front merge (`blk_try_merge`). Where it is larger (NVMe: 256
-/// ranges) Linux also merges discards that are not contiguous into one multi-range command
-/// (ELEVATOR_DISCARD_MERGE); a request here is one range, so that is not modelled.
+/// merge with discards only. Where `max_discard_segments` is 1 (SCSI and ATA disks, SATA SSDs)
+/// they merge as any request does, when contiguous: a back or front merge (`blk_try_merge`).
+/// Where it is larger (NVMe: 256 ranges, NVME_DSM_MAX_RANGES) Linux's `blk_discard_mergable`
+/// makes every merge path that reaches a discard request return ELEVATOR_DISCARD_MERGE, whatever
+/// the bio's position: the bio becomes one more range of the request
+/// (`bio_attempt_discard_merge`), up to `max_discard_segments` ranges and `max_discard_sectors`
+/// in all, and the driver sends one Dataset Management command with a range per bio
+/// (`nvme_setup_discard`). That is `BlockLayer`'s multi-range path (`try_discard_merge`, the
+/// plug in `unplug`); the ranges are the request's bios, which the block layer keeps by request
+/// id, so `Request` stays one Copy range. `same_kind` is the first half of this test.
 pub fn compatible(a: &Request, b: &Request, max_sectors: u32) -> bool {
-    a.op == b.op
-        && a.op != Op::Flush
-        && a.sync == b.sync
-        && a.prio == b.prio
-        && a.is_meta() == b.is_meta()
-        && a.size_sectors as u64 + b.size_sectors as u64 <= max_sectors as u64
+    same_kind(a, b) && a.size_sectors as u64 + b.size_sectors as u64 <= max_sectors as u64
+}
+
+/// `compatible` without the size limit: may `b` join `a` at all (blk_rq_merge_ok's checks).
+pub fn same_kind(a: &Request, b: &Request) -> bool {
+    a.op == b.op && a.op != Op::Flush && a.sync == b.sync && a.prio == b.prio && a.is_meta() == b.is_meta()
 }

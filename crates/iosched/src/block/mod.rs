@@ -17,7 +17,7 @@ use crate::fast_hash::FastMap;
 use crate::request::{Op, Request, RequestId};
 use crate::sched::{Context, Scheduler};
 use crate::time::Nanos;
-use merge::{compatible, MergeIndex};
+use merge::{compatible, same_kind, MergeIndex};
 use request_pool::{RequestPool, TagModel, WaitQueues};
 
 /// Linux's `nomerges` (sysfs): 0 = every merge, 1 = only into the request the previous bio
@@ -38,6 +38,18 @@ pub struct BlockConfig {
     /// it for REQ_OP_DISCARD). None: no limit (NVMe without DMRSL: UINT_MAX sectors).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_discard_sectors: Option<u32>,
+    /// Ranges one discard request may carry (Linux's `max_discard_segments`, read-only in sysfs:
+    /// the driver's). 1 (disks, SATA SSDs: SCSI and libata set no more): a discard merges only
+    /// with a contiguous discard, as any request. Above 1 (NVMe: 256, `nvme_config_discard`'s
+    /// NVME_DSM_MAX_RANGES, or the controller's DMRL): a discard bio joins a queued discard
+    /// request wherever it lies, as one more range, on the paths where Linux takes
+    /// ELEVATOR_DISCARD_MERGE (`BlockLayer::try_discard_merge`, the plug in `unplug`).
+    #[serde(skip_serializing_if = "is_one")]
+    pub max_discard_segments: u32,
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 impl BlockConfig {
@@ -50,7 +62,14 @@ impl BlockConfig {
             max_sectors: u32::MAX,
             plug: false,
             max_discard_sectors: None,
+            max_discard_segments: 1,
         }
+    }
+
+    /// Whether discards merge as multi-range commands (`max_discard_segments` above 1: Linux's
+    /// `blk_discard_mergable` for a discard request).
+    pub fn multi_range_discards(&self) -> bool {
+        self.max_discard_segments > 1
     }
 
     /// The largest request of `op` a split leaves or a merge builds: `max_discard_sectors` for
@@ -84,6 +103,15 @@ pub struct BlockCounters {
     pub waited_bios: u64,
     /// Bios larger than `max_sectors`, split into parts (Linux: bio_split / blk_queue_split).
     pub split_bios: u64,
+    /// Discard bios that joined a discard request as one more range, not necessarily contiguous
+    /// (ELEVATOR_DISCARD_MERGE, `max_discard_segments` above 1), in the plug or the queue. Not
+    /// in `back_merges`, `front_merges` or `plug_merges`. Reported when not zero.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub discard_merges: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl BlockCounters {
@@ -97,6 +125,7 @@ impl BlockCounters {
         self.plug_merges += o.plug_merges;
         self.waited_bios += o.waited_bios;
         self.split_bios += o.split_bios;
+        self.discard_merges += o.discard_merges;
     }
 }
 
@@ -123,6 +152,17 @@ pub struct BlockLayer {
     pub counters: BlockCounters,
     /// Bios admitted to the queue since the engine last looked (only when tracked).
     admitted: Option<Vec<RequestId>>,
+    /// Linux's `q->last_merge` as 6.x keeps it, read only by multi-range discard merges (the
+    /// one-hit cache `elv_merge` tries first): set when a request is inserted and none is set
+    /// (dd_insert_request, bfq_insert_request), and by every back, front and request merge
+    /// (`elv_merged_request`, `elv_merge_requests`); cleared when its request leaves the queue
+    /// or can merge no more (`req_set_nomerge`). `last_merge` above is the model's nomerges=1
+    /// cache, kept as it was.
+    elv_last_merge: Option<RequestId>,
+    /// Queued discard requests that may still take ranges, oldest first (ids grow in insertion
+    /// order), with `max_discard_segments` above 1: where none and kyber look
+    /// (`blk_bio_list_merge` scans a software queue's list from its newest request).
+    discard_queue: std::collections::BTreeSet<RequestId>,
 }
 
 impl BlockLayer {
@@ -155,6 +195,8 @@ impl BlockLayer {
             next_request_id: (member as RequestId) << MEMBER_PART_ID_SHIFT,
             counters: BlockCounters::default(),
             admitted: None,
+            elv_last_merge: None,
+            discard_queue: std::collections::BTreeSet::new(),
         }
     }
 
@@ -228,6 +270,24 @@ impl BlockLayer {
         for bio in plugged {
             if let Some(last) = unit.last() {
                 let span = unit_request(&unit);
+                if self.cfg.multi_range_discards() && bio.op == Op::Discard {
+                    // blk_attempt_plug_merge: the task's newest plugged request takes a discard
+                    // bio as one more range wherever it lies (ELEVATOR_DISCARD_MERGE), within
+                    // the limits of bio_attempt_discard_merge; else the bio starts a request.
+                    if last.principal.pid == bio.principal.pid
+                        && same_kind(&span, &bio)
+                        && self.discard_fits(&span, unit.len(), &bio, 1)
+                        && self.cfg.nomerges < 2
+                    {
+                        self.counters.discard_merges += 1;
+                        unit.push(bio);
+                        continue;
+                    }
+                    let done = std::mem::take(&mut unit);
+                    self.submit_unit(done, sched, cx);
+                    unit.push(bio);
+                    continue;
+                }
                 if last.principal.pid == bio.principal.pid
                     && span.end_sector() == bio.start_sector
                     && compatible(&span, &bio, self.cfg.max_for(bio.op))
@@ -302,6 +362,10 @@ impl BlockLayer {
         if self.cfg.nomerges < 2 && req.op != Op::Flush {
             self.index.insert(req);
             self.last_merge = Some(req.id);
+            self.elv_last_merge.get_or_insert(req.id);
+            if req.op == Op::Discard && self.cfg.multi_range_discards() {
+                self.discard_queue.insert(req.id);
+            }
         }
         self.bios.insert(req.id, unit);
         self.insert_ns.insert(req.id, cx.now_ns);
@@ -312,6 +376,9 @@ impl BlockLayer {
     fn try_merge(&mut self, unit: Vec<Request>, sched: &mut dyn Scheduler, cx: &Context) -> Option<Vec<Request>> {
         if self.cfg.nomerges >= 2 || unit[0].op == Op::Flush {
             return Some(unit);
+        }
+        if unit[0].op == Op::Discard && self.cfg.multi_range_discards() {
+            return self.try_discard_merge(unit, sched, cx);
         }
         let span = unit_request(&unit);
         let one_hit = |id: RequestId, last: Option<RequestId>| self.cfg.nomerges == 0 || Some(id) == last;
@@ -361,6 +428,7 @@ impl BlockLayer {
         self.bios.insert(rq.id, bios);
         self.index.replace(grown);
         self.last_merge = Some(rq.id);
+        self.elv_last_merge = Some(rq.id);
         sched.merged(&rq, grown, cx);
     }
 
@@ -377,6 +445,8 @@ impl BlockLayer {
         self.index.replace(grown);
         self.insert_ns.remove(&high.id);
         self.last_merge = Some(low.id);
+        self.elv_last_merge = Some(low.id);
+        self.discard_queue.remove(&high.id);
         sched.requests_merged(&low, grown, &high, cx);
         self.counters.request_merges += 1;
         // The absorbed request's structure is freed.
@@ -390,7 +460,88 @@ impl BlockLayer {
             if self.last_merge == Some(req.id) {
                 self.last_merge = None;
             }
+            if self.elv_last_merge == Some(req.id) {
+                self.elv_last_merge = None;
+            }
+            self.discard_queue.remove(&req.id);
         }
+    }
+
+    /// The ranges of a multi-range discard command: its bios, one range each (Linux's
+    /// `nvme_setup_discard` walks `__rq_for_each_bio`), in the order they joined. None for
+    /// every other request (one range: the request's span), and always where
+    /// `max_discard_segments` is 1 (`nvme_setup_discard` then sends `blk_rq_pos` and
+    /// `blk_rq_sectors` as the one range).
+    pub fn discard_ranges(&self, req: &Request) -> Option<&[Request]> {
+        if req.op != Op::Discard || !self.cfg.multi_range_discards() {
+            return None;
+        }
+        self.bios.get(&req.id).map(Vec::as_slice).filter(|b| b.len() > 1)
+    }
+
+    /// Whether `bio_ranges` ranges of `bio` sectors may join a discard request of `rq_ranges`
+    /// ranges spanning `rq`'s sectors: `bio_attempt_discard_merge`'s two limits,
+    /// `max_discard_segments` ranges and `max_discard_sectors` in all (u64 sums: no wrap).
+    fn discard_fits(&self, rq: &Request, rq_ranges: usize, bio: &Request, bio_ranges: usize) -> bool {
+        rq_ranges as u64 + bio_ranges as u64 <= self.cfg.max_discard_segments as u64
+            && rq.size_sectors as u64 + bio.size_sectors as u64 <= self.cfg.max_for(Op::Discard) as u64
+    }
+
+    /// A discard (a bio, or the plug's request of several) where discard requests take more
+    /// ranges (`max_discard_segments` above 1): the queued request Linux would try, by the
+    /// scheduler's merge path, takes it as more ranges if the limits allow; if they do not, that
+    /// request merges no more (`req_set_nomerge`) and the discard gets a request of its own
+    /// (blk_mq_sched_try_merge and blk_bio_list_merge stop at the first request tried).
+    /// - none and kyber (`Scheduler::merges_by_list`): `blk_bio_list_merge` over the bio's
+    ///   software queue list from its newest request: the newest queued discard request the
+    ///   scheduler lets it join (its CPU's list, among the last 8 there).
+    /// - the elevators (mq-deadline, BFQ, and the single-queue ones): `elv_merge`: the one-hit
+    ///   cache `q->last_merge` when it is a request the bio may join (any position); then,
+    ///   unless nomerges is 1, the request ending where the bio starts (the hash) and, where the
+    ///   scheduler front-merges, the one starting where it ends (dd_request_merge,
+    ///   bfq_request_merge); each returns ELEVATOR_DISCARD_MERGE for a discard request.
+    ///
+    /// A discard merge calls no `elv_merged_request`: `q->last_merge` and the hash stay; the
+    /// scheduler's copy of the request is given its new size (`Scheduler::merged`, start
+    /// unchanged), as Linux's scheduler holds the request itself.
+    fn try_discard_merge(&mut self, unit: Vec<Request>, sched: &mut dyn Scheduler, cx: &Context) -> Option<Vec<Request>> {
+        let span = unit_request(&unit);
+        let may = |rq: &Request| same_kind(rq, &span) && sched.allow_discard_merge(rq, &span);
+        let rq = if sched.merges_by_list() {
+            self.discard_queue.iter().rev().filter_map(|&id| self.index.get(id)).find(|rq| may(rq))
+        } else {
+            let one_hit = self.elv_last_merge.and_then(|id| self.index.get(id)).filter(|rq| may(rq));
+            one_hit.or_else(|| {
+                if self.cfg.nomerges != 0 {
+                    return None;
+                }
+                let back = self.index.ending_at(span.start_sector).filter(|rq| may(rq));
+                back.or_else(|| if sched.front_merges() { self.index.starting_at(span.end_sector()).filter(|rq| may(rq)) } else { None })
+            })
+        };
+        let Some(rq) = rq else {
+            return Some(unit);
+        };
+        let ranges = self.bios.get(&rq.id).map_or(1, Vec::len);
+        if !self.discard_fits(&rq, ranges, &span, unit.len()) {
+            // req_set_nomerge: the request takes nothing more.
+            self.index.remove(rq.id);
+            self.discard_queue.remove(&rq.id);
+            if self.last_merge == Some(rq.id) {
+                self.last_merge = None;
+            }
+            if self.elv_last_merge == Some(rq.id) {
+                self.elv_last_merge = None;
+            }
+            return Some(unit);
+        }
+        self.note_admitted(&unit);
+        self.counters.discard_merges += 1;
+        let grown = Request { size_sectors: rq.size_sectors + span.size_sectors, ..rq };
+        self.bios.entry(rq.id).or_default().extend(unit);
+        self.index.grow_in_place(grown);
+        sched.merged(&rq, grown, cx);
+        None
     }
 
     /// When `req` got its request structure (its issue time if it never waited).

@@ -12,6 +12,8 @@ struct Fifo {
     queue: Vec<Request>,
     front_merges: bool,
     merges: Vec<String>,
+    /// Linux's none and kyber: merges by scanning the bio's list (`blk_bio_list_merge`).
+    by_list: bool,
 }
 
 impl Scheduler for Fifo {
@@ -43,6 +45,9 @@ impl Scheduler for Fifo {
     fn front_merges(&self) -> bool {
         self.front_merges
     }
+    fn merges_by_list(&self) -> bool {
+        self.by_list
+    }
     fn merged(&mut self, old: &Request, grown: Request, _cx: &Context) {
         self.merges.push(format!("merged {} {}+{}", old.id, grown.start_sector, grown.size_sectors));
         if let Some(r) = self.queue.iter_mut().find(|r| r.id == old.id) {
@@ -73,7 +78,15 @@ fn bio(id: u64, pid: u32, start: u64, size: u32) -> Request {
 }
 
 fn cfg(nomerges: u8, plug: bool, nr: Option<u32>) -> BlockConfig {
-    BlockConfig { nr_requests: nr, tags: TagModel::Legacy, nomerges, max_sectors: 1024, plug, max_discard_sectors: None }
+    BlockConfig {
+        nr_requests: nr,
+        tags: TagModel::Legacy,
+        nomerges,
+        max_sectors: 1024,
+        plug,
+        max_discard_sectors: None,
+        max_discard_segments: 1,
+    }
 }
 
 fn with_cx<R>(f: impl FnOnce(&Context) -> R) -> R {
@@ -301,4 +314,166 @@ fn discards_split_at_max_discard_sectors_and_merge_only_with_discards() {
         );
         assert_eq!((b.counters.back_merges, b.counters.split_bios), (1, 1));
     });
+}
+
+/// A multi-range discard configuration: `segs` ranges per request (NVMe: 256).
+fn nvme_cfg(segs: u32, plug: bool) -> BlockConfig {
+    BlockConfig { max_discard_segments: segs, ..cfg(0, plug, None) }
+}
+
+fn ranges(b: &BlockLayer, rq: &Request) -> Vec<(u64, u32)> {
+    b.discard_ranges(rq).map_or(vec![], |r| r.iter().map(|x| (x.start_sector, x.size_sectors)).collect())
+}
+
+#[test]
+fn non_contiguous_discards_merge_into_one_request_of_ranges_only_above_one_segment() {
+    // NVMe (max_discard_segments 256): elv_merge's one-hit cache (q->last_merge, the first
+    // request inserted) takes each later discard wherever it lies (blk_try_merge returns
+    // ELEVATOR_DISCARD_MERGE), as one more range. With 1 (SATA, disks) nothing merges: the
+    // discards are not contiguous.
+    with_cx(|cx| {
+        for (segs, requests) in [(256, 1), (1, 3)] {
+            let mut b = BlockLayer::new(nvme_cfg(segs, false));
+            let mut s = Fifo::default();
+            b.submit(discard(0, 1000, 128), &mut s, cx);
+            b.submit(discard(1, 50_000, 128), &mut s, cx);
+            b.submit(discard(2, 8, 16), &mut s, cx);
+            assert_eq!(s.queue.len(), requests, "max_discard_segments {segs}");
+            let rq = s.queue[0];
+            b.dispatched(&rq);
+            if segs == 1 {
+                assert_eq!(b.discard_ranges(&rq), None, "one range: the request's span");
+                assert_eq!(b.counters.discard_merges, 0);
+                continue;
+            }
+            // The request starts at its first bio and spans the ranges' total (blk_rq_pos,
+            // blk_rq_sectors); the ranges are its bios in the order they joined.
+            assert_eq!((rq.id, rq.start_sector, rq.size_sectors), (0, 1000, 272));
+            assert_eq!(ranges(&b, &rq), vec![(1000, 128), (50_000, 128), (8, 16)]);
+            assert_eq!((b.counters.discard_merges, b.counters.back_merges, b.counters.front_merges), (2, 0, 0));
+            assert_eq!(s.merges, vec!["merged 0 1000+256", "merged 0 1000+272"], "the scheduler's copy grows; start stays");
+            // Completing the one command hands back every range's bio, each once.
+            let mut out = Vec::new();
+            assert_eq!(b.complete(&rq, &mut out, &mut s, cx), 3);
+            let mut ids: Vec<u64> = out.iter().map(|r| r.id).collect();
+            ids.sort();
+            assert_eq!(ids, vec![0, 1, 2]);
+        }
+    });
+}
+
+#[test]
+fn the_segment_limit_and_max_discard_sectors_stop_a_discard_merge() {
+    with_cx(|cx| {
+        // Two ranges at most: the third discard finds the request full (bio_attempt_discard_merge:
+        // segments >= max_discard_segments), which then takes nothing more (req_set_nomerge: out
+        // of q->last_merge and the hash); the discard gets its own request, which becomes the
+        // one-hit cache and takes the next discard, even one "contiguous" with the full one's
+        // hash key (0 + 16).
+        let mut b = BlockLayer::new(nvme_cfg(2, false));
+        let mut s = Fifo::default();
+        b.submit(discard(0, 0, 8), &mut s, cx);
+        b.submit(discard(1, 1000, 8), &mut s, cx);
+        b.submit(discard(2, 2000, 8), &mut s, cx);
+        b.submit(discard(3, 16, 8), &mut s, cx);
+        assert_eq!(s.queue.len(), 2);
+        assert_eq!(ranges(&b, &s.queue[0]), vec![(0, 8), (1000, 8)]);
+        assert_eq!(ranges(&b, &s.queue[1]), vec![(2000, 8), (16, 8)]);
+        assert_eq!(b.counters.discard_merges, 2);
+
+        // max_discard_sectors 24 in all: 16 + 8 fits, one more range of 8 does not.
+        let mut b = BlockLayer::new(BlockConfig { max_discard_sectors: Some(24), ..nvme_cfg(256, false) });
+        let mut s = Fifo::default();
+        b.submit(discard(0, 0, 16), &mut s, cx);
+        b.submit(discard(1, 1000, 8), &mut s, cx);
+        b.submit(discard(2, 2000, 8), &mut s, cx);
+        assert_eq!(s.queue.iter().map(|r| (r.start_sector, r.size_sectors)).collect::<Vec<_>>(), vec![(0, 24), (2000, 8)]);
+        assert_eq!(ranges(&b, &s.queue[0]), vec![(0, 16), (1000, 8)]);
+    });
+}
+
+#[test]
+fn a_discard_never_merges_with_a_read_or_a_write_even_with_multi_range_discards() {
+    with_cx(|cx| {
+        let mut b = BlockLayer::new(nvme_cfg(256, false));
+        let mut s = Fifo { front_merges: true, ..Fifo::default() };
+        let w = |id, start| Request { op: Op::Write, sync: false, ..bio(id, 1, start, 8) };
+        b.submit(w(0, 0), &mut s, cx); // the one-hit cache: a write
+        b.submit(discard(1, 8, 8), &mut s, cx); // contiguous behind the write: not with it
+        b.submit(bio(2, 1, 16, 8), &mut s, cx); // a read behind the discard: not with it
+        b.submit(discard(3, 500, 8), &mut s, cx); // q->last_merge is the write: no discard merge
+        b.submit(Request { sync: false, ..bio(4, 1, 24, 8) }, &mut s, cx);
+        assert_eq!(s.queue.len(), 5, "{:?}", s.queue);
+        assert!(s.queue.iter().all(|r| r.size_sectors == 8));
+        assert_eq!(b.counters.discard_merges + b.counters.back_merges + b.counters.front_merges, 0);
+    });
+}
+
+#[test]
+fn plugged_discards_of_a_process_become_one_request_of_ranges() {
+    // blk_attempt_plug_merge: the task's newest plugged request takes a discard bio as one more
+    // range wherever it lies (the plug's bios go in sector order here).
+    with_cx(|cx| {
+        for (segs, requests) in [(256, 1), (1, 3)] {
+            let mut b = BlockLayer::new(nvme_cfg(segs, true));
+            let mut s = Fifo::default();
+            b.submit(discard(0, 5000, 8), &mut s, cx);
+            b.submit(discard(1, 100, 8), &mut s, cx);
+            b.submit(discard(2, 9000, 8), &mut s, cx);
+            b.unplug(&mut s, cx);
+            assert_eq!(s.queue.len(), requests);
+            if segs > 1 {
+                assert_eq!(ranges(&b, &s.queue[0]), vec![(100, 8), (5000, 8), (9000, 8)]);
+                assert_eq!((b.counters.discard_merges, b.counters.plug_merges), (2, 0));
+            }
+        }
+    });
+}
+
+#[test]
+fn none_and_kyber_merge_a_discard_into_the_newest_discard_of_the_list() {
+    // blk_bio_list_merge (none, kyber) tries the newest queued request the bio may join; the
+    // elevators' elv_merge tries q->last_merge, here the write inserted first (set while none
+    // was), so a discard far from the others merges under none and kyber only.
+    with_cx(|cx| {
+        for (by_list, requests) in [(true, 2), (false, 3)] {
+            let mut b = BlockLayer::new(nvme_cfg(256, false));
+            let mut s = Fifo { by_list, ..Fifo::default() };
+            b.submit(Request { op: Op::Write, sync: false, ..bio(0, 1, 100, 8) }, &mut s, cx);
+            b.submit(discard(1, 5000, 8), &mut s, cx);
+            b.submit(discard(2, 9000, 8), &mut s, cx);
+            // Not the same kind (synchronous): never joins the asynchronous discards.
+            b.submit(Request { sync: true, ..discard(3, 7000, 8) }, &mut s, cx);
+            assert_eq!(s.queue.len(), requests + 1, "by list: {by_list}");
+            if by_list {
+                assert_eq!(ranges(&b, &s.queue[1]), vec![(5000, 8), (9000, 8)]);
+            } else {
+                assert_eq!(b.counters.discard_merges, 0);
+            }
+        }
+    });
+}
+
+#[test]
+fn multi_range_discard_merging_is_deterministic() {
+    let run = || {
+        with_cx(|cx| {
+            let mut b = BlockLayer::new(nvme_cfg(4, true));
+            let mut s = Fifo::default();
+            let mut x: u64 = 12345;
+            for i in 0..200u64 {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let d = Request { principal: Principal { pid: (x >> 60) as u32, group: 0 }, ..discard(i, (x >> 20) % 1_000_000, 8) };
+                b.submit(d, &mut s, cx);
+                if i % 7 == 0 {
+                    b.unplug(&mut s, cx);
+                }
+            }
+            b.unplug(&mut s, cx);
+            s.queue.iter().map(|r| (r.id, ranges(&b, r))).collect::<Vec<_>>()
+        })
+    };
+    let a = run();
+    assert!(a.iter().any(|(_, r)| r.len() == 4) && a.iter().all(|(_, r)| r.len() <= 4), "{a:?}");
+    assert_eq!(a, run());
 }

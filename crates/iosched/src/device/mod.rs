@@ -141,6 +141,16 @@ pub trait Device: DeviceView {
     /// time); returns its timing. A device serving several commands at once accounts for its
     /// internal resources (dies, channels, link) itself: each call reserves them from `now` on.
     fn service(&mut self, req: &Request, path: ArmPath, now: Nanos) -> Service;
+    /// Serves one discard command of several ranges, started at `now`: `ranges` are the
+    /// request's bios, one range each in the order they joined (Linux's `nvme_setup_discard`
+    /// puts a Dataset Management range per bio); `req` is the request, starting at the first
+    /// range and as long as all of them (`blk_rq_pos`, `blk_rq_sectors`). The engine calls it
+    /// only for a multi-range discard (`[block] max_discard_segments` above 1, two ranges or
+    /// more). Default: `service` of `req` (a device taking no discard never gets one).
+    fn service_discard(&mut self, req: &Request, ranges: &[Request], path: ArmPath, now: Nanos) -> Service {
+        let _ = ranges;
+        self.service(req, path, now)
+    }
     fn as_view(&self) -> &dyn DeviceView;
     /// Brings the device's state (head position) up to `now` before a scheduling decision.
     fn advance_to(&mut self, _now: Nanos) {}

@@ -14,6 +14,12 @@ use serde::{Deserialize, Serialize};
 /// Linux's default `max_sectors_kb` for many drives (512 KiB since 4.x; 2.6 had the drive's
 /// max_hw_sectors, often 512 KiB too).
 pub const DEFAULT_MAX_SECTORS_KB: u32 = 512;
+/// Linux's NVME_DSM_MAX_RANGES (include/linux/nvme.h): the ranges one Dataset Management
+/// command carries, and the NVMe driver's `max_discard_segments` when the controller gives no
+/// DMRL.
+pub const NVME_DSM_MAX_RANGES: u32 = 256;
+/// The largest `[block] max_discard_segments` accepted.
+pub const MAX_DISCARD_SEGMENTS: u32 = NVME_DSM_MAX_RANGES;
 /// Linux 2.6's BLKDEV_MAX_RQ: the default `nr_requests`.
 pub const DEFAULT_NR_REQUESTS: u32 = 128;
 /// How long a command may wait inside an RPO drive before the firmware serves it first.
@@ -41,6 +47,14 @@ pub struct BlockSection {
     /// range entries), UINT_MAX on NVMe unless the controller sets DMRSL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_discard_sectors: Option<u32>,
+    /// Ranges one discard request may carry (Linux's `max_discard_segments`: read-only in sysfs,
+    /// the driver's; here the drive's, to compare). Default from the drive: 256 on an NVMe
+    /// drive (`nvme_config_discard`: NVME_DSM_MAX_RANGES), 1 otherwise (SATA: libata sends
+    /// one TRIM range per request; disks take no discard). 1 to 256 (a Dataset Management
+    /// command carries at most 256 ranges). Above 1 a discard joins a queued discard wherever
+    /// it lies (docs/devices-flash.md, "Discard (TRIM)").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_discard_segments: Option<u32>,
     /// blk-mq: the host's CPUs (submitting CPU = pid mod cpus). Setting any of the three
     /// blk-mq fields turns blk-mq's hardware queues and the scheduler's CPU cost on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -76,6 +90,13 @@ impl BlockSection {
         if self.max_discard_sectors == Some(0) {
             return Err("field `block.max_discard_sectors` must be at least 1 (omit it for no limit), got 0".into());
         }
+        if let Some(n) = self.max_discard_segments {
+            if !(1..=MAX_DISCARD_SEGMENTS).contains(&n) {
+                return Err(format!(
+                    "field `block.max_discard_segments` must be in [1, {MAX_DISCARD_SEGMENTS}] (ranges per discard command; omit it for the drive's), got {n}"
+                ));
+            }
+        }
         Ok(BlockConfig {
             nr_requests: (nr > 0).then_some(nr),
             tags,
@@ -83,6 +104,18 @@ impl BlockSection {
             max_sectors: kb * 2,
             plug: self.plug.unwrap_or(true),
             max_discard_sectors: self.max_discard_sectors,
+            // The drive's default is filled in by `config_for_drive`.
+            max_discard_segments: self.max_discard_segments.unwrap_or(1),
+        })
+    }
+
+    /// `config` with an unset `max_discard_segments` taken from the drive: `nvme` for an NVMe
+    /// drive (256 ranges), else 1.
+    pub fn config_for_drive(&self, nvme: bool) -> Result<BlockConfig, String> {
+        let cfg = self.config()?;
+        Ok(match self.max_discard_segments {
+            None if nvme => BlockConfig { max_discard_segments: NVME_DSM_MAX_RANGES, ..cfg },
+            _ => cfg,
         })
     }
 }

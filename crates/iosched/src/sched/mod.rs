@@ -104,6 +104,21 @@ pub trait Scheduler {
     fn front_merges(&self) -> bool {
         true
     }
+    /// Whether Linux finds a bio's merge by scanning the bio's software queue list
+    /// (`blk_bio_list_merge`: blk-mq's none, kyber) rather than through `elv_merge` (the one-hit
+    /// cache, the hash, the scheduler's front lookup). Only multi-range discards ask
+    /// (`BlockLayer`: a discard joins a request wherever it lies, so where Linux looks decides
+    /// which); `allow_merge` still says whether the bio may join a given request.
+    fn merges_by_list(&self) -> bool {
+        false
+    }
+    /// May the discard `bio` join the queued discard request `rq` as one more range (a
+    /// multi-range discard merge, wherever it lies)? Default: `allow_merge`. blk-mq's none
+    /// narrows it: a request still in a plug (sent this instant) takes only its own process's
+    /// discards, as Linux's plug is per task (`blk_attempt_plug_merge`).
+    fn allow_discard_merge(&self, rq: &Request, bio: &Request) -> bool {
+        self.allow_merge(rq, bio)
+    }
     /// A queued request grew by a merge: `old` as held, `grown` what it became (same id;
     /// back merge: its end moved; front merge: its start moved). Default: remove and re-add.
     fn merged(&mut self, old: &Request, grown: Request, cx: &Context) {

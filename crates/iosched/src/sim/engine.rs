@@ -18,7 +18,7 @@ use crate::device::command_latency::{CommandLatency, LatencyCursor};
 use crate::device::drive_queue::{DriveQueue, DriveQueueConfig};
 use crate::device::nvme::{Arbiter, NvmeConfig, NvmeController, Submitted};
 use crate::device::raid0::Raid0;
-use crate::device::{Device, DiscardSupport, Service};
+use crate::device::{ArmPath, Device, DiscardSupport, Service};
 use crate::metrics::{Collector, InvariantReport, RecordSink, RecordTimes, RequestRecord, RunAccumulator};
 use crate::request::Op;
 use crate::request::{Request, RequestId};
@@ -445,7 +445,7 @@ impl Engine<'_> {
             let service = if cmd.req.op == Op::Flush {
                 Service { dispatch_ns: now, completion_ns: l.device.flush_done_ns(now), ..Service::default() }
             } else {
-                l.device.service(&cmd.req, cmd.path, now)
+                serve(&l.block, &mut *l.device, &cmd.req, cmd.path, now)
             };
             debug_assert!(service.completion_ns >= now);
             self.events.push(service.completion_ns, Event::Completion(lane as u32, cmd.req.id));
@@ -474,12 +474,21 @@ impl Engine<'_> {
             Service { dispatch_ns: start, completion_ns: l.device.flush_done_ns(start), ..Service::default() }
         } else {
             l.head_at = None;
-            l.device.service(&q.req, q.path, start)
+            serve(&l.block, &mut *l.device, &q.req, q.path, start)
         };
         debug_assert!(service.completion_ns >= start);
         self.events.push(service.completion_ns, Event::Completion(lane as u32, q.req.id));
         l.serving.push((q.req, q.dispatched_ns, service));
         true
+    }
+}
+
+/// The device serves `req` from `at`: a multi-range discard (its block layer keeps a range per
+/// bio) as one command of all its ranges, anything else as itself.
+fn serve(block: &BlockLayer, device: &mut dyn Device, req: &Request, path: ArmPath, at: Nanos) -> Service {
+    match block.discard_ranges(req) {
+        Some(ranges) => device.service_discard(req, ranges, path, at),
+        None => device.service(req, path, at),
     }
 }
 

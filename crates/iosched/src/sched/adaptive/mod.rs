@@ -267,6 +267,14 @@ impl Scheduler for Adaptive {
         self.current.front_merges()
     }
 
+    fn merges_by_list(&self) -> bool {
+        self.current.merges_by_list()
+    }
+
+    fn allow_discard_merge(&self, rq: &Request, bio: &Request) -> bool {
+        !self.held.iter().any(|r| r.id == rq.id) && self.current.allow_discard_merge(rq, bio)
+    }
+
     fn merged(&mut self, old: &Request, grown: Request, cx: &Context) {
         self.current.merged(old, grown, cx);
     }

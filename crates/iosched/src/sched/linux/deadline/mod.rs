@@ -589,6 +589,7 @@ pub(super) mod test_util {
             max_sectors: 1024,
             plug: false,
             max_discard_sectors: None,
+            max_discard_segments: 1,
         })
     }
 

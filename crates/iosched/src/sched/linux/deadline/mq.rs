@@ -431,6 +431,7 @@ mod tests {
                 max_sectors: 1024,
                 plug: false,
                 max_discard_sectors: None,
+                max_discard_segments: 1,
             });
             for i in 0..5 {
                 let mut w = write(i, 10_000 * (i + 1));

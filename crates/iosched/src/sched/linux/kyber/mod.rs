@@ -560,6 +560,11 @@ impl Scheduler for Kyber {
         false
     }
 
+    /// kyber_bio_merge: `blk_bio_list_merge` over the bio's CPU list in its domain.
+    fn merges_by_list(&self) -> bool {
+        true
+    }
+
     /// The request keeps its place; it grew.
     fn merged(&mut self, _old: &Request, grown: Request, _cx: &Context) {
         let Some(slot) = self.slots.get(&grown.id).copied() else {

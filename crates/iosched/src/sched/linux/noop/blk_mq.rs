@@ -343,6 +343,18 @@ impl NoneMq {
         }
     }
 
+    /// May the discard `bio` join `rq` wherever it lies (a multi-range discard)? As
+    /// `allow_merge`, except that a request sent this instant (in its process's plug) takes
+    /// only that process's discards: Linux's plug is per task, and the software queue's list
+    /// (`blk_bio_list_merge`) holds no request issued directly. (`allow_merge` lets any bio
+    /// join a sent request, which for contiguous bios is the model's plug as it was.)
+    pub fn allow_discard_merge(&self, rq: &Request, bio: &Request) -> bool {
+        match self.loc.get(&rq.id) {
+            Some(Loc::Sent) => rq.principal.pid == bio.principal.pid,
+            _ => self.allow_merge(rq, bio),
+        }
+    }
+
     /// Two queued requests joined: only requests sent this instant (no elevator merges
     /// requests; the plug's requests are joined as noop's were).
     pub fn allow_request_merge(&self, low: &Request, high: &Request) -> bool {

@@ -106,6 +106,16 @@ impl Scheduler for Noop {
         self.mq.as_ref().is_none_or(|mq| mq.allow_request_merge(low, high))
     }
 
+    /// blk-mq's none: `blk_mq_sched_bio_merge` scans the CPU's software queue
+    /// (`blk_bio_list_merge`); the single-queue noop goes through `elv_merge`.
+    fn merges_by_list(&self) -> bool {
+        self.mq.is_some()
+    }
+
+    fn allow_discard_merge(&self, rq: &Request, bio: &Request) -> bool {
+        self.mq.as_ref().is_none_or(|mq| mq.allow_discard_merge(rq, bio))
+    }
+
     fn merged(&mut self, _old: &Request, grown: Request, _cx: &Context) {
         match self.mq.as_mut() {
             Some(mq) => mq.merged(grown),
