@@ -16,12 +16,27 @@ pub const HORIZON_NS: Nanos = 1 << 62;
 
 /// Converts a (possibly fractional) number of milliseconds to nanoseconds, rounding to nearest.
 pub fn ms_to_ns(ms: f64) -> Nanos {
-    (ms * NS_PER_MS as f64).round().max(0.0) as Nanos
+    round_ns(ms * NS_PER_MS as f64)
 }
 
 /// Converts a (possibly fractional) number of microseconds to nanoseconds, rounding to nearest.
 pub fn us_to_ns(us: f64) -> Nanos {
-    (us * NS_PER_US as f64).round().max(0.0) as Nanos
+    round_ns(us * NS_PER_US as f64)
+}
+
+/// `ns.round().max(0.0) as Nanos` (halves away from zero; negative and NaN to 0, beyond the
+/// range saturated), without a call to the C library's `round` (x86-64's baseline has no
+/// rounding instruction): below 2^53 the truncation and the fraction are exact, so the result
+/// is the same. The flash model converts several times per command, a seek table once per
+/// distance.
+#[inline]
+pub fn round_ns(ns: f64) -> Nanos {
+    if (0.0..9_007_199_254_740_992.0).contains(&ns) {
+        let whole = ns as u64;
+        whole + (ns - whole as f64 >= 0.5) as u64
+    } else {
+        ns.round().max(0.0) as Nanos
+    }
 }
 
 /// Nanoseconds to move `bytes` at `bytes_per_s` (> 0), rounded up, saturating at `Nanos::MAX`.
@@ -41,6 +56,53 @@ pub fn ns_to_s(ns: Nanos) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn round_ns_is_rounding_to_nearest_as_f64_round_gives_it() {
+        let reference = |x: f64| x.round().max(0.0) as Nanos;
+        let mut edge = vec![
+            0.0,
+            -0.0,
+            0.5,
+            1.5,
+            2.5,
+            0.49999999999999994,
+            1.4999999999999998,
+            -0.5,
+            -3.7,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            4_503_599_627_370_495.5,
+            4_503_599_627_370_496.0,
+            9_007_199_254_740_991.0,
+            9_007_199_254_740_992.0,
+            9_007_199_254_740_994.0,
+            1.8e19,
+            1e300,
+            f64::MIN_POSITIVE,
+            5e-324,
+        ];
+        // Halves and their neighbours at every scale.
+        for e in 0..53 {
+            let h = (1u64 << e) as f64 + 0.5;
+            edge.extend([h, f64::from_bits(h.to_bits() - 1), f64::from_bits(h.to_bits() + 1)]);
+        }
+        for x in edge {
+            assert_eq!(round_ns(x), reference(x), "{x:e}");
+        }
+        // Random magnitudes over the whole range.
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..200_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let x = f64::from_bits(state >> 1); // every non-negative double, NaNs included
+            assert_eq!(round_ns(x), reference(x), "{x:e}");
+            let y = (state % 10_000_000) as f64 / 7.0;
+            assert_eq!(round_ns(y), reference(y), "{y:e}");
+        }
+    }
 
     #[test]
     fn conversions_round_trip() {

@@ -78,7 +78,7 @@ impl SeekCurve {
 
     /// Seek time in nanoseconds, rounded to nearest.
     pub fn time_ns(&self, distance: u32) -> Nanos {
-        (self.time_ms(distance) * 1e6).round().max(0.0) as Nanos
+        crate::time::round_ns(self.time_ms(distance) * 1e6)
     }
 
     /// Checks the curve's parameters; returns a message naming the bad one.

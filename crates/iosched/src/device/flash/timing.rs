@@ -39,11 +39,11 @@ impl FlashTiming {
     }
     /// Time to move `bytes` over a channel.
     pub fn channel_ns(&self, bytes: u64) -> Nanos {
-        (bytes as f64 * 1e3 / self.channel_mb_s).round() as Nanos
+        crate::time::round_ns(bytes as f64 * 1e3 / self.channel_mb_s)
     }
     /// Time to move a command with `bytes` of data over the host link.
     pub fn link_ns(&self, bytes: u64) -> Nanos {
-        ((bytes + self.link_bytes_per_command as u64) as f64 * 1e3 / self.link_mb_s).round() as Nanos
+        crate::time::round_ns((bytes + self.link_bytes_per_command as u64) as f64 * 1e3 / self.link_mb_s)
     }
 
     pub fn validate(&self) -> Result<(), String> {
