@@ -207,32 +207,54 @@ pub struct Geometry {
     /// search over the zones mispredicts on random addresses.
     zone_lut: Vec<u16>,
     lut_shift: u32,
-    /// The last two LBAs located: a request's service locates its first and its last sector, and
-    /// the drive's next decision locates the read-ahead stream's front, which is that last
-    /// sector again.
+    /// LBAs located lately: a request's service locates its first and its last sector, the
+    /// drive's next decision the read-ahead stream's front (that last sector again), and a
+    /// positioning scheduler locates each request when it is queued and again when it is served.
     memo: LocateMemo,
 }
 
-/// A two-entry memo of [`Geometry::locate`] (a pure function, so a hit is exact). It is no part
-/// of the geometry's value: equal geometries with different memos are equal, a clone starts
-/// empty.
-#[derive(Debug, Default)]
+/// Entries of [`LocateMemo`] (a power of two): enough that a request located when queued is
+/// still there when served behind a few dozen others.
+const LOCATE_MEMO_ENTRIES: usize = 64;
+
+/// A direct-mapped memo of [`Geometry::locate`] (a pure function, so a hit is exact), by a hash
+/// of the LBA. It is no part of the geometry's value: equal geometries with different memos are
+/// equal, a clone starts empty.
+#[derive(Debug)]
 struct LocateMemo {
-    entries: [Cell<Option<(u64, TrackPos)>>; 2],
-    next: Cell<u8>,
+    /// The LBA each entry holds (u64::MAX: none; no LBA is that large).
+    keys: [Cell<u64>; LOCATE_MEMO_ENTRIES],
+    positions: [Cell<Option<TrackPos>>; LOCATE_MEMO_ENTRIES],
+}
+
+impl Default for LocateMemo {
+    fn default() -> Self {
+        LocateMemo { keys: std::array::from_fn(|_| Cell::new(u64::MAX)), positions: std::array::from_fn(|_| Cell::new(None)) }
+    }
 }
 
 impl LocateMemo {
     #[inline]
+    fn slot(lba: u64) -> usize {
+        // Fibonacci hashing: the top bits of the product mix every bit of the LBA.
+        (lba.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - LOCATE_MEMO_ENTRIES.trailing_zeros())) as usize
+    }
+
+    #[inline]
     fn get(&self, lba: u64) -> Option<TrackPos> {
-        self.entries.iter().find_map(|e| e.get().filter(|&(l, _)| l == lba).map(|(_, p)| p))
+        let i = Self::slot(lba);
+        if self.keys[i].get() == lba {
+            self.positions[i].get()
+        } else {
+            None
+        }
     }
 
     #[inline]
     fn put(&self, lba: u64, pos: TrackPos) {
-        let i = self.next.get() as usize;
-        self.entries[i].set(Some((lba, pos)));
-        self.next.set((i as u8 + 1) % 2);
+        let i = Self::slot(lba);
+        self.keys[i].set(lba);
+        self.positions[i].set(Some(pos));
     }
 }
 
