@@ -35,6 +35,16 @@ pub struct SectorPosition {
     pub angle: u64,
 }
 
+/// What the positioning estimates of one decision share, prepared once by
+/// [`DeviceView::prepare_positioning`] (the drive's state does not change between them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PreparedPositioning {
+    pub now_ns: Nanos,
+    /// Reads starting in `[lo, hi]` may be served by the read-ahead stream (a disk with a
+    /// buffer); None: no stream.
+    pub stream_window: Option<(u64, u64)>,
+}
+
 /// The read-only view of a device that schedulers get: geometry and timing estimates.
 pub trait DeviceView {
     fn name(&self) -> &str;
@@ -63,6 +73,16 @@ pub trait DeviceView {
     /// `positioning_time_ns` for a position computed earlier by `position_of`.
     fn positioning_time_at_ns(&self, pos: &SectorPosition, sectors: u32, op: Op, now: Nanos) -> Nanos {
         self.positioning_time_ns(pos.sector, sectors, op, now)
+    }
+    /// Prepares the estimates of one decision at `now` (an SPTF search over several
+    /// candidates): a device computes once what they share.
+    fn prepare_positioning(&self, now: Nanos) -> PreparedPositioning {
+        PreparedPositioning { now_ns: now, stream_window: None }
+    }
+    /// Exactly `positioning_time_at_ns(pos, sectors, op, prep.now_ns)`, given `prep` from
+    /// `prepare_positioning` at the same instant and state.
+    fn prepared_positioning_ns(&self, prep: &PreparedPositioning, pos: &SectorPosition, sectors: u32, op: Op) -> Nanos {
+        self.positioning_time_at_ns(pos, sectors, op, prep.now_ns)
     }
     /// The drive queue's RPO choice at `now` among `waiting` (those accepted before
     /// `seq_limit`): [`drive_queue::closest`] by `positioning_time_at_ns`. One call per decision,

@@ -968,6 +968,14 @@ impl DeviceView for RotationalDisk {
         self.buffered_positioning_ns(pos, sectors, op, now).unwrap_or_else(|| self.mechanical_positioning_ns(pos, op, now))
     }
 
+    fn prepare_positioning(&self, now: Nanos) -> super::PreparedPositioning {
+        self.prepare(now)
+    }
+
+    fn prepared_positioning_ns(&self, prep: &super::PreparedPositioning, pos: &SectorPosition, sectors: u32, op: Op) -> Nanos {
+        self.estimate_prepared(prep, pos, sectors, op)
+    }
+
     fn rpo_choice(&self, waiting: &[super::drive_queue::Queued], seq_limit: u64, now: Nanos) -> Option<usize> {
         self.rpo_choice_prepared(waiting, seq_limit, now)
     }

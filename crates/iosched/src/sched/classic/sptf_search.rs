@@ -32,6 +32,8 @@ pub fn search(
     let mut down = head.checked_sub(1).map_or(CylinderRange::Empty, |below| queue.descending(lo, below)).peekable();
     let mut best: Option<Found> = None;
     let mut evaluated = 0;
+    // The estimates share the drive's state at this instant: prepared once.
+    let prep = cx.device.prepare_positioning(cx.now_ns);
     loop {
         let du = up.peek().map(|(c, _)| c - head);
         let dd = down.peek().map(|(c, _)| head - c);
@@ -52,7 +54,7 @@ pub fn search(
             continue;
         }
         evaluated += 1;
-        let c = cost(req, cx.device.positioning_time_at_ns(&placed.pos, req.size_sectors, req.op, cx.now_ns));
+        let c = cost(req, cx.device.prepared_positioning_ns(&prep, &placed.pos, req.size_sectors, req.op));
         if best.as_ref().map_or(true, |b| c < b.cost) {
             best = Some(Found { request: *req, cost: c, evaluated: 0 });
         }
