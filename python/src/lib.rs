@@ -180,8 +180,8 @@ fn run_scenario<'py>(
 fn resolved_scenario(text: &str, source: &str) -> PyResult<String> {
     let scn = Scenario::parse(text, source).map_err(|e| ScenarioError::new_err(e.to_string()))?;
     let v = scn.resolved().map_err(|e| ScenarioError::new_err(e.to_string()))?;
-    // to_string, not Display: Display writes through a fmt::Formatter adapter, about 10x slower on
-    // a DiskSim drive's seek table.
+    // to_string, not Display: Display writes through a fmt::Formatter adapter (the Atlas 10K's
+    // resolved scenario: 33.5 M -> 19.8 M instructions in the serializer, callgrind).
     Ok(serde_json::to_string(&v).expect("a JSON value serializes"))
 }
 

@@ -456,15 +456,21 @@ impl BlockLayer {
     /// The scheduler dispatched `req`: it can no longer be merged into.
     pub fn dispatched(&mut self, req: &Request) {
         if self.cfg.nomerges < 2 {
-            self.index.remove(req.id);
-            if self.last_merge == Some(req.id) {
-                self.last_merge = None;
-            }
-            if self.elv_last_merge == Some(req.id) {
-                self.elv_last_merge = None;
-            }
-            self.discard_queue.remove(&req.id);
+            self.stop_merging(req.id);
         }
+    }
+
+    /// Request `id` takes no more merges (dispatched, or `req_set_nomerge`): out of the merge
+    /// index, the one-hit caches and the discard list.
+    fn stop_merging(&mut self, id: RequestId) {
+        self.index.remove(id);
+        if self.last_merge == Some(id) {
+            self.last_merge = None;
+        }
+        if self.elv_last_merge == Some(id) {
+            self.elv_last_merge = None;
+        }
+        self.discard_queue.remove(&id);
     }
 
     /// The ranges of a multi-range discard command: its bios, one range each (Linux's
@@ -525,14 +531,7 @@ impl BlockLayer {
         let ranges = self.bios.get(&rq.id).map_or(1, Vec::len);
         if !self.discard_fits(&rq, ranges, &span, unit.len()) {
             // req_set_nomerge: the request takes nothing more.
-            self.index.remove(rq.id);
-            self.discard_queue.remove(&rq.id);
-            if self.last_merge == Some(rq.id) {
-                self.last_merge = None;
-            }
-            if self.elv_last_merge == Some(rq.id) {
-                self.elv_last_merge = None;
-            }
+            self.stop_merging(rq.id);
             return Some(unit);
         }
         self.note_admitted(&unit);

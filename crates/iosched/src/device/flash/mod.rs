@@ -197,21 +197,23 @@ impl FlashSsd {
         }
     }
 
-    /// A discard: the controller's command latency, no flash operation and no data over the
-    /// link (the range list is 16 bytes); the FTL unmaps the whole units in the range. Units
-    /// still in the write buffer are programmed first (their die's superpage, padded), so that
-    /// the unmapping is not undone by a later program: a drive would drop them instead.
-    fn discard_range(&mut self, req: &Request, now: Nanos) -> Service {
-        self.unmap_range(req, now);
-        Service { dispatch_ns: now, completion_ns: now + self.spec.timing.overhead_ns(), ..Service::default() }
+    /// One command `req` started at `now`: the drive's state brought up to `now`, `serve` run,
+    /// its completion noted.
+    fn command(&mut self, req: &Request, now: Nanos, serve: impl FnOnce(&mut Self) -> Service) -> Service {
+        self.head_sector = req.start_sector + req.size_sectors as u64;
+        // Idle folding before pruning (it may start before `now`, on timelines kept until now).
+        self.fold_idle(now);
+        self.res.prune(now);
+        let s = serve(self);
+        self.last_completion_ns = self.last_completion_ns.max(s.completion_ns);
+        s
     }
 
-    /// A discard command of several ranges (NVMe Dataset Management with one range per bio, a
-    /// multi-range discard): the ranges are unmapped in order, each as `discard_range` does,
-    /// and the command costs what a discard of one range does, the controller's command
-    /// latency once: the model's only discard cost is per command (no flash operation, no link
-    /// transfer; the 16-byte range entries, up to 4 KiB for 256, are not counted), and no
-    /// source gives a drive's time per range.
+    /// A discard command of one range or of several (NVMe Dataset Management with one range
+    /// per bio: a multi-range discard): the controller's command latency once, no flash
+    /// operation and no data over the link (the 16-byte range entries, up to 4 KiB for 256, are
+    /// not counted; no source gives a drive's time per range); the FTL unmaps the whole units of
+    /// each range, in order (`unmap_range`).
     fn discard_ranges(&mut self, ranges: &[Request], now: Nanos) -> Service {
         for r in ranges {
             self.unmap_range(r, now);
@@ -219,8 +221,9 @@ impl FlashSsd {
         Service { dispatch_ns: now, completion_ns: now + self.spec.timing.overhead_ns(), ..Service::default() }
     }
 
-    /// Unmaps the whole units of `req`'s range, programming first any of them the write buffer
-    /// still holds.
+    /// Unmaps the whole units of `req`'s range. Units still in the write buffer are programmed
+    /// first (their die's superpage, padded), so that the unmapping is not undone by a later
+    /// program: a drive would drop them instead.
     fn unmap_range(&mut self, req: &Request, now: Nanos) {
         for lpn in self.units_of(req) {
             let die = self.ftl.die_of(lpn);
@@ -389,7 +392,7 @@ impl DeviceView for FlashSsd {
         let t = &self.spec.timing;
         let bytes = sectors as u64 * SECTOR_BYTES;
         if op == Op::Discard {
-            // No data crosses the link: the controller's command latency (discard_range).
+            // No data crosses the link: the controller's command latency (discard_ranges).
             return t.overhead_ns();
         }
         let link = t.link_ns(bytes) + (self.res.link_busy_until(op == Op::Read, now) - now);
@@ -408,26 +411,15 @@ impl DeviceView for FlashSsd {
 
 impl Device for FlashSsd {
     fn service(&mut self, req: &Request, _path: ArmPath, now: Nanos) -> Service {
-        self.head_sector = req.start_sector + req.size_sectors as u64;
-        // Idle folding before pruning (it may start before `now`, on timelines kept until now).
-        self.fold_idle(now);
-        self.res.prune(now);
-        let s = match req.op {
-            Op::Read => self.read(req, now),
-            Op::Write => self.write(req, now),
-            Op::Flush => Service { dispatch_ns: now, completion_ns: self.flush_done_ns(now), ..Service::default() },
-            Op::Discard => self.discard_range(req, now),
-        };
-        self.last_completion_ns = self.last_completion_ns.max(s.completion_ns);
-        s
+        self.command(req, now, |ssd| match req.op {
+            Op::Read => ssd.read(req, now),
+            Op::Write => ssd.write(req, now),
+            Op::Flush => Service { dispatch_ns: now, completion_ns: ssd.flush_done_ns(now), ..Service::default() },
+            Op::Discard => ssd.discard_ranges(std::slice::from_ref(req), now),
+        })
     }
     fn service_discard(&mut self, req: &Request, ranges: &[Request], _path: ArmPath, now: Nanos) -> Service {
-        self.head_sector = req.start_sector + req.size_sectors as u64;
-        self.fold_idle(now);
-        self.res.prune(now);
-        let s = self.discard_ranges(ranges, now);
-        self.last_completion_ns = self.last_completion_ns.max(s.completion_ns);
-        s
+        self.command(req, now, |ssd| ssd.discard_ranges(ranges, now))
     }
     fn as_view(&self) -> &dyn DeviceView {
         self
