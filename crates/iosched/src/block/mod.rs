@@ -270,30 +270,23 @@ impl BlockLayer {
         for bio in plugged {
             if let Some(last) = unit.last() {
                 let span = unit_request(&unit);
-                if self.cfg.multi_range_discards() && bio.op == Op::Discard {
-                    // blk_attempt_plug_merge: the task's newest plugged request takes a discard
-                    // bio as one more range wherever it lies (ELEVATOR_DISCARD_MERGE), within
-                    // the limits of bio_attempt_discard_merge; else the bio starts a request.
-                    if last.principal.pid == bio.principal.pid
-                        && same_kind(&span, &bio)
-                        && self.discard_fits(&span, unit.len(), &bio, 1)
-                        && self.cfg.nomerges < 2
-                    {
-                        self.counters.discard_merges += 1;
-                        unit.push(bio);
-                        continue;
-                    }
-                    let done = std::mem::take(&mut unit);
-                    self.submit_unit(done, sched, cx);
-                    unit.push(bio);
-                    continue;
-                }
-                if last.principal.pid == bio.principal.pid
-                    && span.end_sector() == bio.start_sector
-                    && compatible(&span, &bio, self.cfg.max_for(bio.op))
+                // blk_attempt_plug_merge: a multi-range discard takes a discard bio as one more
+                // range wherever it lies (ELEVATOR_DISCARD_MERGE), within the limits of
+                // bio_attempt_discard_merge; any other request a contiguous bio.
+                let multi_range = self.cfg.multi_range_discards() && bio.op == Op::Discard;
+                let joins = last.principal.pid == bio.principal.pid
                     && self.cfg.nomerges < 2
-                {
-                    self.counters.plug_merges += 1;
+                    && if multi_range {
+                        same_kind(&span, &bio) && self.discard_fits(&span, unit.len(), &bio, 1)
+                    } else {
+                        span.end_sector() == bio.start_sector && compatible(&span, &bio, self.cfg.max_for(bio.op))
+                    };
+                if joins {
+                    if multi_range {
+                        self.counters.discard_merges += 1;
+                    } else {
+                        self.counters.plug_merges += 1;
+                    }
                     unit.push(bio);
                     continue;
                 }
