@@ -66,16 +66,19 @@ done
 #          LPA is a page) and rarely pairs planes (1.5% multi-plane programs in rw-qd16);
 #   stripe: planes_per_die = 1 with twice the pages per block: the model's static allocation then
 #          stripes 8 KiB pages across channels and chips as MQSim's CWDP does (not 16 KiB chunks).
+# Every control also sets mapping_cache_kib = 0: they are compared with MQSim run with
+# Ideal_Mapping_Table = true (the whole table in DRAM); the scenarios above read the description's
+# 2 MiB cached mapping table and are compared with MQSim as configured.
 mkdir -p controls
 ctl() { # source name extra-lines
-    sed "s|^gc_free_superblocks = 6|gc_free_superblocks = 6$3|; s|^precondition = \"full\"$|precondition = \"full\"$4|; s|^mqsim = \"|mqsim = \"|" "$1.toml" |
+    sed "s|^gc_free_superblocks = 6|gc_free_superblocks = 6$3|; s|^precondition = \"full\"$|precondition = \"full\"$4|; s|^\[device.flash\]$|[device.flash]\nmapping_cache_kib = 0|" "$1.toml" |
         sed "1s|.*|# MQSim side by side, controlled ($2; written by make_scenarios.sh)|" > "controls/$2.toml"
 }
 ctl rr-qd1 rr-qd1-chips '\ndies_per_channel = 4'
 ctl rr-qd16 rr-qd16-chips '\ndies_per_channel = 4'
 ctl rw-qd16 rw-qd16-chips-wbuf-page '\ndies_per_channel = 4\npage_kib = 4\nplanes_per_die = 1\nwrite_buffer_kib = 2048'
 ctl mix70-qd16 mix70-qd16-chips '\ndies_per_channel = 4'
-sed 's|^blocks_per_plane = 128|blocks_per_plane = 2048|; s|^gc_free_superblocks = 6|gc_free_superblocks = 102\ndies_per_channel = 4\npage_kib = 4\nplanes_per_die = 1\nwrite_buffer_kib = 2048|' mix70-qd16.toml |
+sed 's|^\[device.flash\]$|[device.flash]\nmapping_cache_kib = 0|; s|^blocks_per_plane = 128|blocks_per_plane = 2048|; s|^gc_free_superblocks = 6|gc_free_superblocks = 102\ndies_per_channel = 4\npage_kib = 4\nplanes_per_die = 1\nwrite_buffer_kib = 2048|' mix70-qd16.toml |
     sed "1s|.*|# MQSim side by side, controlled (mix70-qd16-chips-wbuf-page; written by make_scenarios.sh)|" > controls/mix70-qd16-chips-wbuf-page.toml
 for t in tpcc wsrch; do
     ctl "trace-$t" "trace-$t-chips-wbuf" '' '\ndies_per_channel = 4\nwrite_buffer_kib = 2048'
@@ -86,4 +89,11 @@ done
 #       TSUs' service_read_transaction returns false on every busy chip), so no suspend.
 for c in mix70-qd16-chips-wbuf-page trace-tpcc-chips-wbuf trace-tpcc-chips-wbuf-stripe; do
     sed 's|^\[device.flash\]$|[device.flash]\nread_priority = true|; 1s|(\([^;]*\);|(\1-prio;|' "controls/$c.toml" > "controls/$c-prio.toml"
+done
+# cmt: every control with the description's cached mapping table instead (mapping_cache_kib = 0
+#      dropped): compared with MQSim as configured, they isolate the mapping cache.
+for f in controls/*.toml; do
+    case $f in *-cmt.toml) continue ;; esac
+    c=$(basename "$f" .toml)
+    sed '/^mapping_cache_kib = 0$/d; 1s|(\([^;]*\);|(\1-cmt;|' "$f" > "controls/$c-cmt.toml"
 done

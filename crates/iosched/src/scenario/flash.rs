@@ -55,6 +55,12 @@ pub struct FlashSection {
     pub slc_fold: Option<String>,
     /// Host idle time before folding starts (ms).
     pub slc_fold_idle_ms: Option<f64>,
+    /// The cached mapping table's DRAM (KiB; 0: off, the whole table in DRAM).
+    pub mapping_cache_kib: Option<u32>,
+    /// Bytes per cached entry.
+    pub mapping_entry_bytes: Option<u32>,
+    /// Bytes per entry in a translation page on flash.
+    pub translation_entry_bytes: Option<u32>,
 }
 
 /// Whether `[device]` describes a flash drive (then its spec), checking `kind` against the
@@ -181,6 +187,10 @@ pub fn flash_spec(d: &DeviceSection, mqsim: Option<&std::path::Path>) -> Result<
             c.fold = FoldPolicy::parse(p)
                 .ok_or_else(|| format!("field `device.flash.slc_fold`: unknown policy `{p}` (known: {})", FoldPolicy::NAMES.join(", ")))?;
         }
+        let m = &mut s.mapping;
+        set(&mut m.capacity_kib, f.mapping_cache_kib);
+        set(&mut m.entry_bytes, f.mapping_entry_bytes);
+        set(&mut m.translation_entry_bytes, f.translation_entry_bytes);
         if let Some(p) = &f.precondition {
             s.precondition = Precondition::parse(p).ok_or_else(|| {
                 format!("field `device.flash.precondition`: unknown state `{p}` (known: {})", Precondition::NAMES.join(", "))

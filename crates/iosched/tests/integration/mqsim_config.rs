@@ -201,3 +201,21 @@ fn a_scenario_runs_from_a_description_deterministically() {
     assert!(e.contains("device.mqsim") && e.contains("bad.xml") && e.contains("Page_Capacity") && e.contains("100"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn the_cached_mapping_table_is_read_with_mqsims_entry_sizes() {
+    // Ideal_Mapping_Table: the whole table in DRAM (no mapping cache), CMT_Capacity listed.
+    let d = small();
+    assert!(d.spec.mapping.is_off());
+    assert!(d.ignored.iter().any(|i| i.parameter == "CMT_Capacity"));
+    // Cached: 2 x 4 x 2 x 64 x 32 = 2^15 pages of 16 sectors: entries of ceil((2 x 15 + 16) / 8)
+    // = 6 bytes in DRAM, ceil((15 + 16) / 8) = 4 bytes in a translation page.
+    let text = SMALL.replace("<Ideal_Mapping_Table>true<", "<Ideal_Mapping_Table>false<");
+    let d = parse_str(&text, Path::new("x.xml")).unwrap();
+    let m = d.spec.mapping;
+    assert_eq!((m.capacity_kib, m.entry_bytes, m.translation_entry_bytes), (2048, 6, 4));
+    assert!(d.unsupported.iter().any(|u| u.contains("Ideal_Mapping_Table") && u.contains("never run")), "{:?}", d.unsupported);
+    let odd = text.replace("<CMT_Capacity>2097152<", "<CMT_Capacity>3<");
+    let e = parse_str(&odd, Path::new("x.xml")).unwrap_err().to_string();
+    assert!(e.contains("CMT_Capacity") && e.contains("3") && e.contains("holds no entry"), "{e}");
+}

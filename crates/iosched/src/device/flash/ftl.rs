@@ -1,5 +1,5 @@
-//! A page-mapping FTL (after DFTL/MQSim's page-level mapping, without their mapping cache: the
-//! presets hold the whole table in DRAM): logical 4 KiB unit -> physical unit, physical ->
+//! A page-mapping FTL (after DFTL/MQSim's page-level mapping; their mapping cache, an option,
+//! is mapping_cache.rs: the presets hold the whole table in DRAM): logical 4 KiB unit -> physical unit, physical ->
 //! logical (for GC's copies), valid units per superblock, free superblocks per die, one write
 //! frontier (open superblock) per die, TRIM. Allocation is static across dies (a logical
 //! superpage-sized chunk always lives on die `chunk % dies`, MQSim's static allocation with
@@ -48,6 +48,19 @@ pub struct FtlCounters {
     /// SLC-mode superblocks erased after folding.
     #[serde(skip_serializing_if = "is_zero")]
     pub slc_erases: u64,
+    /// With a mapping cache (mapping_cache.rs): look-ups that found their entry cached, and
+    /// those that did not.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub map_hits: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub map_misses: u64,
+    /// Translation pages read (misses on a page whose read is under way share it).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub map_reads: u64,
+    /// Translation pages written back (read, updated, programmed) for evicted dirty entries.
+    /// Not in the write amplification, which counts data units.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub map_writes: u64,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -75,6 +88,10 @@ impl FtlCounters {
             slc_units: f(self.slc_units, o.slc_units),
             fold_units: f(self.fold_units, o.fold_units),
             slc_erases: f(self.slc_erases, o.slc_erases),
+            map_hits: f(self.map_hits, o.map_hits),
+            map_misses: f(self.map_misses, o.map_misses),
+            map_reads: f(self.map_reads, o.map_reads),
+            map_writes: f(self.map_writes, o.map_writes),
         }
     }
 }

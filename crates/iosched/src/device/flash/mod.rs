@@ -16,8 +16,8 @@
 //! each die and channel; the host link is full duplex on NVMe (read and write data on their own
 //! timelines) and half duplex on SATA. An SLC write cache (slc_cache.rs: TurboWrite; on in the
 //! consumer presets) takes host programs at SLC latencies while it has room and is folded to TLC
-//! in idle time. Not modelled yet: a mapping cache (the presets hold the whole table in DRAM).
-//! Read priority and program/erase suspension are options, off by default (die_scheduling.rs,
+//! in idle time. A cached mapping table (mapping_cache.rs, DFTL / MQSim's CMT) is an option,
+//! off in the presets (they hold the whole table in DRAM). Read priority and program/erase suspension are options, off by default (die_scheduling.rs,
 //! reached through resources.rs's die contract).
 //!
 //! As a `DeviceView`: one cylinder, no seek; `positioning_time_ns` is the expected service time
@@ -30,6 +30,7 @@ pub mod ftl;
 pub mod full_layout;
 pub mod gc;
 pub mod geometry;
+pub mod mapping_cache;
 pub mod mqsim_config;
 pub mod precondition;
 pub mod presets;
@@ -43,10 +44,12 @@ use self::buffer::WriteBuffer;
 use self::die_scheduling::OpKind;
 use self::ftl::{DieWork, Ftl, FtlCounters};
 use self::geometry::{UNIT_BYTES, UNIT_SECTORS};
+use self::mapping_cache::{Lookup, MappingCache};
 use self::resources::{push_work, Resources};
 use self::slc_cache::{FoldPolicy, SlcCache};
 pub use self::spec::FlashSpec;
 use super::{ArmPath, Device, DeviceView, DiscardSupport, Service};
+use crate::fast_hash::FastMap;
 use crate::request::{Op, Request, SECTOR_BYTES};
 use crate::time::Nanos;
 
@@ -60,15 +63,25 @@ pub struct FlashSsd {
     head_sector: u64,
     /// Reused buffers.
     lpns: Vec<u32>,
-    /// A read's flash pages: (die, page key, units, tR).
-    pages: Vec<(u32, u64, u32, Nanos)>,
+    /// A read's flash pages: (die, page key, units, tR, when their mapping entries are usable).
+    pages: Vec<(u32, u64, u32, Nanos, Nanos)>,
     moved: Vec<(u64, Nanos)>,
     /// The SLC write cache (None: off).
     slc: Option<SlcCache>,
     /// The last command's completion (the host is idle from then: folding's clock).
     last_completion_ns: Nanos,
     fold_lpns: Vec<u32>,
+    /// The cached mapping table (None: the whole table in DRAM).
+    mapping: Option<MappingCache>,
+    /// Translation pages being read: when each read ends (later misses on the page share it).
+    translation_reads: FastMap<u64, Nanos>,
 }
+
+/// Bytes of a translation page a miss brings over the channel: the sector holding the entry
+/// (MQSim's mapping read transfers one 512-byte sector, ssd/Address_Mapping_Unit_Page_Level.cpp).
+const TRANSLATION_READ_BYTES: u64 = 512;
+/// Translation reads kept for sharing before those already done are dropped.
+const TRANSLATION_READS_KEPT: usize = 4096;
 
 /// SLC page keys beside TLC physical pages in a read's page list.
 const SLC_PAGE_KEY: u64 = 1 << 40;
@@ -86,6 +99,10 @@ impl FlashSsd {
         precondition::precondition(&mut ftl, spec.precondition, seed);
         let after_precondition = ftl.counters;
         let dies = spec.geometry.dies();
+        let mapping = (!spec.mapping.is_off()).then(|| {
+            let page_bytes = spec.geometry.units_per_page() as u64 * UNIT_BYTES;
+            MappingCache::new(spec.mapping.capacity_entries(), spec.mapping.entries_per_translation_page(page_bytes))
+        });
         Ok(FlashSsd {
             buffer: WriteBuffer::new(spec.write_buffer_kib as u64 * 1024 / UNIT_BYTES, dies),
             res: Resources::new(dies, spec.geometry.channels, &spec.die_scheduling, spec.full_duplex_link()),
@@ -99,6 +116,8 @@ impl FlashSsd {
             slc,
             last_completion_ns: 0,
             fold_lpns: Vec::new(),
+            mapping,
+            translation_reads: FastMap::default(),
         })
     }
 
@@ -165,6 +184,81 @@ impl FlashSsd {
                 }
             }
         }
+    }
+
+    /// When `lpn`'s mapping entry is usable by an access that needs it from `t0`, and whether
+    /// it was missing: at once without a mapping cache or on a hit (unless its translation page
+    /// is still being read); on a miss after its translation page is read (a read under way for
+    /// another miss on the page is shared). `update` marks the entry changed (a write).
+    fn map_entry(&mut self, lpn: u64, t0: Nanos, update: bool) -> (Nanos, bool) {
+        let Some(cache) = self.mapping.as_mut() else { return (t0, false) };
+        let lpn = lpn as u32;
+        if let Lookup::Hit(ready) = cache.lookup(lpn) {
+            if update {
+                cache.mark_dirty(lpn);
+            }
+            self.ftl.counters.map_hits += 1;
+            return (ready.max(t0), false);
+        }
+        let page = cache.translation_page(lpn);
+        self.ftl.counters.map_misses += 1;
+        let ready = match self.translation_reads.get(&page) {
+            Some(&end) if end > t0 => end,
+            _ => {
+                let end = self.read_translation_page(page, t0);
+                if self.translation_reads.len() >= TRANSLATION_READS_KEPT {
+                    self.translation_reads.retain(|_, end| *end > t0);
+                }
+                self.translation_reads.insert(page, end);
+                end
+            }
+        };
+        let cache = self.mapping.as_mut().expect("mapping cache on");
+        if let Some(out) = cache.insert(lpn, ready, update) {
+            if out.dirty {
+                self.write_back_translation_page(out.lpn, ready);
+                // The write-back cleans its page's cached entries; this one changes after it.
+                if update {
+                    self.mapping.as_mut().expect("mapping cache on").mark_dirty(lpn);
+                }
+            }
+        }
+        (ready, true)
+    }
+
+    /// The die holding translation page `page`: striped over the dies as data chunks are
+    /// (MQSim allocates translation pages with the data's static plane scheme, keyed by page).
+    fn translation_die(&self, page: u64) -> u32 {
+        (page % self.spec.geometry.dies() as u64) as u32
+    }
+
+    /// Reads the sector of translation page `page` that a miss needs, from `t0`: its end.
+    fn read_translation_page(&mut self, page: u64, t0: Nanos) -> Nanos {
+        let t = self.spec.timing;
+        let die = self.translation_die(page);
+        let ch = self.spec.geometry.channel_of(die) as usize;
+        let (_, read_end) = self.res.die_read(die, t0, t.read_ns());
+        self.ftl.counters.map_reads += 1;
+        self.res.channel(ch).reserve(read_end, t.channel_ns(TRANSLATION_READ_BYTES)).1
+    }
+
+    /// Writes back the translation page of an evicted dirty entry from `t0`, with every cached
+    /// entry of that page changed since it was read (which become clean): the page is read,
+    /// updated and programmed on its die, the channel carrying it in (a DFTL batch update).
+    /// Nothing waits for it but the die and the channel. The translation pages' own flash
+    /// space is not allocated (they are a 1/(entries per page) share of the data).
+    fn write_back_translation_page(&mut self, lpn: u32, t0: Nanos) {
+        let cache = self.mapping.as_mut().expect("mapping cache on");
+        let page = cache.translation_page(lpn);
+        cache.clean_page_of(lpn);
+        let t = self.spec.timing;
+        let die = self.translation_die(page);
+        let ch = self.spec.geometry.channel_of(die) as usize;
+        let page_bytes = self.spec.geometry.units_per_page() as u64 * UNIT_BYTES;
+        let (_, read_end) = self.res.die_read(die, t0, t.read_ns());
+        let (_, in_end) = self.res.channel(ch).reserve(read_end, t.channel_ns(page_bytes));
+        self.res.die_ops(die, in_end, vec![(OpKind::Program, t.program_ns())]);
+        self.ftl.counters.map_writes += 1;
     }
 
     pub fn spec(&self) -> &FlashSpec {
@@ -250,6 +344,15 @@ impl FlashSsd {
             self.lpns = lpns;
             return;
         }
+        // With a mapping cache, the program is issued once every unit's entry is cached (a
+        // missing one read first), and the entries become dirty.
+        let mut ready_ns = ready_ns;
+        if self.mapping.is_some() {
+            let from = ready_ns;
+            for &lpn in &lpns {
+                ready_ns = ready_ns.max(self.map_entry(lpn as u64, from, true).0);
+            }
+        }
         let t = &self.spec.timing;
         let ch = self.spec.geometry.channel_of(die) as usize;
         // The data goes over the channel into the die's cache register, then the die programs:
@@ -303,11 +406,16 @@ impl FlashSsd {
         pages.clear();
         let mut from_dram = true;
         let upp = self.spec.geometry.units_per_page() as u64;
+        // When the last mapping entry the read needed was usable (t0 without a mapping cache).
+        let mut mapped = t0;
         for lpn in self.units_of(req) {
             let die = self.ftl.die_of(lpn);
             if self.buffer.contains(die, lpn as u32) {
                 continue;
             }
+            let (entry_at, missed) = self.map_entry(lpn, t0, false);
+            mapped = mapped.max(entry_at);
+            from_dram &= !missed;
             let (die, page, tr) = match (self.ftl.lookup(lpn), &self.slc) {
                 (Some(ppn), _) => {
                     let (die, page) = self.ftl.die_and_page(ppn);
@@ -321,14 +429,17 @@ impl FlashSsd {
             };
             from_dram = false;
             match pages.last_mut() {
-                Some(last) if last.0 == die && last.1 == page => last.2 += 1,
-                _ => pages.push((die, page, 1, tr)),
+                Some(last) if last.0 == die && last.1 == page => {
+                    last.2 += 1;
+                    last.4 = last.4.max(entry_at);
+                }
+                _ => pages.push((die, page, 1, tr, entry_at)),
             }
         }
-        let mut flash_done = t0;
-        for &(die, _, units, tr) in &pages {
+        let mut flash_done = mapped;
+        for &(die, _, units, tr, from) in &pages {
             let ch = self.spec.geometry.channel_of(die) as usize;
-            let (_, read_end) = self.res.die_read(die, t0, tr);
+            let (_, read_end) = self.res.die_read(die, from, tr);
             let (_, out_end) = self.res.channel(ch).reserve(read_end, t.channel_ns(units as u64 * UNIT_BYTES));
             flash_done = flash_done.max(out_end);
         }
@@ -405,7 +516,12 @@ impl DeviceView for FlashSsd {
             (None, Some(c)) if c.contains(lpn as u32) => (self.ftl.die_of(lpn), c.cfg.read_ns()),
             _ => return link,
         };
-        (self.res.die_busy_until(die, now) - now) + tr + t.channel_ns(bytes) + link
+        // An entry not cached is read first (its translation page's die backlog not counted).
+        let mapping = match &self.mapping {
+            Some(c) if !c.contains(lpn as u32) => t.read_ns() + t.channel_ns(TRANSLATION_READ_BYTES),
+            _ => 0,
+        };
+        mapping + (self.res.die_busy_until(die, now) - now) + tr + t.channel_ns(bytes) + link
     }
 }
 
@@ -458,3 +574,6 @@ impl Device for FlashSsd {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod mapping_tests;

@@ -12,6 +12,7 @@
 use super::die_scheduling::DieScheduling;
 use super::gc::GcPolicy;
 use super::geometry::FlashGeometry;
+use super::mapping_cache::MappingCacheConfig;
 use super::spec::{FlashSpec, Precondition};
 use super::timing::FlashTiming;
 use crate::device::disksim::Ignored;
@@ -113,7 +114,10 @@ const IGNORED: &[(&str, &str)] = &[
     ("Data_Cache_DRAM_tRCD", "DRAM access time not modelled"),
     ("Data_Cache_DRAM_tCL", "DRAM access time not modelled"),
     ("Data_Cache_DRAM_tRP", "DRAM access time not modelled"),
-    ("CMT_Sharing_Mode", "the mapping cache is not modelled (see Ideal_Mapping_Table)"),
+    (
+        "CMT_Sharing_Mode",
+        "one flow: every mode gives it the whole CMT (SHARED builds one table per stream, Address_Mapping_Unit_Page_Level.cpp)",
+    ),
     ("GC_Hard_Threshold", "preemptible GC not modelled (GC runs to completion)"),
     ("Dynamic_Wearleveling_Enabled", "wear is not modelled"),
     ("Static_Wearleveling_Enabled", "wear is not modelled"),
@@ -259,6 +263,39 @@ impl Reader {
         }
     }
 
+    /// MQSim's cached mapping table (Address_Mapping_Unit_Page_Level.cpp, its constructor): a
+    /// cached entry of ceil((2 log2(physical pages) + sectors per page) / 8) bytes (logical and
+    /// physical page numbers and a sector bitmap), a translation page entry of
+    /// ceil((log2(physical pages) + sectors per page) / 8) bytes.
+    fn mapping_cache(&mut self, cmt_bytes: u64, g: &FlashGeometry, page_bytes: u64) -> Result<MappingCacheConfig, MqsimError> {
+        let pages = g.physical_bytes() as f64 / page_bytes as f64;
+        let sectors = (page_bytes / 512) as f64;
+        let entry_bytes = ((2.0 * pages.log2() + sectors) / 8.0).ceil() as u32;
+        let translation_entry_bytes = ((pages.log2() + sectors) / 8.0).ceil() as u32;
+        let c = MappingCacheConfig { capacity_kib: (cmt_bytes / 1024) as u32, entry_bytes, translation_entry_bytes };
+        if c.is_off() || c.capacity_entries() == 0 {
+            return Err(self.err(
+                "CMT_Capacity",
+                &cmt_bytes.to_string(),
+                format!("holds no entry the model caches (whole KiB of {entry_bytes}-byte entries); Ideal_Mapping_Table = true keeps the whole table in DRAM"),
+            ));
+        }
+        c.validate().map_err(|e| self.err("CMT_Capacity", &cmt_bytes.to_string(), e))?;
+        if cmt_bytes % 1024 != 0 {
+            self.unsupported("CMT_Capacity", &format!("{cmt_bytes} B: the model takes whole KiB ({} KiB)", c.capacity_kib));
+        }
+        self.unsupported(
+            "Ideal_Mapping_Table",
+            &format!(
+                "false: the mapping cached in {} KiB of {entry_bytes}-byte entries, translation pages of {translation_entry_bytes}-byte entries; \
+                 an entry maps a 4 KiB unit in the model, an {} KiB page in MQSim; MQSim's translation-page writes never run (its TSUs never serve MappingWriteTRQueue), the model's do",
+                c.capacity_kib,
+                page_bytes / 1024
+            ),
+        );
+        Ok(c)
+    }
+
     fn unsupported(&mut self, name: &str, why: &str) {
         let v = self.values.get(name).cloned().unwrap_or_default();
         self.unsupported.push(format!("<{name}> = {v}: {why}"));
@@ -334,18 +371,12 @@ impl Reader {
             return Err(self.err("Address_Mapping", &mapping, "only PAGE_LEVEL mapping is modelled"));
         }
         let ideal = self.boolean("Ideal_Mapping_Table")?;
-        let _cmt = self.int("CMT_Capacity", 0, u32::MAX as u64)?;
+        let cmt_bytes = self.int("CMT_Capacity", 0, u32::MAX as u64)?;
         if ideal {
             self.ignored.push(Ignored {
                 parameter: "CMT_Capacity".into(),
                 reason: "Ideal_Mapping_Table: the whole table in DRAM, as the model holds it".into(),
             });
-        } else {
-            self.unsupported(
-                "Ideal_Mapping_Table",
-                "MQSim caches the mapping in CMT_Capacity bytes and reads missing entries from flash; the model holds the whole table in DRAM (no mapping cache)",
-            );
-            self.unsupported("CMT_Capacity", "the cached mapping table is not modelled (see Ideal_Mapping_Table)");
         }
         let alloc = self.word(
             "Plane_Allocation_Scheme",
@@ -545,6 +576,7 @@ impl Reader {
             self.unsupported.push(format!("<{k}> = {v}: unknown element"));
         }
 
+        let mapping = if ideal { MappingCacheConfig::default() } else { self.mapping_cache(cmt_bytes, &geometry, page_bytes)? };
         let name = self.file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "mqsim".into());
         let spec = FlashSpec {
             name: format!("mqsim:{name}"),
@@ -559,6 +591,7 @@ impl Reader {
             max_queue_depth: max_qd,
             die_scheduling,
             slc: Default::default(),
+            mapping,
         };
         if let Err(e) = spec.validate() {
             let (el, v) = if e.contains("write_buffer_kib") {

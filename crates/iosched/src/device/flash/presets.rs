@@ -30,6 +30,7 @@
 use super::die_scheduling::DieScheduling;
 use super::gc::GcPolicy;
 use super::geometry::FlashGeometry;
+use super::mapping_cache::MappingCacheConfig;
 use super::slc_cache::SlcConfig;
 use super::spec::{FlashSpec, Precondition};
 use super::timing::FlashTiming;
@@ -78,6 +79,7 @@ pub fn flash_preset(name: &str) -> Option<FlashSpec> {
             max_queue_depth: 32,
             die_scheduling: DieScheduling::default(),
             slc: SlcConfig::default(),
+            mapping: MappingCacheConfig::default(),
         }
         .with_turbowrite(6.0, 36.0, 1e12),
         // Samsung 970 EVO Plus 1 TB (MZ-V7S1T0): data sheet: PCIe 3.0 x4 NVMe 1.3, 3,500/3,300
@@ -107,6 +109,7 @@ pub fn flash_preset(name: &str) -> Option<FlashSpec> {
             max_queue_depth: 1024,
             die_scheduling: DieScheduling::default(),
             slc: SlcConfig::default(),
+            mapping: MappingCacheConfig::default(),
         }
         .with_turbowrite(6.0, 36.0, 1e12),
         // Samsung PM9A3 7.68 TB U.2 (MZQL27T6HBLA): product brief: PCIe 4.0 x4 NVMe, 6,500 /
@@ -138,6 +141,7 @@ pub fn flash_preset(name: &str) -> Option<FlashSpec> {
             max_queue_depth: 1024,
             die_scheduling: DieScheduling::default(),
             slc: SlcConfig::default(),
+            mapping: MappingCacheConfig::default(),
         },
         _ => return None,
     })

@@ -4,6 +4,7 @@
 use super::die_scheduling::DieScheduling;
 use super::gc::GcPolicy;
 use super::geometry::FlashGeometry;
+use super::mapping_cache::MappingCacheConfig;
 use super::slc_cache::SlcConfig;
 use super::timing::FlashTiming;
 use serde::Serialize;
@@ -54,6 +55,9 @@ pub struct FlashSpec {
     /// The SLC write cache (off: every host write goes to TLC through the DRAM buffer).
     #[serde(skip_serializing_if = "SlcConfig::is_off")]
     pub slc: SlcConfig,
+    /// The cached mapping table (off: the whole table in DRAM).
+    #[serde(skip_serializing_if = "MappingCacheConfig::is_off")]
+    pub mapping: MappingCacheConfig,
 }
 
 impl FlashSpec {
@@ -68,6 +72,7 @@ impl FlashSpec {
         self.timing.validate()?;
         self.die_scheduling.validate()?;
         self.slc.validate()?;
+        self.mapping.validate()?;
         if !(self.over_provisioning.is_finite() && (0.01..=10.0).contains(&self.over_provisioning)) {
             return Err(format!("field `device.flash.over_provisioning` must be in [0.01, 10], got {}", self.over_provisioning));
         }

@@ -17,7 +17,7 @@ use proptest::prelude::*;
 use std::collections::BTreeMap;
 
 /// A small drive: 2 channels x 2 dies, 2 planes, 16 blocks of 16 pages of 8 KiB (4 MiB).
-fn small_spec(precondition: Precondition) -> FlashSpec {
+pub(super) fn small_spec(precondition: Precondition) -> FlashSpec {
     let mut s = flash_preset("samsung-970-evo-plus-1tb").unwrap();
     s.geometry =
         FlashGeometry { channels: 2, dies_per_channel: 2, planes_per_die: 2, blocks_per_plane: 16, pages_per_block: 16, page_kib: 8 };

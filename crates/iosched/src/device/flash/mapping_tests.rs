@@ -1,0 +1,105 @@
+//! The cached mapping table through the flash drive (mapping_cache.rs): a miss reads its
+//! translation page before the data, a hit costs nothing, misses on one translation page share
+//! its read, an evicted dirty entry is written back; off, nothing changes.
+
+use super::mapping_cache::MappingCacheConfig;
+use super::spec::Precondition;
+use super::tests::small_spec;
+use super::*;
+
+/// The small drive, full, with a mapping cache of `kib` (8-byte entries, 4-byte translation
+/// entries: 2,048 per 8 KiB translation page).
+fn drive(kib: u32) -> FlashSsd {
+    let mut s = small_spec(Precondition::Full);
+    s.mapping = MappingCacheConfig { capacity_kib: kib, entry_bytes: 8, translation_entry_bytes: 4 };
+    FlashSsd::new(s, 1).unwrap()
+}
+
+fn read(ssd: &mut FlashSsd, id: u64, lpn: u64, units: u32, now: Nanos) -> Nanos {
+    let req = Request::new(id, Op::Read, lpn * UNIT_SECTORS, units * UNIT_SECTORS as u32, now);
+    ssd.service(&req, ArmPath::Direct, now).completion_ns - now
+}
+
+#[test]
+fn a_miss_reads_its_translation_page_first_and_a_hit_costs_nothing() {
+    let (mut off, mut on) = (drive(0), drive(1));
+    let t = off.spec().timing;
+    let ideal = read(&mut off, 1, 100, 1, 0);
+    // Idle drive: the translation page's read (tR, one 512-byte sector over its channel)
+    // comes before the data's.
+    assert_eq!(read(&mut on, 1, 100, 1, 0), ideal + t.read_ns() + t.channel_ns(512));
+    let c = on.ftl().counters;
+    assert_eq!((c.map_hits, c.map_misses, c.map_reads, c.map_writes), (0, 1, 1, 0));
+    // Later, idle again: the entry is cached.
+    let later = 10_000_000;
+    assert_eq!(read(&mut on, 2, 100, 1, later), read(&mut off, 2, 100, 1, later));
+    assert_eq!(on.ftl().counters.map_hits, 1);
+    // The expected service time counts the miss too.
+    let (a, b) = (
+        on.positioning_time_ns(101 * UNIT_SECTORS, 8, Op::Read, 2 * later),
+        off.positioning_time_ns(101 * UNIT_SECTORS, 8, Op::Read, 2 * later),
+    );
+    assert_eq!(a, b + t.read_ns() + t.channel_ns(512));
+}
+
+#[test]
+fn misses_on_one_translation_page_share_its_read() {
+    let mut on = drive(1);
+    // Units 0..4 share translation page 0: four misses, one read.
+    read(&mut on, 1, 0, 4, 0);
+    let c = on.ftl().counters;
+    assert_eq!((c.map_misses, c.map_reads), (4, 1));
+    // A miss on that page while its read is under way shares it as well.
+    let mut on2 = drive(1);
+    read(&mut on2, 1, 0, 1, 0);
+    read(&mut on2, 2, 1, 1, 1_000);
+    assert_eq!((on2.ftl().counters.map_misses, on2.ftl().counters.map_reads), (2, 1));
+}
+
+#[test]
+fn an_evicted_dirty_entry_is_written_back_with_its_page_and_a_clean_one_dropped() {
+    // 1 KiB of 64-byte entries: 16 entries; translation pages of 128 entries (8 KiB / 64 B).
+    let mut s = small_spec(Precondition::Full);
+    s.mapping = MappingCacheConfig { capacity_kib: 1, entry_bytes: 64, translation_entry_bytes: 64 };
+    let mut on = FlashSsd::new(s, 1).unwrap();
+    // 17 writes to units 0..17 (translation page 0): programmed, each entry updated (dirty).
+    let mut now = 0;
+    for lpn in 0..17u64 {
+        let req = Request::new(lpn, Op::Write, lpn * UNIT_SECTORS, UNIT_SECTORS as u32, now);
+        now = on.service(&req, ArmPath::Direct, now).completion_ns;
+    }
+    now = on.flush_done_ns(now);
+    let c = on.ftl().counters;
+    // The 17th entry pushes out the first (dirty): page 0 is written back with the 15 other
+    // cached entries of the page, which are clean from then on; the 17th stays dirty. (Each
+    // miss reads page 0 unless a read of it is under way: a fetch brings only its own entry.)
+    assert_eq!((c.map_misses, c.map_writes), (17, 1));
+    // Reads of units on page 1 push out the 15 clean entries (no write-back), then the dirty one.
+    for i in 0..15u64 {
+        now += read(&mut on, 100 + i, 128 + i, 1, now);
+    }
+    assert_eq!(on.ftl().counters.map_writes, 1);
+    now += read(&mut on, 115, 143, 1, now);
+    assert_eq!(on.ftl().counters.map_writes, 2);
+    assert!(now > 0);
+    on.check().unwrap();
+}
+
+#[test]
+fn mapping_fields_in_a_scenario() {
+    let spec = |extra: &str| {
+        let text = format!(
+            "[device]\npreset = \"samsung-970-evo-plus-1tb\"\n[device.flash]\n{extra}\n[workload]\nkind = \"closed-queue\"\nqueue_depth = 1\nrequests = 10\n[[scheduler]]\nname = \"fcfs\"\n"
+        );
+        crate::scenario::Scenario::parse(&text, "t.toml").map_err(|e| e.to_string())?.flash_spec()
+    };
+    let s = spec("mapping_cache_kib = 2048\nmapping_entry_bytes = 9\ntranslation_entry_bytes = 6").unwrap().unwrap();
+    assert_eq!(s.mapping, MappingCacheConfig { capacity_kib: 2048, entry_bytes: 9, translation_entry_bytes: 6 });
+    assert!(spec("").unwrap().unwrap().mapping.is_off(), "the presets hold the whole table in DRAM");
+    let e = spec("mapping_entry_bytes = 0").unwrap_err();
+    assert!(e.contains("`device.flash.mapping_entry_bytes` must be in [1, 64], got 0"), "{e}");
+    let e = spec("mapping_cache_kib = 1\nmapping_entry_bytes = 64\ntranslation_entry_bytes = 4").unwrap();
+    assert!(e.is_some(), "16 entries of 64 bytes fit in 1 KiB");
+    let e = spec("translation_entry_bytes = 65").unwrap_err();
+    assert!(e.contains("`device.flash.translation_entry_bytes` must be in [1, 64], got 65"), "{e}");
+}
