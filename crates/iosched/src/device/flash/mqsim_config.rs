@@ -287,7 +287,7 @@ impl Reader {
         self.unsupported(
             "Ideal_Mapping_Table",
             &format!(
-                "false: the mapping cached in {} KiB of {entry_bytes}-byte entries, translation pages of {translation_entry_bytes}-byte entries; \
+                "the mapping cached in {} KiB of {entry_bytes}-byte entries, translation pages of {translation_entry_bytes}-byte entries; \
                  an entry maps a 4 KiB unit in the model, an {} KiB page in MQSim; MQSim's translation-page writes never run (its TSUs never serve MappingWriteTRQueue), the model's do",
                 c.capacity_kib,
                 page_bytes / 1024
