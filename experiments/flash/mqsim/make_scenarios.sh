@@ -7,7 +7,8 @@
 # flash instead of 512 GiB: the FTL's table and the full-drive preconditioning in memory), GC's
 # reserve scaled with it (MQSim's GC_Exec_Threshold 0.05 x 128); no run here reaches GC.
 # Reads start from a full drive: MQSim reads pages never written from flash (it maps them on
-# the fly), the model returns zeroes for them without touching flash.
+# the fly), the model returns zeroes for them without reading a data page (with the mapping
+# cache, after the translation page on a miss).
 set -e
 cd "$(dirname "$0")"
 XML=${MQSIM_XML:-/work/research/mqsim/src/ssdconfig.xml}

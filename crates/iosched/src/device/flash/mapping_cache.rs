@@ -62,12 +62,6 @@ impl MappingCacheConfig {
         if self.capacity_kib > 16 << 20 {
             return Err(format!("field `device.flash.mapping_cache_kib` must be in [0, 16777216], got {}", self.capacity_kib));
         }
-        if !self.is_off() && self.capacity_entries() == 0 {
-            return Err(format!(
-                "field `device.flash.mapping_cache_kib` = {} holds no entry of {} bytes (0 turns the mapping cache off)",
-                self.capacity_kib, self.entry_bytes
-            ));
-        }
         Ok(())
     }
 }

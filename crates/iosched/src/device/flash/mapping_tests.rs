@@ -98,8 +98,32 @@ fn mapping_fields_in_a_scenario() {
     assert!(spec("").unwrap().unwrap().mapping.is_off(), "the presets hold the whole table in DRAM");
     let e = spec("mapping_entry_bytes = 0").unwrap_err();
     assert!(e.contains("`device.flash.mapping_entry_bytes` must be in [1, 64], got 0"), "{e}");
-    let e = spec("mapping_cache_kib = 1\nmapping_entry_bytes = 64\ntranslation_entry_bytes = 4").unwrap();
-    assert!(e.is_some(), "16 entries of 64 bytes fit in 1 KiB");
+    let small = spec("mapping_cache_kib = 1\nmapping_entry_bytes = 64\ntranslation_entry_bytes = 4").unwrap().unwrap();
+    assert_eq!(small.mapping.capacity_entries(), 16, "16 entries of 64 bytes in 1 KiB");
+    let e = spec("mapping_cache_kib = 16777217").unwrap_err();
+    assert!(e.contains("`device.flash.mapping_cache_kib` must be in [0, 16777216], got 16777217"), "{e}");
     let e = spec("translation_entry_bytes = 65").unwrap_err();
     assert!(e.contains("`device.flash.translation_entry_bytes` must be in [1, 64], got 65"), "{e}");
+}
+
+/// Review of 2026-11-29: with read priority, a translation read issued while programming (a
+/// write's entry) pushes back programs queued on its die; the buffer must learn their new ends
+/// at once, as it does after a read.
+#[test]
+fn programs_pushed_back_by_mapping_reads_are_known_to_the_buffer() {
+    let mut s = small_spec(Precondition::Full);
+    s.mapping = MappingCacheConfig { capacity_kib: 1, entry_bytes: 64, translation_entry_bytes: 64 };
+    s.die_scheduling.read_priority = true;
+    let mut ssd = FlashSsd::new(s, 1).unwrap();
+    let units = ssd.ftl().logical_units();
+    let (mut now, mut left) = (0, Vec::new());
+    for i in 0..400u64 {
+        let lpn = (i * 37) % units;
+        let req = Request::new(i, Op::Write, lpn * UNIT_SECTORS, UNIT_SECTORS as u32, now);
+        now = ssd.service(&req, ArmPath::Direct, now).completion_ns;
+        ssd.res.take_moved(&mut left);
+        assert!(left.is_empty(), "after write {i}: {} pushed-back programs not applied", left.len());
+    }
+    assert!(ssd.ftl().counters.map_reads > 0 && ssd.ftl().counters.map_writes > 0);
+    ssd.check().unwrap();
 }

@@ -73,15 +73,14 @@ pub struct FlashSsd {
     fold_lpns: Vec<u32>,
     /// The cached mapping table (None: the whole table in DRAM).
     mapping: Option<MappingCache>,
-    /// Translation pages being read: when each read ends (later misses on the page share it).
+    /// Translation pages being read: when each read ends (later misses on the page share it;
+    /// those done are dropped at each command).
     translation_reads: FastMap<u64, Nanos>,
 }
 
 /// Bytes of a translation page a miss brings over the channel: the sector holding the entry
 /// (MQSim's mapping read transfers one 512-byte sector, ssd/Address_Mapping_Unit_Page_Level.cpp).
 const TRANSLATION_READ_BYTES: u64 = 512;
-/// Translation reads kept for sharing before those already done are dropped.
-const TRANSLATION_READS_KEPT: usize = 4096;
 
 /// SLC page keys beside TLC physical pages in a read's page list.
 const SLC_PAGE_KEY: u64 = 1 << 40;
@@ -206,9 +205,6 @@ impl FlashSsd {
             Some(&end) if end > t0 => end,
             _ => {
                 let end = self.read_translation_page(page, t0);
-                if self.translation_reads.len() >= TRANSLATION_READS_KEPT {
-                    self.translation_reads.retain(|_, end| *end > t0);
-                }
                 self.translation_reads.insert(page, end);
                 end
             }
@@ -298,7 +294,15 @@ impl FlashSsd {
         // Idle folding before pruning (it may start before `now`, on timelines kept until now).
         self.fold_idle(now);
         self.res.prune(now);
+        // Translation reads done by now are shared by no later miss (each starts at `now` or later).
+        if !self.translation_reads.is_empty() {
+            self.translation_reads.retain(|_, end| *end > now);
+        }
         let s = serve(self);
+        // A mapping read from a program (read priority) may have pushed back queued programs.
+        if self.mapping.is_some() {
+            self.apply_moved();
+        }
         self.last_completion_ns = self.last_completion_ns.max(s.completion_ns);
         s
     }
@@ -397,6 +401,15 @@ impl FlashSsd {
         self.lpns = lpns;
     }
 
+    /// Programs whose end a read pushed back (read priority): the buffer learns their new ends.
+    fn apply_moved(&mut self) {
+        self.res.take_moved(&mut self.moved);
+        for &(id, end) in &self.moved {
+            self.buffer.program_moved(id, end);
+        }
+        self.moved.clear();
+    }
+
     fn read(&mut self, req: &Request, start: Nanos) -> Service {
         let t = self.spec.timing;
         let t0 = start + t.overhead_ns();
@@ -415,7 +428,7 @@ impl FlashSsd {
             }
             let (entry_at, missed) = self.map_entry(lpn, t0, false);
             mapped = mapped.max(entry_at);
-            from_dram &= !missed;
+            from_dram &= !missed && entry_at <= t0;
             let (die, page, tr) = match (self.ftl.lookup(lpn), &self.slc) {
                 (Some(ppn), _) => {
                     let (die, page) = self.ftl.die_and_page(ppn);
@@ -444,11 +457,7 @@ impl FlashSsd {
             flash_done = flash_done.max(out_end);
         }
         self.pages = pages;
-        self.res.take_moved(&mut self.moved);
-        for &(id, end) in &self.moved {
-            self.buffer.program_moved(id, end);
-        }
-        self.moved.clear();
+        self.apply_moved();
         let bytes = req.size_sectors as u64 * SECTOR_BYTES;
         let (_, done) = self.res.link(true).reserve(flash_done, t.link_ns(bytes));
         Service { dispatch_ns: start, completion_ns: done, transfer_ns: done - start, cache_hit: from_dram, ..Service::default() }
@@ -511,15 +520,16 @@ impl DeviceView for FlashSsd {
             return link;
         }
         let lpn = sector / UNIT_SECTORS;
-        let (die, tr) = match (self.ftl.lookup(lpn), &self.slc) {
-            (Some(ppn), _) => (self.ftl.die_and_page(ppn).0, t.read_ns()),
-            (None, Some(c)) if c.contains(lpn as u32) => (self.ftl.die_of(lpn), c.cfg.read_ns()),
-            _ => return link,
-        };
-        // An entry not cached is read first (its translation page's die backlog not counted).
+        // An entry not cached is read first (its translation page's die backlog not counted),
+        // even for a unit never written.
         let mapping = match &self.mapping {
             Some(c) if !c.contains(lpn as u32) => t.read_ns() + t.channel_ns(TRANSLATION_READ_BYTES),
             _ => 0,
+        };
+        let (die, tr) = match (self.ftl.lookup(lpn), &self.slc) {
+            (Some(ppn), _) => (self.ftl.die_and_page(ppn).0, t.read_ns()),
+            (None, Some(c)) if c.contains(lpn as u32) => (self.ftl.die_of(lpn), c.cfg.read_ns()),
+            _ => return mapping + link,
         };
         mapping + (self.res.die_busy_until(die, now) - now) + tr + t.channel_ns(bytes) + link
     }

@@ -277,11 +277,11 @@ impl Reader {
             return Err(self.err(
                 "CMT_Capacity",
                 &cmt_bytes.to_string(),
-                format!("holds no entry the model caches (whole KiB of {entry_bytes}-byte entries); Ideal_Mapping_Table = true keeps the whole table in DRAM"),
+                "is under 1 KiB: the model's mapping cache takes whole KiB (Ideal_Mapping_Table = true keeps the whole table in DRAM)",
             ));
         }
         c.validate().map_err(|e| self.err("CMT_Capacity", &cmt_bytes.to_string(), e))?;
-        if cmt_bytes % 1024 != 0 {
+        if !cmt_bytes.is_multiple_of(1024) {
             self.unsupported("CMT_Capacity", &format!("{cmt_bytes} B: the model takes whole KiB ({} KiB)", c.capacity_kib));
         }
         self.unsupported(
