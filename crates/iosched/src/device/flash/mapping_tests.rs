@@ -4,7 +4,7 @@
 
 use super::mapping_cache::MappingCacheConfig;
 use super::spec::Precondition;
-use super::tests::small_spec;
+use super::tests::{scenario_flash_spec, small_spec};
 use super::*;
 
 /// The small drive, full, with a mapping cache of `kib` (8-byte entries, 4-byte translation
@@ -87,12 +87,7 @@ fn an_evicted_dirty_entry_is_written_back_with_its_page_and_a_clean_one_dropped(
 
 #[test]
 fn mapping_fields_in_a_scenario() {
-    let spec = |extra: &str| {
-        let text = format!(
-            "[device]\npreset = \"samsung-970-evo-plus-1tb\"\n[device.flash]\n{extra}\n[workload]\nkind = \"closed-queue\"\nqueue_depth = 1\nrequests = 10\n[[scheduler]]\nname = \"fcfs\"\n"
-        );
-        crate::scenario::Scenario::parse(&text, "t.toml").map_err(|e| e.to_string())?.flash_spec()
-    };
+    let spec = scenario_flash_spec;
     let s = spec("mapping_cache_kib = 2048\nmapping_entry_bytes = 9\ntranslation_entry_bytes = 6").unwrap().unwrap();
     assert_eq!(s.mapping, MappingCacheConfig { capacity_kib: 2048, entry_bytes: 9, translation_entry_bytes: 6 });
     assert!(spec("").unwrap().unwrap().mapping.is_off(), "the presets hold the whole table in DRAM");

@@ -29,6 +29,15 @@ pub(super) fn small_spec(precondition: Precondition) -> FlashSpec {
     s
 }
 
+/// The flash spec of a one-line scenario on the 970 EVO Plus preset with `extra` in
+/// `[device.flash]` (or the scenario's error).
+pub(super) fn scenario_flash_spec(extra: &str) -> Result<Option<FlashSpec>, String> {
+    let text = format!(
+        "[device]\npreset = \"samsung-970-evo-plus-1tb\"\n[device.flash]\n{extra}\n[workload]\nkind = \"closed-queue\"\nqueue_depth = 1\nrequests = 10\n[[scheduler]]\nname = \"fcfs\"\n"
+    );
+    crate::scenario::Scenario::parse(&text, "t.toml").map_err(|e| e.to_string())?.flash_spec()
+}
+
 /// Runs a closed queue of 4 KiB random requests at `qd` (drive depth `qd`) under FCFS.
 fn run(dev: &mut dyn Device, qd: u32, requests: u64, read_fraction: f64, seed: u64) -> Vec<RequestRecord> {
     let cap = dev.capacity_sectors();
@@ -247,12 +256,7 @@ proptest! {
 
 #[test]
 fn die_scheduling_fields_in_a_scenario() {
-    let spec = |extra: &str| {
-        let text = format!(
-            "[device]\npreset = \"samsung-970-evo-plus-1tb\"\n[device.flash]\n{extra}\n[workload]\nkind = \"closed-queue\"\nqueue_depth = 1\nrequests = 10\n[[scheduler]]\nname = \"fcfs\"\n"
-        );
-        crate::scenario::Scenario::parse(&text, "t.toml").map_err(|e| e.to_string())?.flash_spec()
-    };
+    let spec = scenario_flash_spec;
     let s = spec("read_priority = true\nsuspend = \"program-erase\"\nsuspend_us = 30\nresume_us = 5").unwrap().unwrap();
     assert_eq!(s.die_scheduling.suspend, die_scheduling::SuspendMode::ProgramErase);
     assert_eq!((s.die_scheduling.suspend_us, s.die_scheduling.erase_suspend_us, s.die_scheduling.resume_us), (30.0, 700.0, 5.0));
@@ -431,12 +435,7 @@ proptest! {
 
 #[test]
 fn slc_fields_in_a_scenario() {
-    let spec = |extra: &str| {
-        let text = format!(
-            "[device]\npreset = \"samsung-970-evo-plus-1tb\"\n[device.flash]\n{extra}\n[workload]\nkind = \"closed-queue\"\nqueue_depth = 1\nrequests = 10\n[[scheduler]]\nname = \"fcfs\"\n"
-        );
-        crate::scenario::Scenario::parse(&text, "t.toml").map_err(|e| e.to_string())?.flash_spec()
-    };
+    let spec = scenario_flash_spec;
     let s = spec("slc_cache_gib = 0.05\nslc_dynamic_gib = 0.2\nslc_program_us = 150\nslc_read_us = 20\nslc_fold = \"idle-and-full\"\nslc_fold_idle_ms = 2").unwrap().unwrap();
     assert_eq!((s.slc.static_gib, s.slc.dynamic_gib, s.slc.program_us, s.slc.read_us, s.slc.fold_idle_ms), (0.05, 0.2, 150.0, 20.0, 2.0));
     assert_eq!(s.slc.fold, slc_cache::FoldPolicy::IdleAndFull);
