@@ -154,6 +154,9 @@ pub struct Ftl {
     policy: GcPolicy,
     gc_free_superblocks: u32,
     in_gc: bool,
+    /// Logical units GC moved since the last `take_gc_moved`, when recorded (a mapping cache
+    /// updates their entries).
+    gc_moved: Option<Vec<u32>>,
     /// Units placed so far (cost-benefit's clock).
     clock: u64,
     /// Logical units mapped.
@@ -185,6 +188,7 @@ impl Ftl {
             policy,
             gc_free_superblocks,
             in_gc: false,
+            gc_moved: None,
             clock: 0,
             mapped: 0,
             counters: FtlCounters::default(),
@@ -229,6 +233,18 @@ impl Ftl {
             f.drain(..n as usize);
         }
         Ok(())
+    }
+
+    /// From now on, GC records the logical units it moves (`take_gc_moved`).
+    pub fn record_gc_moves(&mut self) {
+        self.gc_moved.get_or_insert_with(Vec::new);
+    }
+
+    /// The logical units GC moved since the last call, appended to `out`.
+    pub fn take_gc_moved(&mut self, out: &mut Vec<u32>) {
+        if let Some(moved) = self.gc_moved.as_mut() {
+            out.append(moved);
+        }
     }
 
     /// Unmaps `lpn` (its data moved to the SLC cache: the TLC copy is stale), without
@@ -424,6 +440,9 @@ impl Ftl {
             }
             self.place(die, lpn, work);
             self.counters.gc_units += 1;
+            if let Some(moved) = self.gc_moved.as_mut() {
+                moved.push(lpn);
+            }
         }
         debug_assert_eq!(self.valid[g], 0);
         self.written[g] = 0;

@@ -122,3 +122,28 @@ fn programs_pushed_back_by_mapping_reads_are_known_to_the_buffer() {
     assert!(ssd.ftl().counters.map_reads > 0 && ssd.ftl().counters.map_writes > 0);
     ssd.check().unwrap();
 }
+
+/// GC's moves update their entries without reading translation pages (MQSim's
+/// Allocate_new_page_for_gc): hot writes over 64 units of an aged drive make GC move cold
+/// units, which end up cached (dirty) while only the 64 written units ever missed.
+#[test]
+fn gc_moves_cache_their_entries_without_a_read() {
+    let mut s = small_spec(Precondition::Aged);
+    s.mapping = MappingCacheConfig { capacity_kib: 64, entry_bytes: 8, translation_entry_bytes: 4 };
+    let mut ssd = FlashSsd::new(s, 1).unwrap();
+    assert!(ssd.ftl().logical_units() < 8192, "every entry fits: nothing is pushed out");
+    let gc_before = ssd.ftl().counters.gc_units;
+    let mut now = 0;
+    for i in 0..3_000u64 {
+        let lpn = (i * 7) % 64;
+        let req = Request::new(i, Op::Write, lpn * UNIT_SECTORS, UNIT_SECTORS as u32, now);
+        now = ssd.service(&req, ArmPath::Direct, now).completion_ns;
+    }
+    ssd.flush_done_ns(now);
+    let c = ssd.ftl().counters;
+    assert!(c.gc_units > gc_before, "the hot writes made GC move data");
+    assert_eq!((c.map_misses, c.map_writes), (64, 0));
+    let cached = ssd.mapping.as_ref().unwrap().len();
+    assert!(cached > 64, "GC's moved units are cached beside the 64 written: {cached}");
+    ssd.check().unwrap();
+}

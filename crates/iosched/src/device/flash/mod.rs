@@ -73,6 +73,8 @@ pub struct FlashSsd {
     fold_lpns: Vec<u32>,
     /// The cached mapping table (None: the whole table in DRAM).
     mapping: Option<MappingCache>,
+    /// Logical units relocated by GC or a fold whose entries the mapping cache must update.
+    relocated_lpns: Vec<u32>,
     /// Translation pages being read: when each read ends (later misses on the page share it;
     /// those done are dropped at each command).
     translation_reads: FastMap<u64, Nanos>,
@@ -98,6 +100,10 @@ impl FlashSsd {
         precondition::precondition(&mut ftl, spec.precondition, seed);
         let after_precondition = ftl.counters;
         let dies = spec.geometry.dies();
+        if !spec.mapping.is_off() {
+            // After preconditioning: the run starts with the cache empty.
+            ftl.record_gc_moves();
+        }
         let mapping = (!spec.mapping.is_off()).then(|| {
             let page_bytes = spec.geometry.units_per_page() as u64 * UNIT_BYTES;
             MappingCache::new(spec.mapping.capacity_entries(), spec.mapping.entries_per_translation_page(page_bytes))
@@ -116,6 +122,7 @@ impl FlashSsd {
             last_completion_ns: 0,
             fold_lpns: Vec::new(),
             mapping,
+            relocated_lpns: Vec::new(),
             translation_reads: FastMap::default(),
         })
     }
@@ -158,6 +165,11 @@ impl FlashSsd {
             push_work(&mut ops, work, t);
         }
         ops.extend((0..erases).map(|_| (OpKind::Erase, t.erase_ns())));
+        if self.mapping.is_some() {
+            // Folded units move from SLC to TLC pages, as GC's moves do.
+            self.relocated_lpns.extend_from_slice(&lpns);
+            self.relocated(ready);
+        }
         self.fold_lpns = lpns;
         if ops.is_empty() {
             return Some(ready);
@@ -255,6 +267,30 @@ impl FlashSsd {
         let (_, in_end) = self.res.channel(ch).reserve(read_end, t.channel_ns(page_bytes));
         self.res.die_ops(die, in_end, vec![(OpKind::Program, t.program_ns())]);
         self.ftl.counters.map_writes += 1;
+    }
+
+    /// Updates the entries of units GC moved (taken from the FTL) and of `relocated_lpns`,
+    /// from `at`: a cached entry becomes dirty; a missing one is cached dirty without reading
+    /// its translation page (MQSim's `Allocate_new_page_for_gc`), which may push out a dirty
+    /// entry to write back.
+    fn relocated(&mut self, at: Nanos) {
+        let mut lpns = std::mem::take(&mut self.relocated_lpns);
+        self.ftl.take_gc_moved(&mut lpns);
+        for &lpn in &lpns {
+            let cache = self.mapping.as_mut().expect("mapping cache on");
+            if cache.contains(lpn) {
+                cache.mark_dirty(lpn);
+                continue;
+            }
+            if let Some(out) = cache.insert(lpn, at, true) {
+                if out.dirty {
+                    self.write_back_translation_page(out.lpn, at);
+                    self.mapping.as_mut().expect("mapping cache on").mark_dirty(lpn);
+                }
+            }
+        }
+        lpns.clear();
+        self.relocated_lpns = lpns;
     }
 
     pub fn spec(&self) -> &FlashSpec {
@@ -397,6 +433,9 @@ impl FlashSsd {
             let work: DieWork = self.ftl.write_superpage(die, &lpns);
             self.res.die_job(die, ready, work, &self.spec.timing)
         };
+        if self.mapping.is_some() {
+            self.relocated(ready);
+        }
         self.buffer.program_done_at(done, lpns.len() as u32, id);
         self.lpns = lpns;
     }
