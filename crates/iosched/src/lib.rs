@@ -15,6 +15,7 @@ pub mod request;
 pub mod scenario;
 pub mod sched;
 pub mod sim;
+pub mod small_sorted_map;
 pub mod time;
 pub mod trace;
 pub mod workload;

@@ -140,6 +140,13 @@ pub struct BlockLayer {
     waits: WaitQueues,
     /// Bios plugged at the current instant, in submission order.
     plugged: Vec<Request>,
+    /// Emptied bio lists kept for the next units (a list per request would otherwise be
+    /// allocated and freed for every bio), at most `SPARE_UNITS`.
+    spare_units: Vec<Vec<Request>>,
+    /// `unplug`'s map of each process to its first plugged bio, kept for its capacity.
+    first_plugged: FastMap<u32, usize>,
+    /// `free_request`'s woken processes, kept for its capacity.
+    woken: Vec<u32>,
     last_merge: Option<RequestId>,
     /// Parts of split bios: part id -> the bio it belongs to; and per split bio, itself and
     /// how many of its parts have yet to complete.
@@ -197,6 +204,24 @@ impl BlockLayer {
             admitted: None,
             elv_last_merge: None,
             discard_queue: std::collections::BTreeSet::new(),
+            spare_units: Vec::new(),
+            first_plugged: FastMap::default(),
+            woken: Vec::new(),
+        }
+    }
+
+    /// A unit of one bio, in a spare list if there is one.
+    fn unit_of(&mut self, bio: Request) -> Vec<Request> {
+        let mut unit = self.spare_units.pop().unwrap_or_default();
+        unit.push(bio);
+        unit
+    }
+
+    /// Keeps an emptied bio list for a later unit.
+    fn recycle(&mut self, mut unit: Vec<Request>) {
+        if self.spare_units.len() < SPARE_UNITS {
+            unit.clear();
+            self.spare_units.push(unit);
         }
     }
 
@@ -251,7 +276,8 @@ impl BlockLayer {
             // A flush comes after what was submitted before it: the plug goes first.
             self.unplug(sched, cx);
         }
-        self.submit_unit(vec![bio], sched, cx);
+        let unit = self.unit_of(bio);
+        self.submit_unit(unit, sched, cx);
     }
 
     /// The end of an instant: plugged bios go to the queue, each process's sorted and merged.
@@ -261,13 +287,21 @@ impl BlockLayer {
         }
         let mut plugged = std::mem::take(&mut self.plugged);
         // Processes in the order of their first bio; each one's bios by direction and sector.
-        let mut first_seen: FastMap<u32, usize> = FastMap::default();
-        for (i, b) in plugged.iter().enumerate() {
-            first_seen.entry(b.principal.pid).or_insert(i);
+        if plugged.len() > 1 {
+            // (A map grown large by one big unplug is dropped: clearing it costs its capacity.)
+            let mut first_seen = std::mem::take(&mut self.first_plugged);
+            if first_seen.capacity() > 64 {
+                first_seen = FastMap::default();
+            }
+            first_seen.clear();
+            for (i, b) in plugged.iter().enumerate() {
+                first_seen.entry(b.principal.pid).or_insert(i);
+            }
+            plugged.sort_by_key(|b| (first_seen[&b.principal.pid], b.op != Op::Read, b.start_sector, b.id));
+            self.first_plugged = first_seen;
         }
-        plugged.sort_by_key(|b| (first_seen[&b.principal.pid], b.op != Op::Read, b.start_sector, b.id));
-        let mut unit: Vec<Request> = Vec::new();
-        for bio in plugged {
+        let mut unit: Vec<Request> = self.spare_units.pop().unwrap_or_default();
+        for bio in plugged.drain(..) {
             if let Some(last) = unit.last() {
                 let span = unit_request(&unit);
                 // blk_attempt_plug_merge: a multi-range discard takes a discard bio as one more
@@ -290,13 +324,20 @@ impl BlockLayer {
                     unit.push(bio);
                     continue;
                 }
-                let done = std::mem::take(&mut unit);
+                let next = self.spare_units.pop().unwrap_or_default();
+                let done = std::mem::replace(&mut unit, next);
                 self.submit_unit(done, sched, cx);
             }
             unit.push(bio);
         }
         if !unit.is_empty() {
             self.submit_unit(unit, sched, cx);
+        } else {
+            self.recycle(unit);
+        }
+        // Keep the list's capacity unless bios were plugged meanwhile.
+        if self.plugged.is_empty() {
+            self.plugged = plugged;
         }
     }
 
@@ -307,9 +348,11 @@ impl BlockLayer {
         if self.waits.is_waiting(pid) {
             // The process is asleep for a request: these bios come after.
             self.counters.waited_bios += unit.len() as u64;
-            for b in unit {
+            let mut unit = unit;
+            for b in unit.drain(..) {
                 self.waits.push_pending(b);
             }
+            self.recycle(unit);
             return;
         }
         let unit = match self.try_merge(unit, sched, cx) {
@@ -337,13 +380,15 @@ impl BlockLayer {
             self.counters.waited_bios += unit.len() as u64;
             let dir = self.pool.wait_dir(&req);
             // The process sleeps with its first bio; the rest follow it in order.
-            let mut it = unit.into_iter();
+            let mut unit = unit;
+            let mut it = unit.drain(..);
             if let Some(first) = it.next() {
                 self.waits.sleep(dir, first);
             }
             for b in it {
                 self.waits.push_pending(b);
             }
+            self.recycle(unit);
         }
     }
 
@@ -411,13 +456,16 @@ impl BlockLayer {
     fn grow(&mut self, rq: Request, grown: Request, unit: Vec<Request>, front: bool, sched: &mut dyn Scheduler, cx: &Context) {
         self.note_admitted(&unit);
         let mut bios = self.bios.remove(&rq.id).unwrap_or_default();
-        if front {
+        let spent = if front {
             let mut u = unit;
-            u.extend(bios);
-            bios = u;
+            u.append(&mut bios);
+            std::mem::replace(&mut bios, u)
         } else {
-            bios.extend(unit);
-        }
+            let mut u = unit;
+            bios.append(&mut u);
+            u
+        };
+        self.recycle(spent);
         self.bios.insert(rq.id, bios);
         self.index.replace(grown);
         self.last_merge = Some(rq.id);
@@ -432,7 +480,9 @@ impl BlockLayer {
         }
         let grown = Request { size_sectors: low.size_sectors + high.size_sectors, ..low };
         let mut bios = self.bios.remove(&low.id).unwrap_or_default();
-        bios.extend(self.bios.remove(&high.id).unwrap_or_default());
+        let mut spent = self.bios.remove(&high.id).unwrap_or_default();
+        bios.append(&mut spent);
+        self.recycle(spent);
         self.bios.insert(low.id, bios);
         self.index.remove(high.id);
         self.index.replace(grown);
@@ -530,7 +580,9 @@ impl BlockLayer {
         self.note_admitted(&unit);
         self.counters.discard_merges += 1;
         let grown = Request { size_sectors: rq.size_sectors + span.size_sectors, ..rq };
-        self.bios.entry(rq.id).or_default().extend(unit);
+        let mut unit = unit;
+        self.bios.entry(rq.id).or_default().append(&mut unit);
+        self.recycle(unit);
         self.index.grow_in_place(grown);
         sched.merged(&rq, grown, cx);
         None
@@ -545,9 +597,9 @@ impl BlockLayer {
     /// all its parts have completed); its request frees, which may wake sleeping processes
     /// (whose bios then go on to the queue). Returns how many bios (or parts) it carried.
     pub fn complete(&mut self, req: &Request, out: &mut Vec<Request>, sched: &mut dyn Scheduler, cx: &Context) -> u32 {
-        let bios = self.bios.remove(&req.id).unwrap_or_default();
+        let mut bios = self.bios.remove(&req.id).unwrap_or_default();
         let n = bios.len() as u32;
-        for bio in bios {
+        for bio in bios.drain(..) {
             match self.part_of.remove(&bio.id) {
                 None => out.push(bio),
                 Some(parent) => {
@@ -563,6 +615,7 @@ impl BlockLayer {
                 }
             }
         }
+        self.recycle(bios);
         self.insert_ns.remove(&req.id);
         self.free_request(req, sched, cx);
         n
@@ -573,7 +626,9 @@ impl BlockLayer {
         // the request was allocated.
         let limited = self.cfg.nr_requests.is_some_and(|nr| self.depth_limit(req, sched) < nr);
         let (dir, wake) = self.pool.free(req, limited);
-        let mut woken = Vec::new();
+        // (A merge below may free a request again: that call finds this list taken.)
+        let mut woken = std::mem::take(&mut self.woken);
+        woken.clear();
         for _ in 0..wake {
             let Some(pid) = self.waits.wake(dir) else {
                 break;
@@ -590,7 +645,8 @@ impl BlockLayer {
                     let Some(b) = self.waits.next_pending(pid) else {
                         break;
                     };
-                    if let Some(unit) = self.try_merge(vec![b], sched, cx) {
+                    let unit = self.unit_of(b);
+                    if let Some(unit) = self.try_merge(unit, sched, cx) {
                         self.allocate_or_sleep(unit, sched, cx);
                     }
                     if round == 0 {
@@ -599,6 +655,7 @@ impl BlockLayer {
                 }
             }
         }
+        self.woken = woken;
     }
 
     /// Bios not yet in the scheduler (plugged, or waiting for a request).
@@ -606,6 +663,9 @@ impl BlockLayer {
         self.plugged.len() + self.waits.bios()
     }
 }
+
+/// Emptied bio lists kept for reuse: more than the units in flight at once in any run measured.
+const SPARE_UNITS: usize = 64;
 
 /// Ids of the parts of split bios (far above any id the engine gives).
 const PART_ID_BASE: RequestId = 1 << 62;

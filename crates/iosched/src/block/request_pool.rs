@@ -219,11 +219,16 @@ pub struct WaitQueues {
     order: Vec<VecDeque<u32>>,
     pending: FastMap<u32, VecDeque<Request>>,
     asleep: FastSet<u32>,
+    /// Emptied pending queues kept for reuse (one was allocated and freed per sleep).
+    spare: Vec<VecDeque<Request>>,
 }
+
+/// Emptied pending queues kept at most.
+const SPARE_PENDING: usize = 64;
 
 impl Default for WaitQueues {
     fn default() -> Self {
-        WaitQueues { order: vec![VecDeque::new(); 2], pending: FastMap::default(), asleep: FastSet::default() }
+        WaitQueues { order: vec![VecDeque::new(); 2], pending: FastMap::default(), asleep: FastSet::default(), spare: Vec::new() }
     }
 }
 
@@ -239,13 +244,18 @@ impl WaitQueues {
     }
 
     pub fn push_pending(&mut self, bio: Request) {
-        self.pending.entry(bio.principal.pid).or_default().push_back(bio);
+        self.queue_of(bio.principal.pid).push_back(bio);
+    }
+
+    fn queue_of(&mut self, pid: u32) -> &mut VecDeque<Request> {
+        let spare = &mut self.spare;
+        self.pending.entry(pid).or_insert_with(|| spare.pop().unwrap_or_default())
     }
 
     /// `pid` goes to sleep in direction `dir` with `bio` first.
     pub fn sleep(&mut self, dir: usize, bio: Request) {
         let pid = bio.principal.pid;
-        self.pending.entry(pid).or_default().push_front(bio);
+        self.queue_of(pid).push_front(bio);
         self.order[dir].push_back(pid);
         self.asleep.insert(pid);
     }
@@ -262,7 +272,11 @@ impl WaitQueues {
         let q = self.pending.get_mut(&pid)?;
         let bio = q.pop_front();
         if q.is_empty() {
-            self.pending.remove(&pid);
+            if let Some(q) = self.pending.remove(&pid) {
+                if self.spare.len() < SPARE_PENDING {
+                    self.spare.push(q);
+                }
+            }
         }
         bio
     }

@@ -7,8 +7,8 @@ use super::rules::{Rules, SeekRule};
 use super::wf2q::Eid;
 use crate::request::{Request, RequestId};
 use crate::sched::linux::cfq::queue::choose_req;
+use crate::small_sorted_map::SmallSortedMap;
 use crate::time::{Nanos, NS_PER_MS};
-use std::collections::{BTreeMap, BTreeSet};
 
 /// BFQQ_SEEK_THR (Linux 6.x): a request farther than this from the previous one is seeky.
 pub const SEEK_THR_SECTORS: u64 = 8 * 100;
@@ -118,9 +118,9 @@ pub struct BfqQueue {
     pub level: usize,
     /// Weight without raising.
     pub orig_weight: u64,
-    pub sort: BTreeMap<Key, (Request, Nanos)>,
+    pub sort: SmallSortedMap<Key, (Request, Nanos)>,
     /// (deadline, id, start sector).
-    pub fifo: BTreeSet<(Nanos, RequestId, u64)>,
+    pub fifo: SmallSortedMap<(Nanos, RequestId, u64), ()>,
     pub next_rq: Option<Key>,
     pub dispatched: u32,
     /// On the scheduler's service trees (has requests, or is in service).
@@ -157,8 +157,8 @@ impl BfqQueue {
             class,
             level,
             orig_weight: weight,
-            sort: BTreeMap::new(),
-            fifo: BTreeSet::new(),
+            sort: SmallSortedMap::new(),
+            fifo: SmallSortedMap::new(),
             next_rq: None,
             dispatched: 0,
             busy: false,
@@ -202,9 +202,9 @@ impl BfqQueue {
     /// `bfq_find_next_rq`: the neighbour of `key` (successor, else the lowest) local C-LOOK
     /// prefers.
     pub fn find_next_rq(&self, key: Key, back_max: u64, penalty: u64) -> Option<Key> {
-        let prev = self.sort.range(..key).next_back().map(|(k, _)| *k);
-        let next = self.sort.range((std::ops::Bound::Excluded(key), std::ops::Bound::Unbounded)).next().map(|(k, _)| *k);
-        let next = next.or_else(|| self.sort.keys().next().copied().filter(|&k| k != key));
+        let prev = self.sort.key_before(&key);
+        let next = self.sort.key_after(&key);
+        let next = next.or_else(|| self.sort.first().map(|(k, _)| *k).filter(|&k| k != key));
         let pick = choose_req(next.map(|k| self.request(k)), prev.map(|k| self.request(k)), key.0, back_max, penalty)?;
         Some((pick.start_sector, pick.id))
     }
@@ -213,7 +213,7 @@ impl BfqQueue {
     /// changed.
     pub fn insert(&mut self, req: Request, fifo_ns: Nanos, last: u64, back_max: u64, penalty: u64) -> bool {
         self.sort.insert((req.start_sector, req.id), (req, fifo_ns));
-        self.fifo.insert((fifo_ns, req.id, req.start_sector));
+        self.fifo.insert((fifo_ns, req.id, req.start_sector), ());
         let prev = self.next_rq;
         let cur = prev.map(|k| self.request(k));
         let pick =
@@ -241,7 +241,7 @@ impl BfqQueue {
             return None;
         }
         self.fifo_checked = true;
-        let &(deadline, id, sector) = self.fifo.first()?;
+        let (&(deadline, id, sector), _) = self.fifo.first()?;
         if now < deadline {
             return None;
         }
