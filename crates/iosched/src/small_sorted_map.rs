@@ -62,7 +62,7 @@ impl<K: Ord + Copy, V> SmallSortedMap<K, V> {
             let out = m.remove(k);
             if m.len() <= SPILL / 2 {
                 // Back to the vector, with room to grow again before spilling.
-                self.small.extend(self.large.take().expect("large").into_iter());
+                self.small.extend(self.large.take().expect("large"));
             }
             return out;
         }
@@ -128,7 +128,7 @@ mod tests {
             let mut r: BTreeMap<u32, u32> = BTreeMap::new();
             for (op, k, v) in ops {
                 match op {
-                    0 | 1 | 2 => proptest::prop_assert_eq!(m.insert(k, v), r.insert(k, v)),
+                    0..=2 => proptest::prop_assert_eq!(m.insert(k, v), r.insert(k, v)),
                     3 | 4 => proptest::prop_assert_eq!(m.remove(&k), r.remove(&k)),
                     _ => {}
                 }
