@@ -14,7 +14,8 @@ const SPILL: usize = 32;
 #[derive(Clone, Debug)]
 pub struct SmallSortedMap<K, V> {
     small: Vec<(K, V)>,
-    /// Some while the map holds more than `SPILL` entries (then `small` is empty).
+    /// Some from the insert that would make `SPILL + 1` entries until a removal leaves
+    /// `SPILL / 2` (then `small` is empty).
     large: Option<BTreeMap<K, V>>,
 }
 
@@ -137,6 +138,32 @@ mod tests {
                 proptest::prop_assert_eq!(m.first(), r.first_key_value());
                 proptest::prop_assert_eq!(m.key_before(&k), r.range(..k).next_back().map(|e| *e.0));
                 proptest::prop_assert_eq!(m.key_after(&k), r.range(k + 1..).next().map(|e| *e.0));
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Runs of inserts, then runs of removals, so that the map spills to the B-tree and
+        /// comes back to the vector many times; every key queried after every operation.
+        #[test]
+        fn answers_as_a_btree_map_across_spills_both_ways(phases in proptest::collection::vec((proptest::bool::ANY, proptest::collection::vec(0u32..60, 1..60)), 1..12)) {
+            let mut m: SmallSortedMap<u32, u32> = SmallSortedMap::new();
+            let mut r: BTreeMap<u32, u32> = BTreeMap::new();
+            for (inserting, keys) in phases {
+                for k in keys {
+                    if inserting {
+                        proptest::prop_assert_eq!(m.insert(k, k * 3), r.insert(k, k * 3));
+                    } else {
+                        proptest::prop_assert_eq!(m.remove(&k), r.remove(&k));
+                    }
+                    proptest::prop_assert_eq!(m.len(), r.len());
+                    proptest::prop_assert_eq!(m.first(), r.first_key_value());
+                    for q in 0..61u32 {
+                        proptest::prop_assert_eq!(m.get(&q), r.get(&q));
+                        proptest::prop_assert_eq!(m.key_before(&q), r.range(..q).next_back().map(|e| *e.0));
+                        proptest::prop_assert_eq!(m.key_after(&q), r.range(q + 1..).next().map(|e| *e.0));
+                    }
+                }
             }
         }
     }
