@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzzes every input reader of iosched (docs/reliability.md) for SECONDS seconds each (default
-# 45): scenario, disksim, seek, trace, calibration, trace-readers. Exits non-zero on any failure: a panic
+# 45): scenario, disksim, seek, trace, calibration, trace-readers, mqsim. Exits non-zero on any failure: a panic
 # (the fuzz profile has overflow checks on), a hang, a stack overflow (the process dies) or an
 # error message that does not describe the problem. Failing inputs are saved in
 # target/fuzz-crashes/. Usage: .ci/fuzz.sh [SECONDS] [SEED]

@@ -30,7 +30,7 @@ use targets::{Env, Outcome, TARGETS};
 const USAGE: &str = "usage: iosched-fuzz (--target NAME[,NAME...] | --all) [--seconds N] [--runs N] [--seed N]
                     [--corpus DIR] [--crashes DIR] [--shared DIR | --no-shared] [--hang-seconds N]
                     [--reproduce FILE] [--list]
-targets: scenario, disksim, seek, trace, calibration, trace-readers";
+targets: scenario, disksim, seek, trace, calibration, trace-readers, mqsim";
 
 struct Options {
     targets: Vec<String>,

@@ -14,7 +14,7 @@ use iosched::trace::{Trace, TraceFormat};
 use iosched::workload::replay::ReplayTiming;
 use std::path::{Path, PathBuf};
 
-pub const TARGETS: &[&str] = &["scenario", "disksim", "seek", "trace", "calibration", "trace-readers"];
+pub const TARGETS: &[&str] = &["scenario", "disksim", "seek", "trace", "calibration", "trace-readers", "mqsim"];
 
 /// What one execution gave: an error message or a signature of the success.
 pub enum Outcome {
@@ -144,6 +144,7 @@ pub fn run(target: &str, input: &[u8], env: &Env) -> Result<Outcome, String> {
         "trace" => trace(input),
         "calibration" => calibration(input, env),
         "trace-readers" => trace_readers(input, env),
+        "mqsim" => mqsim(input, env),
         _ => Err(format!("unknown target `{target}`")),
     }
 }
@@ -432,6 +433,41 @@ fn scenario(input: &[u8], env: &Env) -> Result<Outcome, String> {
             }
             let names: Vec<&str> = results.iter().map(|r| r.summary.scheduler_name.as_str()).collect();
             Ok(Outcome::Ok(format!("ran {} on {}", names.join(","), r_kind(&s))))
+        }
+    }
+}
+
+/// The input is an MQSim device description (its ssdconfig.xml), reached as a user's would be:
+/// a scenario's `device.mqsim` (so the scenario's checks, memory included, apply), then a short
+/// closed queue of mixed reads and writes on the drive it describes.
+fn mqsim(input: &[u8], env: &Env) -> Result<Outcome, String> {
+    let xml = env.dir.join("fuzz-ssd.xml");
+    std::fs::write(&xml, input).map_err(|e| format!("cannot write {}: {e}", xml.display()))?;
+    let scenario_path = env.dir.join("fuzz-mqsim.toml");
+    let (xml_name, name) = (xml.display().to_string(), scenario_path.display().to_string());
+    let kib = 4 << (hash(input) % 4);
+    let text = format!(
+        "[device]\nmqsim = \"{xml_name}\"\nqueue_depth = 8\n[workload]\nkind = \"closed-queue\"\nqueue_depth = 8\nrequests = 64\nrequest_kib = {kib}\nread_fraction = 0.6\n[[scheduler]]\nname = \"fcfs\"\n"
+    );
+    // The reader's errors name the description; the scenario's name the scenario.
+    let described_either = |e: String| described(e.clone(), if e.contains(&xml_name) { &xml_name } else { &name });
+    let s = match Scenario::parse(&text, &name) {
+        Err(e) => return described_either(e.to_string()),
+        Ok(s) => s,
+    };
+    match s.run(None) {
+        Err(e) => described_either(e.to_string()),
+        Ok(results) => {
+            for r in &results {
+                let inv = &r.summary.invariants;
+                if *inv != iosched::metrics::InvariantReport::default() {
+                    return Err(format!("broken invariants on a valid description: {inv:?}"));
+                }
+                if r.summary.requests != 64 {
+                    return Err(format!("{} of 64 requests completed", r.summary.requests));
+                }
+            }
+            Ok(Outcome::Ok(format!("ran; {kib} KiB")))
         }
     }
 }
