@@ -1347,12 +1347,22 @@ fn with_field_line(text: &str, message: String) -> String {
 
 /// The 1-based line of `path` (`table.key`, `table[i].key`, `table[i]`) in scenario text written
 /// with `[table]` / `[[table]]` headers and `key = value` lines; the table's header line when the
-/// key is absent; None when the table is not found that way.
+/// key is absent; None when the table is not found that way. A dotted table is tried first
+/// (`device.flash.page_kib` is key `page_kib` of `[device.flash]`), then its parents.
 fn field_line(text: &str, path: &str) -> Option<usize> {
-    let (head, key) = match path.split_once('.') {
-        Some((h, k)) => (h, Some(k.split(['.', '[']).next().unwrap_or(k))),
-        None => (path, None),
-    };
+    let mut cut = path.len();
+    while let Some(dot) = path[..cut].rfind('.') {
+        let (head, rest) = (&path[..dot], &path[dot + 1..]);
+        if let Some(line) = field_line_in(text, head, Some(rest.split(['.', '[']).next().unwrap_or(rest))) {
+            return Some(line);
+        }
+        cut = dot;
+    }
+    field_line_in(text, path, None)
+}
+
+/// `field_line` for the table `head` (`table` or `table[i]`) and its `key`.
+fn field_line_in(text: &str, head: &str, key: Option<&str>) -> Option<usize> {
     let (table, index) = match head.split_once('[') {
         Some((t, i)) => (t, i.trim_end_matches(']').parse::<usize>().ok()?),
         None => (head, 0),
