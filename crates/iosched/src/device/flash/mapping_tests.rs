@@ -147,3 +147,26 @@ fn gc_moves_cache_their_entries_without_a_read() {
     assert!(cached > 64, "GC's moved units are cached beside the 64 written: {cached}");
     ssd.check().unwrap();
 }
+
+/// A TRIM changes the entries of units holding data (to unmapped): cached ones become dirty,
+/// missing ones are cached dirty without a read.
+#[test]
+fn a_trim_dirties_the_entries_of_units_holding_data() {
+    let mut s = small_spec(Precondition::Full);
+    s.mapping = MappingCacheConfig { capacity_kib: 64, entry_bytes: 8, translation_entry_bytes: 4 };
+    let mut ssd = FlashSsd::new(s, 1).unwrap();
+    // Units 0..4 read: their entries cached clean (one translation read, shared).
+    let now = read(&mut ssd, 1, 0, 4, 0);
+    let before = ssd.ftl().counters;
+    assert_eq!((before.map_misses, before.map_reads), (4, 1));
+    // A TRIM of units 0..8: 0..4 cached (now dirty), 4..8 not (cached dirty, no read).
+    let trim = Request::new(2, Op::Discard, 0, 8 * UNIT_SECTORS as u32, now);
+    ssd.service(&trim, ArmPath::Direct, now);
+    let c = ssd.ftl().counters;
+    assert_eq!((c.map_reads, c.map_misses), (1, 4), "no translation read for a TRIM");
+    assert_eq!(c.trimmed_units, 8);
+    // Every entry pushed out (8,192 fit in 64 KiB): the eight are dirty.
+    let mut m = ssd.mapping.take().unwrap();
+    let out: Vec<(u32, bool)> = (0..8192u32).filter_map(|i| m.insert(100_000 + i, 0, false)).map(|e| (e.lpn, e.dirty)).collect();
+    assert_eq!(out, (0..8u32).map(|l| (l, true)).collect::<Vec<_>>());
+}

@@ -73,7 +73,7 @@ pub struct FlashSsd {
     fold_lpns: Vec<u32>,
     /// The cached mapping table (None: the whole table in DRAM).
     mapping: Option<MappingCache>,
-    /// Logical units relocated by GC or a fold whose entries the mapping cache must update.
+    /// Logical units folded or trimmed whose entries the mapping cache must update.
     relocated_lpns: Vec<u32>,
     /// Translation pages being read: when each read ends (later misses on the page share it;
     /// those done are dropped at each command).
@@ -269,10 +269,10 @@ impl FlashSsd {
         self.ftl.counters.map_writes += 1;
     }
 
-    /// Updates the entries of units GC moved (taken from the FTL) and of `relocated_lpns`,
-    /// from `at`: a cached entry becomes dirty; a missing one is cached dirty without reading
-    /// its translation page (MQSim's `Allocate_new_page_for_gc`), which may push out a dirty
-    /// entry to write back.
+    /// Updates the entries of units GC moved (taken from the FTL) and of `relocated_lpns`
+    /// (folded or trimmed units), from `at`: a cached entry becomes dirty; a missing one is
+    /// cached dirty without reading its translation page (MQSim's `Allocate_new_page_for_gc`;
+    /// the model's TRIM does the same), which may push out a dirty entry to write back.
     fn relocated(&mut self, at: Nanos) {
         let mut lpns = std::mem::take(&mut self.relocated_lpns);
         self.ftl.take_gc_moved(&mut lpns);
@@ -310,9 +310,7 @@ impl FlashSsd {
 
     /// TRIM (ATA DATA SET MANAGEMENT / NVMe deallocate) of whole 4 KiB units in the range.
     pub fn trim(&mut self, start_sector: u64, sectors: u64) {
-        let first = start_sector.div_ceil(UNIT_SECTORS);
-        let end = ((start_sector + sectors) / UNIT_SECTORS).min(self.ftl.logical_units());
-        for lpn in first..end {
+        for lpn in self.whole_units(start_sector, sectors) {
             self.ftl.trim(lpn);
             // A unit whose data the SLC cache holds is not mapped in the FTL: count its trim here.
             if let Some(c) = self.slc.as_mut() {
@@ -321,6 +319,13 @@ impl FlashSsd {
                 }
             }
         }
+    }
+
+    /// The logical units wholly inside `sectors` sectors from `start_sector` (what a TRIM unmaps).
+    fn whole_units(&self, start_sector: u64, sectors: u64) -> std::ops::Range<u64> {
+        let first = start_sector.div_ceil(UNIT_SECTORS);
+        let end = ((start_sector + sectors) / UNIT_SECTORS).min(self.ftl.logical_units());
+        first..end.max(first)
     }
 
     /// One command `req` started at `now`: the drive's state brought up to `now`, `serve` run,
@@ -365,7 +370,18 @@ impl FlashSsd {
                 self.program(die, now);
             }
         }
+        // With a mapping cache, the entries of units holding data change (to unmapped).
+        if self.mapping.is_some() {
+            for lpn in self.whole_units(req.start_sector, req.size_sectors as u64) {
+                if self.ftl.lookup(lpn).is_some() || self.slc.as_ref().is_some_and(|c| c.contains(lpn as u32)) {
+                    self.relocated_lpns.push(lpn as u32);
+                }
+            }
+        }
         self.trim(req.start_sector, req.size_sectors as u64);
+        if self.mapping.is_some() {
+            self.relocated(now);
+        }
     }
 
     fn units_of(&self, req: &Request) -> std::ops::Range<u64> {
