@@ -556,7 +556,7 @@ fn scenario_range_errors_name_the_line() {
     assert!(e.contains("group_cylinders") && e.ends_with("(line 3)"), "{e}");
     // A field of a dotted table (`[device.flash]`) is found in it, not at `[device]`'s header.
     let text = "[device]\npreset = \"samsung-970-evo-plus-1tb\"\n[device.flash]\nread_us = 50\nmapping_entry_bytes = 0\n[workload]\nkind = \"closed-queue\"\nrequests = 10\n[[scheduler]]\nname = \"fcfs\"\n";
-    let e = Scenario::parse(text, "l.toml").err().expect("refused at parse").to_string();
+    let e = Scenario::parse(text, "l.toml").err().unwrap().to_string();
     assert!(e.contains("`device.flash.mapping_entry_bytes`") && e.ends_with("(line 5)"), "{e}");
 }
 

@@ -10,8 +10,14 @@ use super::*;
 /// The small drive, full, with a mapping cache of `kib` (8-byte entries, 4-byte translation
 /// entries: 2,048 per 8 KiB translation page).
 fn drive(kib: u32) -> FlashSsd {
-    let mut s = small_spec(Precondition::Full);
-    s.mapping = MappingCacheConfig { capacity_kib: kib, entry_bytes: 8, translation_entry_bytes: 4 };
+    drive_with(Precondition::Full, MappingCacheConfig { capacity_kib: kib, entry_bytes: 8, translation_entry_bytes: 4 }, false)
+}
+
+/// The small drive in state `pre` with the mapping cache `mapping` (and read priority).
+fn drive_with(pre: Precondition, mapping: MappingCacheConfig, read_priority: bool) -> FlashSsd {
+    let mut s = small_spec(pre);
+    s.mapping = mapping;
+    s.die_scheduling.read_priority = read_priority;
     FlashSsd::new(s, 1).unwrap()
 }
 
@@ -59,9 +65,8 @@ fn misses_on_one_translation_page_share_its_read() {
 #[test]
 fn an_evicted_dirty_entry_is_written_back_with_its_page_and_a_clean_one_dropped() {
     // 1 KiB of 64-byte entries: 16 entries; translation pages of 128 entries (8 KiB / 64 B).
-    let mut s = small_spec(Precondition::Full);
-    s.mapping = MappingCacheConfig { capacity_kib: 1, entry_bytes: 64, translation_entry_bytes: 64 };
-    let mut on = FlashSsd::new(s, 1).unwrap();
+    let mut on =
+        drive_with(Precondition::Full, MappingCacheConfig { capacity_kib: 1, entry_bytes: 64, translation_entry_bytes: 64 }, false);
     // 17 writes to units 0..17 (translation page 0): programmed, each entry updated (dirty).
     let mut now = 0;
     for lpn in 0..17u64 {
@@ -106,10 +111,8 @@ fn mapping_fields_in_a_scenario() {
 /// at once, as it does after a read.
 #[test]
 fn programs_pushed_back_by_mapping_reads_are_known_to_the_buffer() {
-    let mut s = small_spec(Precondition::Full);
-    s.mapping = MappingCacheConfig { capacity_kib: 1, entry_bytes: 64, translation_entry_bytes: 64 };
-    s.die_scheduling.read_priority = true;
-    let mut ssd = FlashSsd::new(s, 1).unwrap();
+    let mut ssd =
+        drive_with(Precondition::Full, MappingCacheConfig { capacity_kib: 1, entry_bytes: 64, translation_entry_bytes: 64 }, true);
     let units = ssd.ftl().logical_units();
     let (mut now, mut left) = (0, Vec::new());
     for i in 0..400u64 {
@@ -128,9 +131,8 @@ fn programs_pushed_back_by_mapping_reads_are_known_to_the_buffer() {
 /// units, which end up cached (dirty) while only the 64 written units ever missed.
 #[test]
 fn gc_moves_cache_their_entries_without_a_read() {
-    let mut s = small_spec(Precondition::Aged);
-    s.mapping = MappingCacheConfig { capacity_kib: 64, entry_bytes: 8, translation_entry_bytes: 4 };
-    let mut ssd = FlashSsd::new(s, 1).unwrap();
+    let mut ssd =
+        drive_with(Precondition::Aged, MappingCacheConfig { capacity_kib: 64, entry_bytes: 8, translation_entry_bytes: 4 }, false);
     assert!(ssd.ftl().logical_units() < 8192, "every entry fits: nothing is pushed out");
     let gc_before = ssd.ftl().counters.gc_units;
     let mut now = 0;
@@ -152,9 +154,7 @@ fn gc_moves_cache_their_entries_without_a_read() {
 /// missing ones are cached dirty without a read.
 #[test]
 fn a_trim_dirties_the_entries_of_units_holding_data() {
-    let mut s = small_spec(Precondition::Full);
-    s.mapping = MappingCacheConfig { capacity_kib: 64, entry_bytes: 8, translation_entry_bytes: 4 };
-    let mut ssd = FlashSsd::new(s, 1).unwrap();
+    let mut ssd = drive(64);
     // Units 0..4 read: their entries cached clean (one translation read, shared).
     let now = read(&mut ssd, 1, 0, 4, 0);
     let before = ssd.ftl().counters;
