@@ -102,6 +102,8 @@ pub struct MappingCache {
     /// Most and least recently used.
     newest: u32,
     oldest: u32,
+    /// Slots of entries pushed out, for the next inserts.
+    free: Vec<u32>,
 }
 
 impl MappingCache {
@@ -115,6 +117,7 @@ impl MappingCache {
             nodes: Vec::new(),
             newest: NIL,
             oldest: NIL,
+            free: Vec::new(),
         }
     }
 
@@ -147,21 +150,35 @@ impl MappingCache {
         self.slot_of.contains_key(&lpn)
     }
 
+    /// If the cache is full, pushes out the least recently used entry (so that an insert
+    /// follows it without evicting).
+    pub fn make_room(&mut self) -> Option<Evicted> {
+        if self.slot_of.len() < self.capacity {
+            return None;
+        }
+        let s = self.oldest;
+        self.unlink(s);
+        let old = self.nodes[s as usize];
+        self.slot_of.remove(&old.lpn);
+        self.free.push(s);
+        Some(Evicted { lpn: old.lpn, dirty: old.dirty })
+    }
+
     /// Caches `lpn` (not cached yet) as the most recently used, usable from `ready_ns`; the
     /// least recently used entry goes if the cache is full.
     pub fn insert(&mut self, lpn: u32, ready_ns: Nanos, dirty: bool) -> Option<Evicted> {
         debug_assert!(!self.slot_of.contains_key(&lpn), "lpn {lpn} cached twice");
+        let evicted = self.make_room();
         let node = Node { lpn, newer: NIL, older: NIL, dirty, ready_ns };
-        let (slot, evicted) = if self.slot_of.len() < self.capacity {
-            self.nodes.push(node);
-            ((self.nodes.len() - 1) as u32, None)
-        } else {
-            let s = self.oldest;
-            self.unlink(s);
-            let old = self.nodes[s as usize];
-            self.slot_of.remove(&old.lpn);
-            self.nodes[s as usize] = node;
-            (s, Some(Evicted { lpn: old.lpn, dirty: old.dirty }))
+        let slot = match self.free.pop() {
+            Some(s) => {
+                self.nodes[s as usize] = node;
+                s
+            }
+            None => {
+                self.nodes.push(node);
+                (self.nodes.len() - 1) as u32
+            }
         };
         self.slot_of.insert(lpn, slot);
         self.push_newest(slot);

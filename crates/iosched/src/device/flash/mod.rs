@@ -221,17 +221,21 @@ impl FlashSsd {
                 end
             }
         };
+        self.cache_entry(lpn, ready, update);
+        (ready, true)
+    }
+
+    /// Caches `lpn`'s entry (not cached), usable from `at`, `dirty` if it changes: the least
+    /// recently used entry goes first if the cache is full, its translation page written back
+    /// from `at` if it had changed.
+    fn cache_entry(&mut self, lpn: u32, at: Nanos, dirty: bool) {
         let cache = self.mapping.as_mut().expect("mapping cache on");
-        if let Some(out) = cache.insert(lpn, ready, update) {
+        if let Some(out) = cache.make_room() {
             if out.dirty {
-                self.write_back_translation_page(out.lpn, ready);
-                // The write-back cleans its page's cached entries; this one changes after it.
-                if update {
-                    self.mapping.as_mut().expect("mapping cache on").mark_dirty(lpn);
-                }
+                self.write_back_translation_page(out.lpn, at);
             }
         }
-        (ready, true)
+        self.mapping.as_mut().expect("mapping cache on").insert(lpn, at, dirty);
     }
 
     /// The die holding translation page `page`: striped over the dies as data chunks are
@@ -245,7 +249,7 @@ impl FlashSsd {
         let t = self.spec.timing;
         let die = self.translation_die(page);
         let ch = self.spec.geometry.channel_of(die) as usize;
-        let (_, read_end) = self.res.die_read(die, t0, t.read_ns());
+        let read_end = self.die_read(die, t0, t.read_ns());
         self.ftl.counters.map_reads += 1;
         self.res.channel(ch).reserve(read_end, t.channel_ns(TRANSLATION_READ_BYTES)).1
     }
@@ -263,7 +267,7 @@ impl FlashSsd {
         let die = self.translation_die(page);
         let ch = self.spec.geometry.channel_of(die) as usize;
         let page_bytes = self.spec.geometry.units_per_page() as u64 * UNIT_BYTES;
-        let (_, read_end) = self.res.die_read(die, t0, t.read_ns());
+        let read_end = self.die_read(die, t0, t.read_ns());
         let (_, in_end) = self.res.channel(ch).reserve(read_end, t.channel_ns(page_bytes));
         self.res.die_ops(die, in_end, vec![(OpKind::Program, t.program_ns())]);
         self.ftl.counters.map_writes += 1;
@@ -280,13 +284,8 @@ impl FlashSsd {
             let cache = self.mapping.as_mut().expect("mapping cache on");
             if cache.contains(lpn) {
                 cache.mark_dirty(lpn);
-                continue;
-            }
-            if let Some(out) = cache.insert(lpn, at, true) {
-                if out.dirty {
-                    self.write_back_translation_page(out.lpn, at);
-                    self.mapping.as_mut().expect("mapping cache on").mark_dirty(lpn);
-                }
+            } else {
+                self.cache_entry(lpn, at, true);
             }
         }
         lpns.clear();
@@ -340,10 +339,6 @@ impl FlashSsd {
             self.translation_reads.retain(|_, end| *end > now);
         }
         let s = serve(self);
-        // A mapping read from a program (read priority) may have pushed back queued programs.
-        if self.mapping.is_some() {
-            self.apply_moved();
-        }
         self.last_completion_ns = self.last_completion_ns.max(s.completion_ns);
         s
     }
@@ -456,13 +451,17 @@ impl FlashSsd {
         self.lpns = lpns;
     }
 
-    /// Programs whose end a read pushed back (read priority): the buffer learns their new ends.
-    fn apply_moved(&mut self) {
+    /// A page read of `tr` on `die` from `ready`: its end. Under read priority the read may
+    /// push back programs queued on the die; the write buffer learns their new ends at once,
+    /// whoever reads (a host read, a translation read from a program or a write-back).
+    fn die_read(&mut self, die: u32, ready: Nanos, tr: Nanos) -> Nanos {
+        let (_, end) = self.res.die_read(die, ready, tr);
         self.res.take_moved(&mut self.moved);
         for &(id, end) in &self.moved {
             self.buffer.program_moved(id, end);
         }
         self.moved.clear();
+        end
     }
 
     fn read(&mut self, req: &Request, start: Nanos) -> Service {
@@ -507,12 +506,11 @@ impl FlashSsd {
         let mut flash_done = mapped;
         for &(die, _, units, tr, from) in &pages {
             let ch = self.spec.geometry.channel_of(die) as usize;
-            let (_, read_end) = self.res.die_read(die, from, tr);
+            let read_end = self.die_read(die, from, tr);
             let (_, out_end) = self.res.channel(ch).reserve(read_end, t.channel_ns(units as u64 * UNIT_BYTES));
             flash_done = flash_done.max(out_end);
         }
         self.pages = pages;
-        self.apply_moved();
         let bytes = req.size_sectors as u64 * SECTOR_BYTES;
         let (_, done) = self.res.link(true).reserve(flash_done, t.link_ns(bytes));
         Service { dispatch_ns: start, completion_ns: done, transfer_ns: done - start, cache_hit: from_dram, ..Service::default() }

@@ -273,7 +273,7 @@ impl Reader {
         let entry_bytes = ((2.0 * pages.log2() + sectors) / 8.0).ceil() as u32;
         let translation_entry_bytes = ((pages.log2() + sectors) / 8.0).ceil() as u32;
         let c = MappingCacheConfig { capacity_kib: (cmt_bytes / 1024) as u32, entry_bytes, translation_entry_bytes };
-        if c.is_off() || c.capacity_entries() == 0 {
+        if c.is_off() {
             return Err(self.err(
                 "CMT_Capacity",
                 &cmt_bytes.to_string(),
