@@ -5,6 +5,7 @@
 
 pub mod anticipation;
 pub mod block;
+pub mod dense_map;
 pub mod device;
 pub mod divisor;
 pub mod fast_hash;

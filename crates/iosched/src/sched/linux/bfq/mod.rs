@@ -18,6 +18,7 @@ pub mod rules;
 pub mod wf2q;
 
 use super::cfq::queue::is_sync;
+use crate::dense_map::DenseMap;
 use crate::device::ArmPath;
 use crate::fast_hash::FastMap;
 use crate::request::{Op, PrioClass, Request, RequestId};
@@ -68,7 +69,7 @@ pub struct Bfq {
     name: &'static str,
     pub(super) rules: Rules,
     pub(super) wf: Wf2q,
-    pub(super) queues: FastMap<Eid, BfqQueue>,
+    pub(super) queues: DenseMap<BfqQueue>,
     procs: FastMap<u32, Proc>,
     async_qs: FastMap<(Eid, usize, usize), Eid>,
     cgroups: FastMap<u32, Eid>,
@@ -97,10 +98,10 @@ pub struct Bfq {
     /// Weights of queues busy or with requests at the drive, and how many (Linux's
     /// queue_weights_tree), and which weight each queue is counted under.
     weights: BTreeMap<u64, u32>,
-    counted: FastMap<Eid, u64>,
+    counted: DenseMap<u64>,
     /// Queues busy or with requests at the drive, per group entity (a group counts for Linux's
     /// num_groups_with_pending_reqs while this is above 0).
-    group_pending: FastMap<Eid, u32>,
+    group_pending: DenseMap<u32>,
     slot_dispatched: u32,
     /// Linux burst detection: the current burst's queues, its size, whether it is large, when
     /// its last queue joined and the group it is in.
@@ -130,7 +131,7 @@ impl Bfq {
             name,
             rules,
             wf: Wf2q::new(),
-            queues: FastMap::default(),
+            queues: DenseMap::default(),
             procs: FastMap::default(),
             async_qs: FastMap::default(),
             cgroups: FastMap::default(),
@@ -155,8 +156,8 @@ impl Bfq {
             last_position: 0,
             last_idle_class_ns: 0,
             weights: BTreeMap::new(),
-            counted: FastMap::default(),
-            group_pending: FastMap::default(),
+            counted: DenseMap::default(),
+            group_pending: DenseMap::default(),
             slot_dispatched: 0,
             burst_list: Vec::new(),
             burst_size: 0,
@@ -351,7 +352,7 @@ impl Bfq {
         if g == ROOT {
             return;
         }
-        let n = self.group_pending.entry(g).or_insert(0);
+        let n = self.group_pending.get_or_insert_with(g, || 0);
         *n = (*n as i64 + delta as i64).max(0) as u32;
         if *n == 0 {
             self.group_pending.remove(&g);
