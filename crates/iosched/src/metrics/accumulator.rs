@@ -135,20 +135,22 @@ impl RunAccumulator {
             .iter()
             .map(|info| {
                 let p = self.process(info.pid).unwrap_or(&empty);
+                let (response_ms, response_cdf_ms) = p.response.summary_and_quantiles_ms();
                 ProcessSummary {
                     pid: info.pid,
                     name: info.name.clone(),
                     requests: p.response.count(),
                     bytes: p.bytes,
                     throughput_mb_s: p.bytes as f64 / 1e6 / elapsed_s,
-                    response_ms: p.response.summary_ms(),
-                    response_cdf_ms: p.response.quantiles_ms(),
+                    response_ms,
+                    response_cdf_ms,
                     request_wait_ms: p.request_wait.summary_ms(),
                     disk_time_s: p.disk_ns as f64 / 1e9,
                     last_completion_s: ns_to_s(p.last_completion_ns.saturating_sub(start_ns)),
                 }
             })
             .collect();
+        let (response_ms, response_cdf_ms) = response.summary_and_quantiles_ms();
         RunSummary {
             requests: self.requests,
             bytes: self.bytes,
@@ -157,7 +159,7 @@ impl RunAccumulator {
             iops: self.requests as f64 / elapsed_s,
             utilization_busy: self.busy_ns as f64 / elapsed_ns.max(1) as f64,
             utilization_transfer: self.transfer_ns as f64 / elapsed_ns.max(1) as f64,
-            response_ms: response.summary_ms(),
+            response_ms,
             service_ms: self.service.summary_ms(),
             request_wait_ms: request_wait.summary_ms(),
             scheduler_ms: self.scheduler_wait.summary_ms(),
@@ -168,7 +170,7 @@ impl RunAccumulator {
                     .map(|op| (op.as_str().to_string(), self.by_op[op_index(op)]))
                     .collect()
             }),
-            response_cdf_ms: response.quantiles_ms(),
+            response_cdf_ms,
             per_request_ms: {
                 let n = self.requests.max(1) as f64 * 1e6;
                 ServiceParts {

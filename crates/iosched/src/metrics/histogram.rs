@@ -264,6 +264,28 @@ impl LatencyHistogram {
         LatencyMs { mean: self.mean_ns() / 1e6, p50: ns_to_ms(p[0]), p95: ns_to_ms(p[1]), p99: ns_to_ms(p[2]), max: ns_to_ms(self.max_ns) }
     }
 
+    /// [`Self::summary_ms`] and [`Self::quantiles_ms`] from one pass over the counts (the
+    /// summary's p50, p95 and p99 are points of `CDF_QUANTILES`: 100/200, 190/200, 198/200 are
+    /// exactly 0.50, 0.95, 0.99 as doubles).
+    pub fn summary_and_quantiles_ms(&self) -> (LatencyMs, Vec<f64>) {
+        if self.count == 0 {
+            return (LatencyMs::default(), Vec::new());
+        }
+        const P50: usize = 100;
+        const P95: usize = 190;
+        const P99: usize = 198;
+        debug_assert_eq!((CDF_QUANTILES[P50], CDF_QUANTILES[P95], CDF_QUANTILES[P99]), (0.50, 0.95, 0.99));
+        let p = self.quantiles_ns(&CDF_QUANTILES);
+        let summary = LatencyMs {
+            mean: self.mean_ns() / 1e6,
+            p50: ns_to_ms(p[P50]),
+            p95: ns_to_ms(p[P95]),
+            p99: ns_to_ms(p[P99]),
+            max: ns_to_ms(self.max_ns),
+        };
+        (summary, p.into_iter().map(ns_to_ms).collect())
+    }
+
     /// The distribution sampled at `CDF_QUANTILES`, in ms (empty when nothing was recorded).
     pub fn quantiles_ms(&self) -> Vec<f64> {
         if self.count == 0 {
@@ -299,6 +321,23 @@ mod tests {
     fn nearest_rank(sorted: &[Nanos], q: f64) -> Nanos {
         let k = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1;
         sorted[k]
+    }
+
+    /// The summary and the CDF from one pass are exactly the two computed apart, for empty,
+    /// sparse (with zeros) and dense distributions.
+    #[test]
+    fn summary_and_quantiles_from_one_pass_are_the_separate_ones() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(11);
+        for n in [0usize, 1, 7, 300, 50_000] {
+            let mut h = LatencyHistogram::default();
+            for i in 0..n {
+                h.record(if i % 13 == 0 { 0 } else { 10f64.powf(rng.gen_range(3.0..9.0)) as Nanos });
+            }
+            let (summary, cdf) = h.summary_and_quantiles_ms();
+            assert_eq!(summary, h.summary_ms(), "{n} values");
+            assert_eq!(cdf, h.quantiles_ms(), "{n} values");
+        }
     }
 
     #[test]
