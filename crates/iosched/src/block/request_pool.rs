@@ -400,6 +400,7 @@ mod tests {
             sq_select: SqSelect::Cpu,
             sq_classes: vec![SqClass::Medium; 2],
             per_hw_queue_lists: false,
+            null_dispatch_rerun_ns: 0,
         });
         let mut p = RequestPool::new(Some(2), TagModel::BlkMq);
         p.attach_hw_queues(&map);

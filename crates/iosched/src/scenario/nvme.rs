@@ -131,6 +131,7 @@ pub fn host_queues(s: &Scenario, scheduler: &str) -> Result<(Option<MqConfig>, O
             sq_select: SqSelect::Cpu,
             sq_classes: vec![],
             per_hw_queue_lists,
+            null_dispatch_rerun_ns: crate::block::mq::linux_null_dispatch_rerun_ns(scheduler),
         };
         return Ok((Some(mq), None));
     }
@@ -235,6 +236,7 @@ pub fn host_queues(s: &Scenario, scheduler: &str) -> Result<(Option<MqConfig>, O
         sq_select,
         sq_classes: sq_classes.clone(),
         per_hw_queue_lists,
+        null_dispatch_rerun_ns: crate::block::mq::linux_null_dispatch_rerun_ns(scheduler),
     };
     let nvme = NvmeConfig {
         queues,

@@ -114,6 +114,8 @@ struct Lane<'a> {
     /// (a stamp, so that a new instant needs no pass over the lanes).
     head_at: Option<Nanos>,
     wake_at: Option<Nanos>,
+    /// blk-mq's delayed queue run, when one is pending (armed when the elevator gave nothing).
+    rerun_at: Option<Nanos>,
     /// blk-mq (None: one queue, no CPU cost, as before).
     mq: Option<BlkMq>,
     /// NVMe queue pairs (None: the drive queue).
@@ -415,11 +417,13 @@ impl Engine<'_> {
                 Decision::WaitUntil(t) => {
                     let idle = cx_in_flight(l) == 0;
                     hold(l, lane, Some(t), idle, now, &mut self.invariants, &mut self.events);
+                    arm_null_dispatch_rerun(l, lane, now, &mut self.events);
                     break;
                 }
                 Decision::Empty => {
                     let idle = cx_in_flight(l) == 0;
                     hold(l, lane, None, idle, now, &mut self.invariants, &mut self.events);
+                    arm_null_dispatch_rerun(l, lane, now, &mut self.events);
                     break;
                 }
             }
@@ -520,6 +524,19 @@ fn hold(
     }
 }
 
+/// blk-mq asked the elevator, which holds requests, and got none: the queue runs again
+/// `BLK_MQ_BUDGET_DELAY` later (Linux `__blk_mq_do_dispatch_sched`), unless a delayed run is
+/// already pending (`blk_mq_delay_run_hw_queues` leaves a pending one as it is).
+fn arm_null_dispatch_rerun(l: &mut Lane, lane: usize, now: Nanos, events: &mut EventQueue<Event>) {
+    let delay = l.mq.as_ref().map_or(0, BlkMq::null_dispatch_rerun_ns);
+    if delay == 0 || l.scheduler.queued() == 0 || l.rerun_at.is_some_and(|t| t > now) {
+        return;
+    }
+    let at = now.saturating_add(delay);
+    l.rerun_at = Some(at);
+    events.push(at, Event::Wake(lane as u32));
+}
+
 /// Commands out at a blk-mq lane's drive.
 fn cx_in_flight(l: &Lane) -> u32 {
     l.mq.as_ref().map_or_else(|| l.drive.outstanding(), |m| m.in_flight())
@@ -617,6 +634,7 @@ fn run<'a>(
                 serving: Vec::new(),
                 head_at: None,
                 wake_at: None,
+                rerun_at: None,
                 mq,
                 nvme: options
                     .nvme
@@ -686,6 +704,9 @@ fn run<'a>(
                 let l = &mut e.lanes[lane as usize];
                 if l.wake_at == Some(t) {
                     l.wake_at = None;
+                }
+                if l.rerun_at == Some(t) {
+                    l.rerun_at = None;
                 }
             }
         }

@@ -235,3 +235,82 @@ fn the_engine_stops_at_the_end_of_its_clock() {
     }
     assert_eq!(w.0, 2, "two steps within the clock");
 }
+
+/// blk-mq runs the queue again `BLK_MQ_BUDGET_DELAY` (3 ms) after the elevator, holding
+/// requests, gave none (Linux `__blk_mq_do_dispatch_sched`); without an elevator (0) nothing
+/// wakes the queue. A scheduler that holds its one request until 5 ms and returns Empty before
+/// (no timer of its own): dispatched at the second re-run, 6 ms; never without re-runs.
+#[test]
+fn blk_mq_reruns_the_queue_3_ms_after_the_elevator_gave_nothing() {
+    use iosched::block::mq::{cpu_cost::SchedCost, MqConfig, BLK_MQ_BUDGET_DELAY_NS};
+    use iosched::device::nvme::{SqClass, SqSelect};
+    use iosched::device::rotational::RotationalDisk;
+    use iosched::device::ArmPath;
+    use iosched::request::{Op, Request};
+    use iosched::sched::{Context, Decision, Scheduler};
+    use iosched::sim::engine::{simulate_with, SimOptions};
+    use iosched::trace::TraceRequest;
+    use iosched::workload::replay::{Replay, ReplayTiming};
+
+    struct HoldUntil {
+        release_ns: u64,
+        held: Option<Request>,
+        asked_at: Vec<u64>,
+    }
+    impl Scheduler for HoldUntil {
+        fn name(&self) -> &str {
+            "hold-until"
+        }
+        fn add(&mut self, req: Request, _cx: &Context) {
+            self.held = Some(req);
+        }
+        fn next(&mut self, cx: &Context) -> Decision {
+            self.asked_at.push(cx.now_ns);
+            match self.held {
+                Some(r) if cx.now_ns >= self.release_ns => {
+                    self.held = None;
+                    Decision::Dispatch(r, ArmPath::Direct)
+                }
+                _ => Decision::Empty,
+            }
+        }
+        fn queued(&self) -> usize {
+            self.held.is_some() as usize
+        }
+    }
+    let run = |rerun_ns: u64| {
+        let one = TraceRequest {
+            line: 1,
+            arrival_ns: 0,
+            op: Op::Read,
+            start_sector: 1000,
+            size_sectors: 8,
+            device: 1,
+            measured_response_ns: None,
+            gap_ns: 0,
+            tag: None,
+        };
+        let mut workload = Replay::from_requests(&[one], ReplayTiming::Arrival);
+        let mut disk = RotationalDisk::new(preset("ibm-deskstar-34gxp").unwrap()).unwrap();
+        let mut sched = HoldUntil { release_ns: 5_000_000, held: None, asked_at: vec![] };
+        let mq = MqConfig {
+            cpus: 1,
+            nr_hw_queues: 1,
+            tags_per_hw_queue: 1,
+            cost: SchedCost::NONE,
+            sq_select: SqSelect::Cpu,
+            sq_classes: vec![SqClass::Medium],
+            per_hw_queue_lists: false,
+            null_dispatch_rerun_ns: rerun_ns,
+        };
+        let out =
+            simulate_with(&mut disk, &mut sched, &mut workload, SimOptions { mq: Some(mq), keep_records: true, ..SimOptions::default() });
+        (out.records.iter().map(|r| r.dispatch_ns).collect::<Vec<_>>(), sched.asked_at, out.invariants.left_behind)
+    };
+    let (dispatched, asked, left) = run(BLK_MQ_BUDGET_DELAY_NS);
+    assert_eq!(asked, vec![0, 3_000_000, 6_000_000], "asked at the submission, then at each re-run");
+    assert_eq!((dispatched, left), (vec![6_000_000], 0));
+    let (dispatched, asked, left) = run(0);
+    assert_eq!(asked, vec![0], "no elevator re-run: nothing wakes the queue");
+    assert_eq!((dispatched, left), (vec![], 1));
+}

@@ -52,6 +52,24 @@ pub struct MqConfig {
     /// queue full stops dispatching until a tag frees.
     #[serde(skip)]
     pub per_hw_queue_lists: bool,
+    /// When the elevator gives no request while it holds some (BFQ idling, kyber out of
+    /// tokens), blk-mq runs the queue again this much later (`blk_mq_delay_run_hw_queues(q,
+    /// BLK_MQ_BUDGET_DELAY)` in `__blk_mq_do_dispatch_sched`, 3 ms); 0 without an elevator.
+    #[serde(skip)]
+    pub null_dispatch_rerun_ns: u64,
+}
+
+/// Linux's `BLK_MQ_BUDGET_DELAY` (3 ms), in ns.
+pub const BLK_MQ_BUDGET_DELAY_NS: u64 = 3_000_000;
+
+/// The delayed re-run after an empty dispatch under Linux's scheduler `name`: none has no
+/// elevator to ask.
+pub fn linux_null_dispatch_rerun_ns(name: &str) -> u64 {
+    if matches!(name, "noop" | "none") {
+        0
+    } else {
+        BLK_MQ_BUDGET_DELAY_NS
+    }
 }
 
 /// Whether Linux's scheduler `name` (a registry name) keeps its requests per hardware queue.
@@ -153,6 +171,11 @@ impl BlkMq {
     /// Whether a request that found its hardware queue full leaves the others to be served.
     pub fn per_hw_queue_lists(&self) -> bool {
         self.cfg.per_hw_queue_lists
+    }
+
+    /// See [`MqConfig::null_dispatch_rerun_ns`].
+    pub fn null_dispatch_rerun_ns(&self) -> u64 {
+        self.cfg.null_dispatch_rerun_ns
     }
 
     pub fn take_tag(&mut self, hwq: usize) {

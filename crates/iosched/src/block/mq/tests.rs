@@ -30,6 +30,7 @@ fn mq(cpus: u32, hw: u32, tags: u32) -> BlkMq {
         cost: SchedCost::NONE,
         sq_select: SqSelect::Cpu,
         per_hw_queue_lists: false,
+        null_dispatch_rerun_ns: 0,
         sq_classes: vec![SqClass::Medium; hw as usize],
     })
 }
@@ -110,6 +111,7 @@ fn one_hardware_queue_hands_commands_on_in_order() {
         cost: SchedCost { per_request_ns: 1000, serialized: false },
         sq_select: SqSelect::Cpu,
         per_hw_queue_lists: false,
+        null_dispatch_rerun_ns: 0,
         sq_classes: vec![],
     });
     assert_eq!(m.charge(&req(0), 0, 0), 1000);
