@@ -329,14 +329,17 @@ mod tests {
     fn summary_and_quantiles_from_one_pass_are_the_separate_ones() {
         use rand::{Rng, SeedableRng};
         let mut rng = rand_pcg::Pcg64::seed_from_u64(11);
-        for n in [0usize, 1, 7, 300, 50_000] {
-            let mut h = LatencyHistogram::default();
-            for i in 0..n {
-                h.record(if i % 13 == 0 { 0 } else { 10f64.powf(rng.gen_range(3.0..9.0)) as Nanos });
+        // With and without zeros (their own bucket), sparse and dense (past 1,024 buckets).
+        for zeros in [true, false] {
+            for n in [0usize, 1, 7, 300, 50_000, 2_000_000] {
+                let mut h = LatencyHistogram::default();
+                for i in 0..n {
+                    h.record(if zeros && i % 13 == 0 { 0 } else { 10f64.powf(rng.gen_range(3.0..9.0)) as Nanos });
+                }
+                let (summary, cdf) = h.summary_and_quantiles_ms();
+                assert_eq!(summary, h.summary_ms(), "{n} values, zeros {zeros}");
+                assert_eq!(cdf, h.quantiles_ms(), "{n} values, zeros {zeros}");
             }
-            let (summary, cdf) = h.summary_and_quantiles_ms();
-            assert_eq!(summary, h.summary_ms(), "{n} values");
-            assert_eq!(cdf, h.quantiles_ms(), "{n} values");
         }
     }
 

@@ -35,6 +35,8 @@ enum Event {
     WorkloadTimer(u64),
     /// The lane's scheduler asked to be asked again.
     Wake(u32),
+    /// blk-mq's delayed queue run (`arm_null_dispatch_rerun`); one no longer pending is a no-op.
+    Rerun(u32),
 }
 
 /// Why a run ended before its workload did.
@@ -532,9 +534,15 @@ fn arm_null_dispatch_rerun(l: &mut Lane, lane: usize, now: Nanos, events: &mut E
     if delay == 0 || l.scheduler.queued() == 0 || l.rerun_at.is_some_and(|t| t > now) {
         return;
     }
+    // SCSI and ATA take a budget (the device's queue depth, the lane's tags) before asking the
+    // elevator (`blk_mq_get_dispatch_budget`): with every one taken the loop stops without a
+    // delayed run, and a completion runs the queue. NVMe has no budget.
+    if l.nvme.is_none() && l.mq.as_ref().is_some_and(|m| !m.has_tag(0)) {
+        return;
+    }
     let at = now.saturating_add(delay);
     l.rerun_at = Some(at);
-    events.push(at, Event::Wake(lane as u32));
+    events.push(at, Event::Rerun(lane as u32));
 }
 
 /// Commands out at a blk-mq lane's drive.
@@ -674,6 +682,9 @@ fn run<'a>(
     e.flush_emit();
     e.decide();
     let (mut events, mut events_at_instant, mut stop) = (0u64, 0u64, None);
+    // Whether something at this instant calls for a decision (all but a delayed blk-mq run no
+    // longer pending do).
+    let mut decision_due = false;
     while let Some((t, ev)) = e.events.pop() {
         debug_assert!(t >= e.now, "time went backwards: {t} < {}", e.now);
         if t >= HORIZON_NS {
@@ -697,16 +708,34 @@ fn run<'a>(
         }
         e.now = t;
         match ev {
-            Event::Arrival(nr) => e.arrive(nr),
-            Event::Completion(lane, id) => e.complete(lane as usize, id),
-            Event::WorkloadTimer(token) => e.workload.on_timer(token, t, &mut e.emit),
+            Event::Arrival(nr) => {
+                e.arrive(nr);
+                decision_due = true;
+            }
+            Event::Completion(lane, id) => {
+                e.complete(lane as usize, id);
+                decision_due = true;
+            }
+            Event::WorkloadTimer(token) => {
+                e.workload.on_timer(token, t, &mut e.emit);
+                decision_due = true;
+            }
             Event::Wake(lane) => {
                 let l = &mut e.lanes[lane as usize];
                 if l.wake_at == Some(t) {
                     l.wake_at = None;
+                    // The scheduler's own timer runs the queue from kblockd (BFQ's idle timer:
+                    // `bfq_schedule_dispatch`), which brings a pending delayed run forward to
+                    // now (`mod_delayed_work`): this run is that one.
+                    l.rerun_at = None;
                 }
+                decision_due = true;
+            }
+            Event::Rerun(lane) => {
+                let l = &mut e.lanes[lane as usize];
                 if l.rerun_at == Some(t) {
                     l.rerun_at = None;
+                    decision_due = true;
                 }
             }
         }
@@ -714,7 +743,10 @@ fn run<'a>(
         if e.events.peek_time() == Some(t) {
             continue; // more happens at this instant: decide once all of it is known
         }
-        e.decide();
+        if decision_due {
+            e.decide();
+            decision_due = false;
+        }
     }
     // A run stopped early leaves work behind by design: that is not a broken invariant.
     let held: u64 = e

@@ -236,13 +236,13 @@ fn the_engine_stops_at_the_end_of_its_clock() {
     assert_eq!(w.0, 2, "two steps within the clock");
 }
 
-/// blk-mq runs the queue again `BLK_MQ_BUDGET_DELAY` (3 ms) after the elevator, holding
-/// requests, gave none (Linux `__blk_mq_do_dispatch_sched`); without an elevator (0) nothing
-/// wakes the queue. A scheduler that holds its one request until 5 ms and returns Empty before
-/// (no timer of its own): dispatched at the second re-run, 6 ms; never without re-runs.
-#[test]
-fn blk_mq_reruns_the_queue_3_ms_after_the_elevator_gave_nothing() {
+/// blk-mq's delayed queue run (Linux `__blk_mq_do_dispatch_sched`: `BLK_MQ_BUDGET_DELAY`, 3 ms,
+/// after the elevator, holding requests, gave none). A test scheduler holds each request until
+/// its release time and returns Empty (or, with a timer, WaitUntil) before.
+mod blk_mq_rerun {
+    use super::preset;
     use iosched::block::mq::{cpu_cost::SchedCost, MqConfig, BLK_MQ_BUDGET_DELAY_NS};
+    use iosched::device::drive_queue::DriveQueueConfig;
     use iosched::device::nvme::{SqClass, SqSelect};
     use iosched::device::rotational::RotationalDisk;
     use iosched::device::ArmPath;
@@ -252,65 +252,136 @@ fn blk_mq_reruns_the_queue_3_ms_after_the_elevator_gave_nothing() {
     use iosched::trace::TraceRequest;
     use iosched::workload::replay::{Replay, ReplayTiming};
 
+    const MS: u64 = 1_000_000;
+
     struct HoldUntil {
-        release_ns: u64,
-        held: Option<Request>,
+        /// Release time of the n-th request added.
+        release_ns: Vec<u64>,
+        added: usize,
+        held: Vec<(u64, Request)>,
+        /// The scheduler's own timer, asked for while it lies ahead.
+        timer_ns: Option<u64>,
         asked_at: Vec<u64>,
     }
+
     impl Scheduler for HoldUntil {
         fn name(&self) -> &str {
             "hold-until"
         }
         fn add(&mut self, req: Request, _cx: &Context) {
-            self.held = Some(req);
+            self.held.push((self.release_ns[self.added], req));
+            self.added += 1;
         }
         fn next(&mut self, cx: &Context) -> Decision {
             self.asked_at.push(cx.now_ns);
-            match self.held {
-                Some(r) if cx.now_ns >= self.release_ns => {
-                    self.held = None;
-                    Decision::Dispatch(r, ArmPath::Direct)
-                }
+            if let Some(i) = self.held.iter().position(|&(at, _)| at <= cx.now_ns) {
+                return Decision::Dispatch(self.held.remove(i).1, ArmPath::Direct);
+            }
+            match self.timer_ns {
+                Some(t) if t > cx.now_ns => Decision::WaitUntil(t),
                 _ => Decision::Empty,
             }
         }
         fn queued(&self) -> usize {
-            self.held.is_some() as usize
+            self.held.len()
         }
     }
-    let run = |rerun_ns: u64| {
-        let one = TraceRequest {
-            line: 1,
-            arrival_ns: 0,
-            op: Op::Read,
-            start_sector: 1000,
-            size_sectors: 8,
-            device: 1,
-            measured_response_ns: None,
-            gap_ns: 0,
-            tag: None,
-        };
-        let mut workload = Replay::from_requests(&[one], ReplayTiming::Arrival);
+
+    struct Outcome {
+        asked_at: Vec<u64>,
+        dispatched_at: Vec<u64>,
+        completed_at: Vec<u64>,
+        left_behind: u64,
+    }
+
+    /// Requests arriving at `arrivals_ns` (far apart on the disk), released at `release_ns`, on
+    /// a disk behind blk-mq with `tags` tags.
+    fn run(arrivals_ns: &[u64], release_ns: &[u64], timer_ns: Option<u64>, tags: u32, rerun_ns: u64) -> Outcome {
+        let trace: Vec<TraceRequest> = arrivals_ns
+            .iter()
+            .enumerate()
+            .map(|(i, &at)| TraceRequest {
+                line: i as u32 + 1,
+                arrival_ns: at,
+                op: Op::Read,
+                start_sector: 1000 + i as u64 * 5_000_000,
+                size_sectors: 8,
+                device: 1,
+                measured_response_ns: None,
+                gap_ns: 0,
+                tag: None,
+            })
+            .collect();
+        let mut workload = Replay::from_requests(&trace, ReplayTiming::Arrival);
         let mut disk = RotationalDisk::new(preset("ibm-deskstar-34gxp").unwrap()).unwrap();
-        let mut sched = HoldUntil { release_ns: 5_000_000, held: None, asked_at: vec![] };
+        let mut sched = HoldUntil { release_ns: release_ns.to_vec(), added: 0, held: vec![], timer_ns, asked_at: vec![] };
         let mq = MqConfig {
             cpus: 1,
             nr_hw_queues: 1,
-            tags_per_hw_queue: 1,
+            tags_per_hw_queue: tags,
             cost: SchedCost::NONE,
             sq_select: SqSelect::Cpu,
             sq_classes: vec![SqClass::Medium],
             per_hw_queue_lists: false,
             null_dispatch_rerun_ns: rerun_ns,
         };
-        let out =
-            simulate_with(&mut disk, &mut sched, &mut workload, SimOptions { mq: Some(mq), keep_records: true, ..SimOptions::default() });
-        (out.records.iter().map(|r| r.dispatch_ns).collect::<Vec<_>>(), sched.asked_at, out.invariants.left_behind)
-    };
-    let (dispatched, asked, left) = run(BLK_MQ_BUDGET_DELAY_NS);
-    assert_eq!(asked, vec![0, 3_000_000, 6_000_000], "asked at the submission, then at each re-run");
-    assert_eq!((dispatched, left), (vec![6_000_000], 0));
-    let (dispatched, asked, left) = run(0);
-    assert_eq!(asked, vec![0], "no elevator re-run: nothing wakes the queue");
-    assert_eq!((dispatched, left), (vec![], 1));
+        let drive = DriveQueueConfig { depth: tags, ..DriveQueueConfig::default() };
+        let options = SimOptions { mq: Some(mq), drive, keep_records: true, ..SimOptions::default() };
+        let out = simulate_with(&mut disk, &mut sched, &mut workload, options);
+        let mut records = out.records.clone();
+        records.sort_by_key(|r| r.id);
+        Outcome {
+            asked_at: sched.asked_at,
+            dispatched_at: records.iter().map(|r| r.dispatch_ns).collect(),
+            completed_at: records.iter().map(|r| r.complete_ns).collect(),
+            left_behind: out.invariants.left_behind,
+        }
+    }
+
+    /// Held until 5 ms: asked at the submission, then at each re-run; dispatched at the second.
+    /// Without an elevator's re-run (0, as under `none`) nothing wakes the queue.
+    #[test]
+    fn the_queue_runs_again_3_ms_after_an_empty_dispatch() {
+        let o = run(&[0], &[5 * MS], None, 1, BLK_MQ_BUDGET_DELAY_NS);
+        assert_eq!(o.asked_at, vec![0, 3 * MS, 6 * MS]);
+        assert_eq!((o.dispatched_at, o.left_behind), (vec![6 * MS], 0));
+        let o = run(&[0], &[5 * MS], None, 1, 0);
+        assert_eq!(o.asked_at, vec![0], "no re-run: nothing wakes the queue");
+        assert_eq!((o.dispatched_at, o.left_behind), (vec![], 1));
+    }
+
+    /// A second empty dispatch while a delayed run is pending arms no other (Linux's
+    /// `blk_mq_delay_run_hw_queues` leaves a pending run as it is); once the elevator holds
+    /// nothing, none is armed.
+    #[test]
+    fn one_delayed_run_is_pending_at_a_time_and_none_once_the_queue_is_empty() {
+        let o = run(&[0, MS], &[5 * MS, 5 * MS], None, 2, BLK_MQ_BUDGET_DELAY_NS);
+        assert_eq!(o.dispatched_at, vec![6 * MS, 6 * MS]);
+        // Asked at 0 and 1 ms (arrivals), 3 ms (the one re-run armed at 0), 6 ms (armed at 3:
+        // two dispatches, then nothing held); then at the completions nothing is held, so
+        // nothing is asked and no run is armed.
+        assert_eq!(o.asked_at, vec![0, MS, 3 * MS, 6 * MS, 6 * MS]);
+        assert_eq!(o.left_behind, 0);
+    }
+
+    /// The scheduler's own timer (BFQ's idle timer runs the queue from kblockd) brings a pending
+    /// delayed run forward: the run at 2 ms is that one, and the next is armed from there (5 ms),
+    /// not left at 3 ms.
+    #[test]
+    fn the_schedulers_timer_brings_the_pending_run_forward() {
+        let o = run(&[0], &[5 * MS], Some(2 * MS), 1, BLK_MQ_BUDGET_DELAY_NS);
+        assert_eq!(o.asked_at, vec![0, 2 * MS, 5 * MS]);
+        assert_eq!(o.dispatched_at, vec![5 * MS]);
+    }
+
+    /// On a disk (SCSI/ATA: a budget per command, taken before the elevator is asked) no
+    /// delayed run is armed while every tag is taken: the completion runs the queue.
+    #[test]
+    fn no_delayed_run_on_a_disk_whose_tags_are_all_taken() {
+        let o = run(&[0, 0], &[0, MS], None, 1, BLK_MQ_BUDGET_DELAY_NS);
+        let first_done = o.completed_at[0];
+        assert!(first_done > 3 * MS, "the first read outlasts a re-run's delay ({first_done} ns)");
+        assert_eq!(o.dispatched_at, vec![0, first_done]);
+        assert!(o.asked_at.iter().all(|&t| t == 0 || t == first_done), "asked only at 0 and at the completion: {:?}", o.asked_at);
+    }
 }

@@ -145,3 +145,17 @@ fn default_request_pools_are_linuxs() {
     assert_eq!(default_nr_requests(32, "none"), 32);
     assert_eq!(default_nr_requests(1023, "noop"), 1023);
 }
+
+/// The delayed re-run after an empty dispatch is the elevators' (3 ms); `none` (and its alias
+/// `noop`) has no elevator to ask.
+#[test]
+fn only_an_elevator_has_the_delayed_rerun() {
+    use crate::block::mq::{linux_null_dispatch_rerun_ns, BLK_MQ_BUDGET_DELAY_NS};
+    assert_eq!(BLK_MQ_BUDGET_DELAY_NS, 3_000_000);
+    for name in ["none", "noop"] {
+        assert_eq!(linux_null_dispatch_rerun_ns(name), 0, "{name}");
+    }
+    for name in ["mq-deadline", "kyber", "bfq"] {
+        assert_eq!(linux_null_dispatch_rerun_ns(name), BLK_MQ_BUDGET_DELAY_NS, "{name}");
+    }
+}
