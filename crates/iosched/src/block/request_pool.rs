@@ -401,6 +401,7 @@ mod tests {
             sq_classes: vec![SqClass::Medium; 2],
             per_hw_queue_lists: false,
             null_dispatch_rerun_ns: 0,
+            budget_before_elevator: false,
         });
         let mut p = RequestPool::new(Some(2), TagModel::BlkMq);
         p.attach_hw_queues(&map);

@@ -132,6 +132,7 @@ pub fn host_queues(s: &Scenario, scheduler: &str) -> Result<(Option<MqConfig>, O
             sq_classes: vec![],
             per_hw_queue_lists,
             null_dispatch_rerun_ns: crate::block::mq::linux_null_dispatch_rerun_ns(scheduler),
+            budget_before_elevator: true,
         };
         return Ok((Some(mq), None));
     }
@@ -237,6 +238,7 @@ pub fn host_queues(s: &Scenario, scheduler: &str) -> Result<(Option<MqConfig>, O
         sq_classes: sq_classes.clone(),
         per_hw_queue_lists,
         null_dispatch_rerun_ns: crate::block::mq::linux_null_dispatch_rerun_ns(scheduler),
+        budget_before_elevator: false,
     };
     let nvme = NvmeConfig {
         queues,

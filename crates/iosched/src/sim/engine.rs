@@ -534,12 +534,6 @@ fn arm_null_dispatch_rerun(l: &mut Lane, lane: usize, now: Nanos, events: &mut E
     if delay == 0 || l.scheduler.queued() == 0 || l.rerun_at.is_some_and(|t| t > now) {
         return;
     }
-    // SCSI and ATA take a budget (the device's queue depth, the lane's tags) before asking the
-    // elevator (`blk_mq_get_dispatch_budget`): with every one taken the loop stops without a
-    // delayed run, and a completion runs the queue. NVMe has no budget.
-    if l.nvme.is_none() && l.mq.as_ref().is_some_and(|m| !m.has_tag(0)) {
-        return;
-    }
     let at = now.saturating_add(delay);
     l.rerun_at = Some(at);
     events.push(at, Event::Rerun(lane as u32));

@@ -324,6 +324,8 @@ mod blk_mq_rerun {
             sq_classes: vec![SqClass::Medium],
             per_hw_queue_lists: false,
             null_dispatch_rerun_ns: rerun_ns,
+            // A disk: SCSI's budget comes before the elevator.
+            budget_before_elevator: true,
         };
         let drive = DriveQueueConfig { depth: tags, ..DriveQueueConfig::default() };
         let options = SimOptions { mq: Some(mq), drive, keep_records: true, ..SimOptions::default() };
@@ -374,8 +376,9 @@ mod blk_mq_rerun {
         assert_eq!(o.dispatched_at, vec![5 * MS]);
     }
 
-    /// On a disk (SCSI/ATA: a budget per command, taken before the elevator is asked) no
-    /// delayed run is armed while every tag is taken: the completion runs the queue.
+    /// On a disk (SCSI/ATA: a budget per command, taken before the elevator is asked) the
+    /// elevator is not asked while every tag is taken, so no delayed run is armed: the
+    /// completion runs the queue.
     #[test]
     fn no_delayed_run_on_a_disk_whose_tags_are_all_taken() {
         let o = run(&[0, 0], &[0, MS], None, 1, BLK_MQ_BUDGET_DELAY_NS);

@@ -287,17 +287,25 @@ fn on_a_disk_behind_blk_mq_the_dispatch_is_the_schedulers_and_the_drive_waits_fo
     assert_eq!(run(text)[0].records, r.records, "deterministic");
 }
 
-/// With every tag taken blk-mq still asks the elevator (`__blk_mq_do_dispatch_sched` takes the
-/// request first, then its driver tag): one more kyber request than the queue's tags leaves
-/// kyber, holding a READ token, and waits on the dispatch list. One hardware queue of 2 tags
-/// (SATA-like), 8 readers of 4 outstanding each.
+/// With every tag taken blk-mq still asks the elevator on NVMe (`__blk_mq_do_dispatch_sched`
+/// takes the request first, then its driver tag; NVMe has no dispatch budget): one more kyber
+/// request than the queue's tags leaves kyber, holding a READ token, and waits on the dispatch
+/// list. On SATA (SCSI/ATA take a budget, the device's queue depth, before the elevator is
+/// asked) kyber keeps it. One hardware queue of 2 tags, 8 readers of 4 outstanding each.
 #[test]
-fn with_every_tag_taken_the_elevator_still_gives_one_request_to_the_dispatch_list() {
-    let text = "[device]\npreset = \"samsung-870-evo-1tb\"\nqueue_depth = 2\n[device.flash]\nprecondition = \"none\"\n\
-                [block]\ncpus = 2\ntags = \"blk-mq\"\nnr_requests = 64\n\
-                [[process]]\nname = \"r\"\ncount = 8\npattern = \"random\"\naccess = \"direct\"\niodepth = 4\nrequest_kib = 4\n\
-                file_mib = 64\nthink_us = 0\nrequests = 200\n[run]\nduration_s = 10\n[[scheduler]]\nname = \"kyber\"\n";
-    let r = &run(text)[0];
+fn with_every_tag_taken_the_elevator_gives_one_more_request_on_nvme_not_on_sata() {
+    let readers = "[block]\ncpus = 2\ntags = \"blk-mq\"\nnr_requests = 64\n\
+                   [[process]]\nname = \"r\"\ncount = 8\npattern = \"random\"\naccess = \"direct\"\niodepth = 4\nrequest_kib = 4\n\
+                   file_mib = 64\nthink_us = 0\nrequests = 200\n[run]\nduration_s = 10\n[[scheduler]]\nname = \"kyber\"\n";
+    let nvme = format!(
+        "[device]\npreset = \"samsung-970-evo-plus-1tb\"\n[device.nvme]\nqueues = 1\nqueue_depth = 2\n\
+         [device.flash]\nprecondition = \"none\"\n{readers}"
+    );
+    let r = &run(&nvme)[0];
     assert_eq!(inv(&r.summary.invariants), 0);
-    assert_eq!(r.summary.scheduler_counters["read_max_in_flight"], 3, "2 at the drive + 1 on the dispatch list");
+    assert_eq!(r.summary.scheduler_counters["read_max_in_flight"], 3, "NVMe: 2 at the drive + 1 on the dispatch list");
+    let sata = format!("[device]\npreset = \"samsung-870-evo-1tb\"\nqueue_depth = 2\n[device.flash]\nprecondition = \"none\"\n{readers}");
+    let r = &run(&sata)[0];
+    assert_eq!(inv(&r.summary.invariants), 0);
+    assert_eq!(r.summary.scheduler_counters["read_max_in_flight"], 2, "SATA: the budget stops blk-mq before the elevator");
 }

@@ -57,6 +57,12 @@ pub struct MqConfig {
     /// BLK_MQ_BUDGET_DELAY)` in `__blk_mq_do_dispatch_sched`, 3 ms); 0 without an elevator.
     #[serde(skip)]
     pub null_dispatch_rerun_ns: u64,
+    /// SCSI and ATA (SATA drives, disks): a command takes a budget, the device's queue depth,
+    /// before blk-mq asks the elevator (`blk_mq_get_dispatch_budget`, `scsi_mq_get_budget`), so
+    /// with every one taken the elevator is not asked. NVMe has none: the elevator gives its
+    /// request first and the driver tag is asked for after.
+    #[serde(skip)]
+    pub budget_before_elevator: bool,
 }
 
 /// Linux's `BLK_MQ_BUDGET_DELAY` (3 ms), in ns.
@@ -156,6 +162,9 @@ impl BlkMq {
     /// no request waits on any dispatch list (one that could not get its tag stops dispatching);
     /// one with lists per hardware queue while some queue's dispatch list is empty.
     pub fn can_ask(&self) -> bool {
+        if self.cfg.budget_before_elevator && !(0..self.in_flight.len()).any(|q| self.has_tag(q)) {
+            return false;
+        }
         if self.cfg.per_hw_queue_lists {
             return (0..self.in_flight.len()).any(|q| self.can_take(q));
         }

@@ -31,6 +31,7 @@ fn mq(cpus: u32, hw: u32, tags: u32) -> BlkMq {
         sq_select: SqSelect::Cpu,
         per_hw_queue_lists: false,
         null_dispatch_rerun_ns: 0,
+        budget_before_elevator: false,
         sq_classes: vec![SqClass::Medium; hw as usize],
     })
 }
@@ -112,6 +113,7 @@ fn one_hardware_queue_hands_commands_on_in_order() {
         sq_select: SqSelect::Cpu,
         per_hw_queue_lists: false,
         null_dispatch_rerun_ns: 0,
+        budget_before_elevator: false,
         sq_classes: vec![],
     });
     assert_eq!(m.charge(&req(0), 0, 0), 1000);
@@ -158,4 +160,17 @@ fn only_an_elevator_has_the_delayed_rerun() {
     for name in ["mq-deadline", "kyber", "bfq"] {
         assert_eq!(linux_null_dispatch_rerun_ns(name), BLK_MQ_BUDGET_DELAY_NS, "{name}");
     }
+}
+
+/// SCSI and ATA take a budget (the device's queue depth: the lane's tags) before the elevator
+/// is asked: with every tag taken it is not asked; with one free it is.
+#[test]
+fn with_a_budget_before_the_elevator_a_full_queue_is_not_asked() {
+    let mut m = BlkMq::new(MqConfig { budget_before_elevator: true, ..mq(1, 1, 2).config().clone() });
+    m.take_tag(0);
+    assert!(m.can_ask(), "one tag free");
+    m.take_tag(0);
+    assert!(!m.can_ask(), "every tag taken: the budget stops blk-mq before the elevator");
+    m.release_tag(0);
+    assert!(m.can_ask());
 }

@@ -56,6 +56,7 @@ fn queue_map(cpus: u32, hw: u32, tags: u32) -> QueueMap {
         sq_classes: vec![SqClass::Medium; hw as usize],
         per_hw_queue_lists: true,
         null_dispatch_rerun_ns: 0,
+        budget_before_elevator: false,
     })
 }
 
