@@ -153,9 +153,10 @@ pub trait Scheduler {
     /// it; default: ignored (one scheduler state per request queue, as mq-deadline and BFQ).
     fn attach_hw_queues(&mut self, _map: &QueueMap) {}
     /// `next` as blk-mq asks it: a request for a hardware queue that `can_take` allows (nothing
-    /// waits on its dispatch list; its tags may all be taken: the request then waits there for
-    /// one, as Linux takes the elevator's request before its driver tag). Default: `next` (one
-    /// list per request queue).
+    /// waits on its dispatch list; on NVMe its tags may all be taken: the request then waits
+    /// there for one, as Linux takes the elevator's request before its driver tag; on SATA and
+    /// disks a queue is asked only with a tag free, the SCSI budget coming first). Default:
+    /// `next` (one list per request queue).
     fn next_for_hw_queues(&mut self, cx: &Context, _can_take: &dyn Fn(usize) -> bool) -> Decision {
         self.next(cx)
     }

@@ -377,8 +377,8 @@ impl Engine<'_> {
     }
 
     /// blk-mq: requests waiting on a hardware queue's dispatch list go first as tags free; the
-    /// scheduler is asked while some hardware queue has a free tag and none has a request
-    /// waiting. Each dispatch costs the scheduler's CPU time on the submitting CPU; the command
+    /// scheduler is asked while blk-mq would ask it (`BlkMq::can_ask`: on NVMe while some
+    /// queue's dispatch list is empty, tags or not; on SATA and disks while a tag is free). Each dispatch costs the scheduler's CPU time on the submitting CPU; the command
     /// reaches the drive (its NVMe submission queue, or the drive queue) when that ends.
     fn dispatch_mq(&mut self, lane: usize) {
         let (now, passthrough) = (self.now, self.passthrough);

@@ -12,12 +12,13 @@
 //!   BFQ's `bfq_data`, kyber's `kyber_queue_data` with its device-wide domain tokens); only
 //!   per-hardware-queue helpers (`init_hctx`: kyber's per-hctx lists, BFQ's depth limits) are
 //!   per queue. So the engine keeps the one scheduler instance and asks it while a hardware
-//!   queue's dispatch list is empty, whether or not a tag is free: `__blk_mq_do_dispatch_sched`
-//!   takes a request from the elevator first and asks for its driver tag after
-//!   (`blk_mq_get_driver_tag`); a request that gets none waits on that queue's dispatch list
-//!   (`hctx->dispatch`), holding what the elevator gave it (a kyber token, BFQ's in-driver
-//!   count), and goes first when a tag frees; the elevator is not asked for that queue
-//!   meanwhile.
+//!   queue's dispatch list is empty; on NVMe whether or not a tag is free:
+//!   `__blk_mq_do_dispatch_sched` takes a request from the elevator first and asks for its
+//!   driver tag after (`blk_mq_get_driver_tag`); a request that gets none waits on that queue's
+//!   dispatch list (`hctx->dispatch`), holding what the elevator gave it (a kyber token, BFQ's
+//!   in-driver count), and goes first when a tag frees; the elevator is not asked for that queue
+//!   meanwhile. On SATA and disks only while a tag is free: SCSI and ATA take a budget, the
+//!   device's queue depth, before the elevator is asked (`MqConfig::budget_before_elevator`).
 //! - **Tags**: with blk-mq tags the scheduler's requests (`nr_requests`) are a pool per hardware
 //!   queue (block/request_pool.rs), as Linux's sched tags (or its driver tags without an
 //!   elevator), of Linux's size when unset (`default_nr_requests`).
@@ -135,6 +136,8 @@ pub struct BlkMq {
 
 impl BlkMq {
     pub fn new(cfg: MqConfig) -> BlkMq {
+        // The budget is the device's (one SCSI device, one hardware queue).
+        debug_assert!(!cfg.budget_before_elevator || cfg.nr_hw_queues <= 1, "a per-device budget with several hardware queues");
         let map = QueueMap::new(&cfg);
         let clock = CpuClock::new(cfg.cpus, cfg.cost);
         let n = cfg.nr_hw_queues.max(1) as usize;
@@ -206,6 +209,8 @@ impl BlkMq {
     }
 
     pub fn park(&mut self, req: Request, path: ArmPath) {
+        // With a budget before the elevator, it is asked only with a tag free: nothing parks.
+        debug_assert!(!self.cfg.budget_before_elevator, "a request parked behind a budget");
         self.parked.push_back((req, path));
     }
 

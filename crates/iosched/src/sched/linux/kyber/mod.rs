@@ -32,9 +32,10 @@
 //! Differences from Linux, all forced by the simulator's shape:
 //! - Linux runs each hardware queue on its own (at an insertion on the submitting CPU's queue,
 //!   when a token frees, from kblockd); the engine asks the scheduler once per dispatch, and
-//!   kyber serves the hardware queues blk-mq would ask (nothing on their dispatch list; a
-//!   queue without a free tag included: its request waits there for one, holding its token, as
-//!   in Linux) that have work, in turn, starting after the one served last.
+//!   kyber serves the hardware queues blk-mq would ask (nothing on their dispatch list; on NVMe
+//!   a queue without a free tag included: its request waits there for one, holding its token,
+//!   as in Linux; on SATA and disks the SCSI budget stops blk-mq first) that have work, in turn,
+//!   starting after the one served last.
 //! - Tokens are a count: a domain may dispatch while fewer than `depth` of its requests are in
 //!   flight. Linux's sbitmap, shrunk below the bits in use, lets a new token be taken as soon as
 //!   any bit below the new depth frees, which depends on which bits were taken.
