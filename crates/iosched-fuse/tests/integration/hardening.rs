@@ -344,13 +344,14 @@ fn umount_of_a_stopped_daemon_does_not_hang() {
     unsafe { libc::kill(pid, libc::SIGSTOP) };
     let mnt = f.mnt.clone();
     let start = Instant::now();
-    let out = within(Duration::from_secs(20), "iosched umount", move || {
+    let out = within(Duration::from_secs(50), "iosched umount", move || {
         // The continued daemon has this long to unmount and write its summary; 3 s was too short
-        // when the other tests loaded the machine (it is "never hangs" that is tested here).
-        Command::new(BIN).arg("umount").arg(&mnt).args(["--timeout", "10"]).output().unwrap()
+        // when the other tests loaded the machine, and so was 10 s once, with CI's tests and a
+        // fuzzer's build on the 2 cores (it is "never hangs" that is tested here).
+        Command::new(BIN).arg("umount").arg(&mnt).args(["--timeout", "30"]).output().unwrap()
     });
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(start.elapsed() < Duration::from_secs(15), "{:?}", start.elapsed());
+    assert!(start.elapsed() < Duration::from_secs(45), "{:?}", start.elapsed());
     assert!(!f.is_mounted());
     assert!(!alive(pid), "the daemon is still there");
     assert!(summary.exists(), "the continued daemon wrote its summary");
