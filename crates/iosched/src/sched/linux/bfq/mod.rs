@@ -1166,8 +1166,9 @@ impl Scheduler for Bfq {
         }
         if self.rq_in_driver > 0 {
             // Linux runs the queue again when a request completes or arrives, not on a clock
-            // (as cfq here): a budget timeout that passes meanwhile is noticed at the next
-            // completion, where bfq_completed_request checks it.
+            // of BFQ's own (as cfq here): a budget timeout that passes meanwhile is noticed at
+            // the next completion, where bfq_completed_request checks it, or behind blk-mq at
+            // its delayed run 3 ms after this empty dispatch (the engine's, BLK_MQ_BUDGET_DELAY).
             return Decision::Empty;
         }
         match self.rescue(now) {
