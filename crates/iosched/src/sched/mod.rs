@@ -148,6 +148,12 @@ pub trait Scheduler {
     fn is_work_conserving(&self) -> bool {
         true
     }
+    /// Whether the scheduler has run the queue from kblockd since the engine last asked (Linux
+    /// `blk_mq_run_hw_queues(q, true)`: BFQ's `bfq_schedule_dispatch`). Behind blk-mq such a run
+    /// brings a pending delayed run forward to now (`mod_delayed_work`). Default: never.
+    fn take_async_queue_run(&mut self) -> bool {
+        false
+    }
     /// blk-mq's map of requests onto hardware queues, given once before the first request to a
     /// scheduler behind blk-mq. A scheduler with state per hardware queue (kyber's lists) keeps
     /// it; default: ignored (one scheduler state per request queue, as mq-deadline and BFQ).

@@ -383,6 +383,7 @@ impl Engine<'_> {
     fn dispatch_mq(&mut self, lane: usize) {
         let (now, passthrough) = (self.now, self.passthrough);
         let l = &mut self.lanes[lane];
+        take_async_queue_run(l);
         while let Some((req, path)) = l.mq.as_mut().expect("blk-mq lane").unpark() {
             let ready = issue_mq(l, req, path, now);
             if ready > now {
@@ -530,6 +531,7 @@ fn hold(
 /// `BLK_MQ_BUDGET_DELAY` later (Linux `__blk_mq_do_dispatch_sched`), unless a delayed run is
 /// already pending (`blk_mq_delay_run_hw_queues` leaves a pending one as it is).
 fn arm_null_dispatch_rerun(l: &mut Lane, lane: usize, now: Nanos, events: &mut EventQueue<Event>) {
+    take_async_queue_run(l);
     let delay = l.mq.as_ref().map_or(0, BlkMq::null_dispatch_rerun_ns);
     if delay == 0 || l.scheduler.queued() == 0 || l.rerun_at.is_some_and(|t| t > now) {
         return;
@@ -537,6 +539,15 @@ fn arm_null_dispatch_rerun(l: &mut Lane, lane: usize, now: Nanos, events: &mut E
     let at = now.saturating_add(delay);
     l.rerun_at = Some(at);
     events.push(at, Event::Rerun(lane as u32));
+}
+
+/// A queue run the scheduler started from kblockd (BFQ's idle timer, or a completion that left
+/// nothing in the driver: `bfq_schedule_dispatch`) brings a pending delayed run forward to now
+/// (`mod_delayed_work`): this instant's run is that one, and the pending one is gone.
+fn take_async_queue_run(l: &mut Lane) {
+    if l.scheduler.take_async_queue_run() {
+        l.rerun_at = None;
+    }
 }
 
 /// Commands out at a blk-mq lane's drive.
@@ -718,10 +729,6 @@ fn run<'a>(
                 let l = &mut e.lanes[lane as usize];
                 if l.wake_at == Some(t) {
                     l.wake_at = None;
-                    // The scheduler's own timer runs the queue from kblockd (BFQ's idle timer:
-                    // `bfq_schedule_dispatch`), which brings a pending delayed run forward to
-                    // now (`mod_delayed_work`): this run is that one.
-                    l.rerun_at = None;
                 }
                 decision_due = true;
             }

@@ -259,8 +259,12 @@ mod blk_mq_rerun {
         release_ns: Vec<u64>,
         added: usize,
         held: Vec<(u64, Request)>,
-        /// The scheduler's own timer, asked for while it lies ahead.
+        /// The scheduler's own timer, asked for while it lies ahead; when it fires it runs the
+        /// queue from kblockd (as BFQ's idle timer does).
         timer_ns: Option<u64>,
+        /// A completion runs the queue from kblockd (as BFQ's with nothing left in the driver).
+        completion_runs_queue: bool,
+        async_run: bool,
         asked_at: Vec<u64>,
     }
 
@@ -274,6 +278,10 @@ mod blk_mq_rerun {
         }
         fn next(&mut self, cx: &Context) -> Decision {
             self.asked_at.push(cx.now_ns);
+            if self.timer_ns.is_some_and(|t| t <= cx.now_ns) {
+                self.timer_ns = None;
+                self.async_run = true;
+            }
             if let Some(i) = self.held.iter().position(|&(at, _)| at <= cx.now_ns) {
                 return Decision::Dispatch(self.held.remove(i).1, ArmPath::Direct);
             }
@@ -284,6 +292,12 @@ mod blk_mq_rerun {
         }
         fn queued(&self) -> usize {
             self.held.len()
+        }
+        fn completed(&mut self, _done: &iosched::sched::Completion, _cx: &Context) {
+            self.async_run |= self.completion_runs_queue;
+        }
+        fn take_async_queue_run(&mut self) -> bool {
+            std::mem::take(&mut self.async_run)
         }
     }
 
@@ -297,6 +311,17 @@ mod blk_mq_rerun {
     /// Requests arriving at `arrivals_ns` (far apart on the disk), released at `release_ns`, on
     /// a disk behind blk-mq with `tags` tags.
     fn run(arrivals_ns: &[u64], release_ns: &[u64], timer_ns: Option<u64>, tags: u32, rerun_ns: u64) -> Outcome {
+        run_with(arrivals_ns, release_ns, timer_ns, false, tags, rerun_ns)
+    }
+
+    fn run_with(
+        arrivals_ns: &[u64],
+        release_ns: &[u64],
+        timer_ns: Option<u64>,
+        completion_runs_queue: bool,
+        tags: u32,
+        rerun_ns: u64,
+    ) -> Outcome {
         let trace: Vec<TraceRequest> = arrivals_ns
             .iter()
             .enumerate()
@@ -314,7 +339,15 @@ mod blk_mq_rerun {
             .collect();
         let mut workload = Replay::from_requests(&trace, ReplayTiming::Arrival);
         let mut disk = RotationalDisk::new(preset("ibm-deskstar-34gxp").unwrap()).unwrap();
-        let mut sched = HoldUntil { release_ns: release_ns.to_vec(), added: 0, held: vec![], timer_ns, asked_at: vec![] };
+        let mut sched = HoldUntil {
+            release_ns: release_ns.to_vec(),
+            added: 0,
+            held: vec![],
+            timer_ns,
+            completion_runs_queue,
+            async_run: false,
+            asked_at: vec![],
+        };
         let mq = MqConfig {
             cpus: 1,
             nr_hw_queues: 1,
@@ -366,7 +399,7 @@ mod blk_mq_rerun {
         assert_eq!(o.left_behind, 0);
     }
 
-    /// The scheduler's own timer (BFQ's idle timer runs the queue from kblockd) brings a pending
+    /// The scheduler's timer running the queue from kblockd (BFQ's idle timer) brings a pending
     /// delayed run forward: the run at 2 ms is that one, and the next is armed from there (5 ms),
     /// not left at 3 ms.
     #[test]
@@ -386,5 +419,21 @@ mod blk_mq_rerun {
         assert!(first_done > 3 * MS, "the first read outlasts a re-run's delay ({first_done} ns)");
         assert_eq!(o.dispatched_at, vec![0, first_done]);
         assert!(o.asked_at.iter().all(|&t| t == 0 || t == first_done), "asked only at 0 and at the completion: {:?}", o.asked_at);
+    }
+
+    /// A completion that runs the queue from kblockd (BFQ's with nothing left in the driver)
+    /// brings the pending delayed run forward too: after the first read completes the next ask
+    /// is 3 ms after that completion, not at the next point of the 3 ms grid armed from 0.
+    #[test]
+    fn a_completions_queue_run_brings_the_pending_run_forward() {
+        let o = run_with(&[0, 0], &[0, 100 * MS], None, true, 2, BLK_MQ_BUDGET_DELAY_NS);
+        let x = o.completed_at[0];
+        assert!(x % (3 * MS) != 0 && x < 100 * MS, "the completion falls between two runs of the grid ({x} ns)");
+        assert!(o.asked_at.contains(&x) && o.asked_at.contains(&(x + 3 * MS)), "{:?}", o.asked_at);
+        assert!(!o.asked_at.iter().any(|&t| t > x && t < x + 3 * MS), "no run left from before the completion: {:?}", o.asked_at);
+        // Without the completion's run the grid from 0 goes on.
+        let o = run_with(&[0, 0], &[0, 100 * MS], None, false, 2, BLK_MQ_BUDGET_DELAY_NS);
+        let next_grid = (x / (3 * MS) + 1) * 3 * MS;
+        assert!(o.asked_at.contains(&next_grid), "{:?}", o.asked_at);
     }
 }

@@ -78,6 +78,8 @@ pub struct Bfq {
     flushes: VecDeque<Request>,
     pub(super) in_service: Option<Eid>,
     pub(super) idle_timer: Option<Nanos>,
+    /// `bfq_schedule_dispatch` ran the queue from kblockd since the engine last asked.
+    async_queue_run: bool,
     last_idling_start_ns: Nanos,
     last_budget_start_ns: Nanos,
     rq_in_driver: u32,
@@ -140,6 +142,7 @@ impl Bfq {
             flushes: VecDeque::new(),
             in_service: None,
             idle_timer: None,
+            async_queue_run: false,
             last_idling_start_ns: 0,
             last_budget_start_ns: 0,
             rq_in_driver: 0,
@@ -976,13 +979,21 @@ impl Bfq {
         }
         self.idle_timer = None;
         let Some(q) = self.in_service else { return };
-        // Linux bfq_idle_slice_timer_body: a queue that got (small) requests meanwhile is served.
+        // Linux bfq_idle_slice_timer_body: a queue that got (small) requests meanwhile is served;
+        // either way the body ends in bfq_schedule_dispatch.
         let timed_out = self.budget_timed_out(q, t);
-        if !timed_out && !self.queues[&q].is_empty() {
-            return;
+        if timed_out || self.queues[&q].is_empty() {
+            let reason = if timed_out { Reason::BudgetTimeout } else { Reason::TooIdle };
+            self.expire(q, true, reason, t);
         }
-        let reason = if timed_out { Reason::BudgetTimeout } else { Reason::TooIdle };
-        self.expire(q, true, reason, t);
+        self.schedule_dispatch();
+    }
+
+    /// Linux `bfq_schedule_dispatch`: with requests queued, the queue runs from kblockd.
+    fn schedule_dispatch(&mut self) {
+        if self.queued > 0 {
+            self.async_queue_run = true;
+        }
     }
 
     /// Linux `bfq_update_hw_tag`, at each completion.
@@ -1194,10 +1205,14 @@ impl Scheduler for Bfq {
             c.ttime.last_end_request_ns = now;
         }
         self.refresh_counted(q);
+        // Linux bfq_completed_request ends in bfq_schedule_dispatch when nothing is left in the
+        // driver, unless it returned early to idle for the in-service queue.
+        let mut idles = false;
         if self.in_service == Some(q) {
             if self.rules.variant == Variant::Linux {
                 let empty = self.queues[&q].is_empty();
                 if empty && self.better_to_idle(q) {
+                    idles = true;
                     if self.queues[&q].dispatched == 0 {
                         self.arm_idle_timer(q, now);
                     }
@@ -1228,7 +1243,14 @@ impl Scheduler for Bfq {
                 }
             }
         }
+        if self.rules.variant == Variant::Linux && !idles && self.rq_in_driver == 0 {
+            self.schedule_dispatch();
+        }
         self.maybe_drop(q);
+    }
+
+    fn take_async_queue_run(&mut self) -> bool {
+        std::mem::take(&mut self.async_queue_run)
     }
 
     fn process_event(&mut self, ev: ProcessEvent, cx: &Context) {

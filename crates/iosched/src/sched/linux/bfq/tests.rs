@@ -485,3 +485,45 @@ fn plus_arms_the_idle_timer_only_when_nothing_is_at_the_drive() {
     assert!(b.s.idle_timer.is_none(), "Q's write is still at the drive");
     b.complete(w);
 }
+
+/// `bfq_schedule_dispatch` (the queue run from kblockd, which behind blk-mq brings a pending
+/// delayed run forward): at a completion that leaves nothing in the driver while requests are
+/// queued, not at one after which BFQ idles for the in-service queue; and when the idle timer
+/// fires.
+#[test]
+fn bfq_runs_the_queue_from_kblockd_where_linux_does() {
+    let mut b = Bench::new(Variant::Linux, &[("low_latency", 0.0)]);
+    b.settle_hw_tag();
+    let _ = b.s.take_async_queue_run();
+    // P's request completes with Q's queued and nothing else in the driver; P is sync and
+    // thinks: BFQ idles for it (an early return in bfq_completed_request), no run.
+    let r = b.read(P, 0);
+    b.read(Q, 50_000_000);
+    assert_eq!(b.dispatch(), r);
+    b.now += MS;
+    b.complete(r);
+    assert!(b.s.idle_timer.is_some(), "idling for P");
+    assert!(!b.s.take_async_queue_run(), "no run where BFQ idles");
+    // The idle timer fires (at the next call): expired, then the run.
+    b.now += 20 * MS;
+    let q = b.dispatch();
+    assert_eq!(q.principal.pid, Q);
+    assert!(b.s.take_async_queue_run(), "the idle timer's body ends in bfq_schedule_dispatch");
+    assert!(!b.s.take_async_queue_run(), "taken once");
+    // Q's read completes (BFQ idles for Q) and the timer fires with nothing queued: no run
+    // (`bfq_schedule_dispatch` runs the queue only with requests queued).
+    b.now += MS;
+    b.complete(q);
+    b.now += 50 * MS;
+    assert!(matches!(b.next(), Decision::Empty));
+    assert!(!b.s.take_async_queue_run(), "nothing queued: no run");
+    // An asynchronous write completes with Q's read queued: BFQ does not idle for an async
+    // queue, so the completion, leaving nothing in the driver, runs the queue.
+    let w = b.submit(P, Op::Write, 80_000, 16);
+    assert_eq!(b.dispatch(), w);
+    b.read(Q, 60_000_000);
+    b.now += MS;
+    b.complete(w);
+    assert!(b.s.idle_timer.is_none(), "no idling for an async queue");
+    assert!(b.s.take_async_queue_run(), "the completion ends in bfq_schedule_dispatch");
+}
