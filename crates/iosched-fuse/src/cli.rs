@@ -348,13 +348,20 @@ fn cmd_umount(args: &[String]) -> u8 {
     // The daemon unmounts on SIGTERM (lazily if busy; aborting the connection 5 s later if files
     // are still open), writes its summary and exits. A stopped daemon is continued first.
     unsafe { libc::kill(pid, libc::SIGTERM) };
-    if mount::process_state(pid) == Some('T') || mount::process_state(pid) == Some('t') {
-        eprintln!("iosched umount: the daemon (pid {pid}) was stopped: continuing it so that it can finish");
-        unsafe { libc::kill(pid, libc::SIGCONT) };
-    }
+    // A SIGSTOP sent just before may not have stopped it yet (the daemon stops when it next
+    // runs, and then holds the SIGTERM pending): so it is looked at while we wait, not once.
+    let stopped = |pid: i32| matches!(mount::process_state(pid), Some('T') | Some('t'));
+    let mut told = false;
     let start = Instant::now();
     let gone = |pid: i32| matches!(mount::process_state(pid), None | Some('Z') | Some('X'));
     while !gone(pid) && start.elapsed().as_secs_f64() < timeout {
+        if stopped(pid) {
+            if !told {
+                eprintln!("iosched umount: the daemon (pid {pid}) was stopped: continuing it so that it can finish");
+                told = true;
+            }
+            unsafe { libc::kill(pid, libc::SIGCONT) };
+        }
         std::thread::sleep(Duration::from_millis(20));
     }
     if !gone(pid) {
