@@ -261,7 +261,12 @@ impl LatencyHistogram {
             return LatencyMs::default();
         }
         let p = self.quantiles_ns(&[0.50, 0.95, 0.99]);
-        LatencyMs { mean: self.mean_ns() / 1e6, p50: ns_to_ms(p[0]), p95: ns_to_ms(p[1]), p99: ns_to_ms(p[2]), max: ns_to_ms(self.max_ns) }
+        self.summary_of(p[0], p[1], p[2])
+    }
+
+    /// The summary with these p50, p95 and p99 (ns).
+    fn summary_of(&self, p50: Nanos, p95: Nanos, p99: Nanos) -> LatencyMs {
+        LatencyMs { mean: self.mean_ns() / 1e6, p50: ns_to_ms(p50), p95: ns_to_ms(p95), p99: ns_to_ms(p99), max: ns_to_ms(self.max_ns) }
     }
 
     /// [`Self::summary_ms`] and [`Self::quantiles_ms`] from one pass over the counts (the
@@ -276,13 +281,7 @@ impl LatencyHistogram {
         const P99: usize = 198;
         debug_assert_eq!((CDF_QUANTILES[P50], CDF_QUANTILES[P95], CDF_QUANTILES[P99]), (0.50, 0.95, 0.99));
         let p = self.quantiles_ns(&CDF_QUANTILES);
-        let summary = LatencyMs {
-            mean: self.mean_ns() / 1e6,
-            p50: ns_to_ms(p[P50]),
-            p95: ns_to_ms(p[P95]),
-            p99: ns_to_ms(p[P99]),
-            max: ns_to_ms(self.max_ns),
-        };
+        let summary = self.summary_of(p[P50], p[P95], p[P99]);
         (summary, p.into_iter().map(ns_to_ms).collect())
     }
 

@@ -527,13 +527,14 @@ fn hold(
     }
 }
 
-/// blk-mq asked the elevator, which holds requests, and got none: the queue runs again
-/// `BLK_MQ_BUDGET_DELAY` later (Linux `__blk_mq_do_dispatch_sched`), unless a delayed run is
-/// already pending (`blk_mq_delay_run_hw_queues` leaves a pending one as it is).
+/// blk-mq asked the elevator, which holds requests (`dispatch_mq` asks only then: Linux's
+/// `has_work`), and got none: the queue runs again `BLK_MQ_BUDGET_DELAY` later (Linux
+/// `__blk_mq_do_dispatch_sched`), unless a delayed run is already pending
+/// (`blk_mq_delay_run_hw_queues` leaves a pending one as it is).
 fn arm_null_dispatch_rerun(l: &mut Lane, lane: usize, now: Nanos, events: &mut EventQueue<Event>) {
     take_async_queue_run(l);
     let delay = l.mq.as_ref().map_or(0, BlkMq::null_dispatch_rerun_ns);
-    if delay == 0 || l.scheduler.queued() == 0 || l.rerun_at.is_some_and(|t| t > now) {
+    if delay == 0 || l.rerun_at.is_some_and(|t| t > now) {
         return;
     }
     let at = now.saturating_add(delay);
@@ -712,34 +713,35 @@ fn run<'a>(
             }
         }
         e.now = t;
-        match ev {
+        decision_due |= match ev {
             Event::Arrival(nr) => {
                 e.arrive(nr);
-                decision_due = true;
+                true
             }
             Event::Completion(lane, id) => {
                 e.complete(lane as usize, id);
-                decision_due = true;
+                true
             }
             Event::WorkloadTimer(token) => {
                 e.workload.on_timer(token, t, &mut e.emit);
-                decision_due = true;
+                true
             }
             Event::Wake(lane) => {
                 let l = &mut e.lanes[lane as usize];
                 if l.wake_at == Some(t) {
                     l.wake_at = None;
                 }
-                decision_due = true;
+                true
             }
             Event::Rerun(lane) => {
                 let l = &mut e.lanes[lane as usize];
-                if l.rerun_at == Some(t) {
+                let pending = l.rerun_at == Some(t);
+                if pending {
                     l.rerun_at = None;
-                    decision_due = true;
                 }
+                pending
             }
-        }
+        };
         e.flush_emit();
         if e.events.peek_time() == Some(t) {
             continue; // more happens at this instant: decide once all of it is known
