@@ -10,6 +10,11 @@
 //! HdrHistogram with the same counts. Both give the same percentiles: the buckets are the same
 //! (HdrHistogram's bucket of a value depends only on the value, its lowest discernible value and
 //! its significant digits), and a percentile is read off the counts by the same rule.
+//!
+//! A sparse distribution's newest values wait, as bucket keys, in a short append-only list
+//! (`recent`) and are counted into the map when it fills or the counts are read: a process
+//! visited once in a thousand requests finds its map cold, and a probe there cost about three
+//! cache misses per record, where an append costs one.
 
 use super::LatencyMs;
 use crate::fast_hash::FastMap;
@@ -47,6 +52,8 @@ const SPARSE_MAX_BUCKETS: usize = 1024;
 /// A value above this goes to the dense histogram at once, where the rules for values it cannot
 /// resize to (clamping) apply as they always did. Far beyond any time the simulator makes.
 const SPARSE_MAX_VALUE: u64 = 1 << 62;
+/// Bucket keys a sparse distribution keeps uncounted before it counts them into its map (2 KiB).
+const RECENT_MAX: usize = 256;
 
 #[derive(Clone, Debug)]
 enum Counts {
@@ -72,6 +79,8 @@ fn new_dense() -> Histogram<u64> {
 #[derive(Clone, Debug)]
 pub struct LatencyHistogram {
     counts: Counts,
+    /// Bucket keys recorded but not yet in `counts` (empty unless `counts` is sparse).
+    recent: Vec<u64>,
     /// Values of 0 recorded (kept apart from `counts`, whose bucket of 0 they are: a request
     /// that never waited, the common case, costs an increment).
     zeros: u64,
@@ -83,7 +92,15 @@ pub struct LatencyHistogram {
 
 impl Default for LatencyHistogram {
     fn default() -> Self {
-        LatencyHistogram { counts: Counts::Sparse(FastMap::default()), zeros: 0, count: 0, sum_ns: 0, min_ns: Nanos::MAX, max_ns: 0 }
+        LatencyHistogram {
+            counts: Counts::Sparse(FastMap::default()),
+            recent: Vec::new(),
+            zeros: 0,
+            count: 0,
+            sum_ns: 0,
+            min_ns: Nanos::MAX,
+            max_ns: 0,
+        }
     }
 }
 
@@ -95,31 +112,52 @@ impl LatencyHistogram {
             self.min_ns = 0;
             return;
         }
-        if let Counts::Sparse(v) = &mut self.counts {
-            if ns <= SPARSE_MAX_VALUE {
-                let key = buckets().lowest_equivalent(ns);
-                let full = v.len() >= SPARSE_MAX_BUCKETS;
-                match v.get_mut(&key) {
-                    Some(n) => *n += 1,
-                    None if !full => {
-                        v.insert(key, 1);
-                    }
-                    None => {
-                        self.make_dense();
-                        self.record_dense(ns);
-                    }
+        match self.counts {
+            Counts::Sparse(_) if ns <= SPARSE_MAX_VALUE => {
+                if self.recent.capacity() == 0 {
+                    self.recent.reserve_exact(RECENT_MAX);
                 }
-            } else {
+                self.recent.push(buckets().lowest_equivalent(ns));
+                if self.recent.len() >= RECENT_MAX {
+                    self.count_recent();
+                }
+            }
+            Counts::Sparse(_) => {
                 self.make_dense();
                 self.record_dense(ns);
             }
-        } else {
-            self.record_dense(ns);
+            Counts::Dense(_) => self.record_dense(ns),
         }
         self.count += 1;
         self.sum_ns += ns as u128;
         self.min_ns = self.min_ns.min(ns);
         self.max_ns = self.max_ns.max(ns);
+    }
+
+    /// Counts the recent keys into the sparse map (which becomes dense should it fill).
+    fn count_recent(&mut self) {
+        let mut recent = std::mem::take(&mut self.recent);
+        for &key in &recent {
+            match &mut self.counts {
+                Counts::Sparse(v) => {
+                    let full = v.len() >= SPARSE_MAX_BUCKETS;
+                    match v.get_mut(&key) {
+                        Some(n) => *n += 1,
+                        None if !full => {
+                            v.insert(key, 1);
+                        }
+                        None => {
+                            self.make_dense();
+                            self.record_dense(key);
+                        }
+                    }
+                }
+                // A bucket's lowest value is in the bucket: the count lands where the value's would.
+                Counts::Dense(_) => self.record_dense(key),
+            }
+        }
+        recent.clear();
+        self.recent = recent;
     }
 
     fn record_dense(&mut self, ns: Nanos) {
@@ -131,15 +169,16 @@ impl LatencyHistogram {
         }
     }
 
-    /// The dense histogram with the sparse counts (each bucket's count recorded at its lowest
-    /// value, which is in the bucket).
+    /// The dense histogram with the sparse and the recent counts (each bucket's count recorded
+    /// at its lowest value, which is in the bucket).
     fn make_dense(&mut self) {
         if let Counts::Sparse(v) = &self.counts {
             let mut hist = new_dense();
-            for (&key, &n) in v {
+            for (key, n) in v.iter().map(|(&k, &n)| (k, n)).chain(self.recent.iter().map(|&k| (k, 1))) {
                 hist.record_n(key, n).expect("a bucket's lowest value up to 2^62 fits an auto-resizing histogram");
             }
             self.counts = Counts::Dense(hist);
+            self.recent = Vec::new();
         }
     }
 
@@ -149,9 +188,11 @@ impl LatencyHistogram {
         if other.count == 0 {
             return;
         }
+        self.count_recent();
+        let other_recent = other.recent.iter().map(|&k| (k, 1));
         match (&mut self.counts, &other.counts) {
-            (Counts::Sparse(v), Counts::Sparse(o)) if v.len() + o.len() <= SPARSE_MAX_BUCKETS => {
-                for (&key, &n) in o {
+            (Counts::Sparse(v), Counts::Sparse(o)) if v.len() + o.len() + other.recent.len() <= SPARSE_MAX_BUCKETS => {
+                for (key, n) in o.iter().map(|(&k, &n)| (k, n)).chain(other_recent) {
                     *v.entry(key).or_insert(0) += n;
                 }
             }
@@ -160,7 +201,7 @@ impl LatencyHistogram {
                 let Counts::Dense(hist) = &mut self.counts else { unreachable!("made dense above") };
                 match &other.counts {
                     Counts::Sparse(o) => {
-                        for (&key, &n) in o {
+                        for (key, n) in o.iter().map(|(&k, &n)| (k, n)).chain(other_recent) {
                             hist.record_n(key, n).expect("a bucket's lowest value up to 2^62 fits an auto-resizing histogram");
                         }
                     }
@@ -179,7 +220,12 @@ impl LatencyHistogram {
     pub fn buckets_held(&self) -> usize {
         (self.zeros > 0) as usize
             + match &self.counts {
-                Counts::Sparse(v) => v.len(),
+                Counts::Sparse(v) => {
+                    let mut new: Vec<u64> = self.recent.iter().copied().filter(|k| !v.contains_key(k)).collect();
+                    new.sort_unstable();
+                    new.dedup();
+                    v.len() + new.len()
+                }
                 Counts::Dense(h) => h.distinct_values(),
             }
     }
@@ -236,7 +282,10 @@ impl LatencyHistogram {
                 Box::new(sparse_quantiles(&sorted, inner).into_iter())
             }
             Counts::Sparse(v) => {
-                let mut sorted: Vec<(u64, u64)> = zeros.into_iter().chain(v.iter().map(|(&k, &n)| (k, n))).collect();
+                // A recent key appears as its own (key, 1): equal keys sort together, and
+                // sparse_quantiles gives the same value from any of them.
+                let mut sorted: Vec<(u64, u64)> =
+                    zeros.into_iter().chain(v.iter().map(|(&k, &n)| (k, n))).chain(self.recent.iter().map(|&k| (k, 1))).collect();
                 sorted.sort_unstable();
                 Box::new(sparse_quantiles(&sorted, inner).into_iter())
             }
@@ -438,7 +487,12 @@ mod tests {
                 })
                 .collect();
             assert_eq!(h.quantiles_ns(&CDF_QUANTILES), want, "n = {n}");
-            assert_eq!(matches!(h.counts, Counts::Sparse(_)), h.buckets_held() <= SPARSE_MAX_BUCKETS && n <= SPARSE_MAX_BUCKETS);
+            // Sparse while the counted buckets fit (the recent keys counted in at most
+            // RECENT_MAX values later); dense only past the limit.
+            match h.counts {
+                Counts::Sparse(ref v) => assert!(v.len() <= SPARSE_MAX_BUCKETS && h.recent.len() < RECENT_MAX, "n = {n}"),
+                Counts::Dense(_) => assert!(n > SPARSE_MAX_BUCKETS && h.recent.is_empty(), "n = {n}"),
+            }
         }
     }
 
