@@ -12,6 +12,7 @@ pub mod fast_hash;
 pub mod host;
 pub mod input;
 pub mod metrics;
+pub mod pid_map;
 pub mod request;
 pub mod scenario;
 pub mod sched;

@@ -17,7 +17,7 @@
 //! mq-deadline's async_depth).
 
 use crate::block::mq::queue_map::QueueMap;
-use crate::fast_hash::{FastMap, FastSet};
+use crate::pid_map::PidMap;
 use crate::request::{Op, Request};
 use crate::time::Nanos;
 use std::collections::VecDeque;
@@ -50,7 +50,7 @@ pub struct RequestPool {
     limited_count: Vec<u32>,
     full: [bool; 2],
     /// Per batching process: requests left and when it last waited.
-    batchers: FastMap<u32, (u32, Nanos)>,
+    batchers: PidMap<(u32, Nanos)>,
     /// blk-mq: tags freed since the last wake-up, per hardware queue.
     freed_since_wake: Vec<u32>,
     /// blk-mq's queue map (None: one pool).
@@ -65,7 +65,7 @@ impl RequestPool {
             count: vec![0; 2],
             limited_count: vec![0; 2],
             full: [false; 2],
-            batchers: FastMap::default(),
+            batchers: PidMap::default(),
             freed_since_wake: vec![0; 2],
             map: None,
         }
@@ -104,7 +104,7 @@ impl RequestPool {
     }
 
     fn batching(&self, pid: u32, now: Nanos) -> bool {
-        match self.batchers.get(&pid) {
+        match self.batchers.get(pid) {
             Some(&(left, since)) => left == BATCH_REQUESTS || (left > 0 && now < since.saturating_add(BATCH_TIME_NS)),
             None => false,
         }
@@ -149,7 +149,7 @@ impl RequestPool {
                     return false;
                 }
                 if self.batching(pid, now) {
-                    if let Some(b) = self.batchers.get_mut(&pid) {
+                    if let Some(b) = self.batchers.get_mut(pid) {
                         b.0 -= 1;
                     }
                 }
@@ -217,8 +217,8 @@ impl RequestPool {
 pub struct WaitQueues {
     /// Per direction, or per hardware queue's pool.
     order: Vec<VecDeque<u32>>,
-    pending: FastMap<u32, VecDeque<Request>>,
-    asleep: FastSet<u32>,
+    pending: PidMap<VecDeque<Request>>,
+    asleep: PidMap<()>,
     /// Emptied pending queues kept for reuse (one was allocated and freed per sleep).
     spare: Vec<VecDeque<Request>>,
 }
@@ -228,7 +228,7 @@ const SPARE_PENDING: usize = 64;
 
 impl Default for WaitQueues {
     fn default() -> Self {
-        WaitQueues { order: vec![VecDeque::new(); 2], pending: FastMap::default(), asleep: FastSet::default(), spare: Vec::new() }
+        WaitQueues { order: vec![VecDeque::new(); 2], pending: PidMap::default(), asleep: PidMap::default(), spare: Vec::new() }
     }
 }
 
@@ -240,7 +240,7 @@ impl WaitQueues {
 
     /// Whether `pid` is asleep (its new bios queue behind the one it waits with).
     pub fn is_waiting(&self, pid: u32) -> bool {
-        self.asleep.contains(&pid)
+        self.asleep.contains_key(pid)
     }
 
     pub fn push_pending(&mut self, bio: Request) {
@@ -249,7 +249,7 @@ impl WaitQueues {
 
     fn queue_of(&mut self, pid: u32) -> &mut VecDeque<Request> {
         let spare = &mut self.spare;
-        self.pending.entry(pid).or_insert_with(|| spare.pop().unwrap_or_default())
+        self.pending.get_or_insert_with(pid, || spare.pop().unwrap_or_default())
     }
 
     /// `pid` goes to sleep in direction `dir` with `bio` first.
@@ -257,22 +257,22 @@ impl WaitQueues {
         let pid = bio.principal.pid;
         self.queue_of(pid).push_front(bio);
         self.order[dir].push_back(pid);
-        self.asleep.insert(pid);
+        self.asleep.insert(pid, ());
     }
 
     /// Wakes the first sleeper of `dir`; its bios stay queued for `next_pending`.
     pub fn wake(&mut self, dir: usize) -> Option<u32> {
         let pid = self.order[dir].pop_front()?;
-        self.asleep.remove(&pid);
+        self.asleep.remove(pid);
         Some(pid)
     }
 
     /// The next bio an awake process has yet to submit.
     pub fn next_pending(&mut self, pid: u32) -> Option<Request> {
-        let q = self.pending.get_mut(&pid)?;
+        let q = self.pending.get_mut(pid)?;
         let bio = q.pop_front();
         if q.is_empty() {
-            if let Some(q) = self.pending.remove(&pid) {
+            if let Some(q) = self.pending.remove(pid) {
                 if self.spare.len() < SPARE_PENDING {
                     self.spare.push(q);
                 }
