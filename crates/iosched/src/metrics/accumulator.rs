@@ -6,7 +6,7 @@ use super::histogram::LatencyHistogram;
 use super::invariants::InvariantReport;
 use super::summary::{ProcessSummary, RunSummary, SeekStats, ServiceParts};
 use super::RequestRecord;
-use crate::fast_hash::FastMap;
+use crate::pid_map::PidMap;
 use crate::request::{Op, SECTOR_BYTES};
 
 fn op_index(op: Op) -> usize {
@@ -19,9 +19,6 @@ fn op_index(op: Op) -> usize {
 }
 use crate::time::{ns_to_s, Nanos};
 use crate::workload::ProcessInfo;
-
-/// Pids below this are looked up in a dense table; others (real processes) in a hash map.
-const DENSE_PIDS: u32 = 1 << 16;
 
 #[derive(Clone, Debug, Default)]
 pub struct ProcessAccumulator {
@@ -55,8 +52,7 @@ pub struct RunAccumulator {
     bios: u64,
     /// Requests by `Op` (read, write, flush, discard), reported when the run had a discard.
     by_op: [u64; 4],
-    dense: Vec<Option<Box<ProcessAccumulator>>>,
-    sparse: FastMap<u32, ProcessAccumulator>,
+    processes: PidMap<Box<ProcessAccumulator>>,
 }
 
 impl RunAccumulator {
@@ -91,23 +87,11 @@ impl RunAccumulator {
     }
 
     fn process_mut(&mut self, pid: u32) -> &mut ProcessAccumulator {
-        if pid < DENSE_PIDS {
-            let i = pid as usize;
-            if self.dense.len() <= i {
-                self.dense.resize_with(i + 1, || None);
-            }
-            self.dense[i].get_or_insert_with(Default::default)
-        } else {
-            self.sparse.entry(pid).or_default()
-        }
+        self.processes.get_or_insert_with(pid, Default::default)
     }
 
     pub fn process(&self, pid: u32) -> Option<&ProcessAccumulator> {
-        if pid < DENSE_PIDS {
-            self.dense.get(pid as usize).and_then(|p| p.as_deref())
-        } else {
-            self.sparse.get(&pid)
-        }
+        self.processes.get(pid).map(|p| &**p)
     }
 
     pub fn requests(&self) -> u64 {
@@ -126,7 +110,7 @@ impl RunAccumulator {
             zero_fraction: self.zero_seeks as f64 / media,
         };
         let (mut response, mut request_wait) = (LatencyHistogram::default(), LatencyHistogram::default());
-        for p in self.dense.iter().flatten().map(|p| &**p).chain(self.sparse.values()) {
+        for p in self.processes.values() {
             response.merge(&p.response);
             request_wait.merge(&p.request_wait);
         }
