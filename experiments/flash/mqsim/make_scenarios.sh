@@ -61,7 +61,8 @@ done
 # does not carry set by hand (docs/reproductions/flash/mqsim.md):
 #   chips: dies_per_channel = 4 (MQSim's chips per channel): its scheduler starts one command per
 #          chip at a time, so a chip's two dies rarely overlap;
-#   wbuf:  write_buffer_kib = 2048 (one 8 KiB page per plane, 256 planes): MQSim's back-pressure
+#   wbuf:  write_buffer_kib = 1024 (one 8 KiB page per plane, 8 x 4 x 2 x 2 = 128 planes: 2,048
+#          sectors, SSD_Device.cpp's back_pressure_buffer_max_depth): MQSim's back-pressure
 #          bound on in-flight write-backs, cold data being written back at once;
 #   page:  page_kib = 4, planes_per_die = 1: MQSim programs one 8 KiB page per 4 KiB write (each
 #          LPA is a page) and rarely pairs planes (1.5% multi-plane programs in rw-qd16);
@@ -77,13 +78,13 @@ ctl() { # source name extra-lines
 }
 ctl rr-qd1 rr-qd1-chips '\ndies_per_channel = 4'
 ctl rr-qd16 rr-qd16-chips '\ndies_per_channel = 4'
-ctl rw-qd16 rw-qd16-chips-wbuf-page '\ndies_per_channel = 4\npage_kib = 4\nplanes_per_die = 1\nwrite_buffer_kib = 2048'
+ctl rw-qd16 rw-qd16-chips-wbuf-page '\ndies_per_channel = 4\npage_kib = 4\nplanes_per_die = 1\nwrite_buffer_kib = 1024'
 ctl mix70-qd16 mix70-qd16-chips '\ndies_per_channel = 4'
-sed 's|^\[device.flash\]$|[device.flash]\nmapping_cache_kib = 0|; s|^blocks_per_plane = 128|blocks_per_plane = 2048|; s|^gc_free_superblocks = 6|gc_free_superblocks = 102\ndies_per_channel = 4\npage_kib = 4\nplanes_per_die = 1\nwrite_buffer_kib = 2048|' mix70-qd16.toml |
+sed 's|^\[device.flash\]$|[device.flash]\nmapping_cache_kib = 0|; s|^blocks_per_plane = 128|blocks_per_plane = 2048|; s|^gc_free_superblocks = 6|gc_free_superblocks = 102\ndies_per_channel = 4\npage_kib = 4\nplanes_per_die = 1\nwrite_buffer_kib = 1024|' mix70-qd16.toml |
     sed "1s|.*|# MQSim side by side, controlled (mix70-qd16-chips-wbuf-page; written by make_scenarios.sh)|" > controls/mix70-qd16-chips-wbuf-page.toml
 for t in tpcc wsrch; do
-    ctl "trace-$t" "trace-$t-chips-wbuf" '' '\ndies_per_channel = 4\nwrite_buffer_kib = 2048'
-    ctl "trace-$t" "trace-$t-chips-wbuf-stripe" '' '\ndies_per_channel = 4\nwrite_buffer_kib = 2048\nplanes_per_die = 1\npages_per_block = 512'
+    ctl "trace-$t" "trace-$t-chips-wbuf" '' '\ndies_per_channel = 4\nwrite_buffer_kib = 1024'
+    ctl "trace-$t" "trace-$t-chips-wbuf-stripe" '' '\ndies_per_channel = 4\nwrite_buffer_kib = 1024\nplanes_per_die = 1\npages_per_block = 512'
 done
 # prio: read_priority = true (issue 28's die scheduling): MQSim's transaction scheduler serves a
 #       chip's queued reads before its programs and erases; its suspension never fires (its
