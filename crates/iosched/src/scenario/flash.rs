@@ -61,6 +61,8 @@ pub struct FlashSection {
     pub mapping_entry_bytes: Option<u32>,
     /// Bytes per entry in a translation page on flash.
     pub translation_entry_bytes: Option<u32>,
+    /// Logical KiB one mapping entry maps (a multiple of 4; 4: a unit; MQSim: its page).
+    pub mapping_entry_kib: Option<u32>,
 }
 
 /// Whether `[device]` describes a flash drive (then its spec), checking `kind` against the
@@ -191,6 +193,12 @@ pub fn flash_spec(d: &DeviceSection, mqsim: Option<&std::path::Path>) -> Result<
         set(&mut m.capacity_kib, f.mapping_cache_kib);
         set(&mut m.entry_bytes, f.mapping_entry_bytes);
         set(&mut m.translation_entry_bytes, f.translation_entry_bytes);
+        if let Some(kib) = f.mapping_entry_kib {
+            if kib == 0 || kib % 4 != 0 || kib > 1024 {
+                return Err(format!("field `device.flash.mapping_entry_kib` must be a multiple of 4 in [4, 1024], got {kib}"));
+            }
+            m.units_per_entry = kib / 4;
+        }
         if let Some(p) = &f.precondition {
             s.precondition = Precondition::parse(p).ok_or_else(|| {
                 format!("field `device.flash.precondition`: unknown state `{p}` (known: {})", Precondition::NAMES.join(", "))

@@ -214,6 +214,9 @@ fn the_cached_mapping_table_is_read_with_mqsims_entry_sizes() {
     let d = parse_str(&text, Path::new("x.xml")).unwrap();
     let m = d.spec.mapping;
     assert_eq!((m.capacity_kib, m.entry_bytes, m.translation_entry_bytes), (2048, 6, 4));
+    // An entry maps one of MQSim's logical pages (an 8 KiB page: two 4 KiB units).
+    assert_eq!(m.units_per_entry, 2);
+    assert!(d.unsupported.iter().any(|u| u.contains("8 KiB logical page")), "{:?}", d.unsupported);
     assert!(d.unsupported.iter().any(|u| u.contains("Ideal_Mapping_Table") && u.contains("never run")), "{:?}", d.unsupported);
     let odd = text.replace("<CMT_Capacity>2097152<", "<CMT_Capacity>3<");
     let e = parse_str(&odd, Path::new("x.xml")).unwrap_err().to_string();

@@ -1,9 +1,11 @@
 //! A cached mapping table (DFTL: Gupta, Kim & Urgaonkar, ASPLOS'09; MQSim's CMT): the drive
 //! keeps only `capacity` logical-to-physical entries in DRAM, least recently used first out;
 //! the whole table lives in flash as *translation pages* of `entries_per_page` consecutive
-//! entries each. An access whose entry is not cached first reads its translation page; an
-//! evicted entry that changed since it was read (dirty) is written back with its translation
-//! page. Off (`capacity` 0), the drive holds the whole table in DRAM, as the presets' drives
+//! entries each. An entry maps `units_per_entry` consecutive 4 KiB units (1: a unit, as a drive
+//! mapping 4 KiB does; MQSim's entries map its logical page, the flash page's size); the cache
+//! below works in entries (a unit's entry is the unit / `units_per_entry`). An access whose
+//! entry is not cached first reads its translation page; an evicted entry that changed since
+//! it was read (dirty) is written back with its translation page. Off (`capacity` 0), the drive holds the whole table in DRAM, as the presets' drives
 //! do (about 1 GB of DRAM per TB).
 //!
 //! This module is the bookkeeping only (which entries are cached, dirty, and from when each is
@@ -13,7 +15,8 @@ use crate::fast_hash::FastMap;
 use crate::time::Nanos;
 use serde::Serialize;
 
-/// `[device.flash] mapping_cache_kib` and `mapping_entry_bytes`.
+/// `[device.flash] mapping_cache_kib`, `mapping_entry_bytes`, `translation_entry_bytes` and
+/// `mapping_entry_kib`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct MappingCacheConfig {
     /// DRAM for cached entries, KiB (0: the whole table in DRAM, no mapping cache).
@@ -24,11 +27,24 @@ pub struct MappingCacheConfig {
     /// Bytes per entry in a translation page on flash (a physical page number: the logical
     /// one is the entry's place in the page).
     pub translation_entry_bytes: u32,
+    /// 4 KiB units one entry maps (`mapping_entry_kib` / 4). Not in a summary at its default,
+    /// so that summaries from before the field are unchanged.
+    #[serde(skip_serializing_if = "is_one")]
+    pub units_per_entry: u32,
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 impl Default for MappingCacheConfig {
     fn default() -> Self {
-        MappingCacheConfig { capacity_kib: 0, entry_bytes: DEFAULT_ENTRY_BYTES, translation_entry_bytes: DEFAULT_TRANSLATION_ENTRY_BYTES }
+        MappingCacheConfig {
+            capacity_kib: 0,
+            entry_bytes: DEFAULT_ENTRY_BYTES,
+            translation_entry_bytes: DEFAULT_TRANSLATION_ENTRY_BYTES,
+            units_per_entry: 1,
+        }
     }
 }
 
@@ -59,6 +75,12 @@ impl MappingCacheConfig {
         if !(1..=64).contains(&self.translation_entry_bytes) {
             return Err(format!("field `device.flash.translation_entry_bytes` must be in [1, 64], got {}", self.translation_entry_bytes));
         }
+        if !(1..=256).contains(&self.units_per_entry) {
+            return Err(format!(
+                "field `device.flash.mapping_entry_kib` must be a multiple of 4 in [4, 1024], got {}",
+                self.units_per_entry as u64 * 4
+            ));
+        }
         if self.capacity_kib > 16 << 20 {
             return Err(format!("field `device.flash.mapping_cache_kib` must be in [0, 16777216], got {}", self.capacity_kib));
         }
@@ -70,7 +92,7 @@ const NIL: u32 = u32::MAX;
 
 #[derive(Clone, Copy, Debug)]
 struct Node {
-    lpn: u32,
+    entry: u32,
     /// Towards the most recently used end / the least recently used end.
     newer: u32,
     older: u32,
@@ -90,7 +112,7 @@ pub enum Lookup {
 /// An entry pushed out to make room.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Evicted {
-    pub lpn: u32,
+    pub entry: u32,
     pub dirty: bool,
 }
 
@@ -121,9 +143,9 @@ impl MappingCache {
         }
     }
 
-    /// The translation page holding `lpn`'s entry.
-    pub fn translation_page(&self, lpn: u32) -> u64 {
-        lpn as u64 / self.entries_per_page
+    /// The translation page holding entry `entry`.
+    pub fn translation_page(&self, entry: u32) -> u64 {
+        entry as u64 / self.entries_per_page
     }
 
     pub fn len(&self) -> usize {
@@ -134,9 +156,9 @@ impl MappingCache {
         self.slot_of.is_empty()
     }
 
-    /// Looks `lpn` up; a hit becomes the most recently used.
-    pub fn lookup(&mut self, lpn: u32) -> Lookup {
-        match self.slot_of.get(&lpn) {
+    /// Looks `entry` up; a hit becomes the most recently used.
+    pub fn lookup(&mut self, entry: u32) -> Lookup {
+        match self.slot_of.get(&entry) {
             Some(&s) => {
                 self.touch(s);
                 Lookup::Hit(self.nodes[s as usize].ready_ns)
@@ -145,9 +167,9 @@ impl MappingCache {
         }
     }
 
-    /// Whether `lpn` is cached (the order unchanged).
-    pub fn contains(&self, lpn: u32) -> bool {
-        self.slot_of.contains_key(&lpn)
+    /// Whether `entry` is cached (the order unchanged).
+    pub fn contains(&self, entry: u32) -> bool {
+        self.slot_of.contains_key(&entry)
     }
 
     /// If the cache is full, pushes out the least recently used entry (so that an insert
@@ -159,17 +181,17 @@ impl MappingCache {
         let s = self.oldest;
         self.unlink(s);
         let old = self.nodes[s as usize];
-        self.slot_of.remove(&old.lpn);
+        self.slot_of.remove(&old.entry);
         self.free.push(s);
-        Some(Evicted { lpn: old.lpn, dirty: old.dirty })
+        Some(Evicted { entry: old.entry, dirty: old.dirty })
     }
 
-    /// Caches `lpn` (not cached yet) as the most recently used, usable from `ready_ns`; the
+    /// Caches `entry` (not cached yet) as the most recently used, usable from `ready_ns`; the
     /// least recently used entry goes if the cache is full.
-    pub fn insert(&mut self, lpn: u32, ready_ns: Nanos, dirty: bool) -> Option<Evicted> {
-        debug_assert!(!self.slot_of.contains_key(&lpn), "lpn {lpn} cached twice");
+    pub fn insert(&mut self, entry: u32, ready_ns: Nanos, dirty: bool) -> Option<Evicted> {
+        debug_assert!(!self.slot_of.contains_key(&entry), "entry {entry} cached twice");
         let evicted = self.make_room();
-        let node = Node { lpn, newer: NIL, older: NIL, dirty, ready_ns };
+        let node = Node { entry, newer: NIL, older: NIL, dirty, ready_ns };
         let slot = match self.free.pop() {
             Some(s) => {
                 self.nodes[s as usize] = node;
@@ -180,21 +202,21 @@ impl MappingCache {
                 (self.nodes.len() - 1) as u32
             }
         };
-        self.slot_of.insert(lpn, slot);
+        self.slot_of.insert(entry, slot);
         self.push_newest(slot);
         evicted
     }
 
     /// Marks a cached entry changed (its translation page must be written back on eviction).
-    pub fn mark_dirty(&mut self, lpn: u32) {
-        if let Some(&s) = self.slot_of.get(&lpn) {
+    pub fn mark_dirty(&mut self, entry: u32) {
+        if let Some(&s) = self.slot_of.get(&entry) {
             self.nodes[s as usize].dirty = true;
         }
     }
 
-    /// Every cached entry of `lpn`'s translation page, clean: its page has just been written.
-    pub fn clean_page_of(&mut self, lpn: u32) {
-        let page = self.translation_page(lpn);
+    /// Every cached entry of entry `entry`'s translation page, clean: its page has just been written.
+    pub fn clean_page_of(&mut self, entry: u32) {
+        let page = self.translation_page(entry);
         let (lo, hi) = (page * self.entries_per_page, (page + 1) * self.entries_per_page);
         if (hi - lo) as usize <= self.slot_of.len() {
             for l in lo..hi.min(u32::MAX as u64 + 1) {
@@ -204,7 +226,7 @@ impl MappingCache {
             }
         } else {
             for n in self.nodes.iter_mut() {
-                if (lo..hi).contains(&(n.lpn as u64)) {
+                if (lo..hi).contains(&(n.entry as u64)) {
                     n.dirty = false;
                 }
             }
@@ -249,7 +271,7 @@ impl MappingCache {
         let mut out = Vec::with_capacity(self.len());
         let mut s = self.oldest;
         while s != NIL {
-            out.push(self.nodes[s as usize].lpn);
+            out.push(self.nodes[s as usize].entry);
             s = self.nodes[s as usize].newer;
         }
         out
@@ -262,7 +284,7 @@ mod tests {
 
     #[test]
     fn capacity_from_kib_and_entry_size() {
-        let c = MappingCacheConfig { capacity_kib: 2048, entry_bytes: 8, translation_entry_bytes: 4 };
+        let c = MappingCacheConfig { capacity_kib: 2048, entry_bytes: 8, translation_entry_bytes: 4, units_per_entry: 1 };
         assert_eq!(c.capacity_entries(), 262_144);
         assert_eq!(c.entries_per_translation_page(16384), 4096);
         assert!(c.validate().is_ok());
@@ -282,9 +304,9 @@ mod tests {
         // 1 is used again: 2 is now the oldest, and it is dirty.
         assert_eq!(c.lookup(1), Lookup::Hit(10));
         assert_eq!(c.lru_order(), vec![2, 3, 1]);
-        assert_eq!(c.insert(4, 40, false), Some(Evicted { lpn: 2, dirty: true }));
+        assert_eq!(c.insert(4, 40, false), Some(Evicted { entry: 2, dirty: true }));
         assert_eq!(c.lru_order(), vec![3, 1, 4]);
-        assert_eq!(c.insert(5, 50, false), Some(Evicted { lpn: 3, dirty: false }));
+        assert_eq!(c.insert(5, 50, false), Some(Evicted { entry: 3, dirty: false }));
         assert!(!c.contains(2) && !c.contains(3));
         assert_eq!(c.len(), 3);
     }
@@ -293,21 +315,21 @@ mod tests {
     fn translation_pages_group_consecutive_entries_and_a_write_back_cleans_its_page() {
         let mut c = MappingCache::new(8, 4);
         assert_eq!((c.translation_page(3), c.translation_page(4), c.translation_page(9)), (0, 1, 2));
-        for lpn in [4, 5, 9] {
-            c.insert(lpn, 0, true);
+        for entry in [4, 5, 9] {
+            c.insert(entry, 0, true);
         }
         c.clean_page_of(6);
         // 4 and 5 share page 1 with 6: clean; 9 (page 2) stays dirty.
-        for lpn in [0, 1, 2, 3, 10] {
-            assert_eq!(c.insert(lpn, 0, false), None);
+        for entry in [0, 1, 2, 3, 10] {
+            assert_eq!(c.insert(entry, 0, false), None);
         }
-        assert_eq!(c.insert(11, 0, false), Some(Evicted { lpn: 4, dirty: false }));
-        assert_eq!(c.insert(12, 0, false), Some(Evicted { lpn: 5, dirty: false }));
-        assert_eq!(c.insert(13, 0, false), Some(Evicted { lpn: 9, dirty: true }));
+        assert_eq!(c.insert(11, 0, false), Some(Evicted { entry: 4, dirty: false }));
+        assert_eq!(c.insert(12, 0, false), Some(Evicted { entry: 5, dirty: false }));
+        assert_eq!(c.insert(13, 0, false), Some(Evicted { entry: 9, dirty: true }));
         let mut one = MappingCache::new(1, 4);
         one.insert(7, 0, false);
         one.mark_dirty(7);
-        assert_eq!(one.insert(8, 0, false), Some(Evicted { lpn: 7, dirty: true }));
+        assert_eq!(one.insert(8, 0, false), Some(Evicted { entry: 7, dirty: true }));
     }
 
     proptest::proptest! {
@@ -317,37 +339,37 @@ mod tests {
         fn behaves_as_a_plain_lru_list(cap in 1u64..12, ops in proptest::collection::vec((0u8..4, 0u32..40), 1..300)) {
             let mut c = MappingCache::new(cap, 4);
             let mut model: Vec<(u32, bool)> = Vec::new();
-            for (op, lpn) in ops {
+            for (op, entry) in ops {
                 match op {
                     0 | 1 => {
-                        let pos = model.iter().position(|e| e.0 == lpn);
-                        match (c.lookup(lpn), pos) {
+                        let pos = model.iter().position(|e| e.0 == entry);
+                        match (c.lookup(entry), pos) {
                             (Lookup::Hit(_), Some(i)) => {
                                 let mut e = model.remove(i);
                                 e.1 |= op == 1;
                                 if op == 1 {
-                                    c.mark_dirty(lpn);
+                                    c.mark_dirty(entry);
                                 }
                                 model.push(e);
                             }
                             (Lookup::Miss, None) => {
-                                let out = c.insert(lpn, 0, op == 1);
+                                let out = c.insert(entry, 0, op == 1);
                                 let expect = (model.len() as u64 == cap).then(|| model.remove(0));
-                                proptest::prop_assert_eq!(out, expect.map(|(l, d)| Evicted { lpn: l, dirty: d }));
-                                model.push((lpn, op == 1));
+                                proptest::prop_assert_eq!(out, expect.map(|(l, d)| Evicted { entry: l, dirty: d }));
+                                model.push((entry, op == 1));
                             }
                             (got, pos) => proptest::prop_assert!(false, "lookup {:?} against the list's {:?}", got, pos),
                         }
                     }
                     2 => {
-                        c.mark_dirty(lpn);
-                        if let Some(e) = model.iter_mut().find(|e| e.0 == lpn) {
+                        c.mark_dirty(entry);
+                        if let Some(e) = model.iter_mut().find(|e| e.0 == entry) {
                             e.1 = true;
                         }
                     }
                     _ => {
-                        c.clean_page_of(lpn);
-                        for e in model.iter_mut().filter(|e| e.0 / 4 == lpn / 4) {
+                        c.clean_page_of(entry);
+                        for e in model.iter_mut().filter(|e| e.0 / 4 == entry / 4) {
                             e.1 = false;
                         }
                     }
@@ -359,7 +381,7 @@ mod tests {
             let mut out = Vec::new();
             for i in 0..cap as u32 {
                 if let Some(e) = c.insert(1_000 + i, 0, false) {
-                    out.push((e.lpn, e.dirty));
+                    out.push((e.entry, e.dirty));
                 }
             }
             proptest::prop_assert_eq!(out, model);

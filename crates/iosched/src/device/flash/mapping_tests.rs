@@ -10,7 +10,11 @@ use super::*;
 /// The small drive, full, with a mapping cache of `kib` (8-byte entries, 4-byte translation
 /// entries: 2,048 per 8 KiB translation page).
 fn drive(kib: u32) -> FlashSsd {
-    drive_with(Precondition::Full, MappingCacheConfig { capacity_kib: kib, entry_bytes: 8, translation_entry_bytes: 4 }, false)
+    drive_with(
+        Precondition::Full,
+        MappingCacheConfig { capacity_kib: kib, entry_bytes: 8, translation_entry_bytes: 4, units_per_entry: 1 },
+        false,
+    )
 }
 
 /// The small drive in state `pre` with the mapping cache `mapping` (and read priority).
@@ -65,8 +69,11 @@ fn misses_on_one_translation_page_share_its_read() {
 #[test]
 fn an_evicted_dirty_entry_is_written_back_with_its_page_and_a_clean_one_dropped() {
     // 1 KiB of 64-byte entries: 16 entries; translation pages of 128 entries (8 KiB / 64 B).
-    let mut on =
-        drive_with(Precondition::Full, MappingCacheConfig { capacity_kib: 1, entry_bytes: 64, translation_entry_bytes: 64 }, false);
+    let mut on = drive_with(
+        Precondition::Full,
+        MappingCacheConfig { capacity_kib: 1, entry_bytes: 64, translation_entry_bytes: 64, units_per_entry: 1 },
+        false,
+    );
     // 17 writes to units 0..17 (translation page 0): programmed, each entry updated (dirty).
     let mut now = 0;
     for lpn in 0..17u64 {
@@ -91,10 +98,36 @@ fn an_evicted_dirty_entry_is_written_back_with_its_page_and_a_clean_one_dropped(
 }
 
 #[test]
+fn an_entry_of_two_units_misses_once_for_both() {
+    // 8 KiB entries (MQSim's: its logical page): units 100 and 101 share entry 50.
+    let cfg = MappingCacheConfig { capacity_kib: 1, entry_bytes: 8, translation_entry_bytes: 4, units_per_entry: 2 };
+    let (mut unit, mut pair) = (drive(1), drive_with(Precondition::Full, cfg, false));
+    let t = unit.spec().timing;
+    read(&mut pair, 1, 100, 2, 0);
+    read(&mut unit, 1, 100, 2, 0);
+    let (p, u) = (pair.ftl().counters, unit.ftl().counters);
+    assert_eq!((p.map_hits, p.map_misses), (1, 1), "the second unit finds the first's entry");
+    assert_eq!((u.map_hits, u.map_misses), (0, 2));
+    // Later, idle: unit 101 alone hits (its entry came with unit 100's), unit 102 misses.
+    let later = 10_000_000;
+    let off = read(&mut drive(0), 1, 101, 1, later);
+    assert_eq!(read(&mut pair, 2, 101, 1, later), off);
+    let miss = t.read_ns() + t.channel_ns(512);
+    assert_eq!(read(&mut pair, 3, 102, 1, 2 * later), read(&mut drive(0), 1, 102, 1, 2 * later) + miss);
+    // The expected service time looks up the unit's entry too.
+    let at = 3 * later;
+    assert_eq!(
+        pair.positioning_time_ns(103 * UNIT_SECTORS, 8, Op::Read, at),
+        unit.positioning_time_ns(103 * UNIT_SECTORS, 8, Op::Read, at) - miss
+    );
+    pair.check().unwrap();
+}
+
+#[test]
 fn mapping_fields_in_a_scenario() {
     let spec = scenario_flash_spec;
     let s = spec("mapping_cache_kib = 2048\nmapping_entry_bytes = 9\ntranslation_entry_bytes = 6").unwrap().unwrap();
-    assert_eq!(s.mapping, MappingCacheConfig { capacity_kib: 2048, entry_bytes: 9, translation_entry_bytes: 6 });
+    assert_eq!(s.mapping, MappingCacheConfig { capacity_kib: 2048, entry_bytes: 9, translation_entry_bytes: 6, units_per_entry: 1 });
     assert!(spec("").unwrap().unwrap().mapping.is_off(), "the presets hold the whole table in DRAM");
     let e = spec("mapping_entry_bytes = 0").unwrap_err();
     assert!(e.contains("`device.flash.mapping_entry_bytes` must be in [1, 64], got 0"), "{e}");
@@ -102,6 +135,11 @@ fn mapping_fields_in_a_scenario() {
     assert_eq!(small.mapping.capacity_entries(), 16, "16 entries of 64 bytes in 1 KiB");
     let e = spec("mapping_cache_kib = 16777217").unwrap_err();
     assert!(e.contains("`device.flash.mapping_cache_kib` must be in [0, 16777216], got 16777217"), "{e}");
+    assert_eq!(spec("mapping_cache_kib = 8\nmapping_entry_kib = 8").unwrap().unwrap().mapping.units_per_entry, 2);
+    for bad in ["0", "6", "1028"] {
+        let e = spec(&format!("mapping_entry_kib = {bad}")).unwrap_err();
+        assert!(e.contains(&format!("`device.flash.mapping_entry_kib` must be a multiple of 4 in [4, 1024], got {bad}")), "{e}");
+    }
     let e = spec("translation_entry_bytes = 65").unwrap_err();
     assert!(e.contains("`device.flash.translation_entry_bytes` must be in [1, 64], got 65"), "{e}");
 }
@@ -111,8 +149,11 @@ fn mapping_fields_in_a_scenario() {
 /// at once, as it does after a read.
 #[test]
 fn programs_pushed_back_by_mapping_reads_are_known_to_the_buffer() {
-    let mut ssd =
-        drive_with(Precondition::Full, MappingCacheConfig { capacity_kib: 1, entry_bytes: 64, translation_entry_bytes: 64 }, true);
+    let mut ssd = drive_with(
+        Precondition::Full,
+        MappingCacheConfig { capacity_kib: 1, entry_bytes: 64, translation_entry_bytes: 64, units_per_entry: 1 },
+        true,
+    );
     let units = ssd.ftl().logical_units();
     let (mut now, mut left) = (0, Vec::new());
     for i in 0..400u64 {
@@ -131,8 +172,11 @@ fn programs_pushed_back_by_mapping_reads_are_known_to_the_buffer() {
 /// units, which end up cached (dirty) while only the 64 written units ever missed.
 #[test]
 fn gc_moves_cache_their_entries_without_a_read() {
-    let mut ssd =
-        drive_with(Precondition::Aged, MappingCacheConfig { capacity_kib: 64, entry_bytes: 8, translation_entry_bytes: 4 }, false);
+    let mut ssd = drive_with(
+        Precondition::Aged,
+        MappingCacheConfig { capacity_kib: 64, entry_bytes: 8, translation_entry_bytes: 4, units_per_entry: 1 },
+        false,
+    );
     assert!(ssd.ftl().logical_units() < 8192, "every entry fits: nothing is pushed out");
     let gc_before = ssd.ftl().counters.gc_units;
     let mut now = 0;
@@ -167,6 +211,6 @@ fn a_trim_dirties_the_entries_of_units_holding_data() {
     assert_eq!(c.trimmed_units, 8);
     // Every entry pushed out (8,192 fit in 64 KiB): the eight are dirty.
     let mut m = ssd.mapping.take().unwrap();
-    let out: Vec<(u32, bool)> = (0..8192u32).filter_map(|i| m.insert(100_000 + i, 0, false)).map(|e| (e.lpn, e.dirty)).collect();
+    let out: Vec<(u32, bool)> = (0..8192u32).filter_map(|i| m.insert(100_000 + i, 0, false)).map(|e| (e.entry, e.dirty)).collect();
     assert_eq!(out, (0..8u32).map(|l| (l, true)).collect::<Vec<_>>());
 }

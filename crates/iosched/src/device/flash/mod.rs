@@ -202,16 +202,16 @@ impl FlashSsd {
     /// is still being read); on a miss after its translation page is read (a read under way for
     /// another miss on the page is shared). `update` marks the entry changed (a write).
     fn map_entry(&mut self, lpn: u64, t0: Nanos, update: bool) -> (Nanos, bool) {
+        let entry = self.entry_of(lpn as u32);
         let Some(cache) = self.mapping.as_mut() else { return (t0, false) };
-        let lpn = lpn as u32;
-        if let Lookup::Hit(ready) = cache.lookup(lpn) {
+        if let Lookup::Hit(ready) = cache.lookup(entry) {
             if update {
-                cache.mark_dirty(lpn);
+                cache.mark_dirty(entry);
             }
             self.ftl.counters.map_hits += 1;
             return (ready.max(t0), false);
         }
-        let page = cache.translation_page(lpn);
+        let page = cache.translation_page(entry);
         self.ftl.counters.map_misses += 1;
         let ready = match self.translation_reads.get(&page) {
             Some(&end) if end > t0 => end,
@@ -221,21 +221,26 @@ impl FlashSsd {
                 end
             }
         };
-        self.cache_entry(lpn, ready, update);
+        self.cache_entry(entry, ready, update);
         (ready, true)
     }
 
-    /// Caches `lpn`'s entry (not cached), usable from `at`, `dirty` if it changes: the least
-    /// recently used entry goes first if the cache is full, its translation page written back
-    /// from `at` if it had changed.
-    fn cache_entry(&mut self, lpn: u32, at: Nanos, dirty: bool) {
+    /// The mapping entry of unit `lpn` (an entry maps `units_per_entry` consecutive units).
+    fn entry_of(&self, lpn: u32) -> u32 {
+        lpn / self.spec.mapping.units_per_entry.max(1)
+    }
+
+    /// Caches `entry` (not cached), usable from `at`, `dirty` if it changes: the least recently
+    /// used entry goes first if the cache is full, its translation page written back from `at`
+    /// if it had changed.
+    fn cache_entry(&mut self, entry: u32, at: Nanos, dirty: bool) {
         let cache = self.mapping.as_mut().expect("mapping cache on");
         if let Some(out) = cache.make_room() {
             if out.dirty {
-                self.write_back_translation_page(out.lpn, at);
+                self.write_back_translation_page(out.entry, at);
             }
         }
-        self.mapping.as_mut().expect("mapping cache on").insert(lpn, at, dirty);
+        self.mapping.as_mut().expect("mapping cache on").insert(entry, at, dirty);
     }
 
     /// The die holding translation page `page`: striped over the dies as data chunks are
@@ -259,10 +264,10 @@ impl FlashSsd {
     /// updated and programmed on its die, the channel carrying it in (a DFTL batch update).
     /// Nothing waits for it but the die and the channel. The translation pages' own flash
     /// space is not allocated (they are a 1/(entries per page) share of the data).
-    fn write_back_translation_page(&mut self, lpn: u32, t0: Nanos) {
+    fn write_back_translation_page(&mut self, entry: u32, t0: Nanos) {
         let cache = self.mapping.as_mut().expect("mapping cache on");
-        let page = cache.translation_page(lpn);
-        cache.clean_page_of(lpn);
+        let page = cache.translation_page(entry);
+        cache.clean_page_of(entry);
         let t = self.spec.timing;
         let die = self.translation_die(page);
         let ch = self.spec.geometry.channel_of(die) as usize;
@@ -281,11 +286,12 @@ impl FlashSsd {
         let mut lpns = std::mem::take(&mut self.relocated_lpns);
         self.ftl.take_gc_moved(&mut lpns);
         for &lpn in &lpns {
+            let entry = self.entry_of(lpn);
             let cache = self.mapping.as_mut().expect("mapping cache on");
-            if cache.contains(lpn) {
-                cache.mark_dirty(lpn);
+            if cache.contains(entry) {
+                cache.mark_dirty(entry);
             } else {
-                self.cache_entry(lpn, at, true);
+                self.cache_entry(entry, at, true);
             }
         }
         lpns.clear();
@@ -576,7 +582,7 @@ impl DeviceView for FlashSsd {
         // An entry not cached is read first (its translation page's die backlog not counted),
         // even for a unit never written.
         let mapping = match &self.mapping {
-            Some(c) if !c.contains(lpn as u32) => t.read_ns() + t.channel_ns(TRANSLATION_READ_BYTES),
+            Some(c) if !c.contains(self.entry_of(lpn as u32)) => t.read_ns() + t.channel_ns(TRANSLATION_READ_BYTES),
             _ => 0,
         };
         let (die, tr) = match (self.ftl.lookup(lpn), &self.slc) {

@@ -275,7 +275,9 @@ impl Reader {
         let sectors = (page_bytes / 512) as f64;
         let entry_bytes = ((2.0 * pages.log2() + sectors) / 8.0).ceil() as u32;
         let translation_entry_bytes = ((pages.log2() + sectors) / 8.0).ceil() as u32;
-        let c = MappingCacheConfig { capacity_kib: (cmt_bytes / 1024) as u32, entry_bytes, translation_entry_bytes };
+        // An entry maps one of MQSim's logical pages (LPA), the flash page's size.
+        let units_per_entry = (page_bytes / 4096).max(1) as u32;
+        let c = MappingCacheConfig { capacity_kib: (cmt_bytes / 1024) as u32, entry_bytes, translation_entry_bytes, units_per_entry };
         if c.is_off() {
             return Err(self.err(
                 "CMT_Capacity",
@@ -290,10 +292,10 @@ impl Reader {
         self.unsupported(
             "Ideal_Mapping_Table",
             &format!(
-                "the mapping cached in {} KiB of {entry_bytes}-byte entries, translation pages of {translation_entry_bytes}-byte entries; \
-                 an entry maps a 4 KiB unit in the model, an {} KiB page in MQSim; MQSim's translation-page writes never run (its TSUs never serve MappingWriteTRQueue), the model's do",
+                "the mapping cached in {} KiB of {entry_bytes}-byte entries each mapping an {} KiB logical page (mapping_entry_kib), translation pages of {translation_entry_bytes}-byte entries; \
+                 MQSim's translation-page writes never run (its TSUs never serve MappingWriteTRQueue), the model's do",
                 c.capacity_kib,
-                page_bytes / 1024
+                units_per_entry * 4
             ),
         );
         Ok(c)
