@@ -12,7 +12,7 @@
 #             1/rate each: 41 us per 8 KiB write at the default 100 MT/s. The model has no DRAM
 #             timing.
 # MQSim runs ideal (Ideal_Mapping_Table) and as configured (CMT); the model runs the controls
-# trace-tpcc-chips-wbuf(-stripe)-prio(-cmt) on the same trace. Prints the mean response (us) of
+# trace-tpcc-chips-wbuf(-stripe)(-prio)(-cmt) on the same trace. Prints the mean response (us) of
 # each; for the model also reads and writes apart (MQSim's output has no such split).
 # Needs MQSim built as docs/benchmarks.md says ($MQSIM) and `iosched` on PATH.
 # Usage: experiments/flash/mqsim/tpcc_mechanism.sh
@@ -63,7 +63,7 @@ for t in "tpcc $TRACES/mqsim_tpcc-small.trace" "tpcc-al8 $RUNS/tpcc-al8.trace"; 
     for cfg in ideal ideal-fastdram default default-fastdram; do
         printf '  MQSim %-17s %6s us\n' "$cfg" "$(mqsim_mean "$cfg" "$1" "$2")"
     done
-    for c in trace-tpcc-chips-wbuf-prio trace-tpcc-chips-wbuf-stripe-prio trace-tpcc-chips-wbuf-prio-cmt trace-tpcc-chips-wbuf-stripe-prio-cmt; do
+    for c in trace-tpcc-chips-wbuf-prio trace-tpcc-chips-wbuf-stripe-prio trace-tpcc-chips-wbuf-cmt trace-tpcc-chips-wbuf-stripe-cmt trace-tpcc-chips-wbuf-prio-cmt trace-tpcc-chips-wbuf-stripe-prio-cmt; do
         printf '  iosched %-38s %s us\n' "$c" "$(iosched_means "$c" "$1" "$2")"
     done
 done

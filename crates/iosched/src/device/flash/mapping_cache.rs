@@ -99,13 +99,19 @@ struct Node {
     dirty: bool,
     /// When the entry is usable (its translation page read done).
     ready_ns: Nanos,
+    /// When that read was issued (an entry cached without a read: when it was cached).
+    since_ns: Nanos,
 }
 
 /// What a look-up found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Lookup {
-    /// Cached, usable from this time (a read of its translation page may still be under way).
-    Hit(Nanos),
+    /// Cached: usable from `ready_ns`, its translation page read issued at `since_ns` (a read
+    /// may still be under way, or be issued later than the look-up).
+    Hit {
+        ready_ns: Nanos,
+        since_ns: Nanos,
+    },
     Miss,
 }
 
@@ -161,7 +167,8 @@ impl MappingCache {
         match self.slot_of.get(&entry) {
             Some(&s) => {
                 self.touch(s);
-                Lookup::Hit(self.nodes[s as usize].ready_ns)
+                let n = &self.nodes[s as usize];
+                Lookup::Hit { ready_ns: n.ready_ns, since_ns: n.since_ns }
             }
             None => Lookup::Miss,
         }
@@ -186,12 +193,12 @@ impl MappingCache {
         Some(Evicted { entry: old.entry, dirty: old.dirty })
     }
 
-    /// Caches `entry` (not cached yet) as the most recently used, usable from `ready_ns`; the
-    /// least recently used entry goes if the cache is full.
-    pub fn insert(&mut self, entry: u32, ready_ns: Nanos, dirty: bool) -> Option<Evicted> {
+    /// Caches `entry` (not cached yet) as the most recently used, usable from `ready_ns` (its
+    /// read issued at `since_ns`); the least recently used entry goes if the cache is full.
+    pub fn insert(&mut self, entry: u32, since_ns: Nanos, ready_ns: Nanos, dirty: bool) -> Option<Evicted> {
         debug_assert!(!self.slot_of.contains_key(&entry), "entry {entry} cached twice");
         let evicted = self.make_room();
-        let node = Node { entry, newer: NIL, older: NIL, dirty, ready_ns };
+        let node = Node { entry, newer: NIL, older: NIL, dirty, ready_ns, since_ns };
         let slot = match self.free.pop() {
             Some(s) => {
                 self.nodes[s as usize] = node;
@@ -205,6 +212,14 @@ impl MappingCache {
         self.slot_of.insert(entry, slot);
         self.push_newest(slot);
         evicted
+    }
+
+    /// A cached entry's read replaced by one from `since_ns` to `ready_ns` (an earlier one).
+    pub fn reread(&mut self, entry: u32, since_ns: Nanos, ready_ns: Nanos) {
+        if let Some(&s) = self.slot_of.get(&entry) {
+            let n = &mut self.nodes[s as usize];
+            (n.since_ns, n.ready_ns) = (since_ns, ready_ns);
+        }
     }
 
     /// Marks a cached entry changed (its translation page must be written back on eviction).
@@ -297,16 +312,16 @@ mod tests {
     fn least_recently_used_goes_first_and_a_hit_refreshes() {
         let mut c = MappingCache::new(3, 4);
         assert_eq!(c.lookup(1), Lookup::Miss);
-        assert_eq!(c.insert(1, 10, false), None);
-        assert_eq!(c.insert(2, 20, true), None);
-        assert_eq!(c.insert(3, 30, false), None);
+        assert_eq!(c.insert(1, 10, 10, false), None);
+        assert_eq!(c.insert(2, 20, 20, true), None);
+        assert_eq!(c.insert(3, 30, 30, false), None);
         assert_eq!(c.lru_order(), vec![1, 2, 3]);
         // 1 is used again: 2 is now the oldest, and it is dirty.
-        assert_eq!(c.lookup(1), Lookup::Hit(10));
+        assert_eq!(c.lookup(1), Lookup::Hit { ready_ns: 10, since_ns: 10 });
         assert_eq!(c.lru_order(), vec![2, 3, 1]);
-        assert_eq!(c.insert(4, 40, false), Some(Evicted { entry: 2, dirty: true }));
+        assert_eq!(c.insert(4, 40, 40, false), Some(Evicted { entry: 2, dirty: true }));
         assert_eq!(c.lru_order(), vec![3, 1, 4]);
-        assert_eq!(c.insert(5, 50, false), Some(Evicted { entry: 3, dirty: false }));
+        assert_eq!(c.insert(5, 50, 50, false), Some(Evicted { entry: 3, dirty: false }));
         assert!(!c.contains(2) && !c.contains(3));
         assert_eq!(c.len(), 3);
     }
@@ -316,20 +331,20 @@ mod tests {
         let mut c = MappingCache::new(8, 4);
         assert_eq!((c.translation_page(3), c.translation_page(4), c.translation_page(9)), (0, 1, 2));
         for entry in [4, 5, 9] {
-            c.insert(entry, 0, true);
+            c.insert(entry, 0, 0, true);
         }
         c.clean_page_of(6);
         // 4 and 5 share page 1 with 6: clean; 9 (page 2) stays dirty.
         for entry in [0, 1, 2, 3, 10] {
-            assert_eq!(c.insert(entry, 0, false), None);
+            assert_eq!(c.insert(entry, 0, 0, false), None);
         }
-        assert_eq!(c.insert(11, 0, false), Some(Evicted { entry: 4, dirty: false }));
-        assert_eq!(c.insert(12, 0, false), Some(Evicted { entry: 5, dirty: false }));
-        assert_eq!(c.insert(13, 0, false), Some(Evicted { entry: 9, dirty: true }));
+        assert_eq!(c.insert(11, 0, 0, false), Some(Evicted { entry: 4, dirty: false }));
+        assert_eq!(c.insert(12, 0, 0, false), Some(Evicted { entry: 5, dirty: false }));
+        assert_eq!(c.insert(13, 0, 0, false), Some(Evicted { entry: 9, dirty: true }));
         let mut one = MappingCache::new(1, 4);
-        one.insert(7, 0, false);
+        one.insert(7, 0, 0, false);
         one.mark_dirty(7);
-        assert_eq!(one.insert(8, 0, false), Some(Evicted { entry: 7, dirty: true }));
+        assert_eq!(one.insert(8, 0, 0, false), Some(Evicted { entry: 7, dirty: true }));
     }
 
     proptest::proptest! {
@@ -344,7 +359,7 @@ mod tests {
                     0 | 1 => {
                         let pos = model.iter().position(|e| e.0 == entry);
                         match (c.lookup(entry), pos) {
-                            (Lookup::Hit(_), Some(i)) => {
+                            (Lookup::Hit { .. }, Some(i)) => {
                                 let mut e = model.remove(i);
                                 e.1 |= op == 1;
                                 if op == 1 {
@@ -353,7 +368,7 @@ mod tests {
                                 model.push(e);
                             }
                             (Lookup::Miss, None) => {
-                                let out = c.insert(entry, 0, op == 1);
+                                let out = c.insert(entry, 0, 0, op == 1);
                                 let expect = (model.len() as u64 == cap).then(|| model.remove(0));
                                 proptest::prop_assert_eq!(out, expect.map(|(l, d)| Evicted { entry: l, dirty: d }));
                                 model.push((entry, op == 1));
@@ -380,7 +395,7 @@ mod tests {
             // Dirt, read back by pushing everything out.
             let mut out = Vec::new();
             for i in 0..cap as u32 {
-                if let Some(e) = c.insert(1_000 + i, 0, false) {
+                if let Some(e) = c.insert(1_000 + i, 0, 0, false) {
                     out.push((e.entry, e.dirty));
                 }
             }

@@ -123,6 +123,30 @@ fn an_entry_of_two_units_misses_once_for_both() {
     pair.check().unwrap();
 }
 
+/// A look-up computed ahead of time (a buffered program's, when its write arrives) issues its
+/// translation read at that later time; an access computed after it but earlier in time does not
+/// wait for that read: it reads the page itself, and the entry is usable from the earlier read.
+#[test]
+fn an_access_does_not_wait_for_a_translation_read_issued_later() {
+    let mut on = drive(1);
+    let t = on.spec().timing;
+    let miss = t.read_ns() + t.channel_ns(512);
+    let later = 5_000_000;
+    // Entry 100 looked up for an access at 5 ms: its read is issued then.
+    assert_eq!(on.map_entry(100, later, true), (later + miss, true));
+    // An access at 0 reads the page itself (idle die): usable after one read, not at 5 ms.
+    assert_eq!(on.map_entry(100, 0, false), (miss, true));
+    // The entry now holds the earlier read: a look-up at 1 ms finds it ready.
+    assert_eq!(on.map_entry(100, 1_000_000, false), (1_000_000, false));
+    // Unit 101 (same translation page, not cached) at 0 shares the read issued at 0, under way.
+    assert_eq!(on.map_entry(101, 0, false), (miss, true));
+    // A page whose only read is issued later is read again for an access before it.
+    assert!(on.map_entry(5_000, later, false).0 >= later + miss);
+    assert_eq!(on.map_entry(5_001, 1_000, false), (1_000 + miss, true));
+    let c = on.ftl().counters;
+    assert_eq!((c.map_hits, c.map_misses, c.map_reads), (1, 5, 4));
+}
+
 #[test]
 fn mapping_fields_in_a_scenario() {
     let spec = scenario_flash_spec;
@@ -211,6 +235,6 @@ fn a_trim_dirties_the_entries_of_units_holding_data() {
     assert_eq!(c.trimmed_units, 8);
     // Every entry pushed out (8,192 fit in 64 KiB): the eight are dirty.
     let mut m = ssd.mapping.take().unwrap();
-    let out: Vec<(u32, bool)> = (0..8192u32).filter_map(|i| m.insert(100_000 + i, 0, false)).map(|e| (e.entry, e.dirty)).collect();
+    let out: Vec<(u32, bool)> = (0..8192u32).filter_map(|i| m.insert(100_000 + i, 0, 0, false)).map(|e| (e.entry, e.dirty)).collect();
     assert_eq!(out, (0..8u32).map(|l| (l, true)).collect::<Vec<_>>());
 }

@@ -75,9 +75,9 @@ pub struct FlashSsd {
     mapping: Option<MappingCache>,
     /// Logical units folded or trimmed whose entries the mapping cache must update.
     relocated_lpns: Vec<u32>,
-    /// Translation pages being read: when each read ends (later misses on the page share it;
-    /// those done are dropped at each command).
-    translation_reads: FastMap<u64, Nanos>,
+    /// Translation pages being read: when each read was issued and when it ends (later misses
+    /// on the page share it while it is under way; those done are dropped at each command).
+    translation_reads: FastMap<u64, (Nanos, Nanos)>,
 }
 
 /// Bytes of a translation page a miss brings over the channel: the sector holding the entry
@@ -201,28 +201,59 @@ impl FlashSsd {
     /// it was missing: at once without a mapping cache or on a hit (unless its translation page
     /// is still being read); on a miss after its translation page is read (a read under way for
     /// another miss on the page is shared). `update` marks the entry changed (a write).
+    ///
+    /// The model computes a buffered superpage's program, and so its entries' look-ups, when
+    /// the write that fills it arrives: a look-up may issue a translation read at a time later
+    /// than accesses computed after it. Such a read is not yet issued at `t0`: an access at
+    /// `t0` does not wait for it (an entry it brought counts as missing), it reads the page
+    /// itself, and the entry is usable from whichever read ends first.
     fn map_entry(&mut self, lpn: u64, t0: Nanos, update: bool) -> (Nanos, bool) {
         let entry = self.entry_of(lpn as u32);
         let Some(cache) = self.mapping.as_mut() else { return (t0, false) };
-        if let Lookup::Hit(ready) = cache.lookup(entry) {
+        let hit = cache.lookup(entry);
+        if let Lookup::Hit { ready_ns, since_ns } = hit {
             if update {
                 cache.mark_dirty(entry);
             }
-            self.ftl.counters.map_hits += 1;
-            return (ready.max(t0), false);
+            if since_ns <= t0 || ready_ns <= t0 {
+                self.ftl.counters.map_hits += 1;
+                return (ready_ns.max(t0), false);
+            }
         }
         let page = cache.translation_page(entry);
         self.ftl.counters.map_misses += 1;
-        let ready = match self.translation_reads.get(&page) {
-            Some(&end) if end > t0 => end,
-            _ => {
-                let end = self.read_translation_page(page, t0);
-                self.translation_reads.insert(page, end);
-                end
+        let (since, ready) = self.translation_read(page, t0);
+        match hit {
+            Lookup::Hit { ready_ns, .. } if ready_ns <= ready => (ready_ns, true),
+            Lookup::Hit { .. } => {
+                self.mapping.as_mut().expect("mapping cache on").reread(entry, since, ready);
+                (ready, true)
             }
-        };
-        self.cache_entry(entry, ready, update);
-        (ready, true)
+            Lookup::Miss => {
+                self.cache_entry(entry, since, ready, update);
+                (ready, true)
+            }
+        }
+    }
+
+    /// (issued, end) of a read of translation page `page` for a miss at `t0`: a read of it
+    /// issued by `t0` and not yet done is shared; otherwise one is issued, and kept for later
+    /// misses to share unless a read of the page already recorded ends first.
+    fn translation_read(&mut self, page: u64, t0: Nanos) -> (Nanos, Nanos) {
+        let recorded = self.translation_reads.get(&page).copied();
+        if let Some((since, end)) = recorded {
+            if since <= t0 && end > t0 {
+                return (since, end);
+            }
+        }
+        let read = self.read_translation_page(page, t0);
+        match recorded {
+            Some((since, end)) if end > t0 && end <= read.1 => (since, end),
+            _ => {
+                self.translation_reads.insert(page, read);
+                read
+            }
+        }
     }
 
     /// The mapping entry of unit `lpn` (an entry maps `units_per_entry` consecutive units).
@@ -230,17 +261,17 @@ impl FlashSsd {
         lpn / self.spec.mapping.units_per_entry.max(1)
     }
 
-    /// Caches `entry` (not cached), usable from `at`, `dirty` if it changes: the least recently
-    /// used entry goes first if the cache is full, its translation page written back from `at`
-    /// if it had changed.
-    fn cache_entry(&mut self, entry: u32, at: Nanos, dirty: bool) {
+    /// Caches `entry` (not cached), usable from `at` (its read issued at `since`), `dirty`
+    /// if it changes: the least recently used entry goes first if the cache is full, its
+    /// translation page written back from `at` if it had changed.
+    fn cache_entry(&mut self, entry: u32, since: Nanos, at: Nanos, dirty: bool) {
         let cache = self.mapping.as_mut().expect("mapping cache on");
         if let Some(out) = cache.make_room() {
             if out.dirty {
                 self.write_back_translation_page(out.entry, at);
             }
         }
-        self.mapping.as_mut().expect("mapping cache on").insert(entry, at, dirty);
+        self.mapping.as_mut().expect("mapping cache on").insert(entry, since, at, dirty);
     }
 
     /// The die holding translation page `page`: striped over the dies as data chunks are
@@ -249,14 +280,15 @@ impl FlashSsd {
         (page % self.spec.geometry.dies() as u64) as u32
     }
 
-    /// Reads the sector of translation page `page` that a miss needs, from `t0`: its end.
-    fn read_translation_page(&mut self, page: u64, t0: Nanos) -> Nanos {
+    /// Reads the sector of translation page `page` that a miss needs, issued at `t0`: when the
+    /// read was issued (`t0`) and when its transfer ends.
+    fn read_translation_page(&mut self, page: u64, t0: Nanos) -> (Nanos, Nanos) {
         let t = self.spec.timing;
         let die = self.translation_die(page);
         let ch = self.spec.geometry.channel_of(die) as usize;
         let read_end = self.die_read(die, t0, t.read_ns());
         self.ftl.counters.map_reads += 1;
-        self.res.channel(ch).reserve(read_end, t.channel_ns(TRANSLATION_READ_BYTES)).1
+        (t0, self.res.channel(ch).reserve(read_end, t.channel_ns(TRANSLATION_READ_BYTES)).1)
     }
 
     /// Writes back the translation page of an evicted dirty entry from `t0`, with every cached
@@ -291,7 +323,7 @@ impl FlashSsd {
             if cache.contains(entry) {
                 cache.mark_dirty(entry);
             } else {
-                self.cache_entry(entry, at, true);
+                self.cache_entry(entry, at, at, true);
             }
         }
         lpns.clear();
@@ -342,7 +374,7 @@ impl FlashSsd {
         self.res.prune(now);
         // Translation reads done by now are shared by no later miss (each starts at `now` or later).
         if !self.translation_reads.is_empty() {
-            self.translation_reads.retain(|_, end| *end > now);
+            self.translation_reads.retain(|_, (_, end)| *end > now);
         }
         let s = serve(self);
         self.last_completion_ns = self.last_completion_ns.max(s.completion_ns);
@@ -368,7 +400,7 @@ impl FlashSsd {
         for lpn in self.units_of(req) {
             let die = self.ftl.die_of(lpn);
             while self.buffer.contains(die, lpn as u32) {
-                self.program(die, now);
+                self.program(die, now, now);
             }
         }
         // With a mapping cache, the entries of units holding data change (to unmapped).
@@ -393,7 +425,9 @@ impl FlashSsd {
 
     /// Programs one superpage's worth of `die`'s buffered units (padding if fewer), data ready
     /// at `ready_ns`: the channel carries it to the die, which programs (after any GC it needs).
-    fn program(&mut self, die: u32, ready_ns: Nanos) {
+    /// With a mapping cache their entries are looked up at `lookup_ns` (no later than
+    /// `ready_ns`).
+    fn program(&mut self, die: u32, lookup_ns: Nanos, ready_ns: Nanos) {
         let ups = self.spec.geometry.units_per_superpage() as usize;
         let mut lpns = std::mem::take(&mut self.lpns);
         self.buffer.take(die, ups, &mut lpns);
@@ -402,12 +436,15 @@ impl FlashSsd {
             return;
         }
         // With a mapping cache, the program is issued once every unit's entry is cached (a
-        // missing one read first), and the entries become dirty.
+        // missing one read first), and the entries become dirty. The look-ups are made when the
+        // command that fills the superpage arrives (MQSim translates a write-back when it
+        // dispatches it, at the write's arrival), not when the data is ready: a write that
+        // waits for room in the buffer would otherwise issue translation reads later than
+        // commands the model serves after it, out of the time order the die queues assume.
         let mut ready_ns = ready_ns;
         if self.mapping.is_some() {
-            let from = ready_ns;
             for &lpn in &lpns {
-                ready_ns = ready_ns.max(self.map_entry(lpn as u64, from, true).0);
+                ready_ns = ready_ns.max(self.map_entry(lpn as u64, lookup_ns, true).0);
             }
         }
         let t = &self.spec.timing;
@@ -535,7 +572,7 @@ impl FlashSsd {
             let die = self.ftl.die_of(lpn);
             self.buffer.add(die, lpn as u32);
             if self.buffer.waiting(die) >= ups {
-                self.program(die, done);
+                self.program(die, start, done);
             }
         }
         Service { dispatch_ns: start, completion_ns: done, transfer_ns: done - start, ..Service::default() }
@@ -634,7 +671,7 @@ impl Device for FlashSsd {
     fn flush_done_ns(&mut self, now: Nanos) -> Nanos {
         for die in 0..self.spec.geometry.dies() {
             if self.buffer.waiting(die) > 0 {
-                self.program(die, now);
+                self.program(die, now, now);
             }
         }
         self.buffer.drained_ns().max(now)
