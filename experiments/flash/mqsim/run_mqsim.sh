@@ -23,41 +23,8 @@ mix70-qd16 70 16 200000
 trace-tpcc tpcc-small - -
 trace-wsrch wsrch-small - -"
 
-. "$(dirname "$0")/trace_flow.sh"
+. "$(dirname "$0")/mqsim_flows.sh"
 
-flow() { # read% qd requests
-cat <<XML
-<?xml version="1.0" encoding="us-ascii"?>
-<MQSim_IO_Scenarios>
-	<IO_Scenario>
-		<IO_Flow_Parameter_Set_Synthetic>
-			<Priority_Class>HIGH</Priority_Class>
-			<Device_Level_Data_Caching_Mode>WRITE_CACHE</Device_Level_Data_Caching_Mode>
-			<Channel_IDs>0,1,2,3,4,5,6,7</Channel_IDs>
-			<Chip_IDs>0,1,2,3</Chip_IDs>
-			<Die_IDs>0,1</Die_IDs>
-			<Plane_IDs>0,1</Plane_IDs>
-			<Initial_Occupancy_Percentage>75</Initial_Occupancy_Percentage>
-			<Working_Set_Percentage>50</Working_Set_Percentage>
-			<Synthetic_Generator_Type>QUEUE_DEPTH</Synthetic_Generator_Type>
-			<Read_Percentage>$1</Read_Percentage>
-			<Address_Distribution>RANDOM_UNIFORM</Address_Distribution>
-			<Percentage_of_Hot_Region>0</Percentage_of_Hot_Region>
-			<Generated_Aligned_Addresses>true</Generated_Aligned_Addresses>
-			<Address_Alignment_Unit>8</Address_Alignment_Unit>
-			<Request_Size_Distribution>FIXED</Request_Size_Distribution>
-			<Average_Request_Size>8</Average_Request_Size>
-			<Variance_Request_Size>0</Variance_Request_Size>
-			<Seed>798</Seed>
-			<Average_No_of_Reqs_in_Queue>$2</Average_No_of_Reqs_in_Queue>
-			<Intensity>32768</Intensity>
-			<Stop_Time>0</Stop_Time>
-			<Total_Requests_To_Generate>$3</Total_Requests_To_Generate>
-		</IO_Flow_Parameter_Set_Synthetic>
-	</IO_Scenario>
-</MQSim_IO_Scenarios>
-XML
-}
 
 echo "$cases" | while read -r name rd qd n; do
     case $name in *${1:-}*) ;; *) continue ;; esac

@@ -22,7 +22,7 @@ MQSIM=${MQSIM:-/work/research/mqsim/src}
 RUNS=${RUNS:-/work/research/mqsim/runs}/tpcc-mechanism
 TRACES=${TRACES:-/work/shared/traces}
 mkdir -p "$RUNS"
-. "$here/trace_flow.sh"
+. "$here/mqsim_flows.sh"
 
 # MQSim's trace lines: time_ns device start_sector sectors type (0 write, 1 read).
 awk '{ print $1, $2, $3 - $3 % 16, $4, $5 }' "$TRACES/mqsim_tpcc-small.trace" > "$RUNS/tpcc-al8.trace"
