@@ -4,9 +4,17 @@
 //! earliest slots to free (then writes run at the flash's program rate). Reads of a unit still
 //! waiting are served from DRAM.
 
+use crate::fast_hash::FastMap;
 use crate::time::Nanos;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
+
+#[derive(Clone, Copy, Debug)]
+struct Moving {
+    end_ns: Nanos,
+    units: u32,
+    queued_ns: Nanos,
+}
 
 pub struct WriteBuffer {
     capacity_units: u64,
@@ -15,9 +23,9 @@ pub struct WriteBuffer {
     pending_units: u64,
     /// Programs in flight: (completion, units freed then, job id: 0 if its end never moves).
     releases: BinaryHeap<Reverse<(Nanos, u32, u64)>>,
-    /// The current end of each job in flight whose end may move (read priority): an entry of
-    /// `releases` with another end is stale.
-    ends: HashMap<u64, (Nanos, u32)>,
+    /// Each job in flight whose end may move (read priority): its current end, its units, and
+    /// the time of its entry in `releases` (another entry of the job there is stale).
+    ends: FastMap<u64, Moving>,
     in_flight_units: u64,
     last_release_ns: Nanos,
 }
@@ -29,7 +37,7 @@ impl WriteBuffer {
             pending: vec![Vec::new(); dies as usize],
             pending_units: 0,
             releases: BinaryHeap::new(),
-            ends: HashMap::new(),
+            ends: FastMap::default(),
             in_flight_units: 0,
             last_release_ns: 0,
         }
@@ -46,8 +54,15 @@ impl WriteBuffer {
             }
             self.releases.pop();
             if id != 0 {
-                if self.ends.get(&id).map(|e| e.0) != Some(at) {
-                    continue; // moved: a later entry holds its end
+                let Some(m) = self.ends.get_mut(&id) else { continue };
+                if m.queued_ns != at {
+                    continue; // stale: the job's entry is another
+                }
+                if m.end_ns != at {
+                    // Moved later since it was queued: it frees at its current end.
+                    m.queued_ns = m.end_ns;
+                    self.releases.push(Reverse((m.end_ns, n, id)));
+                    continue;
                 }
                 self.ends.remove(&id);
             }
@@ -89,19 +104,24 @@ impl WriteBuffer {
     /// its end cannot move).
     pub fn program_done_at(&mut self, at: Nanos, units: u32, id: u64) {
         if id != 0 {
-            self.ends.insert(id, (at, units));
+            self.ends.insert(id, Moving { end_ns: at, units, queued_ns: at });
         }
         self.releases.push(Reverse((at, units, id)));
         self.in_flight_units += units as u64;
         self.last_release_ns = self.last_release_ns.max(at);
     }
 
-    /// Job `id`'s program now ends at `at` (later than said: reads went first).
+    /// Job `id`'s program now ends at `at` (reads went first). A later end corrects its entry
+    /// in `releases` when that reaches the top: a push per move made a read behind a long queue
+    /// of programs cost a heap entry per program, each popped again later.
     pub fn program_moved(&mut self, id: u64, at: Nanos) {
-        if let Some(end) = self.ends.get_mut(&id) {
-            end.0 = at;
-            let units = end.1;
-            self.releases.push(Reverse((at, units, id)));
+        if let Some(m) = self.ends.get_mut(&id) {
+            m.end_ns = at;
+            if at < m.queued_ns {
+                // Earlier than its entry: a new entry, the old one stale.
+                m.queued_ns = at;
+                self.releases.push(Reverse((at, m.units, id)));
+            }
             self.last_release_ns = self.last_release_ns.max(at);
         }
     }
