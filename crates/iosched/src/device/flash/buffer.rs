@@ -162,4 +162,66 @@ mod tests {
         assert_eq!(b2.admit(100, 3), 900);
         assert_eq!(b2.drained_ns(), 900);
     }
+
+    /// Programs whose ends move (later, or back earlier) free their slots at their last end:
+    /// random moves and admissions against a reference that keeps every program's current end
+    /// in a plain list.
+    #[test]
+    fn moved_programs_free_their_slots_at_their_last_end() {
+        let mut x: u64 = 17;
+        let mut rnd = |m: u64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        for _ in 0..200 {
+            let cap = 1 + rnd(12);
+            let mut b = WriteBuffer::new(cap, 1);
+            // Reference: (id, units, end) of programs in flight.
+            let mut flight: Vec<(u64, u32, Nanos)> = Vec::new();
+            let (mut now, mut next_id, mut lpn) = (0, 1, 0u32);
+            let mut out = Vec::new();
+            for _ in 0..60 {
+                match rnd(3) {
+                    0 => {
+                        // A write of up to `cap` units at `now`: admitted when the reference says.
+                        // Programs free in order of their current ends (ties: fewer units,
+                        // then the older id), those done by `now` and as many more as the
+                        // write needs.
+                        let units = 1 + rnd(cap);
+                        let mut want = now;
+                        flight.sort_unstable_by_key(|f| (f.2, f.1, f.0));
+                        let mut used: u64 = flight.iter().map(|f| f.1 as u64).sum();
+                        let mut freed = 0;
+                        for &(_, n, end) in flight.iter() {
+                            if end > now && used + units <= cap {
+                                break;
+                            }
+                            used -= n as u64;
+                            want = want.max(end);
+                            freed += 1;
+                        }
+                        flight.drain(..freed);
+                        assert_eq!(b.admit(now, units), want);
+                        for _ in 0..units {
+                            b.add(0, lpn);
+                            lpn += 1;
+                        }
+                        b.take(0, units as usize, &mut out);
+                        let end = want + 100 + rnd(1000);
+                        b.program_done_at(end, units as u32, next_id);
+                        flight.push((next_id, units as u32, end));
+                        next_id += 1;
+                    }
+                    1 if !flight.is_empty() => {
+                        // A program's end moves, later or earlier (never before now).
+                        let i = rnd(flight.len() as u64) as usize;
+                        let end = (now + 1).max(flight[i].2 + rnd(800)).saturating_sub(rnd(400)).max(now + 1);
+                        flight[i].2 = end;
+                        b.program_moved(flight[i].0, end);
+                    }
+                    _ => now += rnd(300),
+                }
+            }
+        }
+    }
 }
