@@ -1,8 +1,8 @@
 //! A map keyed by a dense index (an id handed out from 0 and reused once freed, as BFQ's and
 //! CFQ's entity and queue ids are): one slot per id in a vector, so a lookup is an index, not a
 //! hash and a probe. Memory is one `Option<V>` per id ever handed out at once, which for such
-//! ids is the number alive at the peak. Iteration (not offered) would be in id order; callers
-//! use it only as a lookup table.
+//! ids is the number alive at the peak. `values` iterates in id order; BFQ's callers use it
+//! only as a lookup table.
 
 use std::ops::Index;
 
@@ -62,12 +62,21 @@ impl<V> DenseMap<V> {
         old
     }
 
+    /// Every value, in id order.
+    pub fn values(&self) -> impl Iterator<Item = &V> {
+        self.slots.iter().flatten()
+    }
+
     /// The value at `id`, put there by `make` if there is none.
     pub fn get_or_insert_with(&mut self, id: usize, make: impl FnOnce() -> V) -> &mut V {
-        if !self.contains_key(&id) {
-            self.insert(id, make());
+        if id >= self.slots.len() {
+            self.slots.resize_with(id + 1, || None);
         }
-        self.slots[id].as_mut().expect("just inserted")
+        let slot = &mut self.slots[id];
+        if slot.is_none() {
+            self.len += 1;
+        }
+        slot.get_or_insert_with(make)
     }
 }
 

@@ -1,10 +1,11 @@
-//! A map keyed by process id: a slot per pid in a vector for the pids a simulation hands out
+//! A map keyed by process id: a slot per pid (`DenseMap`) for the pids a simulation hands out
 //! (from 1 up, dense), a hash map for the rest (a traced system's pids, up to pid_max). With a
 //! thousand processes a hash probe into a cold table cost a cache miss or two more than an
 //! index per look-up, several times per request (the block layer's wait queues and batchers).
 //! Memory: one `Option<V>` per pid below the largest dense pid seen, so at most
 //! `DENSE_PIDS` slots whatever the run's length. No iteration order is promised.
 
+use crate::dense_map::DenseMap;
 use crate::fast_hash::FastMap;
 
 /// Pids below this have a slot; others go to the hash map.
@@ -12,13 +13,13 @@ pub const DENSE_PIDS: u32 = 1 << 16;
 
 #[derive(Clone, Debug)]
 pub struct PidMap<V> {
-    dense: Vec<Option<V>>,
+    dense: DenseMap<V>,
     sparse: FastMap<u32, V>,
 }
 
 impl<V> Default for PidMap<V> {
     fn default() -> Self {
-        PidMap { dense: Vec::new(), sparse: FastMap::default() }
+        PidMap { dense: DenseMap::default(), sparse: FastMap::default() }
     }
 }
 
@@ -26,7 +27,7 @@ impl<V> PidMap<V> {
     #[inline]
     pub fn get(&self, pid: u32) -> Option<&V> {
         if pid < DENSE_PIDS {
-            self.dense.get(pid as usize).and_then(Option::as_ref)
+            self.dense.get(&(pid as usize))
         } else {
             self.sparse.get(&pid)
         }
@@ -35,7 +36,7 @@ impl<V> PidMap<V> {
     #[inline]
     pub fn get_mut(&mut self, pid: u32) -> Option<&mut V> {
         if pid < DENSE_PIDS {
-            self.dense.get_mut(pid as usize).and_then(Option::as_mut)
+            self.dense.get_mut(&(pid as usize))
         } else {
             self.sparse.get_mut(&pid)
         }
@@ -49,11 +50,7 @@ impl<V> PidMap<V> {
     /// Puts `value` at `pid`, returning what was there.
     pub fn insert(&mut self, pid: u32, value: V) -> Option<V> {
         if pid < DENSE_PIDS {
-            let i = pid as usize;
-            if i >= self.dense.len() {
-                self.dense.resize_with(i + 1, || None);
-            }
-            self.dense[i].replace(value)
+            self.dense.insert(pid as usize, value)
         } else {
             self.sparse.insert(pid, value)
         }
@@ -61,7 +58,7 @@ impl<V> PidMap<V> {
 
     pub fn remove(&mut self, pid: u32) -> Option<V> {
         if pid < DENSE_PIDS {
-            self.dense.get_mut(pid as usize).and_then(Option::take)
+            self.dense.remove(&(pid as usize))
         } else {
             self.sparse.remove(&pid)
         }
@@ -70,11 +67,7 @@ impl<V> PidMap<V> {
     /// The value at `pid`, put there by `make` if there is none.
     pub fn get_or_insert_with(&mut self, pid: u32, make: impl FnOnce() -> V) -> &mut V {
         if pid < DENSE_PIDS {
-            let i = pid as usize;
-            if i >= self.dense.len() {
-                self.dense.resize_with(i + 1, || None);
-            }
-            self.dense[i].get_or_insert_with(make)
+            self.dense.get_or_insert_with(pid as usize, make)
         } else {
             self.sparse.entry(pid).or_insert_with(make)
         }
@@ -82,7 +75,7 @@ impl<V> PidMap<V> {
 
     /// Every value, in no promised order.
     pub fn values(&self) -> impl Iterator<Item = &V> {
-        self.dense.iter().flatten().chain(self.sparse.values())
+        self.dense.values().chain(self.sparse.values())
     }
 }
 
