@@ -250,3 +250,35 @@ def test_run_overrides_the_files_schedulers_and_device(tmp_path):
     ]:
         res = runner.invoke(app, ["run", str(scn), *args])
         assert res.exit_code == 2 and message in res.output and "Traceback" not in res.output, (args, res.output)
+
+
+def _commands(group, path=()):
+    """(path, click command) of every command and subcommand of the command line."""
+    import click
+
+    for name, cmd in group.commands.items():
+        yield path + (name,), cmd
+        if isinstance(cmd, click.Group):
+            yield from _commands(cmd, path + (name,))
+
+
+def test_help_shows_every_bracket_of_the_help_texts():
+    """Help is plain text: `[device]`, `[[scheduler]]` or `[summary, ...]` in a help string is
+    printed as written (rich markup took them for tags and dropped them), and a command's
+    summary in the list is one line, not the docstring's line breaks."""
+    import re
+
+    import typer
+
+    root = typer.main.get_command(app)
+    checked = 0
+    for path, cmd in _commands(root):
+        out = " ".join(runner.invoke(app, [*path, "--help"], terminal_width=100).stdout.split())
+        for param in cmd.params:
+            for bracket in re.findall(r"\[[^\]]*\]+", getattr(param, "help", None) or ""):
+                assert " ".join(bracket.split()) in out, (path, param.name, bracket)
+                checked += 1
+    assert checked >= 5  # the run command alone has [[scheduler]], [device], [summary, ...]
+    listing = runner.invoke(app, ["--help"], terminal_width=100).stdout
+    run_line = next(line for line in listing.splitlines() if line.strip().startswith("run "))
+    assert "Run every scheduler of a scenario" in run_line

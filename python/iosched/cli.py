@@ -46,12 +46,15 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Help is plain text: rich markup would take `[device]` or `[[scheduler]]` in it for tags
+    # and drop them, and keep a docstring's line breaks in the command list.
+    rich_markup_mode=None,
 )
-list_app = typer.Typer(help="List schedulers or device presets.", no_args_is_help=True)
-reproduce_app = typer.Typer(help="Reproduce a paper's experiments.", no_args_is_help=True)
+list_app = typer.Typer(help="List schedulers or device presets.", no_args_is_help=True, rich_markup_mode=None)
+reproduce_app = typer.Typer(help="Reproduce a paper's experiments.", no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(list_app, name="list")
 app.add_typer(reproduce_app, name="reproduce")
-trace_app = typer.Typer(help="Block traces: a btt-like summary, the formats read.", no_args_is_help=True)
+trace_app = typer.Typer(help="Block traces: a btt-like summary, the formats read.", no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(trace_app, name="trace")
 
 # --quiet turns every progress bar off (they are shown only on a terminal anyway).
