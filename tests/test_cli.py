@@ -127,6 +127,30 @@ def test_list_devices():
     r = runner.invoke(app, ["list", "devices"])
     assert r.exit_code == 0, r.output
     assert "fujitsu-m2361a" in r.stdout and "3600" in r.stdout and "estimated" in r.stdout
+    # The flash presets follow, each with its sources and estimates.
+    assert "samsung-970-evo-plus-1tb: Samsung 970 EVO Plus" in r.stdout
+
+
+def test_list_devices_flash_in_every_format():
+    """CSV and JSON list the disks unless --flash asks for the flash presets; each flash preset
+    says its sources and what is estimated."""
+    import csv
+    import io
+
+    names = ["samsung-870-evo-1tb", "samsung-970-evo-plus-1tb", "samsung-pm9a3-7.68tb"]
+    r = runner.invoke(app, ["list", "devices", "--flash", "--format", "csv"])
+    assert r.exit_code == 0, r.output
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    assert [row["name"] for row in rows] == names and r.stdout.startswith("name,interface,")
+    r = runner.invoke(app, ["list", "devices", "--flash", "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert [d["name"] for d in doc] == names
+    for d in doc:
+        assert "data sheet" in d["source"] or "product brief" in d["source"]
+        assert "controller latency" in d["estimated"] and d["queue_source"].startswith(("SATA", "NVMe"))
+    r = runner.invoke(app, ["list", "devices", "--format", "csv"])
+    assert "samsung" not in r.stdout and "fujitsu-m2361a" in r.stdout
 
 
 def test_seltzer_catalogue_scenarios_run():

@@ -525,9 +525,13 @@ def list_schedulers_cmd(
 def list_devices_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the presets as JSON (derived figures, source, estimates): "
                                  "--format json."),
+    flash: bool = typer.Option(False, "--flash", help="Only the flash SSD presets (with --format csv or json: their "
+                               "table, or iosched.list_flash_devices()'s list; without --flash those list the disks)."),
     fmt: str = _format_option(),
 ) -> None:
-    """Device presets with their derived figures; `estimated` says which are guesses."""
+    """Device presets with their derived figures; `estimated` says which are guesses. The
+    terminal table shows the disks, then the flash SSDs; CSV and JSON list the disks, or with
+    --flash the flash SSDs."""
     fmt = _output(fmt, as_json)
     devices = list_devices()
     rows = []
@@ -552,19 +556,27 @@ def list_devices_cmd(
                   f"  command queue: {d['queue_depth_max']} ({escape(str(d['queue_source']))})"]
     from .api import list_flash_devices
 
-    flash = list_flash_devices()
-    frows = [{**d, "channels_dies": f"{d['geometry']['channels']} x {d['geometry']['dies_per_channel']} ({d['dies']})",
+    flash_devices = list_flash_devices()
+    frows = [{"name": d["name"], "interface": d["interface"], **d, "channels_dies": f"{d['geometry']['channels']} x {d['geometry']['dies_per_channel']} ({d['dies']})",
               "read_program_us": f"{d['timing']['read_us']:g} / {d['timing']['program_us']:g}",
-              "queue_depth_max": d["max_queue_depth"]} for d in flash]
+              "queue_depth_max": d["max_queue_depth"]} for d in flash_devices]
     ftable = TableData("flash", "flash devices (docs/devices-flash.md)", [
         Column("name", "name"), Column("interface", "interface", 1),
         Column("capacity_gb", "model capacity GB", 1, lambda x: _f(x, 1), right=True),
         Column("channels_dies", "channels x dies (dies)", 2, right=True),
         Column("read_program_us", "page read / program us", 2, right=True),
         Column("queue_depth_max", "queue depth", 3, right=True)], frows)
-    items.append(ftable)
+    flash_items: list = [ftable]
+    for d in flash_devices:
+        flash_items += [f"[bold]{escape(d['name'])}[/bold]: {escape(d['description'])}", f"  source: {escape(d['source'])}",
+                        f"  estimated: {escape(d['estimated'])}",
+                        f"  command queue: {d['max_queue_depth']} ({escape(d['queue_source'])})"]
+    if flash:
+        emit(flash_items if fmt == "table" else [ftable], fmt, json_doc=flash_devices)
+        return
+    items += flash_items
     # CSV and JSON keep the disks' list as it was (one table, each row a rotational drive's
-    # fields); the flash presets are in the terminal table and `iosched.list_flash_devices()`.
+    # fields); the flash presets are theirs with --flash.
     emit(items if fmt == "table" else [table], fmt, json_doc=devices)
 
 

@@ -211,6 +211,11 @@ fn list_flash_devices() -> PyResult<String> {
         let mut v = serde_json::to_value(&spec).expect("serializes");
         v["capacity_gb"] = serde_json::json!(units as f64 * UNIT_BYTES as f64 / 1e9);
         v["dies"] = serde_json::json!(spec.geometry.dies());
+        let doc = presets::flash_preset_doc(name).expect("every listed preset has its description");
+        v["description"] = serde_json::json!(doc.description);
+        v["source"] = serde_json::json!(doc.source);
+        v["estimated"] = serde_json::json!(doc.estimated());
+        v["queue_source"] = serde_json::json!(presets::flash_queue_source(&spec));
         out.push(v);
     }
     Ok(serde_json::to_string(&out).expect("serializes"))

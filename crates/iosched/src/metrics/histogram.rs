@@ -499,7 +499,9 @@ mod tests {
         let mut rng = rand_pcg::Pcg64::seed_from_u64(5);
         // Below, at and far above the sparse limit; with zeros, ties and a wide spread; and
         // narrow, so that recent keys repeat and repeat keys already counted in the map.
-        for (n, narrow) in [(1usize, false), (3, false), (200, false), (SPARSE_MAX_BUCKETS, false), (5_000, false), (100_000, false), (700, true)] {
+        for (n, narrow) in
+            [(1usize, false), (3, false), (200, false), (SPARSE_MAX_BUCKETS, false), (5_000, false), (100_000, false), (700, true)]
+        {
             let values: Vec<Nanos> = (0..n)
                 .map(|k| match k % 17 {
                     0 => 0,

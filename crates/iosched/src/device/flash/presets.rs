@@ -177,8 +177,54 @@ const SLC_PROGRAM_RATIO: f64 = 250.0 / 1125.0;
 pub fn flash_queue_source(spec: &FlashSpec) -> &'static str {
     match spec.interface.as_str() {
         "sata" => "SATA NCQ: 32 commands",
-        _ => "NVMe: 1024, a placeholder for the NVMe queue model (one queue; queue pairs and arbitration are a later step)",
+        _ => "NVMe: 1024, Linux nvme's io_queue_depth default; `[device.nvme]` models the queue pairs (1023 commands each) and their arbitration",
     }
+}
+
+/// What a user sees of a flash preset (`iosched list devices`): the drive, the sources of its
+/// figures (the comments of `flash_preset` have each figure's) and what is estimated.
+pub struct FlashPresetDoc {
+    pub description: &'static str,
+    pub source: &'static str,
+    /// Estimated on this preset (`estimated()` adds what is estimated on every preset).
+    own_estimates: &'static str,
+}
+
+impl FlashPresetDoc {
+    pub fn estimated(&self) -> String {
+        format!("{}; and on every preset: {COMMON_ESTIMATES}", self.own_estimates)
+    }
+}
+
+/// Estimated on every preset (the module's comment has the reasoning).
+const COMMON_ESTIMATES: &str = "16 KiB pages, 2 planes per die, tBERS 3.5 ms, a sample of each die (256 blocks of 64 pages), \
+controller latency 10 us per command, link bytes per command, greedy GC keeping 2 free superblocks";
+
+pub fn flash_preset_doc(name: &str) -> Option<FlashPresetDoc> {
+    Some(match name {
+        "samsung-870-evo-1tb" => FlashPresetDoc {
+            description: "Samsung 870 EVO 1 TB (MZ-77E1T0), SATA 6 Gb/s, 128-layer V6 TLC, 16 dies",
+            source: "Samsung data sheet (560/530 MB/s sequential; 98K/88K IOPS 4 KiB QD32, 13K/36K QD1; 1 GB LPDDR4); \
+V6 tR < 45 us, tPROG < 450 us (Samsung, Aug. 2019); 16 dies of 512 Gbit (Tom's Hardware's table of the data sheet); \
+TurboWrite 6 + 36 GB (recalled from Samsung's figures); docs/devices-flash.md",
+            own_estimates: "8 channels of 800 MB/s (Toggle DDR 3.0), write buffer 8 MiB, SLC-mode tR and tPROG",
+        },
+        "samsung-970-evo-plus-1tb" => FlashPresetDoc {
+            description: "Samsung 970 EVO Plus 1 TB (MZ-V7S1T0), PCIe 3.0 x4 NVMe, 9x-layer V5 TLC, 32 dies",
+            source: "Samsung data sheet (3,500/3,300 MB/s sequential, 1,700 after TurboWrite; 600K/550K IOPS 4 KiB QD32, \
+19K/60K QD1; 1 GB LPDDR4); V5 tR 50 us, tPROG 500 us, Toggle DDR 4.0 at 1.4 Gb/s per pin (Samsung, July 2018); \
+8 channels as reviews report the Phoenix controller; TurboWrite 6 + 36 GB (recalled); docs/devices-flash.md",
+            own_estimates: "write buffer 8 MiB, SLC-mode tR and tPROG, TLP efficiency of the link",
+        },
+        "samsung-pm9a3-7.68tb" => FlashPresetDoc {
+            description: "Samsung PM9A3 7.68 TB U.2 (MZQL27T6HBLA), PCIe 4.0 x4 NVMe, 128-layer V6 TLC, 128 dies, steady state",
+            source: "Samsung product brief (6,500/3,500 MB/s sequential; 900K/200K IOPS random 4 KiB in steady state; \
+1.3 DWPD; U.2 figures per heise's and ServeTheHome's copies of the data sheet); V6 timing as the 870 EVO's; \
+docs/devices-flash.md",
+            own_estimates: "16 channels of 1,400 MB/s, write buffer 32 MiB, TLP efficiency of the link",
+        },
+        _ => return None,
+    })
 }
 
 #[cfg(test)]
@@ -192,5 +238,15 @@ mod tests {
             s.validate().unwrap_or_else(|e| panic!("{name}: {e}"));
         }
         assert!(flash_preset("nope").is_none());
+    }
+
+    #[test]
+    fn every_preset_says_where_its_figures_come_from() {
+        for name in FLASH_PRESET_NAMES {
+            let d = flash_preset_doc(name).unwrap_or_else(|| panic!("{name} has no description"));
+            assert!(!d.description.is_empty() && d.source.contains("docs/devices-flash.md"), "{name}");
+            assert!(d.estimated().contains("controller latency"), "{name}");
+        }
+        assert!(flash_preset_doc("nope").is_none());
     }
 }
