@@ -596,6 +596,9 @@ impl<D: Device> Device for CalibratedDevice<D> {
         self.last_end = req.end_sector();
         self.inner.service(req, path, now)
     }
+    fn resume(&mut self, req: &Request, now: Nanos) -> Service {
+        self.inner.resume(req, now)
+    }
     fn as_view(&self) -> &dyn DeviceView {
         self
     }

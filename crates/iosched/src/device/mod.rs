@@ -145,6 +145,11 @@ pub struct Service {
     pub rotation_ns: Nanos,
     pub transfer_ns: Nanos,
     pub cache_hit: bool,
+    /// Not done yet: the device finishes the command when the engine calls
+    /// [`Device::resume`] at this time (`completion_ns` is then only a lower bound). A flash
+    /// drive under read priority places a read's page reads on their dies when their mapping
+    /// entries arrive, in time order with the other reads, rather than when the command starts.
+    pub resume_ns: Option<Nanos>,
 }
 
 impl Service {
@@ -170,6 +175,12 @@ pub trait Device: DeviceView {
     fn service_discard(&mut self, req: &Request, ranges: &[Request], path: ArmPath, now: Nanos) -> Service {
         let _ = ranges;
         self.service(req, path, now)
+    }
+    /// Goes on with a command whose [`Service`] asked to be resumed now (`resume_ns`): its
+    /// timing, final or with a later `resume_ns`. Devices that never ask are never called.
+    fn resume(&mut self, req: &Request, now: Nanos) -> Service {
+        let _ = req;
+        Service { dispatch_ns: now, completion_ns: now, ..Service::default() }
     }
     fn as_view(&self) -> &dyn DeviceView;
     /// Brings the device's state (head position) up to `now` before a scheduling decision.

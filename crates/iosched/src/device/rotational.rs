@@ -726,6 +726,7 @@ impl RotationalDisk {
             rotation_ns: completion_ns.saturating_sub(now).saturating_sub(overhead).saturating_sub(seek_ns).saturating_sub(transfer_ns),
             transfer_ns,
             cache_hit: false,
+            resume_ns: None,
         }
     }
 
@@ -1126,6 +1127,7 @@ impl RotationalDisk {
             rotation_ns,
             transfer_ns,
             cache_hit: false,
+            resume_ns: None,
         }
     }
 

@@ -37,6 +37,8 @@ enum Event {
     Wake(u32),
     /// blk-mq's delayed queue run (`arm_null_dispatch_rerun`); one no longer pending is a no-op.
     Rerun(u32),
+    /// The lane's device goes on with a command it started (`Service::resume_ns`).
+    Resume(u32, RequestId),
 }
 
 /// Why a run ended before its workload did.
@@ -455,7 +457,7 @@ impl Engine<'_> {
                 serve(&l.block, &mut *l.device, &cmd.req, cmd.path, now)
             };
             debug_assert!(service.completion_ns >= now);
-            self.events.push(service.completion_ns, Event::Completion(lane as u32, cmd.req.id));
+            self.events.push(next_event_ns(&service), next_event(lane, cmd.req.id, &service));
             l.serving.push((cmd.req, cmd.dispatched_ns, service));
         }
     }
@@ -484,10 +486,36 @@ impl Engine<'_> {
             serve(&l.block, &mut *l.device, &q.req, q.path, start)
         };
         debug_assert!(service.completion_ns >= start);
-        self.events.push(service.completion_ns, Event::Completion(lane as u32, q.req.id));
+        self.events.push(next_event_ns(&service), next_event(lane, q.req.id, &service));
         l.serving.push((q.req, q.dispatched_ns, service));
         true
     }
+
+    /// The device goes on with command `id` (it asked to be resumed now).
+    fn resume(&mut self, lane: usize, id: RequestId) {
+        let now = self.now;
+        let l = &mut self.lanes[lane];
+        let Some(at) = l.serving.iter().position(|s| s.0.id == id) else {
+            self.invariants.bad_completions += 1;
+            return;
+        };
+        let service = l.device.resume(&l.serving[at].0, now);
+        debug_assert!(service.completion_ns >= now && service.resume_ns.is_none_or(|t| t > now));
+        self.events.push(next_event_ns(&service), next_event(lane, id, &service));
+        l.serving[at].2 = service;
+    }
+}
+
+/// A started command's next event: its completion, or the device's resumption of it.
+fn next_event(lane: usize, id: RequestId, service: &Service) -> Event {
+    match service.resume_ns {
+        Some(_) => Event::Resume(lane as u32, id),
+        None => Event::Completion(lane as u32, id),
+    }
+}
+
+fn next_event_ns(service: &Service) -> Nanos {
+    service.resume_ns.unwrap_or(service.completion_ns)
 }
 
 /// The device serves `req` from `at`: a multi-range discard (its block layer keeps a range per
@@ -732,6 +760,10 @@ fn run<'a>(
                     l.wake_at = None;
                 }
                 true
+            }
+            Event::Resume(lane, id) => {
+                e.resume(lane as usize, id);
+                false
             }
             Event::Rerun(lane) => {
                 let l = &mut e.lanes[lane as usize];

@@ -238,3 +238,52 @@ fn a_trim_dirties_the_entries_of_units_holding_data() {
     let out: Vec<(u32, bool)> = (0..8192u32).filter_map(|i| m.insert(100_000 + i, 0, 0, false)).map(|e| (e.entry, e.dirty)).collect();
     assert_eq!(out, (0..8u32).map(|l| (l, true)).collect::<Vec<_>>());
 }
+
+/// `service`, then `resume` whenever the drive asks, as the engine does: the final timing.
+fn serve_to_end(ssd: &mut FlashSsd, req: &Request, now: Nanos) -> Service {
+    let mut s = ssd.service(req, ArmPath::Direct, now);
+    while let Some(at) = s.resume_ns {
+        s = ssd.resume(req, at);
+    }
+    s
+}
+
+/// The defect of the ninth session, mended: under read priority a read whose entry is being
+/// read from flash (a miss) is placed on its data's die when the entry arrives, not when it
+/// starts, so a read that starts later but reaches the die earlier goes first. Read A misses
+/// (its translation page on another die); read B, its entry cached, starts 1 us later on A's
+/// data's die: B is served as on a drive without A, and A's page read follows B's.
+#[test]
+fn under_read_priority_a_read_waiting_for_its_entry_does_not_hold_the_die() {
+    let cfg = MappingCacheConfig { capacity_kib: 64, entry_bytes: 8, translation_entry_bytes: 4, units_per_entry: 1 };
+    let make = || drive_with(Precondition::Full, cfg, true);
+    let (mut ssd, mut alone) = (make(), make());
+    let dies = ssd.spec().geometry.dies() as u64;
+    // B: unit 0 (its entry cached by a first read). A: a unit on B's die whose translation page
+    // (entry / 2,048: 8 KiB pages of 4-byte entries) lies on another die.
+    let b_lpn = 0u64;
+    let die = ssd.ftl().die_of(b_lpn);
+    let a_lpn = (2048..ssd.ftl().logical_units())
+        .find(|&l| ssd.ftl().die_of(l) == die && (l / 2048) % dies != die as u64)
+        .expect("a unit on B's die with its translation page elsewhere");
+    for d in [&mut ssd, &mut alone] {
+        serve_to_end(d, &Request::new(1, Op::Read, b_lpn * UNIT_SECTORS, UNIT_SECTORS as u32, 0), 0);
+    }
+    let t = 10_000_000;
+    let a = Request::new(2, Op::Read, a_lpn * UNIT_SECTORS, UNIT_SECTORS as u32, t);
+    let first = ssd.service(&a, ArmPath::Direct, t);
+    assert!(first.resume_ns.is_some_and(|r| r > t), "A waits for its entry: {first:?}");
+    let b = Request::new(3, Op::Read, b_lpn * UNIT_SECTORS, UNIT_SECTORS as u32, t + 1_000);
+    let with_a = serve_to_end(&mut ssd, &b, t + 1_000);
+    let without = serve_to_end(&mut alone, &b, t + 1_000);
+    assert_eq!(with_a.completion_ns, without.completion_ns, "B is not held by A's page read");
+    // A, resumed: its page read after its translation read, and after B's on the die.
+    let mut s = first;
+    while let Some(at) = s.resume_ns {
+        s = ssd.resume(&a, at);
+    }
+    let timing = ssd.spec().timing;
+    assert!(s.completion_ns >= t + timing.overhead_ns() + 2 * timing.read_ns(), "{s:?}");
+    assert_eq!(s.dispatch_ns, t);
+    assert!(ssd.deferred_reads.is_empty());
+}

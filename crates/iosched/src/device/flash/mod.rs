@@ -50,7 +50,7 @@ use self::slc_cache::{FoldPolicy, SlcCache};
 pub use self::spec::FlashSpec;
 use super::{ArmPath, Device, DeviceView, DiscardSupport, Service};
 use crate::fast_hash::FastMap;
-use crate::request::{Op, Request, SECTOR_BYTES};
+use crate::request::{Op, Request, RequestId, SECTOR_BYTES};
 use crate::time::Nanos;
 
 pub struct FlashSsd {
@@ -78,6 +78,23 @@ pub struct FlashSsd {
     /// Translation pages being read: when each read was issued and when it ends (later misses
     /// on the page share it while it is under way; those done are dropped at each command).
     translation_reads: FastMap<u64, (Nanos, Nanos)>,
+    /// Reads waiting for mapping entries under read priority, by request (`DeferredRead`).
+    deferred_reads: FastMap<RequestId, DeferredRead>,
+}
+
+/// A read under read priority with page reads whose mapping entries are not usable when the
+/// command starts (a translation read under way). A die under read priority serves reads in
+/// the order they are placed on it, so a page read placed at once for the time its entry
+/// arrives would go before reads that reach the die earlier but start later; each page read
+/// is placed instead when the engine's clock reaches its time less the command overhead (the
+/// instant at which a read starting then reaches its dies), in time order with the others.
+#[derive(Clone, Debug)]
+struct DeferredRead {
+    start: Nanos,
+    /// The page reads not yet placed: (die, page key, units, tR, when the entry is usable).
+    pages: Vec<(u32, u64, u32, Nanos, Nanos)>,
+    /// When the pages placed so far are over the channel (and every entry is usable).
+    flash_done: Nanos,
 }
 
 /// Bytes of a translation page a miss brings over the channel: the sector holding the entry
@@ -124,6 +141,7 @@ impl FlashSsd {
             mapping,
             relocated_lpns: Vec::new(),
             translation_reads: FastMap::default(),
+            deferred_reads: FastMap::default(),
         })
     }
 
@@ -546,17 +564,56 @@ impl FlashSsd {
                 _ => pages.push((die, page, 1, tr, entry_at)),
             }
         }
+        if self.spec.die_scheduling.read_priority && pages.iter().any(|p| p.4 > t0) {
+            let deferred = DeferredRead { start, pages: pages.clone(), flash_done: mapped };
+            self.pages = pages;
+            return self.go_on_reading(req, deferred, t0);
+        }
         let mut flash_done = mapped;
         for &(die, _, units, tr, from) in &pages {
-            let ch = self.spec.geometry.channel_of(die) as usize;
-            let read_end = self.die_read(die, from, tr);
-            let (_, out_end) = self.res.channel(ch).reserve(read_end, t.channel_ns(units as u64 * UNIT_BYTES));
-            flash_done = flash_done.max(out_end);
+            flash_done = flash_done.max(self.read_page(die, units, tr, from));
         }
         self.pages = pages;
+        self.read_done(req, start, flash_done, from_dram)
+    }
+
+    /// Reads `units` of a page on `die` (tR `tr`) from `from`, then over its channel: when the
+    /// data is off the channel.
+    fn read_page(&mut self, die: u32, units: u32, tr: Nanos, from: Nanos) -> Nanos {
+        let t = self.spec.timing;
+        let ch = self.spec.geometry.channel_of(die) as usize;
+        let read_end = self.die_read(die, from, tr);
+        self.res.channel(ch).reserve(read_end, t.channel_ns(units as u64 * UNIT_BYTES)).1
+    }
+
+    /// A read whose data is off the flash at `flash_done`: over the link to the host.
+    fn read_done(&mut self, req: &Request, start: Nanos, flash_done: Nanos, from_dram: bool) -> Service {
         let bytes = req.size_sectors as u64 * SECTOR_BYTES;
-        let (_, done) = self.res.link(true).reserve(flash_done, t.link_ns(bytes));
+        let (_, done) = self.res.link(true).reserve(flash_done, self.spec.timing.link_ns(bytes));
         Service { dispatch_ns: start, completion_ns: done, transfer_ns: done - start, cache_hit: from_dram, ..Service::default() }
+    }
+
+    /// Places the deferred read's page reads due by `die_now` (the time a read starting now
+    /// reaches its dies), in order; finishes the read when none is left, else asks to be
+    /// resumed when the next one is due.
+    fn go_on_reading(&mut self, req: &Request, mut d: DeferredRead, die_now: Nanos) -> Service {
+        let mut left = Vec::new();
+        for &(die, page, units, tr, from) in &d.pages {
+            if from <= die_now {
+                d.flash_done = d.flash_done.max(self.read_page(die, units, tr, from));
+            } else {
+                left.push((die, page, units, tr, from));
+            }
+        }
+        let Some(next) = left.iter().map(|p| p.4).min() else {
+            let s = self.read_done(req, d.start, d.flash_done, false);
+            self.last_completion_ns = self.last_completion_ns.max(s.completion_ns);
+            return s;
+        };
+        d.pages = left;
+        let (start, at) = (d.start, next - self.spec.timing.overhead_ns());
+        self.deferred_reads.insert(req.id, d);
+        Service { dispatch_ns: start, completion_ns: at, resume_ns: Some(at), ..Service::default() }
     }
 
     fn write(&mut self, req: &Request, start: Nanos) -> Service {
@@ -642,6 +699,15 @@ impl Device for FlashSsd {
     }
     fn service_discard(&mut self, req: &Request, ranges: &[Request], _path: ArmPath, now: Nanos) -> Service {
         self.command(req, now, |ssd| ssd.discard_ranges(ranges, now))
+    }
+    fn resume(&mut self, req: &Request, now: Nanos) -> Service {
+        let Some(d) = self.deferred_reads.remove(&req.id) else {
+            debug_assert!(false, "resuming request {} that is not deferred", req.id);
+            return Service { dispatch_ns: now, completion_ns: now, ..Service::default() };
+        };
+        self.res.prune(now);
+        let die_now = now + self.spec.timing.overhead_ns();
+        self.go_on_reading(req, d, die_now)
     }
     fn as_view(&self) -> &dyn DeviceView {
         self
