@@ -8,6 +8,7 @@ use crate::device::drive_queue::DriveQueueConfig;
 use crate::device::flash::ftl::logical_units_for;
 use crate::device::flash::geometry::UNIT_SECTORS;
 use crate::device::flash::presets::flash_queue_source;
+use crate::device::flash::spec::Precondition;
 use crate::device::flash::{FlashSpec, FlashSsd};
 use crate::device::presets::{preset, PRESET_NAMES};
 use crate::device::raid0::Raid0;
@@ -1175,6 +1176,12 @@ impl Scenario {
         };
         let mut out = Vec::with_capacity(choices.len());
         let mut selection: Option<std::sync::Arc<adaptive::SelectionTable>> = None;
+        // An aged flash drive is aged once (seconds to minutes of FTL work, the same state for
+        // every run and array member: a function of the spec and the seed) and copied for each;
+        // the last use takes it. A full or fresh one is built each time (laid out by arithmetic,
+        // its maps untouched until written: a copy would touch them all).
+        let mut flash_uses_left = choices.len() * array.map_or(1, |a| a.members as usize);
+        let mut aged_flash: Option<FlashSsd> = None;
         for (index, choice) in choices.into_iter().enumerate() {
             // Ctrl-C between runs: the next scheduler's run does not start.
             if control.is_some_and(|c| c.is_cancelled()) && !out.is_empty() {
@@ -1193,7 +1200,24 @@ impl Scenario {
             let mut schedulers = Vec::with_capacity(members);
             for _ in 0..members {
                 if let Some(f) = &flash {
-                    devices.push(Box::new(FlashSsd::new(f.clone(), seed).map_err(err)?));
+                    flash_uses_left -= 1;
+                    let cancelled = || control.is_some_and(|c| c.is_cancelled());
+                    let built = match f.precondition {
+                        Precondition::Aged => {
+                            if aged_flash.is_none() {
+                                aged_flash = FlashSsd::new_unless(f.clone(), seed, &cancelled).map_err(err)?;
+                            }
+                            if flash_uses_left == 0 {
+                                aged_flash.take()
+                            } else {
+                                aged_flash.clone()
+                            }
+                        }
+                        _ => Some(FlashSsd::new(f.clone(), seed).map_err(err)?),
+                    };
+                    // Ctrl-C while aging the drive: nothing of this run can start.
+                    let Some(ssd) = built else { return Ok(out) };
+                    devices.push(Box::new(ssd));
                 } else if let Some((spec, ext)) = &rot {
                     let disk = RotationalDisk::with_extensions(spec.clone(), ext.clone()).map_err(err)?;
                     devices.push(match &curve {

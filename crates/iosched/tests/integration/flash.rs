@@ -1,7 +1,8 @@
 //! Flash drives through scenarios: a preset runs, `[device.flash]` overrides, errors name the
 //! field and value, the drive queue's depth is the interface's.
 
-use iosched::scenario::Scenario;
+use iosched::scenario::{RunOptions, Scenario};
+use iosched::sim::RunControl;
 
 fn err(text: &str) -> String {
     Scenario::parse(text, "bad.toml").err().unwrap_or_else(|| panic!("should be rejected: {text}")).to_string()
@@ -144,6 +145,39 @@ fn resumed_reads_complete_once_through_the_engine() {
         let again = scn.run(None).unwrap();
         assert_eq!(serde_json::to_string(&again[0].summary).unwrap(), serde_json::to_string(&runs[0].summary).unwrap());
     }
+}
+
+/// An aged drive is aged once per scenario and copied for each scheduler's run (and array
+/// member): every run's summary is the one the scheduler gets alone.
+#[test]
+fn an_aged_drive_is_aged_once_and_every_run_is_as_alone() {
+    let head = format!("[device]\npreset = \"samsung-970-evo-plus-1tb\"\nqueue_depth = 8\n{SMALL}precondition = \"aged\"\n");
+    let array = "[array]\nlevel = \"raid0\"\nmembers = 2\n";
+    for arr in ["", array] {
+        let both = format!("{head}{arr}{}[[scheduler]]\nname = \"fcfs\"\n[[scheduler]]\nname = \"sptf\"\n", workload(8, 0.5));
+        let runs = Scenario::parse(&both, "aged.toml").unwrap().run(None).unwrap();
+        assert_eq!(runs.len(), 2);
+        for (i, name) in ["fcfs", "sptf"].iter().enumerate() {
+            let alone = format!("{head}{arr}{}[[scheduler]]\nname = \"{name}\"\n", workload(8, 0.5));
+            let one = Scenario::parse(&alone, "aged.toml").unwrap().run(None).unwrap();
+            assert_eq!(serde_json::to_string(&one[0].summary).unwrap(), serde_json::to_string(&runs[i].summary).unwrap(), "{arr}{name}");
+        }
+        assert!(runs[0].summary.flash.unwrap().precondition_write_amplification > 1.0, "aged: GC ran");
+    }
+}
+
+/// Ctrl-C while the drive is being aged (minutes for a large one) ends the scenario at once,
+/// with no run.
+#[test]
+fn a_cancel_while_aging_the_drive_returns_no_run() {
+    let text =
+        format!("[device]\npreset = \"samsung-pm9a3-7.68tb\"\nqueue_depth = 8\n{}[[scheduler]]\nname = \"fcfs\"\n", workload(8, 0.5));
+    let scn = Scenario::parse(&text, "pm9a3.toml").unwrap();
+    assert_eq!(scn.flash_spec().unwrap().unwrap().precondition, iosched::device::flash::spec::Precondition::Aged);
+    let control = RunControl::default();
+    control.cancel();
+    let runs = scn.run_with(RunOptions { control: Some(&control), ..RunOptions::default() }).unwrap();
+    assert!(runs.is_empty(), "no run starts: {}", runs.len());
 }
 
 #[test]

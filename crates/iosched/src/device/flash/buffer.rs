@@ -16,6 +16,7 @@ struct Moving {
     queued_ns: Nanos,
 }
 
+#[derive(Clone)]
 pub struct WriteBuffer {
     capacity_units: u64,
     /// Units waiting per die (logical unit numbers), in arrival order.

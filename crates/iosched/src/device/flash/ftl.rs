@@ -132,6 +132,7 @@ pub fn check_reserve(geo: &FlashGeometry, over_provisioning: f64, gc_free_superb
     Ok(())
 }
 
+#[derive(Clone)]
 pub struct Ftl {
     geo: FlashGeometry,
     op: f64,

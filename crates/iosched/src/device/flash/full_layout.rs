@@ -10,6 +10,7 @@
 
 use super::ftl::UNMAPPED;
 
+#[derive(Clone)]
 pub struct FullLayout {
     dies: u64,
     ups: u64,

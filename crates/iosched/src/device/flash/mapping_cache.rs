@@ -122,6 +122,7 @@ pub struct Evicted {
     pub dirty: bool,
 }
 
+#[derive(Clone)]
 pub struct MappingCache {
     capacity: usize,
     entries_per_page: u64,

@@ -53,6 +53,7 @@ use crate::fast_hash::FastMap;
 use crate::request::{Op, Request, RequestId, SECTOR_BYTES};
 use crate::time::Nanos;
 
+#[derive(Clone)]
 pub struct FlashSsd {
     spec: FlashSpec,
     ftl: Ftl,
@@ -107,6 +108,11 @@ const SLC_PAGE_KEY: u64 = 1 << 40;
 impl FlashSsd {
     /// A drive in the spec's preconditioned state (`seed` drives the aged state's overwrites).
     pub fn new(spec: FlashSpec, seed: u64) -> Result<FlashSsd, String> {
+        Ok(Self::new_unless(spec, seed, &|| false)?.expect("never cancelled"))
+    }
+
+    /// [`FlashSsd::new`], giving up (None) if `cancelled` says so while preconditioning.
+    pub fn new_unless(spec: FlashSpec, seed: u64, cancelled: &dyn Fn() -> bool) -> Result<Option<FlashSsd>, String> {
         spec.validate()?;
         let mut ftl = Ftl::new(&spec.geometry, spec.over_provisioning, spec.gc_policy, spec.gc_free_superblocks)?;
         let g = &spec.geometry;
@@ -114,7 +120,9 @@ impl FlashSsd {
         if slc.is_some() {
             ftl.reserve_superblocks(spec.slc.static_superblocks_per_die(g.dies(), g.units_per_superblock()))?;
         }
-        precondition::precondition(&mut ftl, spec.precondition, seed);
+        if !precondition::precondition_unless(&mut ftl, spec.precondition, seed, cancelled) {
+            return Ok(None);
+        }
         let after_precondition = ftl.counters;
         let dies = spec.geometry.dies();
         if !spec.mapping.is_off() {
@@ -125,7 +133,7 @@ impl FlashSsd {
             let page_bytes = spec.geometry.units_per_page() as u64 * UNIT_BYTES;
             MappingCache::new(spec.mapping.capacity_entries(), spec.mapping.entries_per_translation_page(page_bytes))
         });
-        Ok(FlashSsd {
+        Ok(Some(FlashSsd {
             buffer: WriteBuffer::new(spec.write_buffer_kib as u64 * 1024 / UNIT_BYTES, dies),
             res: Resources::new(dies, spec.geometry.channels, &spec.die_scheduling, spec.full_duplex_link()),
             spec,
@@ -142,7 +150,7 @@ impl FlashSsd {
             relocated_lpns: Vec::new(),
             translation_reads: FastMap::default(),
             deferred_reads: FastMap::default(),
-        })
+        }))
     }
 
     /// The SLC cache, if on.

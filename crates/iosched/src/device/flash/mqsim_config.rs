@@ -559,7 +559,7 @@ impl Reader {
         let precondition = if self.boolean("Enabled_Preconditioning")? {
             self.unsupported(
                 "Enabled_Preconditioning",
-                "true: MQSim fills the workload's Initial_Occupancy_Percentage in steady state; mapped to `aged` (the whole drive)",
+                "true: MQSim fills the workload's Initial_Occupancy_Percentage in steady state (computed, not written); mapped to `aged` (the whole drive), which writes twice the logical capacity through GC: minutes for a drive of hundreds of GiB, once per scenario ([device.flash] precondition = \"full\" is quick)",
             );
             Precondition::Aged
         } else {

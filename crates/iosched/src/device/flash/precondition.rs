@@ -9,9 +9,14 @@ use super::spec::Precondition;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
-pub fn precondition(ftl: &mut Ftl, how: Precondition, seed: u64) {
+/// Writes between two looks at `cancelled` while aging (a few milliseconds of work).
+const CANCEL_CHECK_WRITES: u64 = 1 << 16;
+
+/// Preconditions `ftl` as `how` says, looking at `cancelled` as it goes (aging a large drive
+/// takes minutes: a 512 GiB one writes 250 million units); false if it stopped, half aged.
+pub fn precondition_unless(ftl: &mut Ftl, how: Precondition, seed: u64, cancelled: &dyn Fn() -> bool) -> bool {
     if how == Precondition::None {
-        return;
+        return true;
     }
     let ups = ftl.geometry().units_per_superpage() as u64;
     let logical = ftl.logical_units();
@@ -21,7 +26,10 @@ pub fn precondition(ftl: &mut Ftl, how: Precondition, seed: u64) {
         let dies = ftl.geometry().dies() as usize;
         let mut pending: Vec<Vec<u32>> = vec![Vec::with_capacity(ups as usize); dies];
         let mut rng = Pcg64Mcg::seed_from_u64(seed ^ 0xf1a5_0a6e_d000_0001);
-        for _ in 0..2 * logical {
+        for i in 0..2 * logical {
+            if i % CANCEL_CHECK_WRITES == 0 && cancelled() {
+                return false;
+            }
             let lpn = rng.gen_range(0..logical);
             let die = ftl.die_of(lpn) as usize;
             if pending[die].contains(&(lpn as u32)) {
@@ -39,4 +47,5 @@ pub fn precondition(ftl: &mut Ftl, how: Precondition, seed: u64) {
             }
         }
     }
+    true
 }

@@ -134,6 +134,7 @@ struct DieLog {
     valid: u64,
 }
 
+#[derive(Clone)]
 pub struct SlcCache {
     pub cfg: SlcConfig,
     ups: u64,

@@ -10,6 +10,7 @@
 
 use super::ftl::UNMAPPED;
 
+#[derive(Clone)]
 pub struct UnitMap {
     stored: Vec<u32>,
 }
