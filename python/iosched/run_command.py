@@ -216,7 +216,8 @@ def execute(opts: RunOptions) -> int:
     except (ScenarioError, OSError) as e:
         raise CommandError(str(e))
     if results.interrupted:
-        sys.stderr.write("interrupted: the results so far follow (the last run stopped early)\n")
+        sys.stderr.write("interrupted: the results so far follow (the last run stopped early)\n" if results.summaries
+                         else "interrupted before any run started (while preparing the drive)\n")
     if opts.fmt == "json":
         _write_json(scenario.name, resolved_json, results)
     else:
