@@ -427,6 +427,15 @@ impl Ftl {
         self.counters.gc_runs += 1;
         let g = base + victim as usize;
         let first = g as u32 * self.upsb;
+        // The moved units' map entries are scattered over the whole drive's table: read them
+        // first (results unused), so that their cache misses overlap instead of coming one per
+        // move; the moves then go in order as before.
+        for ppn in first..first + self.upsb {
+            let lpn = self.p2l_of(ppn as u64);
+            if lpn != UNMAPPED {
+                std::hint::black_box(self.l2p_of(lpn as u64));
+            }
+        }
         let mut last_page = u32::MAX;
         for ppn in first..first + self.upsb {
             let lpn = self.p2l_of(ppn as u64);
