@@ -457,7 +457,8 @@ impl Engine<'_> {
                 serve(&l.block, &mut *l.device, &cmd.req, cmd.path, now)
             };
             debug_assert!(service.completion_ns >= now);
-            self.events.push(next_event_ns(&service), next_event(lane, cmd.req.id, &service));
+            let (at, ev) = next_event(lane, cmd.req.id, &service);
+            self.events.push(at, ev);
             l.serving.push((cmd.req, cmd.dispatched_ns, service));
         }
     }
@@ -486,7 +487,8 @@ impl Engine<'_> {
             serve(&l.block, &mut *l.device, &q.req, q.path, start)
         };
         debug_assert!(service.completion_ns >= start);
-        self.events.push(next_event_ns(&service), next_event(lane, q.req.id, &service));
+        let (at, ev) = next_event(lane, q.req.id, &service);
+        self.events.push(at, ev);
         l.serving.push((q.req, q.dispatched_ns, service));
         true
     }
@@ -495,27 +497,25 @@ impl Engine<'_> {
     fn resume(&mut self, lane: usize, id: RequestId) {
         let now = self.now;
         let l = &mut self.lanes[lane];
-        let Some(at) = l.serving.iter().position(|s| s.0.id == id) else {
+        let Some(i) = l.serving.iter().position(|s| s.0.id == id) else {
             self.invariants.bad_completions += 1;
             return;
         };
-        let service = l.device.resume(&l.serving[at].0, now);
+        let service = l.device.resume(&l.serving[i].0, now);
         debug_assert!(service.completion_ns >= now && service.resume_ns.is_none_or(|t| t > now));
-        self.events.push(next_event_ns(&service), next_event(lane, id, &service));
-        l.serving[at].2 = service;
+        let (at, ev) = next_event(lane, id, &service);
+        self.events.push(at, ev);
+        l.serving[i].2 = service;
     }
 }
 
-/// A started command's next event: its completion, or the device's resumption of it.
-fn next_event(lane: usize, id: RequestId, service: &Service) -> Event {
+/// A started command's next event and its time: its completion, or the device's resumption
+/// of it.
+fn next_event(lane: usize, id: RequestId, service: &Service) -> (Nanos, Event) {
     match service.resume_ns {
-        Some(_) => Event::Resume(lane as u32, id),
-        None => Event::Completion(lane as u32, id),
+        Some(at) => (at, Event::Resume(lane as u32, id)),
+        None => (service.completion_ns, Event::Completion(lane as u32, id)),
     }
-}
-
-fn next_event_ns(service: &Service) -> Nanos {
-    service.resume_ns.unwrap_or(service.completion_ns)
 }
 
 /// The device serves `req` from `at`: a multi-range discard (its block layer keeps a range per

@@ -64,8 +64,8 @@ pub struct FlashSsd {
     head_sector: u64,
     /// Reused buffers.
     lpns: Vec<u32>,
-    /// A read's flash pages: (die, page key, units, tR, when their mapping entries are usable).
-    pages: Vec<(u32, u64, u32, Nanos, Nanos)>,
+    /// A read's flash pages (reused buffer).
+    pages: Vec<PageRead>,
     moved: Vec<(u64, Nanos)>,
     /// The SLC write cache (None: off).
     slc: Option<SlcCache>,
@@ -92,10 +92,23 @@ pub struct FlashSsd {
 #[derive(Clone, Debug)]
 struct DeferredRead {
     start: Nanos,
-    /// The page reads not yet placed: (die, page key, units, tR, when the entry is usable).
-    pages: Vec<(u32, u64, u32, Nanos, Nanos)>,
+    /// The page reads not yet placed.
+    pages: Vec<PageRead>,
     /// When the pages placed so far are over the channel (and every entry is usable).
     flash_done: Nanos,
+}
+
+/// One flash page a read needs.
+#[derive(Clone, Copy, Debug)]
+struct PageRead {
+    die: u32,
+    /// The physical page (SLC pages offset by `SLC_PAGE_KEY`): consecutive units of one page
+    /// are read together.
+    page: u64,
+    units: u32,
+    tr_ns: Nanos,
+    /// When the units' mapping entries are usable.
+    from_ns: Nanos,
 }
 
 /// Bytes of a translation page a miss brings over the channel: the sector holding the entry
@@ -565,33 +578,33 @@ impl FlashSsd {
             };
             from_dram = false;
             match pages.last_mut() {
-                Some(last) if last.0 == die && last.1 == page => {
-                    last.2 += 1;
-                    last.4 = last.4.max(entry_at);
+                Some(last) if last.die == die && last.page == page => {
+                    last.units += 1;
+                    last.from_ns = last.from_ns.max(entry_at);
                 }
-                _ => pages.push((die, page, 1, tr, entry_at)),
+                _ => pages.push(PageRead { die, page, units: 1, tr_ns: tr, from_ns: entry_at }),
             }
         }
-        if self.spec.die_scheduling.read_priority && pages.iter().any(|p| p.4 > t0) {
+        if self.spec.die_scheduling.read_priority && pages.iter().any(|p| p.from_ns > t0) {
             let deferred = DeferredRead { start, pages: pages.clone(), flash_done: mapped };
             self.pages = pages;
             return self.go_on_reading(req, deferred, t0);
         }
         let mut flash_done = mapped;
-        for &(die, _, units, tr, from) in &pages {
-            flash_done = flash_done.max(self.read_page(die, units, tr, from));
+        for p in &pages {
+            flash_done = flash_done.max(self.read_page(p));
         }
         self.pages = pages;
         self.read_done(req, start, flash_done, from_dram)
     }
 
-    /// Reads `units` of a page on `die` (tR `tr`) from `from`, then over its channel: when the
-    /// data is off the channel.
-    fn read_page(&mut self, die: u32, units: u32, tr: Nanos, from: Nanos) -> Nanos {
+    /// Reads a page's units on its die once their entries are usable, then over its channel:
+    /// when the data is off the channel.
+    fn read_page(&mut self, p: &PageRead) -> Nanos {
         let t = self.spec.timing;
-        let ch = self.spec.geometry.channel_of(die) as usize;
-        let read_end = self.die_read(die, from, tr);
-        self.res.channel(ch).reserve(read_end, t.channel_ns(units as u64 * UNIT_BYTES)).1
+        let ch = self.spec.geometry.channel_of(p.die) as usize;
+        let read_end = self.die_read(p.die, p.from_ns, p.tr_ns);
+        self.res.channel(ch).reserve(read_end, t.channel_ns(p.units as u64 * UNIT_BYTES)).1
     }
 
     /// A read whose data is off the flash at `flash_done`: over the link to the host.
@@ -605,20 +618,20 @@ impl FlashSsd {
     /// reaches its dies), in order; finishes the read when none is left, else asks to be
     /// resumed when the next one is due.
     fn go_on_reading(&mut self, req: &Request, mut d: DeferredRead, die_now: Nanos) -> Service {
-        let mut left = Vec::new();
-        for &(die, page, units, tr, from) in &d.pages {
-            if from <= die_now {
-                d.flash_done = d.flash_done.max(self.read_page(die, units, tr, from));
-            } else {
-                left.push((die, page, units, tr, from));
+        let mut flash_done = d.flash_done;
+        d.pages.retain(|p| {
+            if p.from_ns > die_now {
+                return true;
             }
-        }
-        let Some(next) = left.iter().map(|p| p.4).min() else {
+            flash_done = flash_done.max(self.read_page(p));
+            false
+        });
+        d.flash_done = flash_done;
+        let Some(next) = d.pages.iter().map(|p| p.from_ns).min() else {
             let s = self.read_done(req, d.start, d.flash_done, false);
             self.last_completion_ns = self.last_completion_ns.max(s.completion_ns);
             return s;
         };
-        d.pages = left;
         let (start, at) = (d.start, next - self.spec.timing.overhead_ns());
         self.deferred_reads.insert(req.id, d);
         Service { dispatch_ns: start, completion_ns: at, resume_ns: Some(at), ..Service::default() }
