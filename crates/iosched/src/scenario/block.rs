@@ -63,7 +63,7 @@ pub struct BlockSection {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nr_hw_queues: Option<u32>,
     /// blk-mq: the scheduler's CPU time per request in microseconds (default: Linux's figure for
-    /// the scheduler: bfq 1.9, mq-deadline 0.7, kyber and none 0; block/mq/cpu_cost.rs).
+    /// the scheduler: bfq 1.9, mq-deadline 0.7, kyber 0.83, none 0; block/mq/cpu_cost.rs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sched_cost_us: Option<f64>,
 }
