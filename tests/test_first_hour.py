@@ -224,6 +224,29 @@ def test_ctrl_c_prints_what_the_run_has(tmp_path):
     assert run["stopped"].startswith("cancelled at") and 0 < run["requests"] < 1_000_000_000
 
 
+def test_ctrl_c_while_the_drive_is_aged_stops_at_once(tmp_path):
+    """SIGINT while an aged flash drive is prepared (the PM9A3 preset: seconds of random
+    overwrites before the first request): the aging stops, exit status 130, the message says no
+    run started, the JSON has no run, no traceback."""
+    import signal
+    import time
+
+    path = tmp_path / "aged.toml"
+    path.write_text('[device]\npreset = "samsung-pm9a3-7.68tb"\n[workload]\nkind = "closed-queue"\n'
+                    'queue_depth = 32\nrequests = 1000\nrequest_kib = 4\nread_fraction = 0.5\n'
+                    '[[scheduler]]\nname = "noop"\n')
+    p = subprocess.Popen([*CLI, "run", str(path), "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    time.sleep(1.0)
+    sent = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    stopped_after_s = time.monotonic() - sent
+    assert p.returncode == 130, err
+    assert "Traceback" not in err and "interrupted before any run started (while preparing the drive)" in err, err
+    assert json.loads(out)["runs"] == []
+    assert stopped_after_s < 3.0, f"aging went on {stopped_after_s:.1f} s after the interrupt"
+
+
 def test_special_files_are_refused_not_read(tmp_path):
     fifo = tmp_path / "fifo.toml"
     os.mkfifo(fifo)
