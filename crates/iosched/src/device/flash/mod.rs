@@ -38,6 +38,7 @@ pub mod resources;
 pub mod slc_cache;
 pub mod spec;
 pub mod timing;
+pub mod translation_reads;
 pub mod unit_map;
 
 use self::buffer::WriteBuffer;
@@ -48,6 +49,7 @@ use self::mapping_cache::{Lookup, MappingCache};
 use self::resources::{push_work, Resources};
 use self::slc_cache::{FoldPolicy, SlcCache};
 pub use self::spec::FlashSpec;
+use self::translation_reads::TranslationReads;
 use super::{ArmPath, Device, DeviceView, DiscardSupport, Service};
 use crate::fast_hash::FastMap;
 use crate::request::{Op, Request, RequestId, SECTOR_BYTES};
@@ -76,9 +78,9 @@ pub struct FlashSsd {
     mapping: Option<MappingCache>,
     /// Logical units folded or trimmed whose entries the mapping cache must update.
     relocated_lpns: Vec<u32>,
-    /// Translation pages being read: when each read was issued and when it ends (later misses
-    /// on the page share it while it is under way; those done are dropped at each command).
-    translation_reads: FastMap<u64, (Nanos, Nanos)>,
+    /// Translation pages being read (later misses on a page share its read while it is under
+    /// way; those done are dropped at each command).
+    translation_reads: TranslationReads,
     /// Reads waiting for mapping entries under read priority, by request (`DeferredRead`).
     deferred_reads: FastMap<RequestId, DeferredRead>,
 }
@@ -161,7 +163,7 @@ impl FlashSsd {
             fold_lpns: Vec::new(),
             mapping,
             relocated_lpns: Vec::new(),
-            translation_reads: FastMap::default(),
+            translation_reads: TranslationReads::default(),
             deferred_reads: FastMap::default(),
         }))
     }
@@ -279,7 +281,7 @@ impl FlashSsd {
     /// issued by `t0` and not yet done is shared; otherwise one is issued, and kept for later
     /// misses to share unless a read of the page already recorded ends first.
     fn translation_read(&mut self, page: u64, t0: Nanos) -> (Nanos, Nanos) {
-        let recorded = self.translation_reads.get(&page).copied();
+        let recorded = self.translation_reads.get(page);
         if let Some((since, end)) = recorded {
             if since <= t0 && end > t0 {
                 return (since, end);
@@ -289,7 +291,7 @@ impl FlashSsd {
         match recorded {
             Some((since, end)) if end > t0 && end <= read.1 => (since, end),
             _ => {
-                self.translation_reads.insert(page, read);
+                self.translation_reads.insert(page, read.0, read.1);
                 read
             }
         }
@@ -413,7 +415,7 @@ impl FlashSsd {
         self.res.prune(now);
         // Translation reads done by now are shared by no later miss (each starts at `now` or later).
         if !self.translation_reads.is_empty() {
-            self.translation_reads.retain(|_, (_, end)| *end > now);
+            self.translation_reads.drop_done(now);
         }
         let s = serve(self);
         self.last_completion_ns = self.last_completion_ns.max(s.completion_ns);
