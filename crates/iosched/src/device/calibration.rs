@@ -276,8 +276,13 @@ impl PositioningCurve {
 /// A calibration file: the JSON `iosched calibrate --real PATH --curve FILE` writes (the curve at
 /// `/calibration/curve`, the baseline at `/calibration/baseline_ns`), or a bare curve (baseline
 /// 0). Returns the validated curve and the baseline (ns); errors name `source`, the field and
-/// the value (JSON syntax errors: the line and column).
+/// the value (JSON syntax errors: the line and column), control characters quoted from the file
+/// escaped.
 pub fn parse_calibration(text: &str, source: &str) -> Result<(PositioningCurve, f64), String> {
+    parse_calibration_unescaped(text, source).map_err(|e| crate::input::escape_controls(&e))
+}
+
+fn parse_calibration_unescaped(text: &str, source: &str) -> Result<(PositioningCurve, f64), String> {
     let doc: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("{source}: not JSON: {e}"))?;
     let baseline_ns = match doc.pointer("/calibration/baseline_ns") {
         None => 0.0,

@@ -468,6 +468,23 @@ mod calibration_files {
         }
     }
 
+    /// Found by the fuzzer (calibration target, seed 20261130): a baseline that is an object
+    /// with a DEL in a key was quoted raw in the message.
+    #[test]
+    fn control_characters_quoted_from_the_file_are_escaped() {
+        for text in [
+            "{\"calibration\": {\"baseline_ns\": {\"ba\u{7f}ck\": 1}, \"curve\": {}}}",
+            "{\"zero_ns\": 0, \"forward\": [], \"backward\": [], \"x\u{1}\": 1, \"zero_ns\": 0}",
+            "{\"calibration\": {\"baseline_ns\": \"\u{7}\\u0007\", \"curve\": {}}}",
+        ] {
+            let e = parse_calibration(text, "c.json").expect_err(text);
+            assert!(!e.chars().any(|c| c.is_control() && c != '\n'), "{e:?}");
+            assert!(e.starts_with("c.json: "), "{e}");
+        }
+        let e = parse_calibration("{\"calibration\": {\"baseline_ns\": {\"ba\u{7f}ck\": 1}}}", "c.json").unwrap_err();
+        assert!(e.contains("`calibration.baseline_ns`") && e.contains("ba\\u{7f}ck"), "{e}");
+    }
+
     #[test]
     fn special_files_are_refused_before_reading() {
         let e = load_calibration(Path::new("/dev/zero")).unwrap_err();
