@@ -6,6 +6,7 @@
 mod bio;
 pub mod config;
 pub mod cpu;
+mod dirty_pages;
 pub mod fs;
 pub mod kernel;
 mod kjournald;

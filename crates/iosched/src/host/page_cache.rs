@@ -30,6 +30,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use super::dirty_pages::DirtyPages;
 use super::page_index::PageIndex;
 use super::{Ino, PageKey};
 
@@ -104,7 +105,7 @@ impl List {
 #[derive(Debug)]
 struct InodeDirty {
     /// Indices of its dirty pages, in file-offset order.
-    pages: BTreeSet<u64>,
+    pages: DirtyPages,
     /// When the inode went from clean to dirty (Linux's `inode->dirtied_when`).
     dirtied_when_ns: u64,
     /// Tie-break among inodes dirtied at the same instant: order of dirtying.
@@ -316,7 +317,7 @@ impl PageCache {
             return runs;
         };
         let mut taken: Vec<u64> = Vec::new();
-        for &index in inode.pages.range(from_index..end_index) {
+        for index in inode.pages.range(from_index, end_index) {
             let slot = self.map.get(PageKey::new(ino, index)).expect("a dirty page is cached");
             if self.nodes[slot as usize].flags & (WRITEBACK | LOCKED) != 0 {
                 continue;
@@ -326,8 +327,8 @@ impl PageCache {
                 break;
             }
         }
+        inode.pages.remove_ascending(&taken);
         for &index in &taken {
-            inode.pages.remove(&index);
             let slot = self.map.get(PageKey::new(ino, index)).expect("a dirty page is cached");
             let n = &mut self.nodes[slot as usize];
             n.flags = (n.flags & !DIRTY) | WRITEBACK;
@@ -422,7 +423,7 @@ impl PageCache {
         if dirty {
             self.dirty_pages -= 1;
             if let Some(inode) = self.inodes.get_mut(&key.ino) {
-                inode.pages.remove(&key.index);
+                inode.pages.remove(key.index);
                 if inode.pages.is_empty() {
                     let k = (inode.dirtied_when_ns, inode.seq, key.ino);
                     self.inodes.remove(&key.ino);
@@ -457,7 +458,7 @@ impl PageCache {
 
     /// The inode's dirty pages.
     pub fn inode_dirty_pages(&self, ino: Ino) -> u64 {
-        self.inodes.get(&ino).map_or(0, |i| i.pages.len() as u64)
+        self.inodes.get(&ino).map_or(0, |i| i.pages.len())
     }
 
     /// The inode's pages under writeback.
@@ -512,7 +513,7 @@ impl PageCache {
                 let seq = self.next_seq;
                 self.next_seq += 1;
                 self.dirty_order.insert((now_ns, seq, key.ino));
-                self.inodes.entry(key.ino).or_insert(InodeDirty { pages: BTreeSet::new(), dirtied_when_ns: now_ns, seq })
+                self.inodes.entry(key.ino).or_insert(InodeDirty { pages: DirtyPages::default(), dirtied_when_ns: now_ns, seq })
             }
         };
         inode.pages.insert(key.index);
