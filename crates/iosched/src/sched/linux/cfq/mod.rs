@@ -90,8 +90,9 @@ pub struct Cfq {
     pub(super) cics: FastMap<u32, Cic>,
     /// Async queues, shared per (class, level); the idle class has one (level 7).
     async_qs: FastMap<(usize, usize), Qid>,
-    /// Where each queued request is: its queue.
-    where_queued: FastMap<RequestId, Qid>,
+    /// Where each queued request is: its queue and the start sector of its key in the queue's
+    /// sort tree (so that its key is found without a pass over the queue).
+    where_queued: FastMap<RequestId, (Qid, u64)>,
     /// Where each dispatched request came from.
     in_driver: FastMap<RequestId, Qid>,
     flushes: VecDeque<Request>,
@@ -340,14 +341,21 @@ impl Cfq {
 
     /// Removes a queued request that leaves without being served (merged away).
     fn take_queued(&mut self, id: RequestId) -> Option<(Qid, Request)> {
-        let q = *self.where_queued.get(&id)?;
-        let key = self.queues[&q].sort.iter().find(|(k, _)| k.1 == id).map(|(k, _)| *k)?;
+        let q = self.where_queued.get(&id)?.0;
+        let key = self.key_of(q, id)?;
         let req = self.remove_request(q, key)?;
         Some((q, req))
     }
 
+    /// The sort-tree key of queued request `id` if it is queued in `q`.
     fn key_of(&self, q: Qid, id: RequestId) -> Option<(u64, RequestId)> {
-        self.queues.get(&q)?.sort.iter().find(|(k, _)| k.1 == id).map(|(k, _)| *k)
+        let key = self.where_queued.get(&id).filter(|w| w.0 == q).map(|&(_, sector)| (sector, id));
+        debug_assert_eq!(
+            key,
+            self.queues.get(&q).and_then(|c| c.sort.keys().find(|k| k.1 == id).copied()),
+            "where_queued in step with the sort trees"
+        );
+        key
     }
 
     // ---- Queues of processes ----
@@ -500,7 +508,7 @@ impl Cfq {
         if now < deadline {
             return None;
         }
-        let key = c.sort.iter().find(|(k, _)| k.1 == id).map(|(k, _)| *k)?;
+        let key = self.key_of(q, id)?;
         self.counts.fifo_expired += 1;
         Some(key)
     }
@@ -632,7 +640,7 @@ impl Scheduler for Cfq {
         let q = self.queue_for(&req, now);
         let fifo_ns = now.saturating_add(self.fifo_expire_ns[is_sync(&req) as usize]);
         self.queues.get_mut(&q).expect("queue").fifo.insert((fifo_ns, req.id));
-        self.where_queued.insert(req.id, q);
+        self.where_queued.insert(req.id, (q, req.start_sector));
         self.rq_queued += 1;
         self.add_rq_rb(q, req, fifo_ns, now);
         self.rq_enqueued(q, &req, now);
@@ -757,7 +765,7 @@ impl Scheduler for Cfq {
         if is_sync(bio) && !is_sync(rq) {
             return false;
         }
-        let Some(&rq_q) = self.where_queued.get(&rq.id) else { return false };
+        let Some(&(rq_q, _)) = self.where_queued.get(&rq.id) else { return false };
         let bio_q = if is_sync(bio) {
             self.cics.get(&bio.principal.pid).and_then(|c| c.sync_q)
         } else {
@@ -770,12 +778,14 @@ impl Scheduler for Cfq {
 
     /// Linux `cfq_merged_request`: a front merge re-sorts the request; the FIFO place stays.
     fn merged(&mut self, old: &Request, grown: Request, cx: &Context) {
-        let Some(&q) = self.where_queued.get(&old.id) else { return };
+        let Some(&(q, _)) = self.where_queued.get(&old.id) else { return };
         let Some(key) = self.key_of(q, old.id) else { return };
         let c = self.queues.get_mut(&q).expect("queue");
         let (_, fifo_ns) = c.sort.remove(&key).expect("queued");
         let was_next = c.next_rq == Some(key);
         c.sort.insert((grown.start_sector, grown.id), (grown, fifo_ns));
+        self.where_queued.insert(grown.id, (q, grown.start_sector));
+        let c = self.queues.get_mut(&q).expect("queue");
         if was_next {
             c.next_rq = Some((grown.start_sector, grown.id));
         }
@@ -792,7 +802,7 @@ impl Scheduler for Cfq {
     /// Linux `cfq_merged_requests`: the survivor takes the earlier FIFO time; the absorbed
     /// request leaves, and its queue leaves the service tree if emptied (not if active).
     fn requests_merged(&mut self, into: &Request, grown: Request, absorbed: &Request, cx: &Context) {
-        let (Some(&qi), Some(&qa)) = (self.where_queued.get(&into.id), self.where_queued.get(&absorbed.id)) else { return };
+        let (Some(&(qi, _)), Some(&(qa, _))) = (self.where_queued.get(&into.id), self.where_queued.get(&absorbed.id)) else { return };
         if qi == qa {
             let (ki, ka) = (self.key_of(qi, into.id), self.key_of(qa, absorbed.id));
             if let (Some(ki), Some(ka)) = (ki, ka) {

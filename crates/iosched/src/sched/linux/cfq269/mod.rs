@@ -198,7 +198,11 @@ impl Cfq269 {
             }
             Some(Some(pid)) => {
                 let q = self.queues.get_mut(&pid).expect("queued request's queue exists");
-                let key = q.sort.iter().find(|(_, r)| r.id == req.id).map(|(k, _)| *k).expect("request in its tree");
+                // Its key is its start sector unless the tree holds it under an older one.
+                let key = match q.sort.get(&req.start_sector) {
+                    Some(r) if r.id == req.id => req.start_sector,
+                    _ => q.sort.iter().find(|(_, r)| r.id == req.id).map(|(k, _)| *k).expect("request in its tree"),
+                };
                 if let Some(r) = q.sort.remove(&key) {
                     q.queued[dir(&r)] -= 1;
                 }
