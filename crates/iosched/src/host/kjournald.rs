@@ -21,6 +21,7 @@
 use super::fs::journal::{CommitPlan, Journal};
 use super::kernel::{BioInfo, BioKind, Kernel, Submitter};
 use super::{Ino, PageKey, BDEV_INO, PAGE_SECTORS};
+use crate::fast_hash::FastSet;
 use crate::request::{Op, Principal, Request, RequestId};
 use crate::time::Nanos;
 use crate::workload::{Emit, NewRequest};
@@ -48,6 +49,11 @@ pub(super) struct Kjournald {
     pub outstanding: u32,
     pub phase: Phase,
     pub plan: Option<CommitPlan>,
+    /// The committing plan's data inodes, and how many of them have pages under writeback:
+    /// its data phase ends when none has (kept as writeback starts and ends on them, so that
+    /// no pass over a commit of thousands of files is made at every completion).
+    plan_data: FastSet<Ino>,
+    plan_data_busy: usize,
     /// The transaction whose commit timer is armed.
     timer_tid: Option<u64>,
     /// Files whose in-memory inode is dirty (I_DIRTY): written since the last fsync, sync or
@@ -67,6 +73,8 @@ impl Kjournald {
             outstanding: 0,
             phase: Phase::Idle,
             plan: None,
+            plan_data: FastSet::default(),
+            plan_data_busy: 0,
             timer_tid: None,
             inode_dirty: BTreeSet::new(),
         }
@@ -165,6 +173,8 @@ impl Kernel {
         kj.phase = Phase::Data;
         let data = plan.data.clone();
         kj.plan = Some(plan);
+        kj.plan_data = data.iter().copied().collect();
+        kj.plan_data_busy = kj.plan_data.iter().filter(|i| self.ino_writeback.get(i).copied().unwrap_or(0) > 0).count();
         let principal = kj.principal;
         let mut bios = Vec::new();
         for ino in data {
@@ -226,7 +236,12 @@ impl Kernel {
                 Phase::Idle => return,
                 Phase::Data => {
                     let plan = kj.plan.as_ref().expect("a commit's plan");
-                    if plan.data.iter().any(|i| self.ino_writeback.get(i).copied().unwrap_or(0) > 0) {
+                    debug_assert_eq!(
+                        kj.plan_data_busy > 0,
+                        plan.data.iter().any(|i| self.ino_writeback.get(i).copied().unwrap_or(0) > 0),
+                        "the busy count in step with the data inodes' writeback"
+                    );
+                    if kj.plan_data_busy > 0 {
                         return;
                     }
                     let bios = self.log_bios(&plan.log);
@@ -246,6 +261,8 @@ impl Kernel {
                 Phase::Commit => {
                     let kj = self.kjournald.as_mut().expect("kjournald");
                     let plan = kj.plan.take().expect("a commit's plan");
+                    kj.plan_data.clear();
+                    kj.plan_data_busy = 0;
                     kj.phase = Phase::Idle;
                     kj.journal.commit_done(plan.tid);
                     // Phase 7: the buffers go back to ordinary writeback (checkpoint).
@@ -260,6 +277,20 @@ impl Kernel {
                     self.maybe_wake_flusher(now, out);
                     self.journal_kick(now, out);
                     return;
+                }
+            }
+        }
+    }
+
+    /// Inode `ino`'s pages under writeback went from `before` to `after`: the committing plan's
+    /// count of busy data inodes follows.
+    pub(super) fn journal_writeback_changed(&mut self, ino: Ino, before: u64, after: u64) {
+        if let Some(kj) = self.kjournald.as_mut() {
+            if (before == 0) != (after == 0) && kj.plan.is_some() && kj.plan_data.contains(&ino) {
+                if after > 0 {
+                    kj.plan_data_busy += 1;
+                } else {
+                    kj.plan_data_busy -= 1;
                 }
             }
         }
