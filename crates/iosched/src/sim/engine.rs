@@ -33,8 +33,11 @@ enum Event {
     /// at once finishes them in any order).
     Completion(u32, RequestId),
     WorkloadTimer(u64),
-    /// The lane's scheduler asked to be asked again.
+    /// The lane's scheduler asked to be asked again (a request superseded by a later one is
+    /// a no-op, as a re-armed kernel timer does not fire at its old time).
     Wake(u32),
+    /// A command's host CPU work ends (blk-mq): it reaches the drive, which may take more.
+    Ready(u32),
     /// blk-mq's delayed queue run (`arm_null_dispatch_rerun`); one no longer pending is a no-op.
     Rerun(u32),
     /// The lane's device goes on with a command it started (`Service::resume_ns`).
@@ -389,7 +392,7 @@ impl Engine<'_> {
         while let Some((req, path)) = l.mq.as_mut().expect("blk-mq lane").unpark() {
             let ready = issue_mq(l, req, path, now);
             if ready > now {
-                self.events.push(ready, Event::Wake(lane as u32));
+                self.events.push(ready, Event::Ready(lane as u32));
             }
         }
         while l.scheduler.queued() > 0 && l.mq.as_ref().is_some_and(BlkMq::can_ask) {
@@ -416,7 +419,7 @@ impl Engine<'_> {
                     }
                     let ready = issue_mq(l, req, path, now);
                     if ready > now {
-                        self.events.push(ready, Event::Wake(lane as u32));
+                        self.events.push(ready, Event::Ready(lane as u32));
                     }
                 }
                 Decision::WaitUntil(t) => {
@@ -756,11 +759,13 @@ fn run<'a>(
             }
             Event::Wake(lane) => {
                 let l = &mut e.lanes[lane as usize];
-                if l.wake_at == Some(t) {
+                let pending = l.wake_at == Some(t);
+                if pending {
                     l.wake_at = None;
                 }
-                true
+                pending
             }
+            Event::Ready(_) => true,
             Event::Resume(lane, id) => {
                 e.resume(lane as usize, id);
                 false
