@@ -36,8 +36,9 @@ enum Event {
     /// The lane's scheduler asked to be asked again (a request superseded by a later one is
     /// a no-op, as a re-armed kernel timer does not fire at its old time).
     Wake(u32),
-    /// A command's host CPU work ends (blk-mq): it reaches the drive, which may take more.
-    Ready(u32),
+    /// A command's host CPU work ends (blk-mq): it reaches the drive, which may take more (a
+    /// decision for every lane, as any event).
+    Ready,
     /// blk-mq's delayed queue run (`arm_null_dispatch_rerun`); one no longer pending is a no-op.
     Rerun(u32),
     /// The lane's device goes on with a command it started (`Service::resume_ns`).
@@ -392,7 +393,7 @@ impl Engine<'_> {
         while let Some((req, path)) = l.mq.as_mut().expect("blk-mq lane").unpark() {
             let ready = issue_mq(l, req, path, now);
             if ready > now {
-                self.events.push(ready, Event::Ready(lane as u32));
+                self.events.push(ready, Event::Ready);
             }
         }
         while l.scheduler.queued() > 0 && l.mq.as_ref().is_some_and(BlkMq::can_ask) {
@@ -419,7 +420,7 @@ impl Engine<'_> {
                     }
                     let ready = issue_mq(l, req, path, now);
                     if ready > now {
-                        self.events.push(ready, Event::Ready(lane as u32));
+                        self.events.push(ready, Event::Ready);
                     }
                 }
                 Decision::WaitUntil(t) => {
@@ -765,7 +766,7 @@ fn run<'a>(
                 }
                 pending
             }
-            Event::Ready(_) => true,
+            Event::Ready => true,
             Event::Resume(lane, id) => {
                 e.resume(lane as usize, id);
                 false
