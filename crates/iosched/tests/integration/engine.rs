@@ -236,20 +236,38 @@ fn the_engine_stops_at_the_end_of_its_clock() {
     assert_eq!(w.0, 2, "two steps within the clock");
 }
 
+/// 4 KiB reads arriving at `arrivals_ns`, 5,000,000 sectors apart on the disk (each a seek).
+fn far_apart_reads(arrivals_ns: &[u64]) -> Vec<iosched::trace::TraceRequest> {
+    arrivals_ns
+        .iter()
+        .enumerate()
+        .map(|(i, &at)| iosched::trace::TraceRequest {
+            line: i as u32 + 1,
+            arrival_ns: at,
+            op: iosched::request::Op::Read,
+            start_sector: 1000 + i as u64 * 5_000_000,
+            size_sectors: 8,
+            device: 1,
+            measured_response_ns: None,
+            gap_ns: 0,
+            tag: None,
+        })
+        .collect()
+}
+
 /// blk-mq's delayed queue run (Linux `__blk_mq_do_dispatch_sched`: `BLK_MQ_BUDGET_DELAY`, 3 ms,
 /// after the elevator, holding requests, gave none). A test scheduler holds each request until
 /// its release time and returns Empty (or, with a timer, WaitUntil) before.
 mod blk_mq_rerun {
-    use super::preset;
+    use super::{far_apart_reads, preset};
     use iosched::block::mq::{cpu_cost::SchedCost, MqConfig, BLK_MQ_BUDGET_DELAY_NS};
     use iosched::device::drive_queue::DriveQueueConfig;
     use iosched::device::nvme::{SqClass, SqSelect};
     use iosched::device::rotational::RotationalDisk;
     use iosched::device::ArmPath;
-    use iosched::request::{Op, Request};
+    use iosched::request::Request;
     use iosched::sched::{Context, Decision, Scheduler};
     use iosched::sim::engine::{simulate_with, SimOptions};
-    use iosched::trace::TraceRequest;
     use iosched::workload::replay::{Replay, ReplayTiming};
 
     const MS: u64 = 1_000_000;
@@ -322,22 +340,7 @@ mod blk_mq_rerun {
         tags: u32,
         rerun_ns: u64,
     ) -> Outcome {
-        let trace: Vec<TraceRequest> = arrivals_ns
-            .iter()
-            .enumerate()
-            .map(|(i, &at)| TraceRequest {
-                line: i as u32 + 1,
-                arrival_ns: at,
-                op: Op::Read,
-                start_sector: 1000 + i as u64 * 5_000_000,
-                size_sectors: 8,
-                device: 1,
-                measured_response_ns: None,
-                gap_ns: 0,
-                tag: None,
-            })
-            .collect();
-        let mut workload = Replay::from_requests(&trace, ReplayTiming::Arrival);
+        let mut workload = Replay::from_requests(&far_apart_reads(arrivals_ns), ReplayTiming::Arrival);
         let mut disk = RotationalDisk::new(preset("ibm-deskstar-34gxp").unwrap()).unwrap();
         let mut sched = HoldUntil {
             release_ns: release_ns.to_vec(),
@@ -448,10 +451,9 @@ mod superseded_waits {
     use super::preset;
     use iosched::device::rotational::RotationalDisk;
     use iosched::device::ArmPath;
-    use iosched::request::{Op, Request};
+    use iosched::request::Request;
     use iosched::sched::{Context, Decision, Scheduler};
     use iosched::sim::engine::simulate;
-    use iosched::trace::TraceRequest;
     use iosched::workload::replay::{Replay, ReplayTiming};
 
     const MS: u64 = 1_000_000;
@@ -492,22 +494,7 @@ mod superseded_waits {
     fn a_wait_moved_later_does_not_wake_the_engine_at_its_old_time() {
         // Arrivals at 0 and 5 ms: the first ask waits until 10 ms, the second (at 5 ms) moves the
         // wait to 20 ms. The engine asks at 0, 5 and 20 ms, not at 10.
-        let trace: Vec<TraceRequest> = [0, 5 * MS]
-            .iter()
-            .enumerate()
-            .map(|(i, &at)| TraceRequest {
-                line: i as u32 + 1,
-                arrival_ns: at,
-                op: Op::Read,
-                start_sector: 1000 + i as u64 * 5_000_000,
-                size_sectors: 8,
-                device: 1,
-                measured_response_ns: None,
-                gap_ns: 0,
-                tag: None,
-            })
-            .collect();
-        let mut workload = Replay::from_requests(&trace, ReplayTiming::Arrival);
+        let mut workload = Replay::from_requests(&super::far_apart_reads(&[0, 5 * MS]), ReplayTiming::Arrival);
         let mut disk = RotationalDisk::new(preset("ibm-deskstar-34gxp").unwrap()).unwrap();
         let mut sched = Rearming { waits: vec![10 * MS, 20 * MS], held: vec![], asked_at: vec![] };
         let out = simulate(&mut disk, &mut sched, &mut workload);
