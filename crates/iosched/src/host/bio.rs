@@ -90,11 +90,7 @@ impl Kernel {
         sync: bool,
         submitter: Submitter,
     ) -> Vec<(NewRequest, BioInfo)> {
-        let n = self.ino_writeback.entry(ino).or_default();
-        let before = *n;
-        *n += pages;
-        let after = *n;
-        self.journal_writeback_changed(ino, before, after);
+        self.add_ino_writeback(ino, pages);
         let prio = match submitter {
             Submitter::Task(t) | Submitter::Reader(t) => self.tasks[t].prio,
             Submitter::Flusher | Submitter::Journal => Default::default(),
@@ -130,14 +126,7 @@ impl Kernel {
             }
             BioKind::Write { ino, first, pages } => {
                 self.cache.end_writeback(ino, first, pages);
-                if let Some(n) = self.ino_writeback.get_mut(&ino) {
-                    let before = *n;
-                    *n = n.saturating_sub(pages);
-                    if *n == 0 {
-                        self.ino_writeback.remove(&ino);
-                    }
-                    self.journal_writeback_changed(ino, before, before.saturating_sub(pages));
-                }
+                self.end_ino_writeback(ino, pages);
                 self.disk_written_bytes += pages * PAGE_BYTES;
                 self.wb.on_written(pages, now);
                 if let Submitter::Task(t) = info.submitter {

@@ -282,16 +282,34 @@ impl Kernel {
         }
     }
 
-    /// Inode `ino`'s pages under writeback went from `before` to `after`: the committing plan's
-    /// count of busy data inodes follows.
-    pub(super) fn journal_writeback_changed(&mut self, ino: Ino, before: u64, after: u64) {
+    /// `pages` more of inode `ino`'s pages go under writeback. The only place, with
+    /// `end_ino_writeback`, where `ino_writeback` changes: the committing plan's count of busy
+    /// data inodes follows it.
+    pub(super) fn add_ino_writeback(&mut self, ino: Ino, pages: u64) {
+        let n = self.ino_writeback.entry(ino).or_default();
+        let became_busy = *n == 0 && pages > 0;
+        *n += pages;
+        if became_busy {
+            self.plan_data_busy_changed(ino, 1);
+        }
+    }
+
+    /// `pages` of inode `ino`'s pages are written back.
+    pub(super) fn end_ino_writeback(&mut self, ino: Ino, pages: u64) {
+        let Some(n) = self.ino_writeback.get_mut(&ino) else { return };
+        *n = n.saturating_sub(pages);
+        if *n == 0 {
+            self.ino_writeback.remove(&ino);
+            self.plan_data_busy_changed(ino, -1);
+        }
+    }
+
+    /// A data inode of the committing plan (if `ino` is one) became busy (+1) or idle (-1).
+    fn plan_data_busy_changed(&mut self, ino: Ino, by: isize) {
         if let Some(kj) = self.kjournald.as_mut() {
-            if (before == 0) != (after == 0) && kj.plan.is_some() && kj.plan_data.contains(&ino) {
-                if after > 0 {
-                    kj.plan_data_busy += 1;
-                } else {
-                    kj.plan_data_busy -= 1;
-                }
+            // `plan_data` is empty unless a plan is committing.
+            if kj.plan_data.contains(&ino) {
+                kj.plan_data_busy = kj.plan_data_busy.checked_add_signed(by).expect("the busy count never goes below 0");
             }
         }
     }

@@ -414,9 +414,7 @@ impl FlashSsd {
         self.fold_idle(now);
         self.res.prune(now);
         // Translation reads done by now are shared by no later miss (each starts at `now` or later).
-        if !self.translation_reads.is_empty() {
-            self.translation_reads.drop_done(now);
-        }
+        self.translation_reads.drop_done(now);
         let s = serve(self);
         self.last_completion_ns = self.last_completion_ns.max(s.completion_ns);
         s

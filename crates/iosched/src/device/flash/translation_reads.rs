@@ -50,9 +50,8 @@ impl TranslationReads {
         self.by_page.len()
     }
 
-    /// Nothing left to forget (no read recorded, stale or not): `drop_done` would do nothing.
     pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
+        self.by_page.is_empty()
     }
 }
 
