@@ -129,13 +129,19 @@ impl BlockCounters {
     }
 }
 
+/// A request the block layer holds: the bios it carries (in order) and when it got its request
+/// structure (after any wait).
+struct Queued {
+    bios: Vec<Request>,
+    insert_ns: Nanos,
+}
+
 pub struct BlockLayer {
     cfg: BlockConfig,
     index: MergeIndex,
-    /// The bios of requests made of more than one (a request of one bio is its own bio).
-    bios: FastMap<RequestId, Vec<Request>>,
-    /// When each request in the queue got its request structure (after any wait).
-    insert_ns: FastMap<RequestId, Nanos>,
+    /// Each request from its insertion to its completion: its bios and when it got its
+    /// request structure (one map, so a request costs one insertion and one removal).
+    queued: FastMap<RequestId, Queued>,
     pool: RequestPool,
     waits: WaitQueues,
     /// Bios plugged at the current instant, in submission order.
@@ -190,8 +196,7 @@ impl BlockLayer {
         BlockLayer {
             cfg,
             index: MergeIndex::default(),
-            bios: FastMap::default(),
-            insert_ns: FastMap::default(),
+            queued: FastMap::default(),
             pool: RequestPool::new(cfg.nr_requests, cfg.tags),
             waits: WaitQueues::default(),
             plugged: Vec::new(),
@@ -405,8 +410,7 @@ impl BlockLayer {
                 self.discard_queue.insert(req.id);
             }
         }
-        self.bios.insert(req.id, unit);
-        self.insert_ns.insert(req.id, cx.now_ns);
+        self.queued.insert(req.id, Queued { bios: unit, insert_ns: cx.now_ns });
         sched.add(req, cx);
     }
 
@@ -455,18 +459,17 @@ impl BlockLayer {
     /// `rq` (queued) takes `unit`'s bios at its end (or its front) and becomes `grown`.
     fn grow(&mut self, rq: Request, grown: Request, unit: Vec<Request>, front: bool, sched: &mut dyn Scheduler, cx: &Context) {
         self.note_admitted(&unit);
-        let mut bios = self.bios.remove(&rq.id).unwrap_or_default();
+        let bios = &mut self.queued.get_mut(&rq.id).expect("a queued request").bios;
         let spent = if front {
             let mut u = unit;
-            u.append(&mut bios);
-            std::mem::replace(&mut bios, u)
+            u.append(bios);
+            std::mem::replace(bios, u)
         } else {
             let mut u = unit;
             bios.append(&mut u);
             u
         };
         self.recycle(spent);
-        self.bios.insert(rq.id, bios);
         self.index.replace(grown);
         self.last_merge = Some(rq.id);
         self.elv_last_merge = Some(rq.id);
@@ -479,14 +482,11 @@ impl BlockLayer {
             return;
         }
         let grown = Request { size_sectors: low.size_sectors + high.size_sectors, ..low };
-        let mut bios = self.bios.remove(&low.id).unwrap_or_default();
-        let mut spent = self.bios.remove(&high.id).unwrap_or_default();
-        bios.append(&mut spent);
+        let mut spent = self.queued.remove(&high.id).expect("a queued request").bios;
+        self.queued.get_mut(&low.id).expect("a queued request").bios.append(&mut spent);
         self.recycle(spent);
-        self.bios.insert(low.id, bios);
         self.index.remove(high.id);
         self.index.replace(grown);
-        self.insert_ns.remove(&high.id);
         self.last_merge = Some(low.id);
         self.elv_last_merge = Some(low.id);
         self.discard_queue.remove(&high.id);
@@ -525,7 +525,7 @@ impl BlockLayer {
         if req.op != Op::Discard || !self.cfg.multi_range_discards() {
             return None;
         }
-        self.bios.get(&req.id).map(Vec::as_slice).filter(|b| b.len() > 1)
+        self.queued.get(&req.id).map(|q| q.bios.as_slice()).filter(|b| b.len() > 1)
     }
 
     /// Whether `bio_ranges` ranges of `bio` sectors may join a discard request of `rq_ranges`
@@ -571,7 +571,7 @@ impl BlockLayer {
         let Some(rq) = rq else {
             return Some(unit);
         };
-        let ranges = self.bios.get(&rq.id).map_or(1, Vec::len);
+        let ranges = self.queued.get(&rq.id).map_or(1, |q| q.bios.len());
         if !self.discard_fits(&rq, ranges, &span, unit.len()) {
             // req_set_nomerge: the request takes nothing more.
             self.stop_merging(rq.id);
@@ -581,7 +581,7 @@ impl BlockLayer {
         self.counters.discard_merges += 1;
         let grown = Request { size_sectors: rq.size_sectors + span.size_sectors, ..rq };
         let mut unit = unit;
-        self.bios.entry(rq.id).or_default().append(&mut unit);
+        self.queued.get_mut(&rq.id).expect("a queued request").bios.append(&mut unit);
         self.recycle(unit);
         self.index.grow_in_place(grown);
         sched.merged(&rq, grown, cx);
@@ -590,14 +590,14 @@ impl BlockLayer {
 
     /// When `req` got its request structure (its issue time if it never waited).
     pub fn insert_ns(&self, req: &Request) -> Nanos {
-        self.insert_ns.get(&req.id).copied().unwrap_or(req.issue_ns)
+        self.queued.get(&req.id).map_or(req.issue_ns, |q| q.insert_ns)
     }
 
     /// `req` completed: its bios go back to their processes through `out` (a split bio once
     /// all its parts have completed); its request frees, which may wake sleeping processes
     /// (whose bios then go on to the queue). Returns how many bios (or parts) it carried.
     pub fn complete(&mut self, req: &Request, out: &mut Vec<Request>, sched: &mut dyn Scheduler, cx: &Context) -> u32 {
-        let mut bios = self.bios.remove(&req.id).unwrap_or_default();
+        let mut bios = self.queued.remove(&req.id).map(|q| q.bios).unwrap_or_default();
         let n = bios.len() as u32;
         for bio in bios.drain(..) {
             match self.part_of.remove(&bio.id) {
@@ -616,7 +616,6 @@ impl BlockLayer {
             }
         }
         self.recycle(bios);
-        self.insert_ns.remove(&req.id);
         self.free_request(req, sched, cx);
         n
     }
