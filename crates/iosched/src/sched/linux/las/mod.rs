@@ -781,16 +781,18 @@ impl As {
         }
     }
 
-    /// A wait with nothing to time it (for a completion that will come): ask again later.
-    fn poll(&self, now: Nanos) -> Decision {
-        Decision::WaitUntil(now + self.antic_expire_ns.max(NS_PER_MS))
+    /// A wait with nothing to time it: for a request at the drive to complete. Linux's
+    /// as_dispatch_request returns nothing and the queue runs again at the completion; so does
+    /// the engine after `Empty` (no wake-up of its own, which would only ask again to no avail).
+    fn wait_for_completion() -> Decision {
+        Decision::Empty
     }
 
     /// The wait answered while anticipating.
-    fn antic_wait(&self, now: Nanos) -> Decision {
+    fn antic_wait(&self) -> Decision {
         match self.antic_status {
             AnticStatus::WaitNext => Decision::WaitUntil(self.timer_at()),
-            _ => self.poll(now),
+            _ => Self::wait_for_completion(),
         }
     }
 
@@ -806,10 +808,10 @@ impl As {
             return Decision::Empty;
         }
         if matches!(self.antic_status, AnticStatus::WaitReq | AnticStatus::WaitNext) {
-            return self.antic_wait(now);
+            return self.antic_wait();
         }
         if self.changed_batch {
-            return self.poll(now);
+            return Self::wait_for_completion();
         }
         // (request, whether the FIFO check is already done)
         let mut chosen: Option<((u64, RequestId), bool)> = None;
@@ -821,7 +823,7 @@ impl As {
                     chosen = Some((self.fifo_head(SYNC), true));
                 } else if self.can_anticipate(rq, now) {
                     self.antic_waitreq();
-                    return self.antic_wait(now);
+                    return self.antic_wait();
                 }
             }
             if chosen.is_none() {
@@ -865,7 +867,7 @@ impl As {
         if self.changed_batch {
             if self.nr_dispatched > 0 {
                 // The new batch starts when the old one's requests have completed.
-                return self.poll(now);
+                return Self::wait_for_completion();
             }
             if dir == ASYNC {
                 self.current_batch_expires = now + self.batch_expire[ASYNC];

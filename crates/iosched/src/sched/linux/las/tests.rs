@@ -112,7 +112,7 @@ impl Bench {
         assert_eq!(self.dispatch(), r);
         let far = self.read(Q, 50_000_000);
         // P's request is still at the drive: wait for it (WAIT_REQ).
-        assert!(matches!(self.next(), Decision::WaitUntil(_)));
+        assert_eq!(self.next(), Decision::Empty);
         assert_eq!(self.s.antic_status(), AnticStatus::WaitReq);
         self.now += MS;
         self.complete(r);
@@ -612,7 +612,7 @@ fn a_batch_switch_waits_for_the_dispatched_requests_to_drain() {
     let w = b.write(Q, 90_000);
     assert_eq!(b.dispatch(), r);
     // The read is at the drive; no more reads: the write batch must wait for it.
-    assert!(matches!(b.next(), Decision::WaitUntil(_)));
+    assert_eq!(b.next(), Decision::Empty);
     assert!(b.s.changed_batch);
     b.now = MS;
     b.complete(r);
