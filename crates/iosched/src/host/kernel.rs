@@ -235,6 +235,8 @@ pub struct Kernel {
     /// Tasks whose finish ends the run (`[[task]] ends_run`).
     ends_run: Vec<usize>,
     seed: u64,
+    /// `allocate`'s record of what a write() allocated (reused: a write is often one block).
+    pub(super) alloc_buf: super::fs::layout::Alloc,
 }
 
 impl Kernel {
@@ -282,6 +284,7 @@ impl Kernel {
             stop_ns,
             ends_run: Vec::new(),
             seed,
+            alloc_buf: Default::default(),
         };
         let mut starts = Vec::new();
         for d in defs {

@@ -17,9 +17,11 @@ impl Kernel {
         if new_size <= self.tree.size(ino) {
             return;
         }
-        match self.layout.extend(ino, new_size) {
-            Ok(alloc) => {
-                for s in alloc.dirty.into_iter().chain(alloc.indirect) {
+        let mut alloc = std::mem::take(&mut self.alloc_buf);
+        let grown = self.layout.extend_into(ino, new_size, &mut alloc);
+        match grown {
+            Ok(()) => {
+                for &s in alloc.dirty.iter().chain(&alloc.indirect) {
                     self.dirty_meta(s, now);
                 }
                 // The tree follows the layout (set_size fails only for a directory).
@@ -31,6 +33,7 @@ impl Kernel {
                 r.error.get_or_insert(e);
             }
         }
+        self.alloc_buf = alloc;
     }
 
     /// write() of `[off, off + len)`.

@@ -40,6 +40,7 @@
 //! buffers changed while being committed.
 
 use super::layout::Extent;
+use crate::fast_hash::FastSet;
 use crate::host::{Ino, PAGE_SECTORS};
 use crate::time::Nanos;
 use std::collections::BTreeSet;
@@ -112,7 +113,9 @@ pub struct Transaction {
     /// When its commit timer fires (`t_expires`).
     pub expires_ns: Nanos,
     pub meta: Vec<u64>,
-    meta_set: BTreeSet<u64>,
+    /// The pages of `meta`, to find one already there (a hash set: only ever asked for
+    /// membership, and a write() dirties the same bitmap and inode blocks again and again).
+    meta_set: FastSet<u64>,
     pub data: BTreeSet<Ino>,
 }
 

@@ -133,6 +133,9 @@ pub(super) struct InodeState {
     pub(super) extents: Vec<Extent>,
     /// Indirect blocks: (key, unit) sorted by key (see `chain`).
     pub(super) indirect: Vec<(u64, u64)>,
+    /// The indirect block last given new pointers, (key, unit): a file growing block by block
+    /// asks for the same one a thousand times in a row (entries never move or change).
+    pub(super) last_pointed: Option<(u64, u64)>,
     /// A directory's bytes in use in each `dirblk`-sized chunk.
     pub(super) dir_fill: Vec<u32>,
     /// The chunk of the parent directory holding this inode's entry.
@@ -558,12 +561,20 @@ impl Layout {
     /// ([`Tree::set_size`]). On an error (the file system is full) what was allocated before it
     /// stays allocated.
     pub fn extend(&mut self, ino: Ino, new_size_bytes: u64) -> Result<Alloc, String> {
+        let mut a = Alloc::default();
+        self.extend_into(ino, new_size_bytes, &mut a)?;
+        Ok(a)
+    }
+
+    /// [`Layout::extend`] into `a` (cleared first), so a caller can reuse its vectors.
+    pub fn extend_into(&mut self, ino: Ino, new_size_bytes: u64, a: &mut Alloc) -> Result<(), String> {
         if !self.contains(ino) {
             return Err(format!("inode {ino} is not laid out"));
         }
-        let mut a = Alloc::default();
-        self.grow(ino, new_size_bytes, &mut a)?;
-        Ok(a)
+        a.data.clear();
+        a.indirect.clear();
+        a.dirty.clear();
+        self.grow(ino, new_size_bytes, a)
     }
 
     /// Lays out inode `ino` (already in the tree) as an entry of `parent`.
@@ -725,8 +736,14 @@ impl Layout {
                 // An existing indirect block gets new pointers.
                 if let Some(&key) = chain(lbn, self.geo.nindir).iter().flatten().last() {
                     let s = &self.inodes[i];
-                    if let Ok(at) = s.indirect.binary_search_by_key(&key, |&(k, _)| k) {
-                        a.dirty(self.unit_sector(s.indirect[at].1));
+                    let unit = match s.last_pointed {
+                        Some((k, u)) if k == key => Some(u),
+                        _ => s.indirect.binary_search_by_key(&key, |&(k, _)| k).ok().map(|at| s.indirect[at].1),
+                    };
+                    debug_assert_eq!(unit, s.indirect.binary_search_by_key(&key, |&(k, _)| k).ok().map(|at| s.indirect[at].1));
+                    if let Some(u) = unit {
+                        self.inodes[i].last_pointed = Some((key, u));
+                        a.dirty(self.unit_sector(u));
                     }
                 }
             }

@@ -7,7 +7,9 @@ use std::collections::BTreeMap;
 
 #[derive(Clone, Debug)]
 pub(crate) struct FreeSpace {
-    /// start -> length of each free run (runs never touch: adjacent runs are merged).
+    /// end (one past its last unit) -> start of each free run (runs never touch: adjacent runs
+    /// are merged). Keyed by the end because allocation takes from the front of a run (the goal
+    /// is where the last allocation ended): that changes only the run's start, in place.
     runs: BTreeMap<u64, u64>,
     /// Units in each group.
     per_group: u64,
@@ -71,32 +73,32 @@ impl FreeSpace {
         }
         debug_assert!(start + len <= self.end);
         self.account(start, len, true);
-        let mut s = start;
-        let mut l = len;
-        if let Some((&ps, &pl)) = self.runs.range(..start).next_back() {
-            debug_assert!(ps + pl <= start, "freeing free space at {start}");
-            if ps + pl == start {
-                self.runs.remove(&ps);
-                s = ps;
-                l += pl;
+        let (mut s, mut e) = (start, start + len);
+        if let Some(ps) = self.runs.remove(&start) {
+            // The run before ends where this one starts.
+            s = ps;
+        }
+        if let Some((&ne, &ns)) = self.runs.range(e + 1..).next() {
+            debug_assert!(ns >= e, "freeing free space at {start}");
+            if ns == e {
+                self.runs.remove(&ne);
+                e = ne;
             }
         }
-        if let Some(&nl) = self.runs.get(&(start + len)) {
-            self.runs.remove(&(start + len));
-            l += nl;
-        }
-        self.runs.insert(s, l);
+        self.runs.insert(e, s);
     }
 
-    /// Takes `[start, start+len)`, which must lie inside one free run.
-    fn take(&mut self, run_start: u64, run_len: u64, start: u64, len: u64) {
-        self.runs.remove(&run_start);
-        if start > run_start {
-            self.runs.insert(run_start, start - run_start);
-        }
-        let run_end = run_start + run_len;
+    /// Takes `[start, start+len)` from the free run `[run_start, run_end)`.
+    fn take(&mut self, run_start: u64, run_end: u64, start: u64, len: u64) {
+        debug_assert!(run_start <= start && start + len <= run_end);
         if start + len < run_end {
-            self.runs.insert(start + len, run_end - start - len);
+            // The run's back part stays under the same end.
+            *self.runs.get_mut(&run_end).expect("a free run") = start + len;
+        } else {
+            self.runs.remove(&run_end);
+        }
+        if start > run_start {
+            self.runs.insert(start, run_start);
         }
         self.account(start, len, false);
     }
@@ -130,33 +132,116 @@ impl FreeSpace {
             return None;
         }
         let goal = goal.min(self.end);
-        let first = match self.runs.range(..=goal).next_back() {
-            Some((&s, &l)) if s + l > goal => s,
-            _ => goal,
-        };
+        // First fit from the run holding the goal (or the first after it), then from the start.
         let mut found = None;
-        for (&s, &l) in self.runs.range(first..) {
-            if let Some(f) = Self::fit(s, s + l, goal, &w) {
-                found = Some((s, l, f));
+        for (&e, &s) in self.runs.range(goal + 1..) {
+            if let Some(f) = Self::fit(s, e, goal, &w) {
+                found = Some((s, e, f));
                 break;
             }
         }
         if found.is_none() {
-            for (&s, &l) in self.runs.range(..first) {
-                if let Some(f) = Self::fit(s, s + l, 0, &w) {
-                    found = Some((s, l, f));
+            for (&e, &s) in self.runs.range(..=goal) {
+                if let Some(f) = Self::fit(s, e, 0, &w) {
+                    found = Some((s, e, f));
                     break;
                 }
             }
         }
-        let (rs, rl, (c, len)) = found?;
-        self.take(rs, rl, c, len);
+        let (rs, re, (c, len)) = found?;
+        self.take(rs, re, c, len);
         Some((c, len))
     }
 
     /// Is unit `u` free?
     #[cfg(test)]
     pub fn is_free(&self, u: u64) -> bool {
-        matches!(self.runs.range(..=u).next_back(), Some((&s, &l)) if s + l > u)
+        matches!(self.runs.range(u + 1..).next(), Some((_, &s)) if s <= u)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The free runs keyed by their start, as they were kept before (the reference).
+    struct ByStart {
+        runs: BTreeMap<u64, u64>,
+        end: u64,
+    }
+
+    impl ByStart {
+        fn free(&mut self, start: u64, len: u64) {
+            let (mut s, mut l) = (start, len);
+            if let Some((&ps, &pl)) = self.runs.range(..start).next_back() {
+                if ps + pl == start {
+                    self.runs.remove(&ps);
+                    (s, l) = (ps, l + pl);
+                }
+            }
+            if let Some(nl) = self.runs.remove(&(start + len)) {
+                l += nl;
+            }
+            self.runs.insert(s, l);
+        }
+
+        fn alloc(&mut self, goal: u64, w: Want) -> Option<(u64, u64)> {
+            let goal = goal.min(self.end);
+            let first = match self.runs.range(..=goal).next_back() {
+                Some((&s, &l)) if s + l > goal => s,
+                _ => goal,
+            };
+            let found = self
+                .runs
+                .range(first..)
+                .find_map(|(&s, &l)| FreeSpace::fit(s, s + l, goal, &w).map(|f| (s, l, f)))
+                .or_else(|| self.runs.range(..first).find_map(|(&s, &l)| FreeSpace::fit(s, s + l, 0, &w).map(|f| (s, l, f))));
+            let (rs, rl, (c, len)) = found?;
+            self.runs.remove(&rs);
+            if c > rs {
+                self.runs.insert(rs, c - rs);
+            }
+            if c + len < rs + rl {
+                self.runs.insert(c + len, rs + rl - c - len);
+            }
+            Some((c, len))
+        }
+    }
+
+    /// Random allocations (with and without alignment and block limits, from random goals)
+    /// and frees of allocated runs: the same runs given as by the start-keyed runs, the same
+    /// free runs after every step, the same counts.
+    #[test]
+    fn allocates_as_the_start_keyed_runs() {
+        let end = 4096;
+        let mut space = FreeSpace::new(end, 512, 8);
+        space.free(0, end);
+        let mut reference = ByStart { runs: BTreeMap::from([(0, end)]), end };
+        let mut held: Vec<(u64, u64)> = Vec::new();
+        let mut x: u64 = 7;
+        for step in 0..100_000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            if (x >> 60) < 9 || held.is_empty() {
+                let goal = (x >> 20) % (end + 8);
+                let w = match (x >> 8) % 3 {
+                    0 => Want { min: 1, max: 1 + (x >> 40) % 64, align: 1, within: 0 },
+                    1 => Want { min: 8, max: 8 * (1 + (x >> 40) % 8), align: 8, within: 0 },
+                    _ => Want { min: 1 + (x >> 40) % 7, max: 7, align: 1, within: 8 },
+                };
+                let w = Want { max: w.max.max(w.min), ..w };
+                let got = space.alloc(goal, w);
+                assert_eq!(got, reference.alloc(goal, w), "step {step}");
+                held.extend(got);
+            } else {
+                let (s, l) = held.swap_remove((x >> 32) as usize % held.len());
+                space.free(s, l);
+                reference.free(s, l);
+            }
+            let by_start: Vec<(u64, u64)> = space.runs.iter().map(|(&e, &s)| (s, e - s)).collect();
+            assert_eq!(by_start, reference.runs.iter().map(|(&s, &l)| (s, l)).collect::<Vec<_>>(), "step {step}");
+            let free: u64 = by_start.iter().map(|r| r.1).sum();
+            assert_eq!(space.total_free(), free);
+            assert_eq!((0..8).map(|g| space.group_free(g)).sum::<u64>(), free);
+        }
     }
 }
