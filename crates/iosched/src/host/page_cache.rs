@@ -33,6 +33,7 @@ use serde::Serialize;
 use super::dirty_pages::DirtyPages;
 use super::page_index::PageIndex;
 use super::{Ino, PageKey};
+use crate::fast_hash::FastMap;
 
 /// What a lookup found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -123,7 +124,7 @@ pub struct PageCache {
     active: List,
     dirty_pages: u64,
     writeback_pages: u64,
-    inodes: BTreeMap<Ino, InodeDirty>,
+    inodes: FastMap<Ino, InodeDirty>,
     /// Dirty inodes by (dirtied_when_ns, seq): Linux's `b_dirty` list, oldest first.
     dirty_order: BTreeSet<(u64, u64, Ino)>,
     next_seq: u64,
@@ -149,7 +150,7 @@ impl PageCache {
             active: List::EMPTY,
             dirty_pages: 0,
             writeback_pages: 0,
-            inodes: BTreeMap::new(),
+            inodes: FastMap::default(),
             dirty_order: BTreeSet::new(),
             next_seq: 0,
             inode_writeback: BTreeMap::new(),

@@ -53,7 +53,7 @@
 //! laptop mode; no unstable (NFS) pages. The caller kicks the flusher: after `balance` (and
 //! after any write) it checks `need_background`, as `balance_dirty_pages` does on its way out.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
@@ -61,6 +61,7 @@ use super::page_cache::PageCache;
 
 mod balance_2_6_9;
 use super::{Ino, PAGE_BYTES};
+use crate::fast_hash::FastSet;
 
 /// Pages per inode per flusher pass (fs/fs-writeback.c; mm/page-writeback.c in 2.6.32).
 pub const MAX_WRITEBACK_PAGES: u64 = 1024;
@@ -300,7 +301,7 @@ pub struct Writeback {
     /// `b_more_io`: inodes requeued with pages left.
     more_io: VecDeque<Ino>,
     /// Inodes in `io` or `more_io`.
-    queued: BTreeSet<Ino>,
+    queued: FastSet<Ino>,
     /// Runs of the last pass not yet handed out by `next_chunk`.
     pending: VecDeque<Chunk>,
     /// `mapping->writeback_index` per inode.
@@ -321,7 +322,7 @@ impl Writeback {
             cfg,
             io: VecDeque::new(),
             more_io: VecDeque::new(),
-            queued: BTreeSet::new(),
+            queued: FastSet::default(),
             pending: VecDeque::new(),
             writeback_index: BTreeMap::new(),
             sync_cutoff_ns: None,
