@@ -88,19 +88,33 @@ impl FreeSpace {
         self.runs.insert(e, s);
     }
 
-    /// Takes `[start, start+len)` from the free run `[run_start, run_end)`.
+    /// Takes `[start, start+len)` from the free run `[run_start, run_end)`, whose back part
+    /// past the taken units (if any) has already been left under the run's end.
     fn take(&mut self, run_start: u64, run_end: u64, start: u64, len: u64) {
         debug_assert!(run_start <= start && start + len <= run_end);
-        if start + len < run_end {
-            // The run's back part stays under the same end.
-            *self.runs.get_mut(&run_end).expect("a free run") = start + len;
-        } else {
+        if start + len == run_end {
             self.runs.remove(&run_end);
         }
         if start > run_start {
             self.runs.insert(start, run_start);
         }
         self.account(start, len, false);
+    }
+
+    /// The first run whose end is in `ends` in which `w` fits at or after `from`:
+    /// `(run_start, run_end, (start, len))`; the run keeps what follows the taken units.
+    fn first_fit(&mut self, ends: impl std::ops::RangeBounds<u64>, from: u64, w: &Want) -> Option<(u64, u64, (u64, u64))> {
+        for (&e, s) in self.runs.range_mut(ends) {
+            if let Some((c, len)) = Self::fit(*s, e, from, w) {
+                let rs = *s;
+                if c + len < e {
+                    // Taking from the front (the common case) changes only the start, in place.
+                    *s = c + len;
+                }
+                return Some((rs, e, (c, len)));
+            }
+        }
+        None
     }
 
     /// Where a run satisfying `w` may start inside the free run `[rs, re)` at or after `from`.
@@ -133,22 +147,7 @@ impl FreeSpace {
         }
         let goal = goal.min(self.end);
         // First fit from the run holding the goal (or the first after it), then from the start.
-        let mut found = None;
-        for (&e, &s) in self.runs.range(goal + 1..) {
-            if let Some(f) = Self::fit(s, e, goal, &w) {
-                found = Some((s, e, f));
-                break;
-            }
-        }
-        if found.is_none() {
-            for (&e, &s) in self.runs.range(..=goal) {
-                if let Some(f) = Self::fit(s, e, 0, &w) {
-                    found = Some((s, e, f));
-                    break;
-                }
-            }
-        }
-        let (rs, re, (c, len)) = found?;
+        let (rs, re, (c, len)) = self.first_fit(goal + 1.., goal, &w).or_else(|| self.first_fit(..=goal, 0, &w))?;
         self.take(rs, re, c, len);
         Some((c, len))
     }
