@@ -22,7 +22,9 @@ use crate::sched::ProcessEvent;
 use crate::time::{ns_to_s, Nanos};
 use crate::workload::{rng_stream, Emit, NewRequest, ProcessInfo, Workload};
 use rand_pcg::Pcg64;
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use crate::fast_hash::FastMap;
 
 /// Who submitted a bio.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -207,15 +209,16 @@ pub struct Kernel {
     /// Dentries and inodes in memory (the dcache and icache: never shrunk but by drop_caches).
     pub(super) dcache: BTreeSet<Ino>,
     pub(super) tasks: Vec<Task>,
-    by_pid: HashMap<u32, usize>,
+    by_pid: FastMap<u32, usize>,
     next_pid: u32,
     pub(super) flusher: Flusher,
     /// ext3's commit thread (None for ext2 and FFS).
     pub(super) kjournald: Option<super::kjournald::Kjournald>,
     /// Bios emitted whose ids the engine has not told yet (it does, in order, at arrival).
     pub(super) unresolved: VecDeque<BioInfo>,
-    pub(super) bios: HashMap<RequestId, BioInfo>,
-    pub(super) page_waiters: BTreeMap<PageKey, Vec<usize>>,
+    pub(super) bios: FastMap<RequestId, BioInfo>,
+    /// Tasks waiting for a page to become uptodate (never iterated).
+    pub(super) page_waiters: FastMap<PageKey, Vec<usize>>,
     /// Pages under writeback, per inode.
     pub(super) ino_writeback: BTreeMap<Ino, u64>,
     /// Tasks started or to be started that have not exited (the flusher sleeps for good when
@@ -258,7 +261,7 @@ impl Kernel {
             cpu_generation: 0,
             dcache: BTreeSet::new(),
             tasks: Vec::new(),
-            by_pid: HashMap::new(),
+            by_pid: FastMap::default(),
             next_pid: 1,
             flusher: Flusher {
                 principal: Principal::default(),
@@ -270,8 +273,8 @@ impl Kernel {
             },
             kjournald,
             unresolved: VecDeque::new(),
-            bios: HashMap::new(),
-            page_waiters: BTreeMap::new(),
+            bios: FastMap::default(),
+            page_waiters: FastMap::default(),
             ino_writeback: BTreeMap::new(),
             alive: 0,
             writeback_waiters: BTreeSet::new(),
@@ -655,6 +658,9 @@ impl Kernel {
 
     /// Wakes the tasks waiting for page `key` (it became uptodate).
     pub(super) fn page_ready(&mut self, key: PageKey, now: Nanos, out: &mut Emit) {
+        if self.page_waiters.is_empty() {
+            return; // the common case: a read-ahead page nobody waits for
+        }
         if let Some(waiters) = self.page_waiters.remove(&key) {
             for t in waiters {
                 if self.tasks[t].wait == Wait::Page(key) {
