@@ -17,14 +17,13 @@ use super::report::{HostReport, Sample, TaskReport};
 use super::syscall::{Program, Syscall};
 use super::writeback::Writeback;
 use super::{Ino, PageKey, PAGE_BYTES};
+use crate::fast_hash::FastMap;
 use crate::request::{IoPrio, Principal, Request, RequestId};
 use crate::sched::ProcessEvent;
 use crate::time::{ns_to_s, Nanos};
 use crate::workload::{rng_stream, Emit, NewRequest, ProcessInfo, Workload};
 use rand_pcg::Pcg64;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
-
-use crate::fast_hash::FastMap;
 
 /// Who submitted a bio.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
