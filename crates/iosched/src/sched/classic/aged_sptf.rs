@@ -75,6 +75,11 @@ impl Policy for AgedSptf {
 
     fn peek(&mut self, cx: &Context) -> Option<Request> {
         let (&(oldest, _), &oldest_req) = self.by_age.first_key_value()?;
+        if self.queue.len() == 1 {
+            // One candidate is the oldest and SPTF's choice alike: no estimate is made.
+            self.overrode = false;
+            return Some(oldest_req);
+        }
         let w = self.age_weight;
         let max_credit = w * cx.now_ns.saturating_sub(oldest) as f64;
         let mut plain_best: Option<(f64, RequestId)> = None;

@@ -25,6 +25,10 @@ impl Policy for Sptf {
     }
 
     fn peek(&mut self, cx: &Context) -> Option<Request> {
+        if self.queue.len() == 1 {
+            // One candidate wins whatever its estimate: no estimate is made.
+            return self.queue.first_at_or_above(0).map(|(_, r)| *r);
+        }
         let last = cx.device.cylinders().saturating_sub(1);
         search(&self.queue, cx, 0, last, |_| true, |_, pos| pos as f64, |seek| seek as f64).map(|f| f.request)
     }
