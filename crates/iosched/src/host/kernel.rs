@@ -25,6 +25,14 @@ use crate::workload::{rng_stream, Emit, NewRequest, ProcessInfo, Workload};
 use rand_pcg::Pcg64;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
+/// The tasks waiting for one page, in the order they began to wait (one, the common case, with
+/// no allocation).
+#[derive(Debug)]
+pub(super) enum PageWaiters {
+    One(usize),
+    Many(Vec<usize>),
+}
+
 /// Who submitted a bio.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Submitter {
@@ -217,7 +225,7 @@ pub struct Kernel {
     pub(super) unresolved: VecDeque<BioInfo>,
     pub(super) bios: FastMap<RequestId, BioInfo>,
     /// Tasks waiting for a page to become uptodate (never iterated).
-    pub(super) page_waiters: FastMap<PageKey, Vec<usize>>,
+    pub(super) page_waiters: FastMap<PageKey, PageWaiters>,
     /// Pages under writeback, per inode.
     pub(super) ino_writeback: BTreeMap<Ino, u64>,
     /// Tasks started or to be started that have not exited (the flusher sleeps for good when
@@ -660,20 +668,40 @@ impl Kernel {
         if self.page_waiters.is_empty() {
             return; // the common case: a read-ahead page nobody waits for
         }
-        if let Some(waiters) = self.page_waiters.remove(&key) {
-            for t in waiters {
-                if self.tasks[t].wait == Wait::Page(key) {
-                    self.tasks[t].wait = Wait::None;
-                    self.run(t, now, out);
+        match self.page_waiters.remove(&key) {
+            None => {}
+            Some(PageWaiters::One(t)) => self.wake_page_waiter(t, key, now, out),
+            Some(PageWaiters::Many(waiters)) => {
+                for t in waiters {
+                    self.wake_page_waiter(t, key, now, out);
                 }
             }
+        }
+    }
+
+    /// Runs task `t` if it still waits for page `key`.
+    fn wake_page_waiter(&mut self, t: usize, key: PageKey, now: Nanos, out: &mut Emit) {
+        if self.tasks[t].wait == Wait::Page(key) {
+            self.tasks[t].wait = Wait::None;
+            self.run(t, now, out);
         }
     }
 
     /// Task `t` waits for page `key`.
     pub(super) fn wait_page(&mut self, t: usize, key: PageKey) -> bool {
         self.tasks[t].wait = Wait::Page(key);
-        self.page_waiters.entry(key).or_default().push(t);
+        match self.page_waiters.entry(key) {
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(PageWaiters::One(t));
+            }
+            std::collections::hash_map::Entry::Occupied(mut e) => match e.get_mut() {
+                PageWaiters::One(first) => {
+                    let first = *first;
+                    e.insert(PageWaiters::Many(vec![first, t]));
+                }
+                PageWaiters::Many(v) => v.push(t),
+            },
+        }
         true
     }
 
