@@ -56,6 +56,9 @@ pub(super) struct Kjournald {
     plan_data_busy: usize,
     /// The transaction whose commit timer is armed.
     timer_tid: Option<u64>,
+    /// The journal's change count and the phase when the last kick ended: a kick finding both
+    /// the same has nothing to do (it is made after every system call).
+    kicked: Option<(u64, Phase)>,
     /// Files whose in-memory inode is dirty (I_DIRTY): written since the last fsync, sync or
     /// flusher pass over them. fsync commits only for such a file (ext3_sync_file ->
     /// sync_inode -> ext3_write_inode -> ext3_force_commit).
@@ -76,6 +79,7 @@ impl Kjournald {
             plan_data: FastSet::default(),
             plan_data_busy: 0,
             timer_tid: None,
+            kicked: None,
             inode_dirty: BTreeSet::new(),
         }
     }
@@ -151,6 +155,20 @@ impl Kernel {
     /// armed, a full transaction asks for its commit, and an idle kjournald starts the commit
     /// asked for.
     pub(super) fn journal_kick(&mut self, now: Nanos, out: &mut Emit) {
+        let Some(kj) = self.kjournald.as_ref() else {
+            return;
+        };
+        if kj.kicked == Some((kj.journal.changes(), kj.phase)) {
+            return;
+        }
+        self.kick_now(now, out);
+        let kj = self.kjournald.as_mut().expect("kjournald");
+        kj.kicked = Some((kj.journal.changes(), kj.phase));
+    }
+
+    /// The kick itself: arms the running transaction's timer, asks a full one to commit, and
+    /// starts a commit asked for when kjournald is idle.
+    fn kick_now(&mut self, now: Nanos, out: &mut Emit) {
         let Some(kj) = self.kjournald.as_mut() else {
             return;
         };

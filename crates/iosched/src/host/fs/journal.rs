@@ -164,6 +164,10 @@ pub struct Journal {
     /// The highest transaction asked to commit (`j_commit_request`).
     requested: u64,
     stats: JournalStats,
+    /// Counts changes to what decides kjournald's work (the running transaction's start and
+    /// metadata count, the commit request, the commit under way): a kick finding the same count
+    /// as the last one (and kjournald in the same phase) has nothing to do.
+    changes: u64,
 }
 
 impl Journal {
@@ -180,6 +184,7 @@ impl Journal {
             committed: 0,
             requested: 0,
             stats: JournalStats::default(),
+            changes: 0,
         }
     }
 
@@ -209,6 +214,7 @@ impl Journal {
     fn running_mut(&mut self, now: Nanos) -> (&mut Transaction, bool) {
         let started = self.running.is_none();
         if started {
+            self.changes += 1;
             let tid = self.next_tid;
             self.next_tid += 1;
             self.running = Some(Transaction { tid, expires_ns: now.saturating_add(COMMIT_INTERVAL_NS), ..Transaction::default() });
@@ -220,10 +226,12 @@ impl Journal {
     /// (`journal_dirty_metadata`). Returns the new transaction's timer when this started one.
     pub fn dirty_meta(&mut self, page: u64, now: Nanos) -> Option<Nanos> {
         let (t, started) = self.running_mut(now);
-        if t.meta_set.insert(page) {
+        let added = t.meta_set.insert(page);
+        if added {
             t.meta.push(page);
         }
         let expires = t.expires_ns;
+        self.changes += added as u64;
         started.then_some(expires)
     }
 
@@ -262,7 +270,15 @@ impl Journal {
     /// `log_start_commit`: transaction `tid` is to be committed (now, or after the one being
     /// committed).
     pub fn request_commit(&mut self, tid: u64) {
-        self.requested = self.requested.max(tid);
+        if tid > self.requested {
+            self.requested = tid;
+            self.changes += 1;
+        }
+    }
+
+    /// See the field `changes`.
+    pub fn changes(&self) -> u64 {
+        self.changes
     }
 
     /// The running transaction is full (`j_max_transaction_buffers`): it asks for its commit.
@@ -281,6 +297,7 @@ impl Journal {
             return None;
         }
         // An empty transaction (forced by fsync) still writes its commit block.
+        self.changes += 1;
         let t = self.running.take().expect("a running transaction");
         self.committing = Some(t.tid);
         let mut blocks: Vec<u64> = Vec::new();
@@ -326,6 +343,7 @@ impl Journal {
     /// The commit block of `tid` is on disk.
     pub fn commit_done(&mut self, tid: u64) {
         debug_assert_eq!(self.committing, Some(tid));
+        self.changes += 1;
         self.committing = None;
         self.committed = self.committed.max(tid);
     }
@@ -337,6 +355,34 @@ mod tests {
 
     fn journal(blocks: u64) -> Journal {
         Journal::new(vec![Extent { file_page: 0, sector: 1000, pages: blocks }], blocks)
+    }
+
+    /// The change count moves with what decides kjournald's work (a transaction started, a new
+    /// metadata page, a higher commit request, a commit taken or done) and with nothing else
+    /// (a page or an inode already in the transaction, a request already made).
+    #[test]
+    fn changes_count_what_decides_kjournalds_work() {
+        let mut j = journal(64);
+        let c0 = j.changes();
+        j.dirty_meta(7, 0);
+        let c1 = j.changes();
+        assert_eq!(c1, c0 + 2, "a transaction started and its first page");
+        j.dirty_meta(7, 1);
+        j.dirty_data(3, 1);
+        j.dirty_data(3, 2);
+        assert_eq!(j.changes(), c1, "nothing new");
+        let tid = j.force(3);
+        assert_eq!(j.changes(), c1, "the running transaction, not a new one");
+        j.request_commit(tid);
+        assert_eq!(j.changes(), c1 + 1);
+        j.request_commit(tid);
+        assert_eq!(j.changes(), c1 + 1, "asked already");
+        assert!(j.start_commit().is_some());
+        assert_eq!(j.changes(), c1 + 2);
+        assert!(j.start_commit().is_none());
+        assert_eq!(j.changes(), c1 + 2, "nothing to start");
+        j.commit_done(tid);
+        assert_eq!(j.changes(), c1 + 3);
     }
 
     #[test]
