@@ -234,7 +234,8 @@ impl Cfq {
         let pos = self.last_position;
         let below = tree.range(..=pos).next_back();
         let above = tree.range(pos.saturating_add(1)..).next();
-        let mut cands: Vec<(u64, Qid)> = below
+        // The nearer of the two neighbours (ties to the lower id), if close enough.
+        below
             .into_iter()
             .chain(above)
             .map(|(_, &q)| q)
@@ -242,9 +243,9 @@ impl Cfq {
                 let (s, _) = self.queues.get(&q)?.next_rq?;
                 Some((s.abs_diff(pos), q))
             })
-            .collect();
-        cands.sort();
-        cands.into_iter().find(|&(d, _)| d <= CLOSE_THR_SECTORS).map(|(_, q)| q)
+            .min()
+            .filter(|&(d, _)| d <= CLOSE_THR_SECTORS)
+            .map(|(_, q)| q)
     }
 
     /// Linux `cfq_close_cooperator`.
