@@ -443,10 +443,11 @@ mod blk_mq_rerun {
 
 /// A scheduler's wait re-armed to a later time supersedes the earlier one: the engine does not
 /// ask it at the old time (a re-armed kernel timer does not fire at its old expiry). Before
-/// 2026-11-30 every wait ever asked for woke the engine; a scheduler that polls ("ask me again
-/// in 6 ms", as LAS 2.6.9's does while a batch changes or a request is anticipated) then made a
-/// new chain of wake-ups at every instant something happened: 460 per request on Seelam's
-/// four-disk SCSI array under las-2.6.9 (the same results, 40 times the time).
+/// 2026-11-30 every wait ever asked for woke the engine; a scheduler that polled ("ask me again
+/// in 6 ms", as LAS 2.6.9's did until the same day while a batch changed or a request was
+/// anticipated; it now answers `Empty` and waits for the completion) then made a new chain of
+/// wake-ups at every instant something happened: 460 per request on Seelam's four-disk SCSI
+/// array under las-2.6.9 (the same results, 40 times the time).
 mod superseded_waits {
     use super::preset;
     use iosched::device::rotational::RotationalDisk;

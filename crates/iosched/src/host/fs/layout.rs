@@ -108,6 +108,13 @@ pub struct Alloc {
 }
 
 impl Alloc {
+    /// Empties it for the next allocation (its vectors keep their capacity).
+    pub fn clear(&mut self) {
+        self.data.clear();
+        self.indirect.clear();
+        self.dirty.clear();
+    }
+
     pub(super) fn dirty(&mut self, sector: u64) {
         if !self.dirty.contains(&sector) {
             self.dirty.push(sector);
@@ -225,9 +232,7 @@ impl Layout {
         let total_dirs = tree.dirs();
         for ino in tree.walk().into_iter().skip(1) {
             let n = tree.node(ino);
-            scratch.data.clear();
-            scratch.indirect.clear();
-            scratch.dirty.clear();
+            scratch.clear();
             lay.place(ino, n.parent, n.name.len(), n.kind, &mut scratch).map_err(|e| {
                 format!(
                     "the tree ({} directories, {} files, {} MiB) does not fit: {e} (placing `{}`)",
@@ -571,9 +576,7 @@ impl Layout {
         if !self.contains(ino) {
             return Err(format!("inode {ino} is not laid out"));
         }
-        a.data.clear();
-        a.indirect.clear();
-        a.dirty.clear();
+        a.clear();
         self.grow(ino, new_size_bytes, a)
     }
 
