@@ -16,11 +16,11 @@
 //! visited once in a thousand requests finds its map cold, and a probe there cost about three
 //! cache misses per record, where an append costs one.
 
+use super::hdr_buckets;
 use super::LatencyMs;
 use crate::fast_hash::FastMap;
 use crate::time::{ns_to_ms, Nanos};
 use hdrhistogram::Histogram;
-use std::sync::OnceLock;
 
 /// Significant decimal digits the histogram keeps (3: relative bucket width at most 1/1024).
 pub const SIGNIFICANT_DIGITS: u8 = 3;
@@ -62,13 +62,6 @@ enum Counts {
     /// sorted only when percentiles are read.
     Sparse(FastMap<u64, u64>),
     Dense(Histogram<u64>),
-}
-
-/// The bucket arithmetic of every histogram here (lowest discernible value 1, three digits):
-/// pure functions of a value, the same whatever an auto-resizing histogram has grown to.
-fn buckets() -> &'static Histogram<u64> {
-    static B: OnceLock<Histogram<u64>> = OnceLock::new();
-    B.get_or_init(new_dense)
 }
 
 fn new_dense() -> Histogram<u64> {
@@ -117,7 +110,7 @@ impl LatencyHistogram {
                 if self.recent.capacity() == 0 {
                     self.recent.reserve_exact(RECENT_MAX);
                 }
-                self.recent.push(buckets().lowest_equivalent(ns));
+                self.recent.push(hdr_buckets::lowest_equivalent(ns));
                 if self.recent.len() >= RECENT_MAX {
                     self.count_recent();
                 }
@@ -277,7 +270,7 @@ impl LatencyHistogram {
                 // (sparse_quantiles gives what value_at_quantiles gives on the same counts).
                 let sorted: Vec<(u64, u64)> = zeros
                     .into_iter()
-                    .chain(hist.iter_recorded().map(|v| (buckets().lowest_equivalent(v.value_iterated_to()), v.count_at_value())))
+                    .chain(hist.iter_recorded().map(|v| (hdr_buckets::lowest_equivalent(v.value_iterated_to()), v.count_at_value())))
                     .collect();
                 Box::new(sparse_quantiles(&sorted, inner).into_iter())
             }
@@ -291,7 +284,7 @@ impl LatencyHistogram {
                     self.min_ns
                 } else {
                     let v = values.next().expect("one value per quantile");
-                    buckets().median_equivalent(v).clamp(self.min_ns, self.max_ns)
+                    hdr_buckets::median_equivalent(v).clamp(self.min_ns, self.max_ns)
                 }
             })
             .collect()
@@ -381,7 +374,7 @@ fn sparse_quantiles(v: &[(u64, u64)], qs: Vec<f64>) -> Vec<u64> {
             running += v[i].1;
             i += 1;
         }
-        out.push(i.checked_sub(1).map_or(0, |j| buckets().highest_equivalent(v[j].0)));
+        out.push(i.checked_sub(1).map_or(0, |j| hdr_buckets::highest_equivalent(v[j].0)));
     }
     out
 }

@@ -4,6 +4,7 @@
 
 pub mod accumulator;
 pub mod csv;
+mod hdr_buckets;
 pub mod histogram;
 pub mod invariants;
 pub mod summary;
