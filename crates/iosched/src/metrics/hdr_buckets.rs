@@ -49,6 +49,30 @@ pub fn median_equivalent(value: u64) -> u64 {
     lowest_equivalent(value) + (equivalent_range(value) >> 1)
 }
 
+/// Where `value`'s count sits in an HdrHistogram's counts array: bucket 0 holds 0..2048 at unit
+/// resolution; every later bucket b only its upper half (sub-buckets 1024..2048 of width 2^b), so
+/// the index is b x 1024 + (value >> b) (`Histogram::index_for`).
+#[inline]
+pub fn index_of(value: u64) -> usize {
+    let b = bucket_of(value);
+    ((b as usize) << (SUB_BUCKET_COUNT_MAGNITUDE - 1)) + (value >> b) as usize
+}
+
+/// A counts array grows this many entries (one bucket's upper half) at a time.
+pub const INDEX_GROWTH: usize = 1 << (SUB_BUCKET_COUNT_MAGNITUDE - 1);
+
+/// The lowest value counted at `index` (`Histogram::value_for`, which is its lowest equivalent):
+/// the inverse of [`index_of`] on buckets' lowest values.
+#[inline]
+pub fn lowest_at_index(index: usize) -> u64 {
+    let half = INDEX_GROWTH;
+    if index < half {
+        return index as u64;
+    }
+    let b = (index / half - 1) as u32;
+    (((index % half) + half) as u64) << b
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -59,6 +83,13 @@ mod tests {
         assert_eq!(equivalent_range(v), h.equivalent_range(v), "range of {v}");
         assert_eq!(highest_equivalent(v), h.highest_equivalent(v), "highest of {v}");
         assert_eq!(median_equivalent(v), h.median_equivalent(v), "median of {v}");
+        // The counts array: the same cell as the crate's (its iteration in value order yields
+        // this lowest value for it), and every value of a bucket in one cell.
+        assert_eq!(lowest_at_index(index_of(v)), h.lowest_equivalent(v), "cell of {v}");
+        assert_eq!(index_of(v), index_of(h.lowest_equivalent(v)), "cell of {v}");
+        if v > 0 {
+            assert!(index_of(v - 1) <= index_of(v), "cells in value order at {v}");
+        }
     }
 
     #[test]
@@ -75,6 +106,10 @@ mod tests {
         }
         for v in [u64::MAX, u64::MAX - 1, u64::MAX / 2] {
             check(&h, v);
+        }
+        // Every cell of the array up to the last holds the bucket its lowest value names.
+        for i in 0..index_of(u64::MAX) + 1 {
+            assert_eq!(index_of(lowest_at_index(i)), i, "cell {i}");
         }
         let mut x: u64 = 12345;
         for _ in 0..1_000_000 {
