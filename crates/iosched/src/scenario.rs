@@ -41,6 +41,7 @@ mod flash;
 mod host;
 mod memory;
 mod nvme;
+mod prepared;
 mod process;
 mod s_suite;
 mod selection;
@@ -103,6 +104,9 @@ pub struct Scenario {
     /// instructions each time.
     #[serde(skip)]
     disksim_loaded: DiskSimMemo,
+    /// The host kernel validation built, for the first run (`scenario/prepared.rs`).
+    #[serde(skip)]
+    prepared: prepared::PreparedKernel,
 }
 
 type DriveModel = (RotationalSpec, DiskExtensions, u64);
@@ -665,7 +669,11 @@ impl Scenario {
                 }
                 let app = self.app.as_ref().expect("checked");
                 app.validate(capacity_bytes)?;
-                h.build_app(app, capacity_bytes / SECTOR_BYTES, self.scenario_dir().as_deref(), self.run.seed, self.run.duration_ns())?;
+                let capacity = capacity_bytes / SECTOR_BYTES;
+                let kernel = h.build_app(app, capacity, self.scenario_dir().as_deref(), self.run.seed, self.run.duration_ns())?;
+                if let Some(key) = self.prepared_key(capacity, self.run.seed) {
+                    self.prepared.keep(key, kernel);
+                }
                 return Ok(());
             }
             (Some(_), true) => return Err("[host] has no [[task]] entries (nor an [app]): add at least one task".into()),
@@ -679,7 +687,11 @@ impl Scenario {
                         return Err(format!("task `{}`: two tasks have this name", t.name));
                     }
                 }
-                h.build(&self.task, capacity_bytes / SECTOR_BYTES, self.scenario_dir().as_deref(), self.run.seed, self.run.duration_ns())?;
+                let capacity = capacity_bytes / SECTOR_BYTES;
+                let kernel = h.build(&self.task, capacity, self.scenario_dir().as_deref(), self.run.seed, self.run.duration_ns())?;
+                if let Some(key) = self.prepared_key(capacity, self.run.seed) {
+                    self.prepared.keep(key, kernel);
+                }
                 return Ok(());
             }
             (None, true) => {}
@@ -950,8 +962,19 @@ impl Scenario {
         }
     }
 
+    /// What a host kernel is built from: the scenario as it stands (its TOML fields and where it
+    /// was read from), the capacity and the seed. None if the fields cannot be written out (then
+    /// nothing is kept).
+    fn prepared_key(&self, capacity: u64, seed: u64) -> Option<String> {
+        let fields = serde_json::to_string(self).ok()?;
+        Some(format!("{seed} {capacity} {} {fields}", self.source))
+    }
+
     fn workload(&self, capacity: u64, seed: u64) -> Result<Box<dyn Workload>, String> {
         if let Some(h) = &self.host {
+            if let Some(kernel) = self.prepared_key(capacity, seed).and_then(|key| self.prepared.take(&key)) {
+                return Ok(Box::new(kernel));
+            }
             if let Some(a) = &self.app {
                 return Ok(Box::new(h.build_app(a, capacity, self.scenario_dir().as_deref(), seed, self.run.duration_ns())?));
             }

@@ -164,3 +164,23 @@ fn bad_ffsb_tables_are_refused_naming_the_field() {
     let no_table = ffsb("noop", "", 1).replace("[task.ffsb]\ndirs = 8\nfiles = 400\nthreads = 4\nops = 60\n", "");
     assert!(err(&no_table).contains("command `ffsb` needs a `[task.ffsb]` table"), "{}", err(&no_table));
 }
+
+/// The host kernel a scenario's validation built serves its first run (scenario/prepared.rs)
+/// only when that run would build the same one, and runs as a fresh build does.
+#[test]
+fn the_kernel_validation_built_runs_as_a_fresh_one_and_only_for_the_same_inputs() {
+    let summary = |s: &Scenario, seed: Option<u64>| serde_json::to_string(&s.run(seed).unwrap().remove(0).summary).unwrap();
+    let s = Scenario::parse(&ffsb("deadline", MAIL, 3), "ffsb.toml").unwrap();
+    let kept = summary(&s, None); // the kernel validation built
+    assert_eq!(kept, summary(&s, None), "a second run builds its own kernel");
+    // Another seed (given to the run, or set in the scenario after parsing): FFSB's files and
+    // operations differ, so a kept kernel of seed 3 would show.
+    let s = Scenario::parse(&ffsb("deadline", MAIL, 3), "ffsb.toml").unwrap();
+    let by_option = summary(&s, Some(4));
+    assert_eq!(by_option, summary(&s, Some(4)));
+    assert_ne!(by_option, kept);
+    let mut s = Scenario::parse(&ffsb("deadline", MAIL, 3), "ffsb.toml").unwrap();
+    s.run.seed = 4;
+    let task = |json: &str| serde_json::from_str::<serde_json::Value>(json).unwrap()["host"]["tasks"][0].clone();
+    assert_eq!(task(&summary(&s, None)), task(&by_option), "a changed scenario builds anew");
+}
