@@ -36,8 +36,9 @@
 //! counts CPU time handed out, `min(c, n)` per nanosecond).
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashSet, VecDeque};
+use std::collections::{BinaryHeap, VecDeque};
 
+use crate::fast_hash::FastSet;
 use crate::time::Nanos;
 
 /// How the CPUs are shared. `cpus: 0` means unlimited (see [`Cpus::new`]).
@@ -103,7 +104,7 @@ pub struct Cpus {
     busy: Nanos,
     next_seq: u64,
     /// Tasks with a step submitted and not yet returned by `advance`.
-    tasks: HashSet<u32>,
+    tasks: FastSet<u32>,
     /// Completed steps not yet returned by `advance`: (completion time, task), in order.
     done: VecDeque<(Nanos, u32)>,
     /// Completions of one instant, to be put in submission order: (seq, task).
@@ -130,7 +131,7 @@ impl Cpus {
             }
             _ => Model::Unlimited { steps: BinaryHeap::new() },
         };
-        Cpus { model, now: 0, busy: 0, next_seq: 0, tasks: HashSet::new(), done: VecDeque::new(), batch: Vec::new() }
+        Cpus { model, now: 0, busy: 0, next_seq: 0, tasks: FastSet::default(), done: VecDeque::new(), batch: Vec::new() }
     }
 
     /// `task` starts a compute step of `work_ns` of CPU time at `now_ns`. A step of 0 completes

@@ -3,8 +3,8 @@
 //! last piece is, and goes back to the workload when its last piece completes.
 
 use crate::device::raid0::Raid0;
+use crate::fast_hash::FastMap;
 use crate::request::{Request, RequestId};
-use std::collections::HashMap;
 
 /// A bio cut into pieces, and how many of them have yet to be admitted and to complete.
 struct CutBio {
@@ -16,13 +16,13 @@ struct CutBio {
 pub(super) struct Striping {
     layout: Raid0,
     /// Piece id -> the id of the bio it is part of.
-    piece_of: HashMap<RequestId, RequestId>,
-    bios: HashMap<RequestId, CutBio>,
+    piece_of: FastMap<RequestId, RequestId>,
+    bios: FastMap<RequestId, CutBio>,
 }
 
 impl Striping {
     pub fn new(layout: Raid0) -> Self {
-        Striping { layout, piece_of: HashMap::new(), bios: HashMap::new() }
+        Striping { layout, piece_of: FastMap::default(), bios: FastMap::default() }
     }
 
     /// Cuts `bio` into pieces numbered from `next_id` (advanced past them): (member, piece) into

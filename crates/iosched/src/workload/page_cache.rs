@@ -1,20 +1,21 @@
 //! A bounded LRU set of a file's pages (the part of a kernel's page cache one process's file
 //! holds). Deterministic: eviction follows a use counter, never hash order.
 
-use std::collections::{BTreeMap, HashMap};
+use crate::fast_hash::FastMap;
+use std::collections::BTreeMap;
 
 pub struct PageCache {
     capacity: usize,
     clock: u64,
     /// page -> time of last use
-    used: HashMap<u64, u64>,
+    used: FastMap<u64, u64>,
     /// time of last use -> page (oldest first)
     order: BTreeMap<u64, u64>,
 }
 
 impl PageCache {
     pub fn new(capacity_pages: usize) -> Self {
-        PageCache { capacity: capacity_pages.max(1), clock: 0, used: HashMap::new(), order: BTreeMap::new() }
+        PageCache { capacity: capacity_pages.max(1), clock: 0, used: FastMap::default(), order: BTreeMap::new() }
     }
 
     pub fn len(&self) -> usize {

@@ -28,12 +28,13 @@ pub mod tpcb;
 use super::page_cache::PageCache;
 use super::process::PAGE_SECTORS;
 use super::{rng_stream, Emit, NewRequest, ProcessInfo, Workload};
+use crate::fast_hash::{FastMap, FastSet};
 use crate::host::readahead_freebsd as fbsd;
 use crate::request::{Op, Principal, Request, SECTOR_BYTES};
 use crate::sched::ProcessEvent;
 use crate::time::Nanos;
 use rand_pcg::Pcg64;
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
 
 /// Bytes in one page of the page cache.
 pub const PAGE_BYTES: u64 = PAGE_SECTORS * SECTOR_BYTES;
@@ -155,7 +156,7 @@ struct Proc {
     /// Requests the current access waits for.
     waiting: u32,
     /// Per open file: FreeBSD's sequential heuristic (vfs_vnops.c).
-    seq: HashMap<u32, fbsd::SeqState>,
+    seq: FastMap<u32, fbsd::SeqState>,
     /// The current access continues after a wait (its sequential count, for a read()).
     resume: Option<u64>,
     state: State,
@@ -166,11 +167,11 @@ struct Kernel {
     model: KernelModel,
     cache: PageCache,
     /// Absolute page -> start sector of the read bringing it in.
-    inflight: HashMap<u64, u64>,
+    inflight: FastMap<u64, u64>,
     /// Start sector of a read in flight -> processes waiting for it.
-    waiters: HashMap<u64, Vec<usize>>,
+    waiters: FastMap<u64, Vec<usize>>,
     /// First pages of blocks carrying a read-ahead mark (FreeBSD's B_RAM).
-    ram: HashSet<u64>,
+    ram: FastSet<u64>,
 }
 
 const WRITE_TOKEN: u64 = 1 << 63;
@@ -180,7 +181,7 @@ pub struct AppWorkload {
     files: Vec<File>,
     procs: Vec<Proc>,
     kernel: Kernel,
-    by_pid: HashMap<u32, usize>,
+    by_pid: FastMap<u32, usize>,
     syncer: Principal,
     writes: Vec<Option<NewRequest>>,
     /// No process starts a step at or after this time; delayed writes due after it are dropped.
@@ -207,7 +208,7 @@ impl AppWorkload {
                     steps: VecDeque::new(),
                     rng: rng_stream(seed, stream_base + i as u64),
                     waiting: 0,
-                    seq: HashMap::new(),
+                    seq: FastMap::default(),
                     resume: None,
                     state: State::NotStarted,
                     stats: AppStats::default(),
@@ -221,9 +222,9 @@ impl AppWorkload {
             kernel: Kernel {
                 model,
                 cache: PageCache::new(model.cache_pages),
-                inflight: HashMap::new(),
-                waiters: HashMap::new(),
-                ram: HashSet::new(),
+                inflight: FastMap::default(),
+                waiters: FastMap::default(),
+                ram: FastSet::default(),
             },
             by_pid,
             syncer: Principal { pid: n + 1, group: n + 1 },
@@ -460,8 +461,8 @@ impl AppWorkload {
 /// B_RAM marks are kept on a block's first absolute page.
 struct AppProbe<'a> {
     cache: &'a PageCache,
-    inflight: &'a HashMap<u64, u64>,
-    ram: &'a mut HashSet<u64>,
+    inflight: &'a FastMap<u64, u64>,
+    ram: &'a mut FastSet<u64>,
     base: u64,
     geo: fbsd::BsdGeometry,
 }

@@ -46,10 +46,11 @@
 
 use super::deadline::{whole, INT_MAX};
 use crate::device::ArmPath;
+use crate::fast_hash::FastMap;
 use crate::request::Request;
 use crate::sched::tunables::{Tunable, TunableValues};
 use crate::sched::{Context, Decision, Scheduler};
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 /// `static int cfq_quantum = 4;`: requests moved to the dispatch list per refill (at least).
 pub const QUANTUM: u64 = 4;
@@ -79,13 +80,13 @@ pub struct Cfq269 {
     /// The `queued` tunable (`cfq_queued`).
     queued_reserve: u64,
     /// Busy queues by pid (a queue exists while it holds requests: `cfq_put_queue` frees it).
-    queues: HashMap<u32, Cfqq>,
+    queues: FastMap<u32, Cfqq>,
     /// `cfqd->rr_list`: front = head.
     rr: VecDeque<u32>,
     /// `cfqd->dispatch` (the request queue's `queue_head`): front = what the driver takes next.
     dispatch: VecDeque<Request>,
     /// Where each queued request is: its process's tree (`Some(pid)`) or the dispatch list.
-    place: HashMap<u64, Option<u32>>,
+    place: FastMap<u64, Option<u32>>,
     refills: u64,
     aliases: u64,
 }
@@ -95,10 +96,10 @@ impl Cfq269 {
         Ok(Cfq269 {
             queued_reserve: whole(t, "queued")?,
             quantum: whole(t, "quantum")?,
-            queues: HashMap::new(),
+            queues: FastMap::default(),
             rr: VecDeque::new(),
             dispatch: VecDeque::new(),
-            place: HashMap::new(),
+            place: FastMap::default(),
             refills: 0,
             aliases: 0,
         })

@@ -23,11 +23,12 @@ pub mod mq;
 pub mod v25;
 
 use crate::device::ArmPath;
+use crate::fast_hash::FastMap;
 use crate::request::{Op, Request, RequestId};
 use crate::sched::tunables::{Tunable, TunableValues};
 use crate::sched::{Context, Decision, Scheduler};
 use crate::time::{Nanos, NS_PER_MS};
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 
 // ---- Defaults (2.6.18 block/deadline-iosched.c, top of the file; 2.5 and mq-deadline alike) ----
 
@@ -63,7 +64,7 @@ pub(super) struct Queued {
 /// direction gets the same expiry). Keys carry the request id so equal sectors coexist.
 #[derive(Default, Debug)]
 pub(super) struct DirQueue {
-    by_id: HashMap<RequestId, Queued>,
+    by_id: FastMap<RequestId, Queued>,
     sort: BTreeSet<(u64, RequestId)>,
     fifo: BTreeSet<(Nanos, u64, RequestId)>,
 }

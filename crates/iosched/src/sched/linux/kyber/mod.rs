@@ -51,11 +51,12 @@
 
 use crate::block::mq::queue_map::QueueMap;
 use crate::device::ArmPath;
+use crate::fast_hash::FastMap;
 use crate::request::{Op, Request, RequestId};
 use crate::sched::tunables::{Tunable, TunableValues};
 use crate::sched::{Completion, Context, Decision, Scheduler};
 use crate::time::Nanos;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 /// Scheduling domains, in Linux's order (the dispatch rotation follows it).
 pub const READ: usize = 0;
@@ -248,11 +249,11 @@ pub struct Kyber {
     map: Option<QueueMap>,
     /// The hardware queue served first at the next dispatch.
     next_hctx: usize,
-    slots: HashMap<RequestId, Slot>,
+    slots: FastMap<RequestId, Slot>,
     next_seq: u64,
     queued: usize,
     /// When each request was inserted (Linux's start_time_ns), until it completes.
-    inserted_ns: HashMap<RequestId, Nanos>,
+    inserted_ns: FastMap<RequestId, Nanos>,
     depth: [u32; NUM_DOMAINS],
     in_flight: [u32; NUM_DOMAINS],
     pub stats: LatencyStats,
@@ -280,10 +281,10 @@ impl Kyber {
             hctxs: vec![HctxLists::default()],
             map: None,
             next_hctx: 0,
-            slots: HashMap::new(),
+            slots: FastMap::default(),
             next_seq: 0,
             queued: 0,
-            inserted_ns: HashMap::new(),
+            inserted_ns: FastMap::default(),
             depth: MAX_DEPTH,
             in_flight: [0; NUM_DOMAINS],
             stats: LatencyStats::default(),

@@ -34,11 +34,12 @@
 
 use super::deadline::{whole, DirQueue, Queued, INT_MAX};
 use crate::device::ArmPath;
+use crate::fast_hash::FastMap;
 use crate::request::{Op, Request, RequestId};
 use crate::sched::tunables::{Tunable, TunableValues};
 use crate::sched::{Completion, Context, Decision, ProcessEvent, Scheduler};
 use crate::time::{Nanos, NS_PER_MS};
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 // ---- Constants (2.6.32 block/as-iosched.c; HZ = 1000) ----
 
@@ -305,7 +306,7 @@ pub struct As {
     batch_expire: [Nanos; 2],
     antic_expire_ns: Nanos,
     antic_expire_jiffies: u64,
-    procs: HashMap<u32, Aic>,
+    procs: FastMap<u32, Aic>,
     // counts
     waits: u64,
     timeouts: u64,
@@ -349,7 +350,7 @@ impl As {
             batch_expire,
             antic_expire_ns: antic.saturating_mul(NS_PER_MS),
             antic_expire_jiffies: antic,
-            procs: HashMap::new(),
+            procs: FastMap::default(),
             waits: 0,
             timeouts: 0,
             breaks: [0; 9],
