@@ -38,7 +38,9 @@ impl Kernel {
     /// added locked, and bios for the missing runs are emitted at once. Returns pages read.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn read_pages(&mut self, t: usize, ino: Ino, first: u64, pages: u64, meta: bool, now: Nanos, out: &mut Emit) -> u64 {
-        let mut runs: Vec<(u64, u64)> = Vec::new();
+        // Scratch vectors kept by the kernel (a read of a page or two allocated two per call).
+        let mut runs = std::mem::take(&mut self.read_runs);
+        runs.clear();
         for index in first..first.saturating_add(pages) {
             let key = PageKey::new(ino, index);
             if self.cache.contains(key) {
@@ -53,11 +55,12 @@ impl Kernel {
         let principal = self.tasks[t].principal;
         let prio = self.tasks[t].prio;
         let mut total = 0;
-        for (s, n) in runs {
+        let mut bios = std::mem::take(&mut self.read_bios);
+        for &(s, n) in &runs {
             total += n;
-            let mut bios = Vec::new();
+            bios.clear();
             self.bios_for(ino, s, n, |index, sector, k| bios.push((index, sector, k)));
-            for (index, sector, k) in bios {
+            for &(index, sector, k) in &bios {
                 let req = NewRequest {
                     principal,
                     op: Op::Read,
@@ -71,6 +74,7 @@ impl Kernel {
                 self.emit_bio(req, info, now, out);
             }
         }
+        (self.read_runs, self.read_bios) = (runs, bios);
         let r = &mut self.tasks[t].report;
         if meta {
             r.meta_pages_read += total;

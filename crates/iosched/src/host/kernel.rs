@@ -247,6 +247,9 @@ pub struct Kernel {
     seed: u64,
     /// `allocate`'s record of what a write() allocated (reused: a write is often one block).
     pub(super) alloc_buf: super::fs::layout::Alloc,
+    /// `read_pages`' scratch: the missing runs of a read, and one run's bios.
+    pub(super) read_runs: Vec<(u64, u64)>,
+    pub(super) read_bios: Vec<(u64, u64, u64)>,
 }
 
 impl Kernel {
@@ -295,6 +298,8 @@ impl Kernel {
             ends_run: Vec::new(),
             seed,
             alloc_buf: Default::default(),
+            read_runs: Vec::new(),
+            read_bios: Vec::new(),
         };
         let mut starts = Vec::new();
         for d in defs {
