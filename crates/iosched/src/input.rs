@@ -104,9 +104,22 @@ pub fn read_regular(path: &Path, limit: u64) -> Result<Vec<u8>, InputError> {
     Ok(bytes)
 }
 
+thread_local! {
+    static FILES_OPENED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many files this thread has tried to open through this module (every reader of the
+/// project's inputs does). A scenario's validation keeps the host it built for the run only when
+/// building it opened no file (`scenario/prepared.rs`): a tree listing or a startup trace may
+/// change before the run, which must read it again.
+pub fn files_opened() -> u64 {
+    FILES_OPENED.with(|c| c.get())
+}
+
 /// The regular file at `path` (symbolic links followed), opened for reading, whatever its size
 /// (streaming readers, such as the trace readers, keep their memory bounded themselves).
 pub fn open_regular(path: &Path) -> Result<std::fs::File, InputError> {
+    FILES_OPENED.with(|c| c.set(c.get().wrapping_add(1)));
     // By type first: opening a FIFO blocks, reading a device may never end.
     let meta = std::fs::metadata(path).map_err(|e| io_error(&e))?;
     if !meta.file_type().is_file() {

@@ -670,10 +670,9 @@ impl Scenario {
                 let app = self.app.as_ref().expect("checked");
                 app.validate(capacity_bytes)?;
                 let capacity = capacity_bytes / SECTOR_BYTES;
+                let opened = crate::input::files_opened();
                 let kernel = h.build_app(app, capacity, self.scenario_dir().as_deref(), self.run.seed, self.run.duration_ns())?;
-                if let Some(key) = self.prepared_key(capacity, self.run.seed) {
-                    self.prepared.keep(key, kernel);
-                }
+                self.keep_prepared(capacity, kernel, opened);
                 return Ok(());
             }
             (Some(_), true) => return Err("[host] has no [[task]] entries (nor an [app]): add at least one task".into()),
@@ -688,10 +687,9 @@ impl Scenario {
                     }
                 }
                 let capacity = capacity_bytes / SECTOR_BYTES;
+                let opened = crate::input::files_opened();
                 let kernel = h.build(&self.task, capacity, self.scenario_dir().as_deref(), self.run.seed, self.run.duration_ns())?;
-                if let Some(key) = self.prepared_key(capacity, self.run.seed) {
-                    self.prepared.keep(key, kernel);
-                }
+                self.keep_prepared(capacity, kernel, opened);
                 return Ok(());
             }
             (None, true) => {}
@@ -968,6 +966,17 @@ impl Scenario {
     fn prepared_key(&self, capacity: u64, seed: u64) -> Option<String> {
         let fields = serde_json::to_string(self).ok()?;
         Some(format!("{seed} {capacity} {} {fields}", self.source))
+    }
+
+    /// Keeps the host kernel validation built (with the run's seed) for the first run, unless
+    /// building it opened a file: `files_opened_before` is `input::files_opened()` before the build.
+    fn keep_prepared(&self, capacity: u64, kernel: crate::host::kernel::Kernel, files_opened_before: u64) {
+        if crate::input::files_opened() != files_opened_before {
+            return;
+        }
+        if let Some(key) = self.prepared_key(capacity, self.run.seed) {
+            self.prepared.keep(key, kernel);
+        }
     }
 
     fn workload(&self, capacity: u64, seed: u64) -> Result<Box<dyn Workload>, String> {

@@ -7,8 +7,10 @@
 //!
 //! The kept kernel is taken only by a run whose inputs are those validation used: the same seed
 //! and capacity, and the scenario unchanged since (its fields are public: a caller may change the
-//! run's length after parsing, as the `unchanged_results` test does). Anything else builds anew,
-//! as before; a taken or refused kernel is dropped. A clone of the scenario keeps nothing.
+//! run's length after parsing, as the `unchanged_results` test does). A host whose build opened a
+//! file (a tree listing, a startup trace: `input::files_opened`) is not kept at all, since the
+//! file may change before the run, which must read it again. Anything else builds anew, as
+//! before; a taken or refused kernel is dropped. A clone of the scenario keeps nothing.
 
 use crate::host::kernel::Kernel;
 use std::sync::Mutex;

@@ -923,3 +923,29 @@ duration_s = 10
     let inv = with.summary.invariants;
     assert_eq!((inv.left_behind, inv.bad_completions, inv.bios_unaccounted), (0, 0, 0), "{inv:?}");
 }
+
+/// A host built from a file (a tree listing) is not kept from validation for the run
+/// (scenario/prepared.rs): a listing changed between parsing and running is read again, by the
+/// first scheduler's run as by the second's.
+#[test]
+fn a_listing_changed_after_parsing_is_read_again_by_every_run() {
+    let dir = std::env::temp_dir().join(format!("iosched-host-relist-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let listing = dir.join("tree.txt");
+    std::fs::write(&listing, "4096 .\n100000 ./a\n").unwrap();
+    let scenario = dir.join("s.toml");
+    std::fs::write(
+        &scenario,
+        "[host]\ntree = [{ path = \"/src\", listing = \"tree.txt\" }]\n[[task]]\nname = \"c\"\ncommand = \"cat\"\npath = \"/src/a\"\n\
+         [[scheduler]]\nname = \"noop\"\n[[scheduler]]\nname = \"deadline\"\n",
+    )
+    .unwrap();
+    let s = Scenario::read(&scenario).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&listing, "4096 .\n9000000 ./a\n").unwrap();
+    let runs = s.run(None).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::remove_dir_all(&dir).ok();
+    for r in &runs {
+        let t = &r.summary.host.as_ref().unwrap().tasks[0];
+        assert_eq!(t.bytes_read, 9_000_000, "{}: read the listing of parse time", r.summary.scheduler);
+    }
+}
