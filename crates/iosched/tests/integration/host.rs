@@ -12,6 +12,7 @@ use iosched::metrics::RequestRecord;
 use iosched::request::Op;
 use iosched::scenario::{RunOptions, RunResult, Scenario};
 use std::collections::BTreeSet;
+use std::path::PathBuf;
 
 const MIB: u64 = 1 << 20;
 
@@ -762,18 +763,25 @@ fn err(text: &str) -> String {
 const ONE_TASK: &str = "[[task]]\nname = \"c\"\ncommand = \"cat\"\npath = \"/f\"\n";
 const ONE_FILE: &str = "file = [{ path = \"/f\", size_mib = 1 }]\n";
 
-#[test]
-fn a_listing_with_a_bad_line_is_refused_with_its_path_and_line() {
-    let dir = std::env::temp_dir().join(format!("iosched-host-test-{}", std::process::id()));
+/// A scenario file in a new directory `iosched-host-{tag}-PID` of the temporary directory, beside
+/// the listing `tree.txt` it mounts at /src; returns (directory, listing, scenario).
+fn scenario_with_listing(tag: &str, listing_text: &str, rest: &str) -> (PathBuf, PathBuf, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("iosched-host-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let listing = dir.join("tree.txt");
-    std::fs::write(&listing, "4096 .\n100 ./a\nnot-a-size ./b\n").unwrap();
+    std::fs::write(&listing, listing_text).unwrap();
     let scenario = dir.join("s.toml");
-    std::fs::write(
-        &scenario,
-        "[host]\ntree = [{ path = \"/src\", listing = \"tree.txt\" }]\n[[task]]\nname = \"l\"\ncommand = \"ls-lR\"\npath = \"/src\"\n",
-    )
-    .unwrap();
+    std::fs::write(&scenario, format!("[host]\ntree = [{{ path = \"/src\", listing = \"tree.txt\" }}]\n{rest}")).unwrap();
+    (dir, listing, scenario)
+}
+
+#[test]
+fn a_listing_with_a_bad_line_is_refused_with_its_path_and_line() {
+    let (dir, listing, scenario) = scenario_with_listing(
+        "test",
+        "4096 .\n100 ./a\nnot-a-size ./b\n",
+        "[[task]]\nname = \"l\"\ncommand = \"ls-lR\"\npath = \"/src\"\n",
+    );
     let e = Scenario::read(&scenario).expect_err("should be rejected").to_string();
     std::fs::remove_dir_all(&dir).ok();
     assert!(e.contains(&listing.display().to_string()), "{e}");
@@ -929,17 +937,11 @@ duration_s = 10
 /// first scheduler's run as by the second's.
 #[test]
 fn a_listing_changed_after_parsing_is_read_again_by_every_run() {
-    let dir = std::env::temp_dir().join(format!("iosched-host-relist-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let listing = dir.join("tree.txt");
-    std::fs::write(&listing, "4096 .\n100000 ./a\n").unwrap();
-    let scenario = dir.join("s.toml");
-    std::fs::write(
-        &scenario,
-        "[host]\ntree = [{ path = \"/src\", listing = \"tree.txt\" }]\n[[task]]\nname = \"c\"\ncommand = \"cat\"\npath = \"/src/a\"\n\
-         [[scheduler]]\nname = \"noop\"\n[[scheduler]]\nname = \"deadline\"\n",
-    )
-    .unwrap();
+    let (dir, listing, scenario) = scenario_with_listing(
+        "relist",
+        "4096 .\n100000 ./a\n",
+        "[[task]]\nname = \"c\"\ncommand = \"cat\"\npath = \"/src/a\"\n[[scheduler]]\nname = \"noop\"\n[[scheduler]]\nname = \"deadline\"\n",
+    );
     let s = Scenario::read(&scenario).unwrap_or_else(|e| panic!("{e}"));
     std::fs::write(&listing, "4096 .\n9000000 ./a\n").unwrap();
     let runs = s.run(None).unwrap_or_else(|e| panic!("{e}"));
