@@ -981,7 +981,7 @@ impl Scenario {
 
     fn workload(&self, capacity: u64, seed: u64) -> Result<Box<dyn Workload>, String> {
         if let Some(h) = &self.host {
-            if let Some(kernel) = self.prepared_key(capacity, seed).and_then(|key| self.prepared.take(&key)) {
+            if let Some(kernel) = self.prepared.take(|| self.prepared_key(capacity, seed)) {
                 return Ok(Box::new(kernel));
             }
             if let Some(a) = &self.app {

@@ -51,9 +51,6 @@ pub const CDF_QUANTILES: [f64; 205] = {
 /// Buckets a sparse distribution holds before it becomes dense (16 bytes each in a map at most
 /// 7/8 full: about 36 KiB at the limit).
 const SPARSE_MAX_BUCKETS: usize = 1024;
-/// A value above this goes to the dense histogram at once, where the rules for values it cannot
-/// resize to (clamping) apply as they always did. Far beyond any time the simulator makes.
-const SPARSE_MAX_VALUE: u64 = 1 << 62;
 /// Bucket keys a sparse distribution keeps uncounted before it counts them into its map (2 KiB).
 const RECENT_MAX: usize = 256;
 
@@ -135,7 +132,8 @@ impl LatencyHistogram {
             return;
         }
         match self.counts {
-            Counts::Sparse(_) if ns <= SPARSE_MAX_VALUE => {
+            // Any value has its bucket in either form (the counts array reaches u64::MAX).
+            Counts::Sparse(_) => {
                 if self.recent.capacity() == 0 {
                     self.recent.reserve_exact(RECENT_MAX);
                 }
@@ -143,10 +141,6 @@ impl LatencyHistogram {
                 if self.recent.len() >= RECENT_MAX {
                     self.count_recent();
                 }
-            }
-            Counts::Sparse(_) => {
-                self.make_dense();
-                self.record_dense(ns);
             }
             Counts::Dense(_) => self.record_dense(ns),
         }

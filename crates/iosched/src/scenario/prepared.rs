@@ -24,10 +24,11 @@ impl PreparedKernel {
         *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some((key, kernel));
     }
 
-    /// The kept kernel if it was built from the inputs `key` describes; nothing is kept after.
-    pub(super) fn take(&self, key: &str) -> Option<Kernel> {
+    /// The kept kernel if it was built from the inputs `key` describes (asked for only when a
+    /// kernel is kept: the scenario is serialized for it); nothing is kept after.
+    pub(super) fn take(&self, key: impl FnOnce() -> Option<String>) -> Option<Kernel> {
         let kept = self.0.lock().unwrap_or_else(|p| p.into_inner()).take()?;
-        (kept.0 == key).then_some(kept.1)
+        (key()? == kept.0).then_some(kept.1)
     }
 }
 
