@@ -1,3 +1,6 @@
+import pickle
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -71,6 +74,13 @@ def test_progress_reports_every_run():
     calls = []
     iosched.run(scn, records=False, progress=calls.append)
     assert calls[-1].runs_done == calls[-1].runs_total == 2
+    # Progress is made on first use (iosched/progress.py), still iosched.api.Progress.
+    from iosched.api import Progress
+
+    assert all(type(c) is Progress for c in calls) and iosched.api.Progress is Progress
+    p = Progress(1, 2, 3, 0.5)
+    assert pickle.loads(pickle.dumps(p)) == p and p.completed == 3
+    assert repr(p) == "Progress(runs_done=1, runs_total=2, completed=3, simulated_s=0.5)"
 
 
 def test_determinism():
@@ -88,6 +98,33 @@ def test_errors_name_source_and_field(tmp_path):
     with pytest.raises(ScenarioError, match="no such file"):
         Scenario.from_file(tmp_path / "absent.toml")
     assert issubclass(ScenarioError, ValueError)
+
+
+class _PathLike:
+    def __init__(self, path: str):
+        self.path = path
+
+    def __fspath__(self) -> str:
+        return self.path
+
+
+def test_scenario_files_read_alike_by_str_or_path(tmp_path, monkeypatch):
+    """A scenario file given as a str, a Path or another os.PathLike (read without pathlib):
+    the source, name and messages show it as str(Path(...)) writes it."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "q10.v2.toml").write_text(SELTZER_Q10.replace('name = "tiny-seltzer"\n', ""))
+    for given in ("./d//q10.v2.toml", Path("./d//q10.v2.toml"), _PathLike("d/./q10.v2.toml")):
+        for scn in (Scenario.from_file(given), iosched.api.as_scenario(given)):
+            assert (scn.source, scn.name, scn.scheduler_count) == ("d/q10.v2.toml", "q10.v2", 2)
+    with pytest.raises(ScenarioError, match=r"^d/absent\.toml: no such file$"):
+        Scenario.from_file("d/./absent.toml")
+    with pytest.raises(ScenarioError, match=r"^d: is a directory"):
+        Scenario.from_file("d/")
+    with pytest.raises(TypeError, match="path: expected a str or Path, got bytes"):
+        Scenario.from_file(b"d/q10.v2.toml")
+    with pytest.raises(TypeError, match="expected a Scenario, a path"):
+        iosched.api.as_scenario(3)
 
 
 def test_lists():

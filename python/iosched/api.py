@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
-import json
+import _thread
 import os
-import threading
-from collections import namedtuple
-from collections.abc import Mapping
-from pathlib import Path
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start-up
 
 from . import _native
 from .results import Results
 from .scenario import Scenario, ScenarioError
 
+# json, pathlib and collections are imported where used: `iosched run FILE --json` runs
+# without them (with what they import, a tenth of a short run's time).
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
     from typing import Any, Callable, Optional, Union
+
+    from .progress import Progress
 
     ScenarioLike = Union[Scenario, str, Path, Mapping[str, Any]]
 
@@ -27,12 +29,14 @@ def as_scenario(scenario: ScenarioLike, argument: str = "scenario") -> Scenario:
     else is a TypeError that names `argument` and what it got."""
     if isinstance(scenario, Scenario):
         return scenario
-    if isinstance(scenario, Path):
+    if isinstance(scenario, os.PathLike):  # a Path, without importing pathlib to ask
         return Scenario.from_file(scenario)
     if isinstance(scenario, str):
         if "\n" in scenario or "=" in scenario:
             return Scenario.from_text(scenario)
         return Scenario.from_file(scenario)
+    from collections.abc import Mapping
+
     if isinstance(scenario, Mapping):
         return Scenario.from_dict(scenario)
     raise TypeError(
@@ -58,12 +62,26 @@ def check_seed(seed: Any, argument: str = "seed") -> Optional[int]:
     return value
 
 
-class Progress(namedtuple("Progress", ("runs_done", "runs_total", "completed", "simulated_s"))):
-    """What a running scenario has done: runs (schedulers) finished of `runs_total`, and in the
-    current run the requests completed and the simulated time reached. (Immutable; a named
-    tuple rather than a dataclass, whose import is a tenth of a short run's time.)"""
+def __getattr__(name: str):
+    # Progress lives in .progress, imported when first asked for (PEP 562): see there.
+    if name == "Progress":
+        from .progress import Progress
 
-    __slots__ = ()
+        return Progress
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | {"Progress"})
+
+
+def _path_str(path: "Optional[str | Path]") -> Optional[str]:
+    """str(Path(path)), or None: pathlib is imported only for a run that writes its records."""
+    if path is None:
+        return None
+    from pathlib import Path
+
+    return str(Path(path))
 
 
 def run(
@@ -90,21 +108,25 @@ def run(
     seed = check_seed(seed)
     if not isinstance(records, bool):
         raise TypeError(f"records: expected True or False, got {type(records).__name__} {records!r:.80}")
-    csv_path = None if requests_csv is None else str(Path(requests_csv))
-    parquet_path = None if requests_parquet is None else str(Path(requests_parquet))
+    csv_path = _path_str(requests_csv)
+    parquet_path = _path_str(requests_parquet)
     stream_path = csv_path
     if parquet_path is not None and csv_path is None:
         # The run streams to a temporary CSV beside the Parquet file (same filesystem, no
         # size limit of /tmp), removed once converted.
         import tempfile
+        from pathlib import Path
 
         fd, stream_path = tempfile.mkstemp(prefix=f".{Path(parquet_path).name}.", suffix=".csv",
                                            dir=str(Path(parquet_path).parent))
         os.close(fd)
     handle = _native.RunHandle()
     outcome: dict = {}
-
-    finished = threading.Event()
+    # Held until the run ends: a threading.Event without importing threading (half a
+    # millisecond of `run --json`). Whether it ended is outcome["done"], set before the lock
+    # is released, so that a Ctrl-C just after this thread took the lock loses nothing.
+    running = _thread.allocate_lock()
+    running.acquire()
 
     def work() -> None:
         try:
@@ -112,18 +134,20 @@ def run(
         except BaseException as e:  # handed to the caller's thread
             outcome["error"] = e
         finally:
-            finished.set()
+            outcome["done"] = True
+            running.release()
 
     # The simulation runs on a worker thread (it releases the GIL), so that this thread can
-    # report progress and turn Ctrl-C into a cancel; an Event, not Thread.join, is waited on
-    # because an interrupted join can leave the thread's state unreliable.
-    worker = threading.Thread(target=work, name="iosched-run", daemon=True)
-    worker.start()
+    # report progress and turn Ctrl-C into a cancel; a lock, not a join, is waited on because
+    # an interrupted join can leave the thread's state unreliable.
+    _thread.start_new_thread(work, ())
     runs_total = scn.scheduler_count or 1
     interrupted = False
-    while not finished.is_set():
+    if progress is not None:
+        from .progress import Progress
+    while "done" not in outcome:
         try:
-            if not finished.wait(0.1) and progress is not None:
+            if not running.acquire(timeout=0.1) and progress is not None:
                 progress(Progress(handle.runs_done, runs_total, handle.completed, handle.simulated_ns / 1e9))
         except KeyboardInterrupt:
             handle.cancel()
@@ -149,6 +173,8 @@ def run(
 def resolved(scenario: ScenarioLike) -> dict:
     """The scenario with every default filled in: its sections, the device's parameters, each
     scheduler with all its tunables."""
+    import json
+
     return json.loads(resolved_text(scenario))
 
 
@@ -161,12 +187,16 @@ def resolved_text(scenario: ScenarioLike) -> str:
 def list_schedulers() -> list:
     """Schedulers: dicts with name, aliases, kind, summary, source, tunables
     (each: name, default, unit, min, max, help)."""
+    import json
+
     return json.loads(_native.list_schedulers())
 
 
 def list_devices() -> list:
     """Device presets: dicts with name, description, rpm, capacity_gb, cylinders, seek_*_ms,
     media_rate_*_mb_s, cache_*, source and estimated (which figures are guesses)."""
+    import json
+
     return json.loads(_native.list_devices())
 
 
@@ -175,6 +205,8 @@ def list_flash_devices() -> list:
     blocks, pages, page KiB), timing (page read/program us, erase ms, channel and link MB/s,
     command overhead), over-provisioning, write buffer, GC policy, precondition, queue depth,
     and the model's capacity_gb (docs/devices-flash.md)."""
+    import json
+
     return json.loads(_native.list_flash_devices())
 
 

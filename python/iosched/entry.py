@@ -26,9 +26,10 @@ _SEED_MAX = 2**63 - 1
 
 def lean_run_options(argv: List[str]):
     """The RunOptions of `argv` when it is a `run` command line this parser understands fully,
-    else None (the full command line then parses it and says what is wrong)."""
-    from pathlib import Path
-
+    else None (the full command line then parses it and says what is wrong). The scenario file
+    is a str written as str(Path(...)) would write it (what messages and the scenario's source
+    show): pathlib, with re, is imported only when an option that takes a path (--plot,
+    --traces, ...) is given."""
     from .run_command import RunOptions
 
     args = [a for a in argv if a not in ("-q", "--quiet")]
@@ -61,6 +62,8 @@ def lean_run_options(argv: List[str]):
                     return None
                 opts.fmt = value
             elif field in _PATH_FIELDS:
+                from pathlib import Path
+
                 setattr(opts, field, Path(value))
             else:
                 setattr(opts, field, value)
@@ -71,7 +74,9 @@ def lean_run_options(argv: List[str]):
     if len(positional) > 1:
         return None
     if positional:
-        opts.file = Path(positional[0])
+        from .path_text import normalized
+
+        opts.file = normalized(positional[0])
     if as_json:
         if opts.fmt not in ("table", "json"):
             return None  # the full command line says --json and --format disagree

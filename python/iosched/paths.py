@@ -15,27 +15,31 @@ A scenario file names a trace in it as `{traces}/NAME`, so it works from any cop
 from __future__ import annotations
 
 import os
-from pathlib import Path
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start-up
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Optional, Union
 
 ENV = "IOSCHED_TRACES"
 OLD_ENV = "IOSCHED_S_TRACES"
-DEFAULT = Path("..") / "shared" / "traces"
+# Text, not a Path: pathlib is imported only when a scenario names a trace (every scenario
+# goes through expand_traces).
+DEFAULT = "../shared/traces"
 # The token a scenario's trace path may start with.
 TOKEN = "{traces}"
 
 
 def traces_dir(given: Optional[Union[str, Path]] = None) -> Path:
     """The traces directory by the rule above (it may not exist: callers say what is missing)."""
+    from pathlib import Path
+
     if given is not None:
         return Path(given)
     for var in (ENV, OLD_ENV):
         value = os.environ.get(var)
         if value:
             return Path(value)
-    return DEFAULT
+    return Path(DEFAULT)
 
 
 def expand_traces(text: str, source: str) -> str:

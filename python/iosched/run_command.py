@@ -27,12 +27,13 @@ INTERRUPTED_STATUS = 130
 
 class RunOptions:
     """`iosched run`'s options, as either command line parsed them. (A plain class: a dataclass
-    would import `dataclasses` and `inspect`, a tenth of a short run's time.)"""
+    would import `dataclasses` and `inspect`, a tenth of a short run's time.) `file` is a str
+    from the lean entry (which does not import pathlib), a Path from the full command line."""
 
     __slots__ = ("file", "seed", "fmt", "requests_csv", "requests_parquet", "plot", "traces", "schedulers", "device",
                  "quiet")
 
-    def __init__(self, file: Optional[Path] = None, seed: Optional[int] = None, fmt: str = "table",
+    def __init__(self, file: Optional[str | Path] = None, seed: Optional[int] = None, fmt: str = "table",
                  requests_csv: Optional[Path] = None, requests_parquet: Optional[Path] = None,
                  plot: Optional[Path] = None, traces: Optional[Path] = None, schedulers: Optional[List[str]] = None,
                  device: Optional[str] = None, quiet: bool = False):
@@ -177,7 +178,6 @@ def _run_with_bar(scenario, resolved: dict, opts: RunOptions):
 def execute(opts: RunOptions) -> int:
     """Runs the command; returns its exit status (0, or 130 when Ctrl-C stopped it). Raises
     CommandError for a user's mistake."""
-    import json
     import sys
 
     from . import __version__
@@ -209,6 +209,8 @@ def execute(opts: RunOptions) -> int:
             check_output_dir(opts.plot, "--plot")
     try:
         if not opts.quiet and _stderr_is_terminal():
+            import json
+
             results = _run_with_bar(scenario, json.loads(resolved_json), opts)
         else:
             results = run_scenario(scenario, seed=opts.seed, records=False,
@@ -221,6 +223,8 @@ def execute(opts: RunOptions) -> int:
     if opts.fmt == "json":
         _write_json(scenario.name, resolved_json, results)
     else:
+        import json
+
         from .tables import emit
 
         json_doc = {"iosched_version": __version__, "scenario": scenario.name, "resolved_scenario": json.loads(resolved_json),
@@ -237,15 +241,28 @@ def execute(opts: RunOptions) -> int:
 def _write_json(name, resolved_json: str, results) -> None:
     """`run --json`: the document with the resolved scenario and each run's summary as the
     simulator wrote them (not parsed and written again: the same values, in its number format)."""
-    import json
     import sys
 
     from . import __version__
 
-    head = json.dumps({"iosched_version": __version__, "scenario": name})[:-1] + ', "resolved_scenario": ' + resolved_json + "}"
-    texts = results.summary_texts if results.summary_texts is not None else [json.dumps(s) for s in results.summaries]
-    sys.stdout.write(head[:-1] + ', "runs": [' + ", ".join(texts) + "]}\n")
+    if results.summary_texts is not None:
+        texts = results.summary_texts
+    else:
+        import json
+
+        texts = [json.dumps(s) for s in results.summaries]
+    sys.stdout.write(f'{{"iosched_version": {_json_string(__version__)}, "scenario": {_json_string(name)}, '
+                     f'"resolved_scenario": {resolved_json}, "runs": [{", ".join(texts)}]}}\n')
     sys.stdout.flush()
+
+
+def _json_string(text: str) -> str:
+    """json.dumps(text), importing json (and with it re) only for text that needs escapes."""
+    if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
+        return f'"{text}"'
+    import json
+
+    return json.dumps(text)
 
 
 def _items(scenario, results, opts: RunOptions) -> list:

@@ -6,14 +6,16 @@ see crates/iosched/src/scenario.rs. A Scenario is immutable: its text is what ge
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from pathlib import Path
+import os
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start-up
 
-from . import _native
+from . import _native, path_text
 from .paths import expand_traces
 
+# collections.abc and pathlib are imported where used: `iosched run FILE --json` needs neither.
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
     from typing import Any, Optional
 
 ScenarioError = _native.ScenarioError
@@ -32,9 +34,19 @@ def _check_encodable(text: str, source: str) -> None:
         raise ScenarioError(f"{source}: not valid text: lone surrogate U+{ord(bad):04X} at line {line}") from None
 
 
+def _file_name(path: "str | os.PathLike[str]") -> str:
+    """`path` as str(pathlib.Path(path)): what messages and a scenario's source show."""
+    text = os.fspath(path) if isinstance(path, os.PathLike) else path
+    if not isinstance(text, str):
+        raise TypeError(f"path: expected a str or Path, got {type(path).__name__} {path!r:.80}")
+    return path_text.normalized(text)
+
+
 def _plain(value: Any, path: str, source: str = "<dict>") -> Any:
     """`value` with numpy scalars and arrays turned into Python ones and tuples into lists, so
     that it can be written as TOML; anything else unwritable is named by its path."""
+    from collections.abc import Mapping
+
     if isinstance(value, Mapping):
         out = {}
         for k, v in value.items():
@@ -88,12 +100,10 @@ class Scenario:
     def read_text_file(path: "str | Path") -> str:
         """The UTF-8 text of a regular file of at most MAX_SCENARIO_BYTES; ScenarioError (the
         message starts with the path) for a missing, unreadable, special or non-UTF-8 file."""
-        if not isinstance(path, (str, Path)):
-            raise TypeError(f"path: expected a str or Path, got {type(path).__name__} {path!r:.80}")
-        p = Path(path)
+        p = _file_name(path)
         # Only regular files of a sane size: /dev/zero or a FIFO would be read forever.
         try:
-            st = p.stat()
+            st = os.stat(p)
         except FileNotFoundError:
             raise ScenarioError(f"{p}: no such file") from None
         except OSError as e:
@@ -107,7 +117,8 @@ class Scenario:
         if st.st_size > MAX_SCENARIO_BYTES:
             raise ScenarioError(f"{p}: {st.st_size} bytes: larger than a scenario file may be ({MAX_SCENARIO_BYTES} bytes)")
         try:
-            data = p.read_bytes()
+            with open(p, "rb") as f:
+                data = f.read()
         except FileNotFoundError:
             raise ScenarioError(f"{p}: no such file") from None
         except IsADirectoryError:
@@ -131,12 +142,12 @@ class Scenario:
         """
         text = cls.read_text_file(path)
         # A .toml file is never a job file: the fio reader is not even imported for it.
-        if not str(path).lower().endswith(".toml"):
+        if not os.fspath(path).lower().endswith(".toml"):
             from .fio_job import looks_like_job_file
 
             if looks_like_job_file(str(path), text):
                 return cls.from_fio(path, text)
-        return cls(text, str(Path(path)))
+        return cls(text, _file_name(path))
 
     @classmethod
     def from_fio(cls, path: "str | Path", text: Optional[str] = None, device: Optional[str] = None,
@@ -163,6 +174,8 @@ class Scenario:
         Tables are dicts, arrays of tables (``[[scheduler]]``, ``[[process]]``) are lists of
         dicts. The dict is serialized to TOML and validated like a file.
         """
+        from collections.abc import Mapping
+
         if not isinstance(d, Mapping):
             raise TypeError(f"d: expected a dict of scenario sections, got {type(d).__name__} {d!r:.80}")
         plain = _plain(d, "", source)
@@ -201,7 +214,7 @@ class Scenario:
             return self._declared_name
         if self.source.startswith("<"):
             return self.source.strip("<>")
-        return Path(self.source).stem
+        return path_text.stem(self.source)
 
     def replace(self, source: Optional[str] = None, **sections: Any) -> "Scenario":
         """A copy with top-level entries replaced, e.g. ``replace(scheduler=[{"name": "sstf"}])``.
@@ -210,6 +223,7 @@ class Scenario:
         (``replace(workload={"queue_depth": 10})`` keeps the other workload fields).
         """
         import copy
+        from collections.abc import Mapping
 
         d = copy.deepcopy(self.to_dict())
         for key, value in sections.items():
