@@ -1064,6 +1064,14 @@ def validate(
     emit(items, fmt, json_doc=result)
 
 
+def _dram_text(dram) -> str:
+    """The data cache's DRAM channel in `explain`'s summary line (empty when off)."""
+    if not dram:
+        return ""
+    return (f"; DRAM {dram['mt_s']:g} MT/s, {dram['burst_bytes']} B bursts, {dram['row_bytes']} B rows, "
+            f"tRCD/tCL/tRP {dram['trcd_ns']}/{dram['tcl_ns']}/{dram['trp_ns']} ns")
+
+
 @app.command()
 def explain(
     drive: Path = typer.Argument(..., help="A DiskSim drive description (.parv/.diskspecs) or an MQSim ssdconfig.xml."),
@@ -1093,7 +1101,7 @@ def explain(
             f"link {t['link_mb_s']:.1f} MB/s (+{t['link_bytes_per_command']} B/command), controller {t['command_overhead_us']:g} us; "
             f"over-provisioning {sp['over_provisioning']:.4f}, write buffer {sp['write_buffer_kib']} KiB, "
             f"GC {sp['gc_policy']} at {sp['gc_free_superblocks']} free, precondition {sp['precondition']}, "
-            f"queue depth {sp['max_queue_depth']}")
+            f"queue depth {sp['max_queue_depth']}" + _dram_text(sp.get("dram")))
     items.append(f"parameters with no timing effect ({len(ex['ignored'])}), with the reason:\n" + "\n".join(
         f"  {escape(i['parameter'])}: {escape(i['reason'])}" for i in ex["ignored"]))
     items.append(f"parameters not modelled ({len(ex['unsupported'])}):\n" + "\n".join(f"  {escape(u)}" for u in ex["unsupported"]))

@@ -63,6 +63,13 @@ pub struct FlashSection {
     pub translation_entry_bytes: Option<u32>,
     /// Logical KiB one mapping entry maps (a multiple of 4; 4: a unit; MQSim: its page).
     pub mapping_entry_kib: Option<u32>,
+    /// The data cache's DRAM channel (0: no DRAM timing): transfers per second, millions.
+    pub dram_mt_s: Option<f64>,
+    pub dram_burst_bytes: Option<u32>,
+    pub dram_row_bytes: Option<u32>,
+    pub dram_trcd_ns: Option<u32>,
+    pub dram_tcl_ns: Option<u32>,
+    pub dram_trp_ns: Option<u32>,
 }
 
 /// Whether `[device]` describes a flash drive (then its spec), checking `kind` against the
@@ -199,6 +206,13 @@ pub fn flash_spec(d: &DeviceSection, mqsim: Option<&std::path::Path>) -> Result<
             }
             m.units_per_entry = kib / 4;
         }
+        let d = &mut s.dram;
+        set(&mut d.mt_s, f.dram_mt_s);
+        set(&mut d.burst_bytes, f.dram_burst_bytes);
+        set(&mut d.row_bytes, f.dram_row_bytes);
+        set(&mut d.trcd_ns, f.dram_trcd_ns);
+        set(&mut d.tcl_ns, f.dram_tcl_ns);
+        set(&mut d.trp_ns, f.dram_trp_ns);
         if let Some(p) = &f.precondition {
             s.precondition = Precondition::parse(p).ok_or_else(|| {
                 format!("field `device.flash.precondition`: unknown state `{p}` (known: {})", Precondition::NAMES.join(", "))

@@ -26,6 +26,12 @@ const SMALL: &str = r#"<?xml version="1.0" encoding="us-ascii"?>
 		<Queue_Fetch_Size>64</Queue_Fetch_Size>
 		<Caching_Mechanism>ADVANCED</Caching_Mechanism>
 		<Data_Cache_Capacity>4194304</Data_Cache_Capacity>
+		<Data_Cache_DRAM_Row_Size>4096</Data_Cache_DRAM_Row_Size>
+		<Data_Cache_DRAM_Data_Rate>200</Data_Cache_DRAM_Data_Rate>
+		<Data_Cache_DRAM_Data_Busrt_Size>2</Data_Cache_DRAM_Data_Busrt_Size>
+		<Data_Cache_DRAM_tRCD>10</Data_Cache_DRAM_tRCD>
+		<Data_Cache_DRAM_tCL>11</Data_Cache_DRAM_tCL>
+		<Data_Cache_DRAM_tRP>12</Data_Cache_DRAM_tRP>
 		<Address_Mapping>PAGE_LEVEL</Address_Mapping>
 		<Ideal_Mapping_Table>true</Ideal_Mapping_Table>
 		<CMT_Capacity>2097152</CMT_Capacity>
@@ -85,6 +91,11 @@ fn a_hand_written_description_maps_every_field() {
     // MQSim's ratio is spare / physical; the model's spare / logical.
     assert!((s.over_provisioning - 0.25).abs() < 1e-12, "{}", s.over_provisioning);
     assert_eq!(s.write_buffer_kib, 4096);
+    // The data cache's DRAM channel, with MQSim's access estimate: 4 KiB (a row) = 10 + 11 +
+    // 4096 / 2 / 2 transfers of 5 ns.
+    let d_ = &s.dram;
+    assert_eq!((d_.mt_s, d_.burst_bytes, d_.row_bytes, d_.trcd_ns, d_.tcl_ns, d_.trp_ns), (200.0, 2, 4096, 10, 11, 12));
+    assert_eq!(d_.access_ns(4096), 21 + 1024 * 5);
     assert_eq!(s.gc_policy, GcPolicy::Greedy);
     assert_eq!(s.gc_free_superblocks, 4, "0.0625 x 64 blocks");
     assert_eq!(s.precondition, Precondition::None);
@@ -109,12 +120,12 @@ fn every_element_of_mqsims_own_file_is_accounted_for() {
     // plus the DRAM, wear and suspension ones) is mapped, ignored with a reason, or unsupported.
     let extra = SMALL.replace(
         "<Seed>321</Seed>",
-        "<Seed>321</Seed><Data_Cache_Sharing_Mode>SHARED</Data_Cache_Sharing_Mode><Data_Cache_DRAM_tCL>13</Data_Cache_DRAM_tCL>\
+        "<Seed>321</Seed><Data_Cache_Sharing_Mode>SHARED</Data_Cache_Sharing_Mode>\
          <GC_Hard_Threshold>0.005</GC_Hard_Threshold><Static_Wearleveling_Threshold>100</Static_Wearleveling_Threshold>\
          <Preferred_suspend_write_time_for_read>100000</Preferred_suspend_write_time_for_read><Frobnicate>1</Frobnicate>",
     );
     let d = parse_str(&extra, Path::new("x.xml")).unwrap();
-    for p in ["Data_Cache_Sharing_Mode", "Data_Cache_DRAM_tCL", "GC_Hard_Threshold", "Static_Wearleveling_Threshold"] {
+    for p in ["Data_Cache_Sharing_Mode", "GC_Hard_Threshold", "Static_Wearleveling_Threshold"] {
         assert!(d.ignored.iter().any(|i| i.parameter == p), "{p}");
     }
     assert!(d.unsupported.iter().any(|u| u.contains("<Frobnicate> = 1: unknown element")), "{:?}", d.unsupported);
@@ -130,6 +141,16 @@ fn absent_elements_take_mqsims_defaults() {
     assert_eq!(d.spec.geometry.page_kib, 8);
     assert!((d.spec.over_provisioning - (1.0 / 0.93 - 1.0)).abs() < 1e-12);
     assert!(d.notes.iter().any(|n| n.contains("<Page_Capacity> absent")), "{:?}", d.notes);
+    // Without its elements the DRAM is MQSim's default (Device_Parameter_Set.cpp): 800 MT/s,
+    // 4-byte bursts, 8 KiB rows, 13 ns.
+    let mut text = SMALL.to_string();
+    for e in ["Row_Size", "Data_Rate", "Data_Busrt_Size", "tRCD", "tCL", "tRP"] {
+        let (open, close) = (format!("<Data_Cache_DRAM_{e}>"), format!("</Data_Cache_DRAM_{e}>"));
+        let (a, b) = (text.find(&open).unwrap(), text.find(&close).unwrap() + close.len());
+        text.replace_range(a..b, "");
+    }
+    let d = parse_str(&text, Path::new("x.xml")).unwrap().spec.dram;
+    assert_eq!((d.mt_s, d.burst_bytes, d.row_bytes, d.trcd_ns, d.tcl_ns, d.trp_ns), (800.0, 4, 8192, 13, 13, 13));
 }
 
 #[test]
@@ -146,6 +167,11 @@ fn bad_values_name_the_file_element_and_value() {
         ("<Address_Mapping>PAGE_LEVEL<", "<Address_Mapping>HYBRID<", &["Address_Mapping", "HYBRID", "PAGE_LEVEL"]),
         ("<Page_Read_Latency_LSB>50000<", "<Page_Read_Latency_LSB>-5<", &["Page_Read_Latency_LSB", "-5"]),
         ("<Seed>321</Seed>", "<Seed>321</Seed><Seed>4</Seed>", &["Seed", "given twice"]),
+        (
+            "<Data_Cache_DRAM_Data_Busrt_Size>2<",
+            "<Data_Cache_DRAM_Data_Busrt_Size>0<",
+            &["Data_Cache_DRAM_Data_Busrt_Size", "0", "[1, 4096]"],
+        ),
         ("<Execution_Parameter_Set>", "<Execution_Parameter_Set><oops>", &["bad.xml", "not well-formed"]),
     ];
     for (from, to, want) in cases {

@@ -26,6 +26,7 @@
 
 pub mod buffer;
 pub mod die_scheduling;
+pub mod dram;
 pub mod ftl;
 pub mod full_layout;
 pub mod gc;
@@ -150,7 +151,7 @@ impl FlashSsd {
         });
         Ok(Some(FlashSsd {
             buffer: WriteBuffer::new(spec.write_buffer_kib as u64 * 1024 / UNIT_BYTES, dies),
-            res: Resources::new(dies, spec.geometry.channels, &spec.die_scheduling, spec.full_duplex_link()),
+            res: Resources::new(dies, spec.geometry.channels, &spec.die_scheduling, spec.full_duplex_link(), !spec.dram.is_off()),
             spec,
             ftl,
             after_precondition,
@@ -554,12 +555,16 @@ impl FlashSsd {
         let mut pages = std::mem::take(&mut self.pages);
         pages.clear();
         let mut from_dram = true;
+        // The request's sectors the write buffer holds (read from DRAM).
+        let mut buffered_sectors = 0;
         let upp = self.spec.geometry.units_per_page() as u64;
         // When the last mapping entry the read needed was usable (t0 without a mapping cache).
         let mut mapped = t0;
         for lpn in self.units_of(req) {
             let die = self.ftl.die_of(lpn);
             if self.buffer.contains(die, lpn as u32) {
+                let unit = lpn * UNIT_SECTORS..(lpn + 1) * UNIT_SECTORS;
+                buffered_sectors += unit.end.min(req.end_sector()) - unit.start.max(req.start_sector);
                 continue;
             }
             let (entry_at, missed) = self.map_entry(lpn, t0, false);
@@ -585,6 +590,8 @@ impl FlashSsd {
                 _ => pages.push(PageRead { die, page, units: 1, tr_ns: tr, from_ns: entry_at }),
             }
         }
+        // The buffered part is read from DRAM meanwhile; the data goes to the host once both are in.
+        let mapped = mapped.max(self.dram_access(t0, buffered_sectors * SECTOR_BYTES));
         if self.spec.die_scheduling.read_priority && pages.iter().any(|p| p.from_ns > t0) {
             let deferred = DeferredRead { start, pages: pages.clone(), flash_done: mapped };
             self.pages = pages;
@@ -644,16 +651,29 @@ impl FlashSsd {
         // Room in the buffer, then the data over the link.
         let room = self.buffer.admit(t0, units.end - units.start);
         let bytes = req.size_sectors as u64 * SECTOR_BYTES;
-        let (_, done) = self.res.link(false).reserve(room, t.link_ns(bytes));
+        let (_, in_drive) = self.res.link(false).reserve(room, t.link_ns(bytes));
         let ups = self.spec.geometry.units_per_superpage() as usize;
         for lpn in units {
             let die = self.ftl.die_of(lpn);
             self.buffer.add(die, lpn as u32);
             if self.buffer.waiting(die) >= ups {
-                self.program(die, start, done);
+                // The program takes the data as it arrives, beside its DRAM write (dram.rs).
+                self.program(die, start, in_drive);
             }
         }
+        // The write completes once its data is in DRAM.
+        let done = self.dram_access(in_drive, bytes);
         Service { dispatch_ns: start, completion_ns: done, transfer_ns: done - start, ..Service::default() }
+    }
+
+    /// A DRAM access of `bytes` on the data cache's channel from `ready`: its end (`ready`
+    /// without DRAM timing, or with nothing to move).
+    fn dram_access(&mut self, ready: Nanos, bytes: u64) -> Nanos {
+        let ns = self.spec.dram.access_ns(bytes);
+        match self.res.dram() {
+            Some(d) if ns > 0 => d.reserve(ready, ns).1,
+            _ => ready,
+        }
     }
 }
 
@@ -691,7 +711,8 @@ impl DeviceView for FlashSsd {
         }
         let link = t.link_ns(bytes) + (self.res.link_busy_until(op == Op::Read, now) - now);
         if op != Op::Read {
-            return link;
+            // A write's data then goes into DRAM (dram.rs), after what the channel holds.
+            return link + self.spec.dram.access_ns(bytes) + (self.res.dram_busy_until(now) - now);
         }
         let lpn = sector / UNIT_SECTORS;
         // An entry not cached is read first (its translation page's die backlog not counted),

@@ -10,6 +10,7 @@
 //! Written from MQSim's documentation and parameter files (Tavakkol et al., FAST'18), not its code.
 
 use super::die_scheduling::DieScheduling;
+use super::dram::DramTiming;
 use super::gc::GcPolicy;
 use super::geometry::FlashGeometry;
 use super::mapping_cache::MappingCacheConfig;
@@ -72,6 +73,12 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("Queue_Fetch_Size", "512"),
     ("Caching_Mechanism", "ADVANCED"),
     ("Data_Cache_Capacity", "536870912"),
+    ("Data_Cache_DRAM_Row_Size", "8192"),
+    ("Data_Cache_DRAM_Data_Rate", "800"),
+    ("Data_Cache_DRAM_Data_Busrt_Size", "4"),
+    ("Data_Cache_DRAM_tRCD", "13"),
+    ("Data_Cache_DRAM_tCL", "13"),
+    ("Data_Cache_DRAM_tRP", "13"),
     ("Address_Mapping", "PAGE_LEVEL"),
     ("Ideal_Mapping_Table", "false"),
     ("CMT_Capacity", "2097152"),
@@ -108,15 +115,6 @@ const IGNORED: &[(&str, &str)] = &[
     ("ResponseTime_Logging_Period_Length", "MQSim's output (response time log), no effect on timing"),
     ("Seed", "MQSim's device random generator; the scenario's seed drives the model"),
     ("Data_Cache_Sharing_Mode", "per-flow partitions of the data cache not modelled (one shared buffer)"),
-    ("Data_Cache_DRAM_Row_Size", "DRAM access time not modelled"),
-    (
-        "Data_Cache_DRAM_Data_Rate",
-        "DRAM access time not modelled: MQSim serves each data-cache access in turn on one channel (41 us per 8 KiB at 100 MT/s and 1-byte bursts), which adds 87 us to its TPC-C mean (docs/reproductions/flash/mqsim.md)",
-    ),
-    ("Data_Cache_DRAM_Data_Busrt_Size", "DRAM access time not modelled"),
-    ("Data_Cache_DRAM_tRCD", "DRAM access time not modelled"),
-    ("Data_Cache_DRAM_tCL", "DRAM access time not modelled"),
-    ("Data_Cache_DRAM_tRP", "DRAM access time not modelled"),
     (
         "CMT_Sharing_Mode",
         "one flow: every mode gives it the whole CMT (SHARED builds one table per stream, Address_Mapping_Unit_Page_Level.cpp)",
@@ -301,6 +299,26 @@ impl Reader {
         Ok(c)
     }
 
+    /// The data cache's DRAM channel (dram.rs), with MQSim's access estimate. MQSim computes
+    /// its transfer time in 32-bit arithmetic, which wraps above 4,294 MT/s: noted, not copied.
+    fn dram(&mut self) -> Result<DramTiming, MqsimError> {
+        let d = DramTiming {
+            mt_s: self.int("Data_Cache_DRAM_Data_Rate", 1, 1_000_000)? as f64,
+            burst_bytes: self.int("Data_Cache_DRAM_Data_Busrt_Size", 1, 4096)? as u32,
+            row_bytes: self.int("Data_Cache_DRAM_Row_Size", 1, 1 << 20)? as u32,
+            trcd_ns: self.int("Data_Cache_DRAM_tRCD", 0, 1_000_000)? as u32,
+            tcl_ns: self.int("Data_Cache_DRAM_tCL", 0, 1_000_000)? as u32,
+            trp_ns: self.int("Data_Cache_DRAM_tRP", 0, 1_000_000)? as u32,
+        };
+        if d.mt_s > 4294.0 {
+            self.notes.push(format!(
+                "Data_Cache_DRAM_Data_Rate {}: MQSim's transfer time, 10^9 / (rate x 10^6) with the product in 32-bit unsigned arithmetic, wraps above 4,294 MT/s (its time is then that of another rate); the model takes the rate as given",
+                d.mt_s
+            ));
+        }
+        Ok(d)
+    }
+
     fn unsupported(&mut self, name: &str, why: &str) {
         let v = self.values.get(name).cloned().unwrap_or_default();
         self.unsupported.push(format!("<{name}> = {v}: {why}"));
@@ -369,6 +387,7 @@ impl Reader {
             "MQSim writes data not seen recently (cold) back to flash at once and lets at most one page per plane of write-backs be in flight (its back-pressure); a random write therefore waits for flash once that many are outstanding. The model's buffer holds the whole capacity (docs/reproductions/flash/mqsim.md: write_buffer_kib = planes x page size reproduces MQSim)",
         );
         let write_buffer_kib = (cache_bytes / 1024) as u32;
+        let dram = self.dram()?;
 
         // Mapping.
         let mapping = self.word("Address_Mapping", &["PAGE_LEVEL", "HYBRID"])?;
@@ -597,6 +616,7 @@ impl Reader {
             die_scheduling,
             slc: Default::default(),
             mapping,
+            dram,
         };
         if let Err(e) = spec.validate() {
             let (el, v) = if e.contains("write_buffer_kib") {

@@ -112,6 +112,8 @@ pub struct Resources {
     link: Timeline,
     /// Device -> host (read data) on a full-duplex link; None: it shares `link`.
     link_out: Option<Timeline>,
+    /// The data cache's DRAM channel (None: DRAM accesses take no time; dram.rs).
+    dram: Option<Timeline>,
     /// The dies under read priority / suspension (the policy on).
     queues: Vec<DieQueue>,
     /// The last `prune` time. Timelines are pruned to it when next reserved on (a request
@@ -124,14 +126,16 @@ pub struct Resources {
 }
 
 impl Resources {
-    /// `full_duplex`: the link's two directions are separate timelines (NVMe/PCIe).
-    pub fn new(dies: u32, channels: u32, sched: &DieScheduling, full_duplex: bool) -> Self {
+    /// `full_duplex`: the link's two directions are separate timelines (NVMe/PCIe); `dram`:
+    /// the data cache's DRAM channel is a timeline too.
+    pub fn new(dies: u32, channels: u32, sched: &DieScheduling, full_duplex: bool, dram: bool) -> Self {
         let on = !sched.is_off();
         Resources {
             dies: if on { Vec::new() } else { vec![Timeline::default(); dies as usize] },
             channels: vec![Timeline::default(); channels as usize],
             link: Timeline::default(),
             link_out: full_duplex.then(Timeline::default),
+            dram: dram.then(Timeline::default),
             queues: if on { vec![DieQueue::default(); dies as usize] } else { Vec::new() },
             horizon_ns: 0,
             sched: sched.clone(),
@@ -158,6 +162,19 @@ impl Resources {
         };
         t.prune(self.horizon_ns);
         t
+    }
+
+    /// The DRAM channel's timeline (pruned), if DRAM accesses take time.
+    pub fn dram(&mut self) -> Option<&mut Timeline> {
+        let horizon = self.horizon_ns;
+        let t = self.dram.as_mut()?;
+        t.prune(horizon);
+        Some(t)
+    }
+
+    /// When the DRAM channel is free from `t` on (`t` without DRAM timing).
+    pub fn dram_busy_until(&self, t: Nanos) -> Nanos {
+        self.dram.as_ref().map_or(t, |d| d.busy_until_after(self.horizon_ns, t))
     }
 
     /// Channel `ch`'s timeline (pruned).

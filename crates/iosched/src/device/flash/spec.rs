@@ -2,6 +2,7 @@
 //! field by `[device.flash]`), validated with errors naming the field and value.
 
 use super::die_scheduling::DieScheduling;
+use super::dram::DramTiming;
 use super::gc::GcPolicy;
 use super::geometry::FlashGeometry;
 use super::mapping_cache::MappingCacheConfig;
@@ -58,6 +59,9 @@ pub struct FlashSpec {
     /// The cached mapping table (off: the whole table in DRAM).
     #[serde(skip_serializing_if = "MappingCacheConfig::is_off")]
     pub mapping: MappingCacheConfig,
+    /// The data cache's DRAM channel (off: DRAM accesses take no time).
+    #[serde(skip_serializing_if = "DramTiming::is_off")]
+    pub dram: DramTiming,
 }
 
 impl FlashSpec {
@@ -73,6 +77,7 @@ impl FlashSpec {
         self.die_scheduling.validate()?;
         self.slc.validate()?;
         self.mapping.validate()?;
+        self.dram.validate()?;
         if !(self.over_provisioning.is_finite() && (0.01..=10.0).contains(&self.over_provisioning)) {
             return Err(format!("field `device.flash.over_provisioning` must be in [0.01, 10], got {}", self.over_provisioning));
         }

@@ -473,3 +473,63 @@ fn discards_of_units_in_the_slc_cache_count_and_cost_a_command_and_huge_regions_
     let e = FlashSsd::new(huge, 1).err().expect("a static region beyond the drive is refused");
     assert!(e.contains("slc_cache_gib"), "{e}");
 }
+
+/// MQSim's default DRAM (dram.rs): 100 MT/s, 1-byte bursts, 8 KiB rows, 13 ns each.
+fn with_mqsim_dram(mut s: FlashSpec) -> FlashSpec {
+    s.dram = dram::DramTiming { mt_s: 100.0, burst_bytes: 1, row_bytes: 8192, trcd_ns: 13, tcl_ns: 13, trp_ns: 13 };
+    s
+}
+
+/// A write completes once its data is in DRAM: the link's time, then the DRAM access (26 ns +
+/// 2,048 transfers of 10 ns for 4 KiB). Two writes arriving together take the DRAM channel in
+/// turn; without DRAM timing both complete at the link's end.
+#[test]
+fn with_dram_timing_writes_complete_once_in_dram_one_at_a_time() {
+    let dram_ns = 26 + 2048 * 10;
+    let mut plain = FlashSsd::new(small_spec(Precondition::None), 1).unwrap();
+    let mut timed = FlashSsd::new(with_mqsim_dram(small_spec(Precondition::None)), 1).unwrap();
+    let (a, b) = (Request::new(0, Op::Write, 0, 8, 0), Request::new(1, Op::Write, 64, 8, 0));
+    let (pa, pb) = (plain.service(&a, ArmPath::Direct, 0), plain.service(&b, ArmPath::Direct, 0));
+    let (ta, tb) = (timed.service(&a, ArmPath::Direct, 0), timed.service(&b, ArmPath::Direct, 0));
+    assert_eq!(ta.completion_ns, pa.completion_ns + dram_ns, "the first: link, then DRAM");
+    assert!(pb.completion_ns < pa.completion_ns + dram_ns, "the second's link ends before the first's DRAM write does");
+    assert_eq!(tb.completion_ns, ta.completion_ns + dram_ns, "the second waits for the DRAM channel");
+    // The data goes to flash as it arrives: the programs are the same with and without DRAM.
+    assert_eq!(timed.flush_done_ns(tb.completion_ns), plain.flush_done_ns(tb.completion_ns));
+    assert_eq!(timed.run_counters(), plain.run_counters());
+}
+
+/// A read of data the write buffer holds reads it from DRAM (its sectors, 2 KiB of a 4 KiB
+/// unit here) before the link; a read of flash data does not touch DRAM.
+#[test]
+fn with_dram_timing_a_read_of_buffered_data_reads_dram() {
+    let mut plain = FlashSsd::new(small_spec(Precondition::Full), 1).unwrap();
+    let mut timed = FlashSsd::new(with_mqsim_dram(small_spec(Precondition::Full)), 1).unwrap();
+    let w = Request::new(0, Op::Write, 0, 8, 0);
+    let at = plain.service(&w, ArmPath::Direct, 0).completion_ns.max(timed.service(&w, ArmPath::Direct, 0).completion_ns) + 1_000_000;
+    let hit = Request::new(1, Op::Read, 4, 4, at);
+    let (p, t) = (plain.service(&hit, ArmPath::Direct, at), timed.service(&hit, ArmPath::Direct, at));
+    assert!(p.cache_hit && t.cache_hit, "served from the buffer");
+    assert_eq!(t.completion_ns, p.completion_ns + 26 + 1024 * 10, "2 KiB from DRAM first");
+    let later = at + 1_000_000;
+    let far = Request::new(2, Op::Read, 4096, 8, later);
+    let (p, t) = (plain.service(&far, ArmPath::Direct, later), timed.service(&far, ArmPath::Direct, later));
+    assert!(!t.cache_hit);
+    assert_eq!(t.completion_ns, p.completion_ns, "a flash read does not go through DRAM");
+}
+
+/// `[device.flash] dram_*` set the DRAM channel field by field; a bad one is named.
+#[test]
+fn dram_fields_are_read_and_checked() {
+    let s = scenario_flash_spec(
+        "dram_mt_s = 100\ndram_burst_bytes = 1\ndram_row_bytes = 8192\ndram_trcd_ns = 13\ndram_tcl_ns = 13\ndram_trp_ns = 13",
+    )
+    .unwrap()
+    .unwrap();
+    assert_eq!(s.dram.access_ns(8192), 26 + 4096 * 10);
+    assert!(scenario_flash_spec("").unwrap().unwrap().dram.is_off(), "off in the presets");
+    let e = scenario_flash_spec("dram_mt_s = 100\ndram_burst_bytes = 0").unwrap_err();
+    assert!(e.contains("`device.flash.dram_burst_bytes`") && e.contains("got 0"), "{e}");
+    let e = scenario_flash_spec("dram_mt_s = -1").unwrap_err();
+    assert!(e.contains("`device.flash.dram_mt_s`") && e.contains("-1"), "{e}");
+}
