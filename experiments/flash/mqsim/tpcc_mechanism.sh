@@ -9,8 +9,10 @@
 #             (never stored in the repository).
 #   fastdram: MQSim's Data_Cache_DRAM_Data_Rate 100 -> 100000 MT/s. MQSim serves every access to
 #             its data cache in turn on one DRAM channel, tRCD + tCL + size/2 bursts of 1 byte at
-#             1/rate each: 41 us per 8 KiB write at the default 100 MT/s. The model has no DRAM
-#             timing.
+#             1/rate each: 41 us per 8 KiB write at the default 100 MT/s. Since 2026-11-30 the
+#             model has the same timing, read from the description (devices-flash.md, "DRAM
+#             timing of the data cache"): its runs compare with MQSim as configured; the
+#             fastdram runs show what MQSim's DRAM adds.
 # MQSim runs ideal (Ideal_Mapping_Table) and as configured (CMT); the model runs the controls
 # trace-tpcc-chips-wbuf(-stripe)(-prio)(-cmt) on the same trace. Prints the mean response (us) of
 # each; for the model also reads and writes apart (MQSim's output has no such split).
