@@ -221,18 +221,24 @@ pub struct RotationalDisk {
     /// Where the last media access left the arm.
     head: Chs,
     head_sector: u64,
-    /// The last read-ahead front computed, keyed by (time, stream state).
-    last_front: Cell<Option<((Nanos, Stream), WalkEnd)>>,
+    /// The last read-ahead front computed, keyed by (time, stream state); the key apart from the
+    /// front, so that a look-up reads the key only (None: none yet).
+    last_front_key: Cell<Option<(Nanos, Stream)>>,
+    last_front: Cell<WalkEnd>,
     /// The last two walks (a pure function of their arguments): a read's host-transfer timing
-    /// walks to its first block and to its end again after the media access walked there.
-    walk_memo: [Cell<Option<WalkMemoEntry>>; 2],
+    /// walks to its first block and to its end again after the media access walked there. Keys
+    /// and results apart, so that a look-up reads the keys only (`NO_WALK`: none yet).
+    walk_memo_keys: [Cell<WalkKey>; 2],
+    walk_memo_outs: [Cell<(WalkEnd, Nanos)>; 2],
     walk_memo_next: Cell<u8>,
 }
 
 /// A walk's arguments: (from, t0, to_sector, until_ns, aligned).
 type WalkKey = (u64, Nanos, u64, Nanos, bool);
-/// A walk remembered: its arguments and its result (where it ended, the transfer time).
-type WalkMemoEntry = (WalkKey, (WalkEnd, Nanos));
+/// An empty memo slot: a walk no caller makes (from the last possible sector to sector 0), with
+/// the result `walk_uncached` would give it (it stays where it is), so the slot is never wrong.
+const NO_WALK: WalkKey = (u64::MAX, 0, 0, 0, false);
+const NO_WALK_END: (WalkEnd, Nanos) = (WalkEnd { sector: u64::MAX, at_ns: 0, head: None }, 0);
 
 /// Where a sequential walk over the media stopped: at the start of `sector`, at `at_ns`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -283,8 +289,10 @@ impl RotationalDisk {
             cache,
             head: Chs { cylinder: 0, head: 0, sector: 0 },
             head_sector: 0,
-            last_front: Cell::new(None),
-            walk_memo: [Cell::new(None), Cell::new(None)],
+            last_front_key: Cell::new(None),
+            last_front: Cell::new(WalkEnd { sector: 0, at_ns: 0, head: None }),
+            walk_memo_keys: [Cell::new(NO_WALK), Cell::new(NO_WALK)],
+            walk_memo_outs: [Cell::new(NO_WALK_END), Cell::new(NO_WALK_END)],
             walk_memo_next: Cell::new(0),
             geometry,
             spec,
@@ -376,16 +384,15 @@ impl RotationalDisk {
     #[inline]
     fn walk(&self, from: u64, t0: Nanos, to_sector: u64, until_ns: Nanos, aligned: bool, first: Option<TrackPos>) -> (WalkEnd, Nanos) {
         let key = (from, t0, to_sector, until_ns, aligned);
-        for e in &self.walk_memo {
-            if let Some((k, out)) = e.get() {
-                if k == key {
-                    return out;
-                }
+        for (k, out) in self.walk_memo_keys.iter().zip(&self.walk_memo_outs) {
+            if k.get() == key {
+                return out.get();
             }
         }
         let out = self.walk_uncached(from, t0, to_sector, until_ns, aligned, first);
         let i = self.walk_memo_next.get() as usize;
-        self.walk_memo[i].set(Some((key, out)));
+        self.walk_memo_keys[i].set(key);
+        self.walk_memo_outs[i].set(out);
         self.walk_memo_next.set((i as u8 + 1) % 2);
         out
     }
@@ -504,14 +511,13 @@ impl RotationalDisk {
             return Some(WalkEnd { sector: st.next_sector, at_ns: st.at_ns, head: None });
         }
         // The engine asks before a decision and the dispatch asks again at the same instant.
-        let key = (t, st);
-        if let Some((k, front)) = self.last_front.get() {
-            if k == key {
-                return Some(front);
-            }
+        let key = Some((t, st));
+        if self.last_front_key.get() == key {
+            return Some(self.last_front.get());
         }
         let front = self.walk(st.next_sector, st.at_ns, st.cap_sector, t, st.aligned, None).0;
-        self.last_front.set(Some((key, front)));
+        self.last_front_key.set(key);
+        self.last_front.set(front);
         Some(front)
     }
 
