@@ -172,6 +172,7 @@ fn bad_values_name_the_file_element_and_value() {
             "<Data_Cache_DRAM_Data_Busrt_Size>0<",
             &["Data_Cache_DRAM_Data_Busrt_Size", "0", "[1, 4096]"],
         ),
+        ("<Data_Cache_DRAM_Row_Size>4096<", "<Data_Cache_DRAM_Row_Size>3<", &["Data_Cache_DRAM_Row_Size", "3 x 2", "two bursts"]),
         ("<Execution_Parameter_Set>", "<Execution_Parameter_Set><oops>", &["bad.xml", "not well-formed"]),
     ];
     for (from, to, want) in cases {

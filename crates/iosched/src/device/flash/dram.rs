@@ -44,10 +44,23 @@ impl DramTiming {
     }
 
     pub fn validate(&self) -> Result<(), String> {
+        let fields = [
+            ("dram_burst_bytes", self.burst_bytes),
+            ("dram_row_bytes", self.row_bytes),
+            ("dram_trcd_ns", self.trcd_ns),
+            ("dram_tcl_ns", self.tcl_ns),
+            ("dram_trp_ns", self.trp_ns),
+        ];
         if self.is_off() {
+            // A field given without the rate would be silently unused.
+            if let Some((name, v)) = fields.iter().find(|f| f.1 != 0) {
+                return Err(format!("field `device.flash.{name}` = {v} with dram_mt_s 0 (no DRAM timing): set dram_mt_s too"));
+            }
             return Ok(());
         }
-        super::spec::check_ranges(&[("dram_mt_s", self.mt_s, 1.0, 1e6)])?;
+        if !(self.mt_s.is_finite() && (1.0..=1e6).contains(&self.mt_s)) {
+            return Err(format!("field `device.flash.dram_mt_s` must be 0 (off) or in [1, 1000000], got {}", self.mt_s));
+        }
         for (name, v, lo, hi) in [
             ("dram_burst_bytes", self.burst_bytes, 1, 4096),
             ("dram_row_bytes", self.row_bytes, 1, 1 << 20),
@@ -58,6 +71,14 @@ impl DramTiming {
             if !(lo..=hi).contains(&v) {
                 return Err(format!("field `device.flash.{name}` must be in [{lo}, {hi}] with dram_mt_s set, got {v}"));
             }
+        }
+        // A row shorter than a transfer's two bursts would move its bytes in no time.
+        if (self.row_bytes as u64) < 2 * self.burst_bytes as u64 {
+            return Err(format!(
+                "field `device.flash.dram_row_bytes` must hold a transfer's two bursts ({} bytes), got {}",
+                2 * self.burst_bytes as u64,
+                self.row_bytes
+            ));
         }
         Ok(())
     }
@@ -119,13 +140,31 @@ mod tests {
         assert_eq!(DramTiming::default().access_ns(8192), 0, "off");
     }
 
+    /// A transfer time that is not whole (333 MT/s: 3.003 ns) and a row that is not whole burst
+    /// pairs (8,190 bytes of 4-byte bursts: 1,023 transfers), where MQSim's integer division and
+    /// its truncation of each row's time before multiplying by the rows count.
+    #[test]
+    fn access_times_keep_mqsims_integer_divisions_and_truncations() {
+        let d = DramTiming { mt_s: 333.0, burst_bytes: 4, row_bytes: 8190, trcd_ns: 13, tcl_ns: 13, trp_ns: 13 };
+        // Within a row: 26 + trunc(4000 / 4 / 2 = 500 transfers x 3.003 = 1,501.5).
+        assert_eq!(d.access_ns(4000), 26 + 1501);
+        // Beyond: 240,000 bytes = 29 rows (half: 14) and 2,490 bytes. A row: trunc(1,023 x 3.003
+        // + 13 = 3,085.07) = 3,085 (with 1,023.75 transfers it would be 3,087; untruncated,
+        // 14 rows would make 43,191 not 43,190); the rest trunc(2,490 / (4 x 3.003)) = 207.
+        assert_eq!(d.access_ns(240_000), 26 + 3085 * 14 + 26 + 207);
+    }
+
     #[test]
     fn bad_fields_are_named() {
         let e = DramTiming { burst_bytes: 0, ..mqsim() }.validate().unwrap_err();
         assert!(e.contains("`device.flash.dram_burst_bytes`") && e.contains("got 0"), "{e}");
         let e = DramTiming { mt_s: -3.0, ..mqsim() }.validate().unwrap_err();
         assert!(e.contains("`device.flash.dram_mt_s`") && e.contains("-3"), "{e}");
-        assert!(DramTiming { burst_bytes: 0, ..DramTiming::default() }.validate().is_ok(), "off: the rest is not used");
+        let e = DramTiming { burst_bytes: 4, ..DramTiming::default() }.validate().unwrap_err();
+        assert!(e.contains("`device.flash.dram_burst_bytes` = 4") && e.contains("set dram_mt_s"), "{e}");
+        let e = DramTiming { row_bytes: 3, burst_bytes: 2, ..mqsim() }.validate().unwrap_err();
+        assert!(e.contains("`device.flash.dram_row_bytes`") && e.contains("got 3"), "{e}");
+        DramTiming::default().validate().unwrap();
         mqsim().validate().unwrap();
     }
 }

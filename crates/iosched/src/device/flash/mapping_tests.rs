@@ -287,3 +287,31 @@ fn under_read_priority_a_read_waiting_for_its_entry_does_not_hold_the_die() {
     assert_eq!(s.dispatch_ns, t);
     assert!(ssd.deferred_reads.is_empty());
 }
+
+/// Under read priority with a mapping cache, a read whose flash half waits for its entry (a
+/// deferred read, resumed when the entry comes) still waits for its buffered half's DRAM read:
+/// with a slow DRAM, exactly the latency, the DRAM read and the link.
+#[test]
+fn a_deferred_read_waits_for_its_buffered_part_in_dram() {
+    let cfg = MappingCacheConfig { capacity_kib: 64, entry_bytes: 8, translation_entry_bytes: 4, units_per_entry: 1 };
+    let mut s = small_spec(Precondition::Full);
+    s.mapping = cfg;
+    s.die_scheduling.read_priority = true;
+    s.dram = super::dram::DramTiming { mt_s: 1.0, burst_bytes: 1, row_bytes: 8192, trcd_ns: 13, tcl_ns: 13, trp_ns: 13 };
+    let mut ssd = FlashSsd::new(s, 1).unwrap();
+    let t = ssd.spec().timing;
+    let w = Request::new(0, Op::Write, 0, 8, 0);
+    let at = serve_to_end(&mut ssd, &w, 0).completion_ns + 1_000_000;
+    let misses = ssd.ftl().counters.map_misses;
+    let r = Request::new(1, Op::Read, 0, 16, at);
+    let first = ssd.service(&r, ArmPath::Direct, at);
+    assert!(first.resume_ns.is_some(), "deferred: unit 1's entry is read first");
+    let mut s = first;
+    while let Some(when) = s.resume_ns {
+        s = ssd.resume(&r, when);
+    }
+    assert_eq!(ssd.ftl().counters.map_misses, misses + 1);
+    let dram_ns = ssd.spec().dram.access_ns(4096);
+    assert!(dram_ns > 3 * (t.read_ns() + t.channel_ns(4096)), "the DRAM is the longer");
+    assert_eq!(s.completion_ns, at + t.overhead_ns() + dram_ns + t.link_ns(8192));
+}

@@ -623,6 +623,11 @@ impl Reader {
                 ("Data_Cache_Capacity", cache_bytes.to_string())
             } else if e.contains("over_provisioning") {
                 ("Overprovisioning_Ratio", op.to_string())
+            } else if e.contains("dram_row_bytes") {
+                (
+                    "Data_Cache_DRAM_Row_Size x Data_Cache_DRAM_Data_Busrt_Size",
+                    format!("{} x {}", spec.dram.row_bytes, spec.dram.burst_bytes),
+                )
             } else {
                 ("Execution_Parameter_Set", String::new())
             };

@@ -482,21 +482,45 @@ fn with_mqsim_dram(mut s: FlashSpec) -> FlashSpec {
 
 /// A write completes once its data is in DRAM: the link's time, then the DRAM access (26 ns +
 /// 2,048 transfers of 10 ns for 4 KiB). Two writes arriving together take the DRAM channel in
-/// turn; without DRAM timing both complete at the link's end.
+/// turn; without DRAM timing both complete at the link's end. A write that fills a superpage
+/// starts its program when its data has crossed the link, DRAM or not.
 #[test]
 fn with_dram_timing_writes_complete_once_in_dram_one_at_a_time() {
     let dram_ns = 26 + 2048 * 10;
     let mut plain = FlashSsd::new(small_spec(Precondition::None), 1).unwrap();
     let mut timed = FlashSsd::new(with_mqsim_dram(small_spec(Precondition::None)), 1).unwrap();
-    let (a, b) = (Request::new(0, Op::Write, 0, 8, 0), Request::new(1, Op::Write, 64, 8, 0));
+    let (a, b) = (Request::new(0, Op::Write, 0, 8, 0), Request::new(1, Op::Write, 8, 8, 0));
     let (pa, pb) = (plain.service(&a, ArmPath::Direct, 0), plain.service(&b, ArmPath::Direct, 0));
     let (ta, tb) = (timed.service(&a, ArmPath::Direct, 0), timed.service(&b, ArmPath::Direct, 0));
     assert_eq!(ta.completion_ns, pa.completion_ns + dram_ns, "the first: link, then DRAM");
     assert!(pb.completion_ns < pa.completion_ns + dram_ns, "the second's link ends before the first's DRAM write does");
     assert_eq!(tb.completion_ns, ta.completion_ns + dram_ns, "the second waits for the DRAM channel");
-    // The data goes to flash as it arrives: the programs are the same with and without DRAM.
-    assert_eq!(timed.flush_done_ns(tb.completion_ns), plain.flush_done_ns(tb.completion_ns));
+    // Units 2 and 3 fill die 0's superpage (4 units): its program starts in this write.
+    let c = Request::new(2, Op::Write, 16, 16, 0);
+    let (pc, tc) = (plain.service(&c, ArmPath::Direct, 0), timed.service(&c, ArmPath::Direct, 0));
+    assert_eq!(tc.completion_ns, tb.completion_ns + 26 + 4096 * 10, "8 KiB after the others");
+    assert_eq!((timed.run_counters().host_units, plain.run_counters().host_units), (4, 4), "the program has started");
+    let programmed = |ssd: &mut FlashSsd| ssd.flush_done_ns(0);
+    assert!(programmed(&mut timed) > tc.completion_ns.max(pc.completion_ns));
+    assert_eq!(programmed(&mut timed), programmed(&mut plain), "the program does not wait for DRAM");
     assert_eq!(timed.run_counters(), plain.run_counters());
+}
+
+/// The expected service time of a write adds the DRAM access and the DRAM's backlog.
+#[test]
+fn with_dram_timing_a_writes_estimate_counts_dram() {
+    let mut plain = FlashSsd::new(small_spec(Precondition::None), 1).unwrap();
+    let mut timed = FlashSsd::new(with_mqsim_dram(small_spec(Precondition::None)), 1).unwrap();
+    let dram_ns = 26 + 2048 * 10;
+    let estimate = |ssd: &FlashSsd| ssd.positioning_time_ns(64, 8, Op::Write, 0);
+    assert_eq!(estimate(&timed), estimate(&plain) + dram_ns, "idle");
+    let w = Request::new(0, Op::Write, 0, 8, 0);
+    let (p, t) = (plain.service(&w, ArmPath::Direct, 0), timed.service(&w, ArmPath::Direct, 0));
+    // When the write's data has crossed the link, the DRAM is busy with it for dram_ns more.
+    let now = p.completion_ns;
+    assert_eq!(t.completion_ns, now + dram_ns);
+    let estimate = |ssd: &FlashSsd| ssd.positioning_time_ns(64, 8, Op::Write, now);
+    assert_eq!(estimate(&timed), estimate(&plain) + dram_ns + dram_ns, "the access and the backlog");
 }
 
 /// A read of data the write buffer holds reads it from DRAM (its sectors, 2 KiB of a 4 KiB
@@ -532,4 +556,24 @@ fn dram_fields_are_read_and_checked() {
     assert!(e.contains("`device.flash.dram_burst_bytes`") && e.contains("got 0"), "{e}");
     let e = scenario_flash_spec("dram_mt_s = -1").unwrap_err();
     assert!(e.contains("`device.flash.dram_mt_s`") && e.contains("-1"), "{e}");
+}
+
+/// A read half in the buffer and half on flash: the buffered half is read from DRAM from the
+/// command's start (after the controller's latency), beside the flash read, and the data goes
+/// over the link once both are in. With a slow DRAM (1 MT/s: 2.05 ms for 4 KiB) the DRAM
+/// decides: exactly the latency, the DRAM read and the link.
+#[test]
+fn with_dram_timing_a_read_partly_buffered_waits_for_both() {
+    let mut spec = small_spec(Precondition::Full);
+    spec.dram = dram::DramTiming { mt_s: 1.0, burst_bytes: 1, row_bytes: 8192, trcd_ns: 13, tcl_ns: 13, trp_ns: 13 };
+    let mut ssd = FlashSsd::new(spec, 1).unwrap();
+    let t = ssd.spec().timing;
+    let w = Request::new(0, Op::Write, 0, 8, 0);
+    let at = ssd.service(&w, ArmPath::Direct, 0).completion_ns + 1_000_000;
+    let dram_ns = ssd.spec().dram.access_ns(4096);
+    assert_eq!(dram_ns, 26 + 2048 * 1000);
+    let r = Request::new(1, Op::Read, 0, 16, at);
+    let s = ssd.service(&r, ArmPath::Direct, at);
+    assert!(dram_ns > t.read_ns() + t.channel_ns(4096), "the DRAM is the longer");
+    assert_eq!(s.completion_ns, at + t.overhead_ns() + dram_ns + t.link_ns(8192));
 }
