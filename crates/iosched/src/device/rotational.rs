@@ -328,7 +328,7 @@ impl RotationalDisk {
     /// Time from `t` until angle `angle` passes under the head. Being less than 1 ns past it
     /// (rounding of earlier transfers) counts as on time.
     pub fn rotational_wait_ns(&self, t: Nanos, angle: u64) -> Nanos {
-        let d = (angle + REV_UNITS - self.phase_at(t)) % REV_UNITS;
+        let d = forward_angle(self.phase_at(t), angle);
         if REV_UNITS - d < self.rpm {
             0
         } else {
@@ -342,7 +342,7 @@ impl RotationalDisk {
     fn transfer_ns(&self, t: Nanos, slot: u32, sectors: u64, spt: Divisor) -> Nanos {
         let start = slot_angle_by(slot, spt);
         let end = spt.div((slot as u64 + sectors) * REV_UNITS);
-        let past = (self.phase_at(t) + REV_UNITS - start) % REV_UNITS;
+        let past = forward_angle(start, self.phase_at(t));
         let past = if past >= REV_UNITS / 2 { 0 } else { past };
         self.rpm_div.div_ceil((end - start).saturating_sub(past))
     }
@@ -350,7 +350,7 @@ impl RotationalDisk {
     /// Whole sectors from `slot` that pass under the head between `t` and `until`.
     fn sectors_passing(&self, t: Nanos, until: Nanos, slot: u32, spt: Divisor) -> u64 {
         let start = slot_angle_by(slot, spt);
-        let past = (self.phase_at(t) + REV_UNITS - start) % REV_UNITS;
+        let past = forward_angle(start, self.phase_at(t));
         let past = if past >= REV_UNITS / 2 { 0 } else { past };
         let units = (until - t) as u128 * self.rpm as u128 + past as u128;
         (units * spt.get() as u128 / REV_UNITS as u128) as u64
@@ -1193,8 +1193,50 @@ impl super::Device for RotationalDisk {
     }
 }
 
+/// The angle from `from` forward to `to`: `(to + REV_UNITS - from) % REV_UNITS`, without the
+/// division when both are angles within one turn (every caller's are; the rest take the
+/// division, so the result is the same for any input).
+#[inline]
+fn forward_angle(from: u64, to: u64) -> u64 {
+    if from < REV_UNITS && to < REV_UNITS {
+        if to >= from {
+            to - from
+        } else {
+            to + REV_UNITS - from
+        }
+    } else {
+        (to + REV_UNITS - from) % REV_UNITS
+    }
+}
+
 /// The sum of times, saturating at [`Nanos::MAX`] (never reached with the documented ranges of
 /// the inputs; saturating rather than wrapping if it were).
 fn sum(times: &[Nanos]) -> Nanos {
     times.iter().fold(0, |a: Nanos, &b| a.saturating_add(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `forward_angle` is `(to + REV_UNITS - from) % REV_UNITS` for angles of one turn (its
+    /// fast path) and beyond (the division).
+    #[test]
+    fn forward_angle_is_the_modular_difference() {
+        let modular = |from: u64, to: u64| (to + REV_UNITS - from) % REV_UNITS;
+        let edges = [0, 1, REV_UNITS / 2, REV_UNITS - 1, REV_UNITS, REV_UNITS + 7, 3 * REV_UNITS - 1];
+        for &a in &edges {
+            for &b in &edges {
+                if a <= b + REV_UNITS {
+                    assert_eq!(forward_angle(a, b), modular(a, b), "{a} -> {b}");
+                }
+            }
+        }
+        let mut x: u64 = 7;
+        for _ in 0..200_000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let (a, b) = ((x >> 11) % REV_UNITS, (x >> 3) % (2 * REV_UNITS));
+            assert_eq!(forward_angle(a, b), modular(a, b), "{a} -> {b}");
+        }
+    }
 }

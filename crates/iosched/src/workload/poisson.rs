@@ -41,7 +41,7 @@ impl Poisson {
 
     fn gap_ns(&mut self) -> Nanos {
         let u: f64 = self.rng.gen::<f64>();
-        (-(1.0 - u).ln() * self.mean_interarrival_ns).round() as Nanos
+        crate::time::round_ns(-(1.0 - u).ln() * self.mean_interarrival_ns)
     }
 }
 

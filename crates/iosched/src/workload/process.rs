@@ -218,7 +218,7 @@ impl Processes {
         }
         if let Some(rate) = p.spec.rate_iops {
             // Ahead of its rate: this lane waits until the next access is due (or the end).
-            let due = started.saturating_add((p.issued as f64 * 1e9 / rate).round() as Nanos);
+            let due = started.saturating_add(crate::time::round_ns(p.issued as f64 * 1e9 / rate));
             if now < due {
                 out.timer(due.min(own_stop), token(i, lane));
                 return;
@@ -248,7 +248,7 @@ impl Processes {
                 0
             }
             Some(k) => {
-                p.copy_ns = (k.model.copy_ns_per_kib * (len as f64 / 2.0)).round() as Nanos;
+                p.copy_ns = crate::time::round_ns(k.model.copy_ns_per_kib * (len as f64 / 2.0));
                 kernel_read(k, s, off, len, now, out, pending)
             }
         };

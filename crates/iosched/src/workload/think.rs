@@ -28,7 +28,7 @@ impl Think {
         match *self {
             Think::Fixed(t) => t,
             Think::Uniform(max) => rng.gen_range(0..=max),
-            Think::Exponential { mean_ns } => (-(1.0 - rng.gen::<f64>()).ln() * mean_ns).round() as Nanos,
+            Think::Exponential { mean_ns } => crate::time::round_ns(-(1.0 - rng.gen::<f64>()).ln() * mean_ns),
             Think::Adversary { quick_ns, quick, wait_ns } => {
                 if n % (quick as u64 + 1) < quick as u64 {
                     quick_ns
