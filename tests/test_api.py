@@ -1,8 +1,10 @@
+import os
 import pickle
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
 import pytest
 
 import iosched
@@ -125,6 +127,24 @@ def test_scenario_files_read_alike_by_str_or_path(tmp_path, monkeypatch):
         Scenario.from_file(b"d/q10.v2.toml")
     with pytest.raises(TypeError, match="expected a Scenario, a path"):
         iosched.api.as_scenario(3)
+
+
+def test_fio_job_files_are_named_by_their_path_whatever_path_like_names_them(tmp_path, monkeypatch):
+    """A fio job file given as a Path, another os.PathLike or an os.DirEntry (whose str() is a
+    repr) is found by its .fio name and named by its path; a job file without the suffix is
+    still found by its content (a review found the fio branch naming path-likes by str())."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "d").mkdir()
+    job = "[global]\ndirect=1\nfilename=/dev/sdb\nsize=64m\n[j]\nrw=randread\nio_size=1m\n"
+    (tmp_path / "d" / "c.fio").write_text(job)
+    (tmp_path / "d" / "quoted.fio").write_text('[job]\ndescription="sequential read"\nrw=read\nsize=1m\n')
+    entries = {e.name: e for e in os.scandir("d")}
+    for given in (Path("d/c.fio"), _PathLike("d/./c.fio"), entries["c.fio"]):
+        scn = Scenario.from_file(given)
+        assert (scn.source, scn.name) == ("d/c.fio", "c"), given
+    # Found by its .fio name although its content alone would not say so (a quoted value).
+    for given in (Path("d/quoted.fio"), entries["quoted.fio"]):
+        assert Scenario.from_file(given).source == "d/quoted.fio", given
 
 
 def test_lists():
