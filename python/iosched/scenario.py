@@ -141,16 +141,17 @@ class Scenario:
         content; every message starts with the path.
         """
         text = cls.read_text_file(path)
-        # A str is named as given (as before); any other path-like (a Path, an os.DirEntry) by
-        # its path, as str(Path(...)) writes it, never by its repr.
-        name = path if isinstance(path, str) else _file_name(path)
+        source = _file_name(path)
+        # A job file given as a str is named as given (as before); any other path-like (a Path,
+        # an os.DirEntry) by its path as str(Path(...)) writes it, never by its repr.
+        name = path if isinstance(path, str) else source
         # A .toml file is never a job file: the fio reader is not even imported for it.
         if not name.lower().endswith(".toml"):
             from .fio_job import looks_like_job_file
 
             if looks_like_job_file(name, text):
                 return cls.from_fio(name, text)
-        return cls(text, _file_name(path))
+        return cls(text, source)
 
     @classmethod
     def from_fio(cls, path: "str | Path", text: Optional[str] = None, device: Optional[str] = None,
