@@ -31,6 +31,8 @@ pub struct FlashSection {
     pub command_overhead_us: Option<f64>,
     pub over_provisioning: Option<f64>,
     pub write_buffer_kib: Option<u32>,
+    /// KiB per mapping unit (4: the FTL's unit; larger: partial writes rewrite the whole unit).
+    pub mapping_unit_kib: Option<u32>,
     /// "greedy" or "cost-benefit".
     pub gc_policy: Option<String>,
     pub gc_free_superblocks: Option<u32>,
@@ -161,6 +163,7 @@ pub fn flash_spec(d: &DeviceSection, mqsim: Option<&std::path::Path>) -> Result<
         set(&mut t.command_overhead_us, f.command_overhead_us);
         set(&mut s.over_provisioning, f.over_provisioning);
         set(&mut s.write_buffer_kib, f.write_buffer_kib);
+        set(&mut s.mapping_unit_kib, f.mapping_unit_kib);
         set(&mut s.gc_free_superblocks, f.gc_free_superblocks);
         if let Some(p) = &f.gc_policy {
             s.gc_policy = GcPolicy::parse(p)

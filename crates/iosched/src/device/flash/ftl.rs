@@ -57,6 +57,13 @@ pub struct FtlCounters {
     /// Translation pages read (misses on a page whose read is under way share it).
     #[serde(skip_serializing_if = "is_zero")]
     pub map_reads: u64,
+    /// Units programmed for host writes (counted in `host_units`) that the host did not send:
+    /// the rest of a mapping unit larger than 4 KiB (mapping_unit.rs).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub merged_units: u64,
+    /// Flash page reads of those units' old data before their program (read-modify-write).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub update_reads: u64,
     /// Translation pages written back (read, updated, programmed) for evicted dirty entries.
     /// Not in the write amplification, which counts data units.
     #[serde(skip_serializing_if = "is_zero")]
@@ -68,12 +75,14 @@ fn is_zero(v: &u64) -> bool {
 }
 
 impl FtlCounters {
-    /// Units programmed per host unit written (1.0 with nothing written).
+    /// Units programmed per unit the host wrote (1.0 with nothing written). Merged units are
+    /// programmed for the host but not written by it.
     pub fn write_amplification(&self) -> f64 {
-        if self.host_units == 0 {
+        let written = self.host_units.saturating_sub(self.merged_units);
+        if written == 0 {
             return 1.0;
         }
-        (self.host_units + self.gc_units + self.padding_units + self.fold_units) as f64 / self.host_units as f64
+        (self.host_units + self.gc_units + self.padding_units + self.fold_units) as f64 / written as f64
     }
 
     /// Each count combined with `o`'s by `f` (sums over an array, differences between times).
@@ -92,6 +101,8 @@ impl FtlCounters {
             map_misses: f(self.map_misses, o.map_misses),
             map_reads: f(self.map_reads, o.map_reads),
             map_writes: f(self.map_writes, o.map_writes),
+            merged_units: f(self.merged_units, o.merged_units),
+            update_reads: f(self.update_reads, o.update_reads),
         }
     }
 }

@@ -32,6 +32,7 @@ pub mod full_layout;
 pub mod gc;
 pub mod geometry;
 pub mod mapping_cache;
+pub mod mapping_unit;
 pub mod mqsim_config;
 pub mod precondition;
 pub mod presets;
@@ -47,6 +48,7 @@ use self::die_scheduling::OpKind;
 use self::ftl::{DieWork, Ftl, FtlCounters};
 use self::geometry::{UNIT_BYTES, UNIT_SECTORS};
 use self::mapping_cache::{Lookup, MappingCache};
+use self::mapping_unit::MappingUnits;
 use self::resources::{push_work, Resources};
 use self::slc_cache::{FoldPolicy, SlcCache};
 pub use self::spec::FlashSpec;
@@ -84,6 +86,8 @@ pub struct FlashSsd {
     translation_reads: TranslationReads,
     /// Reads waiting for mapping entries under read priority, by request (`DeferredRead`).
     deferred_reads: FastMap<RequestId, DeferredRead>,
+    /// Mapping units larger than 4 KiB: writes widened, their merged units (mapping_unit.rs).
+    mapping_units: MappingUnits,
 }
 
 /// A read under read priority with page reads whose mapping entries are not usable when the
@@ -149,6 +153,7 @@ impl FlashSsd {
             let page_bytes = spec.geometry.units_per_page() as u64 * UNIT_BYTES;
             MappingCache::new(spec.mapping.capacity_entries(), spec.mapping.entries_per_translation_page(page_bytes))
         });
+        let mapping_units = MappingUnits::new(spec.mapping_unit_kib);
         Ok(Some(FlashSsd {
             buffer: WriteBuffer::new(spec.write_buffer_kib as u64 * 1024 / UNIT_BYTES, dies),
             res: Resources::new(dies, spec.geometry.channels, &spec.die_scheduling, spec.full_duplex_link(), !spec.dram.is_off()),
@@ -166,6 +171,7 @@ impl FlashSsd {
             relocated_lpns: Vec::new(),
             translation_reads: TranslationReads::default(),
             deferred_reads: FastMap::default(),
+            mapping_units,
         }))
     }
 
@@ -481,7 +487,10 @@ impl FlashSsd {
         // dispatches it, at the write's arrival), not when the data is ready: a write that
         // waits for room in the buffer would otherwise issue translation reads later than
         // commands the model serves after it, out of the time order the die queues assume.
-        let mut ready_ns = ready_ns;
+        // Merged units' data is in DRAM once their update reads are over.
+        let (merged, merged_ready) = self.mapping_units.take(&lpns);
+        let mut ready_ns = ready_ns.max(merged_ready);
+        self.ftl.counters.merged_units += merged;
         if self.mapping.is_some() {
             for &lpn in &lpns {
                 ready_ns = ready_ns.max(self.map_entry(lpn as u64, lookup_ns, true).0);
@@ -647,12 +656,17 @@ impl FlashSsd {
     fn write(&mut self, req: &Request, start: Nanos) -> Service {
         let t = self.spec.timing;
         let t0 = start + t.overhead_ns();
-        let units = self.units_of(req);
+        let sent = self.units_of(req);
+        // Whole mapping units are rewritten (the same units with 4 KiB ones).
+        let units = self.mapping_units.widen(sent.clone(), self.ftl.logical_units());
         // Room in the buffer, then the data over the link.
         let room = self.buffer.admit(t0, units.end - units.start);
         let bytes = req.size_sectors as u64 * SECTOR_BYTES;
         let (_, in_drive) = self.res.link(false).reserve(room, t.link_ns(bytes));
         let ups = self.spec.geometry.units_per_superpage() as usize;
+        if self.mapping_units.widens() {
+            self.merge_unsent(sent, units.clone(), t0, in_drive);
+        }
         for lpn in units {
             let die = self.ftl.die_of(lpn);
             self.buffer.add(die, lpn as u32);
@@ -664,6 +678,55 @@ impl FlashSsd {
         // The write completes once its data is in DRAM.
         let done = self.dram_access(in_drive, bytes);
         Service { dispatch_ns: start, completion_ns: done, transfer_ns: done - start, ..Service::default() }
+    }
+
+    /// The units of `units` (a write's whole mapping units) the host did not send (`sent`):
+    /// each is merged into its mapping unit's program, its data read from flash first when it
+    /// holds some there and is not in the write buffer (MQSim's update read: one page read per
+    /// page, its entry looked up from `t0`); otherwise its data is in DRAM with the write's
+    /// (`in_drive`).
+    fn merge_unsent(&mut self, sent: std::ops::Range<u64>, units: std::ops::Range<u64>, t0: Nanos, in_drive: Nanos) {
+        let upp = self.spec.geometry.units_per_page() as u64;
+        let mut pages = std::mem::take(&mut self.pages);
+        pages.clear();
+        // (unit, its page read in `pages`, if any)
+        let mut unsent: Vec<(u32, Option<usize>)> = Vec::new();
+        for lpn in units {
+            if sent.contains(&lpn) {
+                self.mapping_units.host_wrote(lpn as u32);
+                continue;
+            }
+            if self.buffer.contains(self.ftl.die_of(lpn), lpn as u32) {
+                continue;
+            }
+            let on_flash = match (self.ftl.lookup(lpn), &self.slc) {
+                (Some(ppn), _) => {
+                    let (die, page) = self.ftl.die_and_page(ppn);
+                    Some((die, page as u64, self.spec.timing.read_ns()))
+                }
+                (None, Some(c)) => c.page_of(lpn as u32, upp).map(|p| (self.ftl.die_of(lpn), SLC_PAGE_KEY + p, c.cfg.read_ns())),
+                (None, None) => None,
+            };
+            let Some((die, page, tr)) = on_flash else {
+                unsent.push((lpn as u32, None));
+                continue;
+            };
+            let entry_at = self.map_entry(lpn, t0, false).0;
+            match pages.last_mut() {
+                Some(last) if last.die == die && last.page == page => {
+                    last.units += 1;
+                    last.from_ns = last.from_ns.max(entry_at);
+                }
+                _ => pages.push(PageRead { die, page, units: 1, tr_ns: tr, from_ns: entry_at }),
+            }
+            unsent.push((lpn as u32, Some(pages.len() - 1)));
+        }
+        let ends: Vec<Nanos> = pages.iter().map(|p| self.read_page(p)).collect();
+        self.ftl.counters.update_reads += pages.len() as u64;
+        for (lpn, read) in unsent {
+            self.mapping_units.merge(lpn, read.map_or(in_drive, |i| ends[i]));
+        }
+        self.pages = pages;
     }
 
     /// A DRAM access of `bytes` on the data cache's channel from `ready`: its end (`ready`

@@ -609,6 +609,7 @@ impl Reader {
             timing,
             over_provisioning,
             write_buffer_kib,
+            mapping_unit_kib: 4,
             gc_policy,
             gc_free_superblocks: gc_free,
             precondition,

@@ -44,6 +44,10 @@ pub struct FlashSpec {
     /// Spare flash as a fraction of the logical capacity (raw / user - 1).
     pub over_provisioning: f64,
     pub write_buffer_kib: u32,
+    /// KiB the drive maps per entry of its table (4: the FTL's unit; larger, a write covering part
+    /// of one rewrites all of it: mapping_unit.rs).
+    #[serde(skip_serializing_if = "is_four")]
+    pub mapping_unit_kib: u32,
     pub gc_policy: GcPolicy,
     /// GC runs on a die needing a new frontier while it has at most this many free superblocks.
     pub gc_free_superblocks: u32,
@@ -88,6 +92,7 @@ impl FlashSpec {
                 self.write_buffer_kib
             ));
         }
+        super::mapping_unit::validate(self.mapping_unit_kib, superpage_kib)?;
         if !(1..=1_000).contains(&self.gc_free_superblocks) {
             return Err(format!("field `device.flash.gc_free_superblocks` must be in [1, 1000], got {}", self.gc_free_superblocks));
         }
@@ -96,6 +101,10 @@ impl FlashSpec {
         }
         Ok(())
     }
+}
+
+fn is_four(kib: &u32) -> bool {
+    *kib == 4
 }
 
 /// Each `(field, value, lo, hi)`: a finite value in [lo, hi], or the error naming

@@ -577,3 +577,87 @@ fn with_dram_timing_a_read_partly_buffered_waits_for_both() {
     assert!(dram_ns > t.read_ns() + t.channel_ns(4096), "the DRAM is the longer");
     assert_eq!(s.completion_ns, at + t.overhead_ns() + dram_ns + t.link_ns(8192));
 }
+
+// Mapping units larger than 4 KiB (mapping_unit.rs). The small drive's superpage is 16 KiB
+// (two planes of 8 KiB): four units, two mapping units of 8 KiB.
+
+fn with_mapping_unit(precondition: Precondition, kib: u32) -> FlashSsd {
+    let mut s = small_spec(precondition);
+    s.mapping_unit_kib = kib;
+    FlashSsd::new(s, 1).unwrap()
+}
+
+#[test]
+fn a_write_covering_part_of_a_mapping_unit_programs_all_of_it() {
+    // A fresh drive: 4 KiB at unit 1 is programmed with unit 0, which holds no data (no read).
+    let mut ssd = with_mapping_unit(Precondition::None, 8);
+    let s = ssd.service(&Request::new(0, Op::Write, 8, 8, 0), ArmPath::Direct, 0);
+    ssd.flush_done_ns(s.completion_ns);
+    let c = ssd.run_counters();
+    assert_eq!((c.host_units, c.merged_units, c.update_reads, c.padding_units), (2, 1, 0, 2), "{c:?}");
+    assert_eq!(c.write_amplification(), 4.0, "four units programmed for one written");
+    assert_eq!(ssd.ftl().lookup(0).is_some(), true, "the merged unit is mapped with its mapping unit");
+    ssd.ftl().check().unwrap();
+    // With 4 KiB mapping units the same write programs its own unit only.
+    let mut plain = with_mapping_unit(Precondition::None, 4);
+    let s = plain.service(&Request::new(0, Op::Write, 8, 8, 0), ArmPath::Direct, 0);
+    plain.flush_done_ns(s.completion_ns);
+    let c = plain.run_counters();
+    assert_eq!((c.host_units, c.merged_units, c.update_reads, c.padding_units), (1, 0, 0, 3), "{c:?}");
+    assert_eq!(plain.ftl().lookup(0), None);
+}
+
+#[test]
+fn merging_data_on_flash_reads_it_first_and_the_program_waits_for_the_read() {
+    let write_then_flush = |kib| {
+        let mut ssd = with_mapping_unit(Precondition::Full, kib);
+        let s = ssd.service(&Request::new(0, Op::Write, 8, 8, 0), ArmPath::Direct, 0);
+        (s.completion_ns, ssd.flush_done_ns(s.completion_ns), ssd.run_counters())
+    };
+    let (done4, flushed4, c4) = write_then_flush(4);
+    let (done8, flushed8, c8) = write_then_flush(8);
+    assert_eq!(done4, done8, "the write itself completes in DRAM either way");
+    assert_eq!((c4.update_reads, c8.update_reads, c8.merged_units), (0, 1, 1));
+    let t = small_spec(Precondition::Full).timing;
+    // The update read (tR, then 4 KiB over the channel) ends after the data is in the drive.
+    assert!(flushed8 >= t.overhead_ns() + t.read_ns() + t.channel_ns(4096) + t.program_ns(), "{flushed8}");
+    assert!(flushed8 > flushed4, "{flushed8} vs {flushed4}");
+}
+
+#[test]
+fn a_unit_the_host_writes_itself_is_no_longer_merged() {
+    let mut ssd = with_mapping_unit(Precondition::Full, 8);
+    let a = ssd.service(&Request::new(0, Op::Write, 8, 8, 0), ArmPath::Direct, 0);
+    let b = ssd.service(&Request::new(1, Op::Write, 0, 8, a.completion_ns), ArmPath::Direct, a.completion_ns);
+    ssd.flush_done_ns(b.completion_ns);
+    let c = ssd.run_counters();
+    // Unit 0 was read for the first write's merge, then the host sent it: host data.
+    assert_eq!((c.host_units, c.merged_units, c.update_reads), (2, 0, 1), "{c:?}");
+    assert_eq!(c.write_amplification(), 2.0, "two units written, padding to the superpage");
+}
+
+#[test]
+fn random_4k_writes_on_16k_mapping_units_amplify_by_four_and_keep_the_invariants() {
+    let mut ssd = with_mapping_unit(Precondition::Full, 16);
+    let recs = run(&mut ssd, 8, 600, 0.0, 9);
+    ssd.flush_done_ns(recs.iter().map(|r| r.complete_ns).max().unwrap());
+    ssd.ftl().check().unwrap();
+    let c = ssd.run_counters();
+    // Each write rewrites its 16 KiB (one superpage: a program of its own) and reads the three
+    // units it did not send: two pages (its own unit's page holds one of them).
+    assert_eq!((c.host_units, c.merged_units, c.update_reads), (2400, 1800, 1200), "{c:?}");
+    assert!(c.write_amplification() > 4.0, "GC on top of the merges: {c:?}");
+    let mut plain = FlashSsd::new(small_spec(Precondition::Full), 1).unwrap();
+    let plain_recs = run(&mut plain, 8, 600, 0.0, 9);
+    assert!(iops(&plain_recs) > iops(&recs), "read-modify-write costs throughput");
+}
+
+#[test]
+fn mapping_unit_kib_is_validated_against_the_superpage() {
+    let s = scenario_flash_spec("mapping_unit_kib = 16").unwrap().unwrap();
+    assert_eq!(s.mapping_unit_kib, 16);
+    for bad in ["mapping_unit_kib = 12", "mapping_unit_kib = 0", "mapping_unit_kib = 1024"] {
+        let e = scenario_flash_spec(bad).unwrap_err();
+        assert!(e.contains("device.flash.mapping_unit_kib") && e.contains(bad.rsplit(' ').next().unwrap()), "{e}");
+    }
+}
