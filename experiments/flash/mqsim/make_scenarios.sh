@@ -64,8 +64,11 @@ done
 #   wbuf:  write_buffer_kib = 1024 (one 8 KiB page per plane, 8 x 4 x 2 x 2 = 128 planes: 2,048
 #          sectors, SSD_Device.cpp's back_pressure_buffer_max_depth): MQSim's back-pressure
 #          bound on in-flight write-backs, cold data being written back at once;
-#   page:  page_kib = 4, planes_per_die = 1: MQSim programs one 8 KiB page per 4 KiB write (each
-#          LPA is a page) and rarely pairs planes (1.5% multi-plane programs in rw-qd16);
+#   page:  page_kib = 4, planes_per_die = 1, mapping_unit_kib = 4: MQSim programs one 8 KiB page
+#          per 4 KiB write (each LPA is a page) and rarely pairs planes (1.5% multi-plane programs
+#          in rw-qd16); 4 KiB mapping units (the description's are 8 KiB, MQSim's page) because
+#          MQSim reads the other half of a page first only if it was written before, which its
+#          workload-derived preconditioning rarely makes so, while the model's full drive would;
 #   stripe: planes_per_die = 1 with twice the pages per block: the model's static allocation then
 #          stripes 8 KiB pages across channels and chips as MQSim's CWDP does (not 16 KiB chunks).
 # Every control also sets mapping_cache_kib = 0: they are compared with MQSim run with
@@ -78,9 +81,9 @@ ctl() { # source name extra-lines
 }
 ctl rr-qd1 rr-qd1-chips '\ndies_per_channel = 4'
 ctl rr-qd16 rr-qd16-chips '\ndies_per_channel = 4'
-ctl rw-qd16 rw-qd16-chips-wbuf-page '\ndies_per_channel = 4\npage_kib = 4\nplanes_per_die = 1\nwrite_buffer_kib = 1024'
+ctl rw-qd16 rw-qd16-chips-wbuf-page '\ndies_per_channel = 4\npage_kib = 4\nmapping_unit_kib = 4\nplanes_per_die = 1\nwrite_buffer_kib = 1024'
 ctl mix70-qd16 mix70-qd16-chips '\ndies_per_channel = 4'
-sed 's|^\[device.flash\]$|[device.flash]\nmapping_cache_kib = 0|; s|^blocks_per_plane = 128|blocks_per_plane = 2048|; s|^gc_free_superblocks = 6|gc_free_superblocks = 102\ndies_per_channel = 4\npage_kib = 4\nplanes_per_die = 1\nwrite_buffer_kib = 1024|' mix70-qd16.toml |
+sed 's|^\[device.flash\]$|[device.flash]\nmapping_cache_kib = 0|; s|^blocks_per_plane = 128|blocks_per_plane = 2048|; s|^gc_free_superblocks = 6|gc_free_superblocks = 102\ndies_per_channel = 4\npage_kib = 4\nmapping_unit_kib = 4\nplanes_per_die = 1\nwrite_buffer_kib = 1024|' mix70-qd16.toml |
     sed "1s|.*|# MQSim side by side, controlled (mix70-qd16-chips-wbuf-page; written by make_scenarios.sh)|" > controls/mix70-qd16-chips-wbuf-page.toml
 for t in tpcc wsrch; do
     ctl "trace-$t" "trace-$t-chips-wbuf" '' '\ndies_per_channel = 4\nwrite_buffer_kib = 1024'

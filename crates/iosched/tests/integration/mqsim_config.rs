@@ -91,6 +91,7 @@ fn a_hand_written_description_maps_every_field() {
     // MQSim's ratio is spare / physical; the model's spare / logical.
     assert!((s.over_provisioning - 0.25).abs() < 1e-12, "{}", s.over_provisioning);
     assert_eq!(s.write_buffer_kib, 4096);
+    assert_eq!(s.mapping_unit_kib, 8, "MQSim's logical page is its flash page");
     // The data cache's DRAM channel, with MQSim's access estimate: 4 KiB (a row) = 10 + 11 +
     // 4096 / 2 / 2 transfers of 5 ns.
     let d_ = &s.dram;
@@ -109,9 +110,15 @@ fn a_hand_written_description_maps_every_field() {
     assert!(d.ignored.iter().all(|i| !i.reason.is_empty()));
     assert!(d.unsupported.iter().any(|u| u.contains("Page_Read_Latency") && u.contains("means")), "{:?}", d.unsupported);
     assert!(d.unsupported.iter().any(|u| u.contains("Transaction_Scheduling_Policy")), "{:?}", d.unsupported);
-    // Every element given: the one note is on reading unwritten pages from a fresh drive.
-    assert_eq!(d.notes.len(), 1, "{:?}", d.notes);
+    // Every element given: the notes are on reading unwritten pages from a fresh drive and on
+    // MQSim's logical pages as the mapping unit.
+    assert_eq!(d.notes.len(), 2, "{:?}", d.notes);
     assert!(d.notes[0].contains("Enabled_Preconditioning false"), "{:?}", d.notes);
+    assert!(d.notes[1].contains("mapping_unit_kib = 8"), "{:?}", d.notes);
+    // With 4 KiB pages the mapping unit is the FTL's own, and no note.
+    let four = parse_str(&SMALL.replace("<Page_Capacity>8192<", "<Page_Capacity>4096<"), Path::new("small.xml")).unwrap();
+    assert_eq!(four.spec.mapping_unit_kib, 4);
+    assert_eq!(four.notes.len(), 1, "{:?}", four.notes);
 }
 
 #[test]

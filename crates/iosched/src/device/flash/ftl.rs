@@ -269,7 +269,7 @@ impl Ftl {
         }
     }
 
-    /// Writes `lpns` (all on `die`) to the die's frontier, then pads to the superpage's end so
+    /// Writes `lpns` (all on `die`; `UNMAPPED`: a place programmed empty) to the die's frontier, then pads to the superpage's end so
     /// that it is programmed; returns the die's work (GC included).
     pub fn write_superpage(&mut self, die: u32, lpns: &[u32]) -> DieWork {
         self.write_superpage_from(die, lpns, false)
@@ -280,6 +280,12 @@ impl Ftl {
     pub fn write_superpage_from(&mut self, die: u32, lpns: &[u32], folded: bool) -> DieWork {
         let mut work = DieWork::default();
         for &lpn in lpns {
+            if lpn == UNMAPPED {
+                // A hole of a mapping unit (mapping_unit.rs): its place is programmed empty.
+                self.place(die, UNMAPPED, &mut work);
+                self.counters.padding_units += 1;
+                continue;
+            }
             debug_assert_eq!(self.die_of(lpn as u64), die);
             self.place(die, lpn, &mut work);
             if folded {

@@ -4,8 +4,11 @@
 //! size), so a write that covers part of a mapping unit rewrites all of it. The parts the host
 //! did not send are merged in the controller: read from flash first when they hold data (a
 //! read-modify-write, MQSim's "update read", ssd/Address_Mapping_Unit_Page_Level.cpp,
-//! `allocate_page_in_plane_for_user_write`), taken from the write buffer when they are there,
-//! and written as they are (unmapped data) otherwise.
+//! `allocate_page_in_plane_for_user_write`), taken from the write buffer when they are there.
+//! A part that holds no data (never written, or trimmed) is a hole: its place in the program is
+//! written empty (padding) and it stays unmapped, as MQSim's per-sector page status leaves the
+//! sectors no write covered invalid; so a later write beside it reads nothing, and a read of it
+//! touches no flash.
 //!
 //! The FTL still places 4 KiB units: a mapping unit is its consecutive units, all buffered on
 //! one die together (the size divides a superpage, so the buffer's superpages hold whole
@@ -16,6 +19,7 @@
 //!
 //! With 4 KiB (every preset) nothing here runs: `widen` returns the range as it is.
 
+use super::ftl::UNMAPPED;
 use crate::fast_hash::FastMap;
 use crate::time::Nanos;
 use std::ops::Range;
@@ -25,9 +29,9 @@ use std::ops::Range;
 pub struct MappingUnits {
     units: u64,
     /// Merged units waiting in the write buffer: when their data is in DRAM (their update
-    /// read's end; the write's own time if they needed none). A unit the host writes itself
-    /// before it is programmed leaves (it is host data again).
-    merged: FastMap<u32, Nanos>,
+    /// read's end), or None for a hole (no data). A unit the host writes itself before it is
+    /// programmed leaves (it is host data again).
+    merged: FastMap<u32, Option<Nanos>>,
 }
 
 impl MappingUnits {
@@ -52,8 +56,9 @@ impl MappingUnits {
         first..end.min(logical_units)
     }
 
-    /// `lpn`, not sent by the host, is buffered to be merged, its data in DRAM at `ready_ns`.
-    pub fn merge(&mut self, lpn: u32, ready_ns: Nanos) {
+    /// `lpn`, not sent by the host, is buffered to be merged: its data in DRAM at `ready_ns`,
+    /// or None if it has no data (a hole).
+    pub fn merge(&mut self, lpn: u32, ready_ns: Option<Nanos>) {
         self.merged.insert(lpn, ready_ns);
     }
 
@@ -65,21 +70,37 @@ impl MappingUnits {
         }
     }
 
-    /// `lpns` leave the buffer for a program: how many of them were merged, and when the last
-    /// merged one's data is in DRAM (0: none).
-    pub fn take(&mut self, lpns: &[u32]) -> (u64, Nanos) {
+    /// `lpns` leave the buffer for a program: each hole among them becomes `UNMAPPED` (its
+    /// place is programmed empty). Returns the merged units with data, the holes, and when the
+    /// last merged unit's data is in DRAM (0: none).
+    pub fn take(&mut self, lpns: &mut [u32]) -> Taken {
+        let mut taken = Taken::default();
         if self.merged.is_empty() {
-            return (0, 0);
+            return taken;
         }
-        let (mut n, mut ready) = (0, 0);
-        for lpn in lpns {
-            if let Some(t) = self.merged.remove(lpn) {
-                n += 1;
-                ready = ready.max(t);
+        for lpn in lpns.iter_mut() {
+            match self.merged.remove(lpn) {
+                Some(Some(t)) => {
+                    taken.merged += 1;
+                    taken.ready_ns = taken.ready_ns.max(t);
+                }
+                Some(None) => {
+                    taken.holes += 1;
+                    *lpn = UNMAPPED;
+                }
+                None => {}
             }
         }
-        (n, ready)
+        taken
     }
+}
+
+/// What a program's units hold beyond the host's data (`MappingUnits::take`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Taken {
+    pub merged: u64,
+    pub holes: u64,
+    pub ready_ns: Nanos,
 }
 
 /// `mapping_unit_kib` for a drive whose superpage (a die's multi-plane program) holds
@@ -117,15 +138,20 @@ mod tests {
     }
 
     #[test]
-    fn merged_units_are_counted_once_and_leave_when_the_host_writes_them() {
+    fn merged_units_are_counted_once_holes_become_padding_and_host_writes_leave() {
         let mut m = MappingUnits::new(8);
-        assert_eq!(m.take(&[1, 2]), (0, 0));
-        m.merge(1, 500);
-        m.merge(3, 900);
-        m.merge(7, 100);
+        assert_eq!(m.take(&mut [1, 2]), Taken::default());
+        m.merge(1, Some(500));
+        m.merge(3, Some(900));
+        m.merge(7, Some(100));
+        m.merge(4, None);
+        m.merge(6, None);
         m.host_wrote(7);
-        assert_eq!(m.take(&[0, 1, 2, 3, 7]), (2, 900));
-        assert_eq!(m.take(&[1, 3]), (0, 0));
+        m.host_wrote(6);
+        let mut lpns = [0, 1, 2, 3, 4, 6, 7];
+        assert_eq!(m.take(&mut lpns), Taken { merged: 2, holes: 1, ready_ns: 900 });
+        assert_eq!(lpns, [0, 1, 2, 3, UNMAPPED, 6, 7]);
+        assert_eq!(m.take(&mut [1, 3, 4]), Taken::default());
     }
 
     #[test]

@@ -45,7 +45,7 @@ pub mod unit_map;
 
 use self::buffer::WriteBuffer;
 use self::die_scheduling::OpKind;
-use self::ftl::{DieWork, Ftl, FtlCounters};
+use self::ftl::{DieWork, Ftl, FtlCounters, UNMAPPED};
 use self::geometry::{UNIT_BYTES, UNIT_SECTORS};
 use self::mapping_cache::{Lookup, MappingCache};
 use self::mapping_unit::MappingUnits;
@@ -487,12 +487,13 @@ impl FlashSsd {
         // dispatches it, at the write's arrival), not when the data is ready: a write that
         // waits for room in the buffer would otherwise issue translation reads later than
         // commands the model serves after it, out of the time order the die queues assume.
-        // Merged units' data is in DRAM once their update reads are over.
-        let (merged, merged_ready) = self.mapping_units.take(&lpns);
-        let mut ready_ns = ready_ns.max(merged_ready);
-        self.ftl.counters.merged_units += merged;
+        // Merged units' data is in DRAM once their update reads are over; holes (UNMAPPED from
+        // here on) are programmed empty.
+        let merges = self.mapping_units.take(&mut lpns);
+        let mut ready_ns = ready_ns.max(merges.ready_ns);
+        self.ftl.counters.merged_units += merges.merged;
         if self.mapping.is_some() {
-            for &lpn in &lpns {
+            for &lpn in lpns.iter().filter(|&&l| l != UNMAPPED) {
                 ready_ns = ready_ns.max(self.map_entry(lpn as u64, lookup_ns, true).0);
             }
         }
@@ -518,6 +519,10 @@ impl FlashSsd {
         }
         let (id, done) = if slc_room {
             let slc = self.slc.as_mut().expect("SLC on");
+            // Holes take no place in the SLC cache's log (its pages are padded at the end).
+            if merges.holes > 0 {
+                lpns.retain(|&l| l != UNMAPPED);
+            }
             for &lpn in &lpns {
                 self.ftl.unmap(lpn as u64);
             }
@@ -529,7 +534,7 @@ impl FlashSsd {
             self.res.die_ops(die, ready, op)
         } else {
             if let Some(slc) = self.slc.as_mut() {
-                for &lpn in &lpns {
+                for &lpn in lpns.iter().filter(|&&l| l != UNMAPPED) {
                     slc.invalidate(die, lpn);
                 }
             }
@@ -683,8 +688,7 @@ impl FlashSsd {
     /// The units of `units` (a write's whole mapping units) the host did not send (`sent`):
     /// each is merged into its mapping unit's program, its data read from flash first when it
     /// holds some there and is not in the write buffer (MQSim's update read: one page read per
-    /// page, its entry looked up from `t0`); otherwise its data is in DRAM with the write's
-    /// (`in_drive`).
+    /// page, its entry looked up from `t0`); one holding no data is a hole (mapping_unit.rs).
     fn merge_unsent(&mut self, sent: std::ops::Range<u64>, units: std::ops::Range<u64>, t0: Nanos, in_drive: Nanos) {
         let upp = self.spec.geometry.units_per_page() as u64;
         let mut pages = std::mem::take(&mut self.pages);
@@ -708,7 +712,7 @@ impl FlashSsd {
                 (None, None) => None,
             };
             let Some((die, page, tr)) = on_flash else {
-                unsent.push((lpn as u32, None));
+                unsent.push((lpn as u32, None)); // a hole
                 continue;
             };
             let entry_at = self.map_entry(lpn, t0, false).0;
@@ -724,7 +728,7 @@ impl FlashSsd {
         let ends: Vec<Nanos> = pages.iter().map(|p| self.read_page(p)).collect();
         self.ftl.counters.update_reads += pages.len() as u64;
         for (lpn, read) in unsent {
-            self.mapping_units.merge(lpn, read.map_or(in_drive, |i| ends[i]));
+            self.mapping_units.merge(lpn, read.map(|i| ends[i].max(in_drive)));
         }
         self.pages = pages;
     }

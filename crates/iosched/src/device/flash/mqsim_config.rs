@@ -601,15 +601,23 @@ impl Reader {
         }
 
         let mapping = if ideal { MappingCacheConfig::default() } else { self.mapping_cache(cmt_bytes, &geometry, page_bytes)? };
+        if page_bytes > 4096 {
+            self.notes.push(format!(
+                "MQSim maps logical pages of Page_Capacity: mapping_unit_kib = {}, so a write covering part of one programs all of it. \
+                 MQSim reads the rest first only for sectors written before (its preconditioning marks valid only the sectors its \
+                 workload touches); the model for every 4 KiB unit holding data (precondition full maps them all)",
+                page_bytes / 1024
+            ));
+        }
         let name = self.file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "mqsim".into());
         let spec = FlashSpec {
             name: format!("mqsim:{name}"),
             interface: interface.into(),
+            mapping_unit_kib: geometry.page_kib,
             geometry,
             timing,
             over_provisioning,
             write_buffer_kib,
-            mapping_unit_kib: 4,
             gc_policy,
             gc_free_superblocks: gc_free,
             precondition,
