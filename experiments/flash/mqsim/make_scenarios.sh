@@ -82,7 +82,11 @@ ctl() { # source name extra-lines
 ctl rr-qd1 rr-qd1-chips '\ndies_per_channel = 4'
 ctl rr-qd16 rr-qd16-chips '\ndies_per_channel = 4'
 ctl rw-qd16 rw-qd16-chips-wbuf-page '\ndies_per_channel = 4\npage_kib = 4\nmapping_unit_kib = 4\nplanes_per_die = 1\nwrite_buffer_kib = 1024'
-ctl mix70-qd16 mix70-qd16-chips '\ndies_per_channel = 4'
+# The 70% mix's controls take the whole drive (2,048 blocks per plane, GC's reserve with it): with
+# half the dies (chips) and MQSim's 8 KiB mapping units (a 4 KiB write programs 8 KiB) or 4 KiB
+# pages (page), the 128-block sample would reach GC, which MQSim's whole drive does not.
+sed 's|^\[device.flash\]$|[device.flash]\nmapping_cache_kib = 0|; s|^blocks_per_plane = 128|blocks_per_plane = 2048|; s|^gc_free_superblocks = 6|gc_free_superblocks = 102\ndies_per_channel = 4|' mix70-qd16.toml |
+    sed "1s|.*|# MQSim side by side, controlled (mix70-qd16-chips; written by make_scenarios.sh)|" > controls/mix70-qd16-chips.toml
 sed 's|^\[device.flash\]$|[device.flash]\nmapping_cache_kib = 0|; s|^blocks_per_plane = 128|blocks_per_plane = 2048|; s|^gc_free_superblocks = 6|gc_free_superblocks = 102\ndies_per_channel = 4\npage_kib = 4\nmapping_unit_kib = 4\nplanes_per_die = 1\nwrite_buffer_kib = 1024|' mix70-qd16.toml |
     sed "1s|.*|# MQSim side by side, controlled (mix70-qd16-chips-wbuf-page; written by make_scenarios.sh)|" > controls/mix70-qd16-chips-wbuf-page.toml
 for t in tpcc wsrch; do
