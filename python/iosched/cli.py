@@ -1100,6 +1100,7 @@ def explain(
             f"tPROG {t['program_us']:g} us, tBERS {t['erase_ms']:g} ms, channel {t['channel_mb_s']:g} MB/s, "
             f"link {t['link_mb_s']:.1f} MB/s (+{t['link_bytes_per_command']} B/command), controller {t['command_overhead_us']:g} us; "
             f"over-provisioning {sp['over_provisioning']:.4f}, write buffer {sp['write_buffer_kib']} KiB, "
+            + (f"mapping unit {sp['mapping_unit_kib']} KiB, " if "mapping_unit_kib" in sp else "") +
             f"GC {sp['gc_policy']} at {sp['gc_free_superblocks']} free, precondition {sp['precondition']}, "
             f"queue depth {sp['max_queue_depth']}" + _dram_text(sp.get("dram")))
     items.append(f"parameters with no timing effect ({len(ex['ignored'])}), with the reason:\n" + "\n".join(
