@@ -306,3 +306,32 @@ def test_help_shows_every_bracket_of_the_help_texts():
     listing = runner.invoke(app, ["--help"], terminal_width=100).stdout
     run_line = next(line for line in listing.splitlines() if line.strip().startswith("run "))
     assert "Run every scheduler of a scenario" in run_line
+
+
+def test_a_flash_run_shows_its_ftl_counters(tmp_path):
+    """The text output of a flash run names its write amplification and what was programmed;
+    counters that stayed zero are left out; a disk run has no flash line."""
+    scenario = tmp_path / "f.toml"
+    scenario.write_text(
+        '[device]\npreset = "samsung-970-evo-plus-1tb"\n[device.flash]\nprecondition = "none"\nmapping_unit_kib = 16\n'
+        'write_buffer_kib = 256\n[workload]\nkind = "closed-queue"\nqueue_depth = 4\nrequest_kib = 4\nrequests = 300\n'
+        'read_fraction = 0.0\nregion_end_fraction = 0.0005\n[[scheduler]]\nname = "fcfs"\n')
+    r = runner.invoke(app, ["run", str(scenario)])
+    assert r.exit_code == 0, r.output
+    line = next(l for l in r.output.splitlines() if l.startswith("flash (fcfs):"))
+    assert "write amplification" in line and "for the host" in line and "padding" in line, line
+    assert "merged into wider mapping units" in line and "in SLC mode" in line, line
+    assert "mapping-cache" not in line and "erases" not in line, line
+    disk = runner.invoke(app, ["run"])
+    assert disk.exit_code == 0 and "flash (" not in disk.output
+
+
+def test_flash_text_leaves_zero_counters_out():
+    from iosched.run_command import flash_text
+
+    f = {"write_amplification": 1.0, "precondition_write_amplification": 1.0, "host_units": 10, "gc_units": 0,
+         "padding_units": 2, "erases": 0, "gc_runs": 0, "trimmed_units": 0}
+    assert flash_text(f) == ("write amplification 1.00 (preconditioning 1.00); 4 KiB units programmed: 10 for the host, "
+                             "0 by GC, 2 padding")
+    f.update(merged_units=6, update_reads=3, erases=1)
+    assert flash_text(f).endswith("; 6 merged into wider mapping units, 3 update reads, 1 erases")

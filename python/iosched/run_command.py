@@ -265,6 +265,20 @@ def _json_string(text: str) -> str:
     return json.dumps(text)
 
 
+def flash_text(f: dict) -> str:
+    """A flash run's FTL counters in one line (the summary's `flash` block; zeros left out)."""
+    parts = [f"write amplification {f['write_amplification']:.2f} (preconditioning {f['precondition_write_amplification']:.2f})",
+             f"4 KiB units programmed: {f['host_units']:,} for the host, {f['gc_units']:,} by GC, {f['padding_units']:,} padding"]
+    extra = [(k, what) for k, what in [
+        ("merged_units", "merged into wider mapping units"), ("update_reads", "update reads"),
+        ("slc_units", "in SLC mode"), ("fold_units", "folded"), ("erases", "erases"), ("trimmed_units", "trimmed"),
+        ("map_hits", "mapping-cache hits"), ("map_misses", "misses"), ("map_reads", "translation reads"),
+        ("map_writes", "translation writes")] if f.get(k)]
+    if extra:
+        parts.append(", ".join(f"{f[k]:,} {what}" for k, what in extra))
+    return "; ".join(parts)
+
+
 def _items(scenario, results, opts: RunOptions) -> list:
     """What a table or CSV shows: the title, the tables and the lines (rich markup) between."""
     from rich.markup import escape
@@ -280,6 +294,9 @@ def _items(scenario, results, opts: RunOptions) -> list:
             items.append(f"{escape(s['scheduler'])}: {escape(s['stopped'])}")
         for notice in s.get("notices") or []:
             items.append(f"note ({escape(s['scheduler'])}): {escape(notice)}")
+    for s in results.summaries:
+        if s.get("flash"):
+            items.append(f"flash ({escape(s['scheduler'])}): {flash_text(s['flash'])}")
     replays = [s["trace_replay"] for s in results.summaries if s.get("trace_replay")]
     if replays:
         # The trace as read is the same for every run; what was replayed can differ (stops).
