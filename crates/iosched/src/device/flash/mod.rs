@@ -88,6 +88,10 @@ pub struct FlashSsd {
     deferred_reads: FastMap<RequestId, DeferredRead>,
     /// Mapping units larger than 4 KiB: writes widened, their merged units (mapping_unit.rs).
     mapping_units: MappingUnits,
+    /// Reused buffers of `merge_unsent`: each unsent unit with its page read's index, and the
+    /// page reads' ends.
+    unsent: Vec<(u32, Option<usize>)>,
+    update_read_ends: Vec<Nanos>,
 }
 
 /// A read under read priority with page reads whose mapping entries are not usable when the
@@ -172,6 +176,8 @@ impl FlashSsd {
             translation_reads: TranslationReads::default(),
             deferred_reads: FastMap::default(),
             mapping_units,
+            unsent: Vec::new(),
+            update_read_ends: Vec::new(),
         }))
     }
 
@@ -694,7 +700,8 @@ impl FlashSsd {
         let mut pages = std::mem::take(&mut self.pages);
         pages.clear();
         // (unit, its page read in `pages`, if any)
-        let mut unsent: Vec<(u32, Option<usize>)> = Vec::new();
+        let mut unsent = std::mem::take(&mut self.unsent);
+        unsent.clear();
         for lpn in units {
             if sent.contains(&lpn) {
                 self.mapping_units.host_wrote(lpn as u32);
@@ -725,12 +732,16 @@ impl FlashSsd {
             }
             unsent.push((lpn as u32, Some(pages.len() - 1)));
         }
-        let ends: Vec<Nanos> = pages.iter().map(|p| self.read_page(p)).collect();
+        let mut ends = std::mem::take(&mut self.update_read_ends);
+        ends.clear();
+        for p in &pages {
+            ends.push(self.read_page(p));
+        }
         self.ftl.counters.update_reads += pages.len() as u64;
-        for (lpn, read) in unsent {
+        for &(lpn, read) in &unsent {
             self.mapping_units.merge(lpn, read.map(|i| ends[i].max(in_drive)));
         }
-        self.pages = pages;
+        (self.pages, self.unsent, self.update_read_ends) = (pages, unsent, ends);
     }
 
     /// A DRAM access of `bytes` on the data cache's channel from `ready`: its end (`ready`
