@@ -229,7 +229,16 @@ pub fn flash_spec(d: &DeviceSection, mqsim: Option<&std::path::Path>) -> Result<
         }
         s.timing.link_mb_s = link.payload_mb_s();
     }
-    s.validate()?;
+    s.validate().map_err(|e| {
+        // The reader set the mapping unit from MQSim's page size: say so when it is what a
+        // smaller page or fewer planes given here now refuse.
+        let from_reader = mqsim.is_some() && d.flash.as_ref().is_none_or(|f| f.mapping_unit_kib.is_none());
+        if from_reader && e.contains("mapping_unit_kib") {
+            format!("{e} (the MQSim description's Page_Capacity; set mapping_unit_kib with page_kib or planes_per_die)")
+        } else {
+            e
+        }
+    })?;
     // The FTL's own checks (spare space for GC), without allocating its tables.
     crate::device::flash::ftl::logical_units_for(&s.geometry, s.over_provisioning, s.gc_free_superblocks)?;
     if !s.slc.is_off() {

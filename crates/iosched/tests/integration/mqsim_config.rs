@@ -229,6 +229,15 @@ fn a_scenario_runs_from_a_description_deterministically() {
         let e = Scenario::read(&dir.join("e.toml")).and_then(|s| s.run(None).map(|_| ())).expect_err(extra).to_string();
         assert!(e.contains(want), "{e}");
     }
+    // A smaller page given by hand no longer holds the description's 8 KiB mapping unit: the
+    // error says where the 8 came from; with the unit given too, the drive loads.
+    std::fs::write(dir.join("ssd.xml"), SMALL).unwrap();
+    let text = "[device]\nmqsim = \"ssd.xml\"\n[device.flash]\npage_kib = 4\nplanes_per_die = 1\n[workload]\nkind = \"closed-queue\"\nrequests = 10\n";
+    std::fs::write(dir.join("e.toml"), text).unwrap();
+    let e = Scenario::read(&dir.join("e.toml")).and_then(|s| s.run(None).map(|_| ())).err().unwrap().to_string();
+    assert!(e.contains("mapping_unit_kib") && e.contains("got 8") && e.contains("Page_Capacity"), "{e}");
+    std::fs::write(dir.join("e.toml"), text.replace("planes_per_die = 1\n", "planes_per_die = 1\nmapping_unit_kib = 4\n")).unwrap();
+    Scenario::read(&dir.join("e.toml")).and_then(|s| s.run(None).map(|_| ())).unwrap();
     std::fs::write(dir.join("bad.xml"), SMALL.replace("<Page_Capacity>8192<", "<Page_Capacity>100<")).unwrap();
     std::fs::write(dir.join("e.toml"), "[device]\nmqsim = \"bad.xml\"\n[workload]\nkind = \"closed-queue\"\nrequests = 10\n").unwrap();
     let e = Scenario::read(&dir.join("e.toml")).and_then(|s| s.run(None).map(|_| ())).err().unwrap().to_string();

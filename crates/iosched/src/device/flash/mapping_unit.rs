@@ -62,6 +62,18 @@ impl MappingUnits {
         self.merged.insert(lpn, ready_ns);
     }
 
+    /// Whether `lpn` is the last FTL unit of its mapping unit.
+    #[inline]
+    pub fn ends_unit(&self, lpn: u64) -> bool {
+        (lpn + 1).is_multiple_of(self.units)
+    }
+
+    /// Whether `lpn` waits in the write buffer to be merged.
+    #[inline]
+    pub fn is_merged(&self, lpn: u32) -> bool {
+        !self.merged.is_empty() && self.merged.contains_key(&lpn)
+    }
+
     /// The host wrote `lpn` itself: no longer merged.
     #[inline]
     pub fn host_wrote(&mut self, lpn: u32) {

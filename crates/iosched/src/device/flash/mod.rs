@@ -675,13 +675,26 @@ impl FlashSsd {
         let bytes = req.size_sectors as u64 * SECTOR_BYTES;
         let (_, in_drive) = self.res.link(false).reserve(room, t.link_ns(bytes));
         let ups = self.spec.geometry.units_per_superpage() as usize;
-        if self.mapping_units.widens() {
-            self.merge_unsent(sent, units.clone(), t0, in_drive);
+        let widens = self.mapping_units.widens();
+        if widens {
+            let unsent = units.clone().filter(|l| !sent.contains(l));
+            let unsent: Vec<u64> = unsent.filter(|&l| !self.buffer.contains(self.ftl.die_of(l), l as u32)).collect();
+            self.merge_unsent(&unsent, t0, in_drive);
         }
-        for lpn in units {
+        for lpn in units.clone() {
             let die = self.ftl.die_of(lpn);
+            if widens && sent.contains(&lpn) {
+                self.mapping_units.host_wrote(lpn as u32);
+            } else if widens && !self.buffer.contains(die, lpn as u32) && !self.mapping_units.is_merged(lpn as u32) {
+                // Waiting when the write arrived, then taken by one of its programs (below):
+                // merged again from where that program put it.
+                self.merge_unsent(&[lpn], t0, in_drive);
+            }
             self.buffer.add(die, lpn as u32);
-            if self.buffer.waiting(die) >= ups {
+            // Programs start only once a whole mapping unit is in (every unit with 4 KiB ones),
+            // so that the buffer holds whole mapping units and a program takes whole ones.
+            let unit_done = !widens || self.mapping_units.ends_unit(lpn) || lpn + 1 == units.end;
+            if unit_done && self.buffer.waiting(die) >= ups {
                 // The program takes the data as it arrives, beside its DRAM write (dram.rs).
                 self.program(die, start, in_drive);
             }
@@ -691,25 +704,18 @@ impl FlashSsd {
         Service { dispatch_ns: start, completion_ns: done, transfer_ns: done - start, ..Service::default() }
     }
 
-    /// The units of `units` (a write's whole mapping units) the host did not send (`sent`):
-    /// each is merged into its mapping unit's program, its data read from flash first when it
-    /// holds some there and is not in the write buffer (MQSim's update read: one page read per
-    /// page, its entry looked up from `t0`); one holding no data is a hole (mapping_unit.rs).
-    fn merge_unsent(&mut self, sent: std::ops::Range<u64>, units: std::ops::Range<u64>, t0: Nanos, in_drive: Nanos) {
+    /// Merges `unsent` (units of a write's mapping units the host did not send, none of them in
+    /// the write buffer) into their mapping units' programs: each holding data on flash is read
+    /// first (MQSim's update read: one page read per page, its entry looked up from `t0`); one
+    /// holding no data is a hole (mapping_unit.rs).
+    fn merge_unsent(&mut self, unsent_units: &[u64], t0: Nanos, in_drive: Nanos) {
         let upp = self.spec.geometry.units_per_page() as u64;
         let mut pages = std::mem::take(&mut self.pages);
         pages.clear();
         // (unit, its page read in `pages`, if any)
         let mut unsent = std::mem::take(&mut self.unsent);
         unsent.clear();
-        for lpn in units {
-            if sent.contains(&lpn) {
-                self.mapping_units.host_wrote(lpn as u32);
-                continue;
-            }
-            if self.buffer.contains(self.ftl.die_of(lpn), lpn as u32) {
-                continue;
-            }
+        for &lpn in unsent_units {
             let on_flash = match (self.ftl.lookup(lpn), &self.slc) {
                 (Some(ppn), _) => {
                     let (die, page) = self.ftl.die_and_page(ppn);
