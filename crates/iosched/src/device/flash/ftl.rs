@@ -269,8 +269,9 @@ impl Ftl {
         }
     }
 
-    /// Writes `lpns` (all on `die`; `UNMAPPED`: a place programmed empty) to the die's frontier, then pads to the superpage's end so
-    /// that it is programmed; returns the die's work (GC included).
+    /// Writes `lpns` (all on `die`; `UNMAPPED`: a place programmed empty) to the die's
+    /// frontier, then pads to the superpage's end so that it is programmed; returns the die's
+    /// work (GC included).
     pub fn write_superpage(&mut self, die: u32, lpns: &[u32]) -> DieWork {
         self.write_superpage_from(die, lpns, false)
     }
