@@ -62,12 +62,6 @@ impl MappingUnits {
         self.merged.insert(lpn, ready_ns);
     }
 
-    /// Whether `lpn` is the last FTL unit of its mapping unit.
-    #[inline]
-    pub fn ends_unit(&self, lpn: u64) -> bool {
-        (lpn + 1).is_multiple_of(self.units)
-    }
-
     /// Whether `lpn` waits in the write buffer to be merged.
     #[inline]
     pub fn is_merged(&self, lpn: u32) -> bool {

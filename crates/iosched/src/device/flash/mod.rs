@@ -681,20 +681,21 @@ impl FlashSsd {
             let unsent: Vec<u64> = unsent.filter(|&l| !self.buffer.contains(self.ftl.die_of(l), l as u32)).collect();
             self.merge_unsent(&unsent, t0, in_drive);
         }
-        for lpn in units.clone() {
+        for lpn in units {
             let die = self.ftl.die_of(lpn);
             if widens && sent.contains(&lpn) {
                 self.mapping_units.host_wrote(lpn as u32);
             } else if widens && !self.buffer.contains(die, lpn as u32) && !self.mapping_units.is_merged(lpn as u32) {
-                // Waiting when the write arrived, then taken by one of its programs (below):
-                // merged again from where that program put it.
-                self.merge_unsent(&[lpn], t0, in_drive);
+                // Waiting when the write arrived, then taken by one of its programs (above):
+                // merged again, a hole as a hole, data from DRAM (it stays there until that
+                // program ends, which is after this write's data is in).
+                let holds_data = self.ftl.lookup(lpn).is_some() || self.slc.as_ref().is_some_and(|c| c.contains(lpn as u32));
+                self.mapping_units.merge(lpn as u32, holds_data.then_some(in_drive));
             }
             self.buffer.add(die, lpn as u32);
-            // Programs start only once a whole mapping unit is in (every unit with 4 KiB ones),
-            // so that the buffer holds whole mapping units and a program takes whole ones.
-            let unit_done = !widens || self.mapping_units.ends_unit(lpn) || lpn + 1 == units.end;
-            if unit_done && self.buffer.waiting(die) >= ups {
+            // Every write adds whole mapping units in order, and a superpage holds whole ones,
+            // so a program takes whole mapping units.
+            if self.buffer.waiting(die) >= ups {
                 // The program takes the data as it arrives, beside its DRAM write (dram.rs).
                 self.program(die, start, in_drive);
             }
@@ -704,8 +705,8 @@ impl FlashSsd {
         Service { dispatch_ns: start, completion_ns: done, transfer_ns: done - start, ..Service::default() }
     }
 
-    /// Merges `unsent` (units of a write's mapping units the host did not send, none of them in
-    /// the write buffer) into their mapping units' programs: each holding data on flash is read
+    /// Merges `unsent_units` (units of a write's mapping units the host did not send, none of
+    /// them in the write buffer) into their mapping units' programs: each holding data on flash is read
     /// first (MQSim's update read: one page read per page, its entry looked up from `t0`); one
     /// holding no data is a hole (mapping_unit.rs).
     fn merge_unsent(&mut self, unsent_units: &[u64], t0: Nanos, in_drive: Nanos) {

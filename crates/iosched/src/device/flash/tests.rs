@@ -805,3 +805,18 @@ fn with_a_mapping_cache_holes_need_no_entry() {
     // One entry looked up and made dirty: unit 1's (unit 0 is a hole).
     assert_eq!(c.map_hits + c.map_misses, 1, "{c:?}");
 }
+
+#[test]
+fn data_waiting_in_the_buffer_and_programmed_by_the_next_write_is_merged_from_dram() {
+    // Units 18-19 written (both wait in the buffer), then units 16-18: its program at the end of
+    // mapping unit 16-17 takes 18 and 19 with it; 19 is merged again into 18's new program from
+    // DRAM (its data stays there until that program ends): no update read, and it keeps its data.
+    let mut ssd = with_mapping_unit(Precondition::None, 8);
+    let a = ssd.service(&Request::new(0, Op::Write, 18 * 8, 16, 0), ArmPath::Direct, 0);
+    let b = ssd.service(&Request::new(1, Op::Write, 16 * 8, 24, a.completion_ns), ArmPath::Direct, a.completion_ns);
+    ssd.flush_done_ns(b.completion_ns);
+    assert!((16..20).all(|u| ssd.ftl().lookup(u).is_some()));
+    let c = ssd.run_counters();
+    assert_eq!((c.host_units, c.merged_units, c.update_reads), (6, 1, 0), "{c:?}");
+    ssd.check().unwrap();
+}
