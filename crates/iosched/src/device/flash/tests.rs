@@ -683,29 +683,29 @@ fn holds_data(ssd: &FlashSsd, lpn: u64) -> bool {
     ssd.ftl().lookup(lpn).is_some() || ssd.slc().is_some_and(|c| c.contains(lpn as u32))
 }
 
-/// Random writes (any sector range), discards and flushes on drives with mapping units of 8 and
-/// 16 KiB, fresh or full, with and without the SLC cache and the mapping cache: after a flush,
-/// a unit holds data exactly when the host wrote it and did not discard it since (a hole never
-/// becomes data, a merged unit never loses it), and the FTL's and the SLC cache's invariants
-/// hold.
+/// Random writes (any sector range), reads, discards and flushes on drives with mapping units of
+/// 8 and 16 KiB, fresh or full, with and without the SLC cache, the mapping cache, read priority
+/// and MQSim's DRAM timing: after a flush, a unit holds data exactly when the host wrote it and
+/// did not discard it since (a hole never becomes data, a merged unit never loses it), and the
+/// FTL's and the SLC cache's invariants hold.
 #[test]
 fn mapping_units_keep_exactly_the_units_the_host_wrote() {
-    let (mut merges, mut update_reads) = (0, 0);
-    for (case, config, seed) in [
-        (8, Precondition::None, false, false),
-        (16, Precondition::None, false, true),
-        (8, Precondition::Full, false, false),
-        (16, Precondition::Full, false, true),
-        (8, Precondition::None, true, false),
-        (16, Precondition::None, true, true),
-        (8, Precondition::Full, true, true),
-    ]
-    .into_iter()
-    .flat_map(|c| (0..300).map(move |seed| (c, seed)))
-    .enumerate()
-    .map(|(case, (c, seed))| (case, c, seed))
-    {
-        let (kib, pre, slc, cached) = config;
+    let (mut merges, mut update_reads, mut resumed) = (0, 0, 0);
+    // (KiB, precondition, SLC cache, mapping cache, read priority, DRAM timing)
+    let configs = [
+        (8, Precondition::None, false, false, false, false),
+        (16, Precondition::None, false, true, false, false),
+        (8, Precondition::Full, false, false, false, false),
+        (16, Precondition::Full, false, true, false, false),
+        (8, Precondition::None, true, false, false, false),
+        (16, Precondition::None, true, true, false, false),
+        (8, Precondition::Full, true, true, false, false),
+        (8, Precondition::Full, false, true, true, false),
+        (16, Precondition::None, true, true, true, true),
+        (8, Precondition::None, false, false, false, true),
+    ];
+    for (case, (config, seed)) in configs.into_iter().flat_map(|c| (0..300).map(move |seed| (c, seed))).enumerate() {
+        let (kib, pre, slc, cached, prio, dram) = config;
         let mut spec = if slc { slc_spec(pre) } else { small_spec(pre) };
         spec.mapping_unit_kib = kib;
         if cached {
@@ -713,6 +713,10 @@ fn mapping_units_keep_exactly_the_units_the_host_wrote() {
             spec.mapping.entry_bytes = 8;
             spec.mapping.translation_entry_bytes = 4;
             spec.mapping.units_per_entry = 1;
+        }
+        spec.die_scheduling.read_priority = prio;
+        if dram {
+            spec = with_mqsim_dram(spec);
         }
         let mut ssd = FlashSsd::new(spec, 1).unwrap();
         // A small region, so that writes meet waiting units, merges and holes often.
@@ -729,10 +733,16 @@ fn mapping_units_keep_exactly_the_units_the_host_wrote() {
             let op = match (x >> 8) % 10 {
                 0 => Op::Discard,
                 1 => Op::Flush,
+                2 | 3 => Op::Read,
                 _ => Op::Write,
             };
             let r = Request::new(id, op, start, sectors as u32, now);
-            let s = ssd.service(&r, ArmPath::Direct, now);
+            let mut s = ssd.service(&r, ArmPath::Direct, now);
+            // A read deferred for its mapping entries (read priority) goes on when asked.
+            while let Some(at) = s.resume_ns {
+                s = ssd.resume(&r, at);
+                resumed += 1;
+            }
             now = now.max(s.completion_ns) + 1_000;
             match op {
                 Op::Write => (start / 8..(start + sectors).div_ceil(8)).for_each(|u| data[u as usize] = true),
@@ -744,14 +754,14 @@ fn mapping_units_keep_exactly_the_units_the_host_wrote() {
         now = ssd.flush_done_ns(now);
         ssd.check().unwrap_or_else(|e| panic!("case {case}: {e}"));
         for u in 0..units {
-            assert_eq!(holds_data(&ssd, u), data[u as usize], "case {case} ({kib} KiB, {pre:?}, slc {slc}, cached {cached}): unit {u}");
+            assert_eq!(holds_data(&ssd, u), data[u as usize], "case {case} ({config:?}): unit {u}");
         }
         let c = ssd.run_counters();
         merges += c.merged_units;
         update_reads += c.update_reads;
         assert!(now > 0);
     }
-    assert!(merges > 0 && update_reads > 0, "merges happened: {merges}, {update_reads}");
+    assert!(merges > 0 && update_reads > 0 && resumed > 0, "merges {merges}, update reads {update_reads}, deferred reads {resumed}");
 }
 
 #[test]
