@@ -412,6 +412,11 @@ impl FlashSsd {
         }
     }
 
+    /// Whether logical unit `lpn` holds data (mapped in TLC, or in the SLC cache).
+    fn holds_data(&self, lpn: u64) -> bool {
+        self.ftl.lookup(lpn).is_some() || self.slc.as_ref().is_some_and(|c| c.contains(lpn as u32))
+    }
+
     /// The logical units wholly inside `sectors` sectors from `start_sector` (what a TRIM unmaps).
     fn whole_units(&self, start_sector: u64, sectors: u64) -> std::ops::Range<u64> {
         let first = start_sector.div_ceil(UNIT_SECTORS);
@@ -458,7 +463,7 @@ impl FlashSsd {
         // With a mapping cache, the entries of units holding data change (to unmapped).
         if self.mapping.is_some() {
             for lpn in self.whole_units(req.start_sector, req.size_sectors as u64) {
-                if self.ftl.lookup(lpn).is_some() || self.slc.as_ref().is_some_and(|c| c.contains(lpn as u32)) {
+                if self.holds_data(lpn) {
                     self.relocated_lpns.push(lpn as u32);
                 }
             }
@@ -677,9 +682,7 @@ impl FlashSsd {
         let ups = self.spec.geometry.units_per_superpage() as usize;
         let widens = self.mapping_units.widens();
         if widens {
-            let unsent = units.clone().filter(|l| !sent.contains(l));
-            let unsent: Vec<u64> = unsent.filter(|&l| !self.buffer.contains(self.ftl.die_of(l), l as u32)).collect();
-            self.merge_unsent(&unsent, t0, in_drive);
+            self.merge_unsent(sent.clone(), units.clone(), t0, in_drive);
         }
         for lpn in units {
             let die = self.ftl.die_of(lpn);
@@ -689,8 +692,7 @@ impl FlashSsd {
                 // Waiting when the write arrived, then taken by one of its programs (above):
                 // merged again, a hole as a hole, data from DRAM (it stays there until that
                 // program ends, which is after this write's data is in).
-                let holds_data = self.ftl.lookup(lpn).is_some() || self.slc.as_ref().is_some_and(|c| c.contains(lpn as u32));
-                self.mapping_units.merge(lpn as u32, holds_data.then_some(in_drive));
+                self.mapping_units.merge(lpn as u32, self.holds_data(lpn).then_some(in_drive));
             }
             self.buffer.add(die, lpn as u32);
             // Every write adds whole mapping units in order, and a superpage holds whole ones,
@@ -705,18 +707,21 @@ impl FlashSsd {
         Service { dispatch_ns: start, completion_ns: done, transfer_ns: done - start, ..Service::default() }
     }
 
-    /// Merges `unsent_units` (units of a write's mapping units the host did not send, none of
-    /// them in the write buffer) into their mapping units' programs: each holding data on flash is read
-    /// first (MQSim's update read: one page read per page, its entry looked up from `t0`); one
-    /// holding no data is a hole (mapping_unit.rs).
-    fn merge_unsent(&mut self, unsent_units: &[u64], t0: Nanos, in_drive: Nanos) {
+    /// Merges the units of `units` (a write's whole mapping units) that the host did not send
+    /// (`sent`) and that are not waiting in the write buffer into their mapping units' programs:
+    /// each holding data on flash is read first (MQSim's update read: one page read per page,
+    /// its entry looked up from `t0`); one holding no data is a hole (mapping_unit.rs).
+    fn merge_unsent(&mut self, sent: std::ops::Range<u64>, units: std::ops::Range<u64>, t0: Nanos, in_drive: Nanos) {
         let upp = self.spec.geometry.units_per_page() as u64;
         let mut pages = std::mem::take(&mut self.pages);
         pages.clear();
         // (unit, its page read in `pages`, if any)
         let mut unsent = std::mem::take(&mut self.unsent);
         unsent.clear();
-        for &lpn in unsent_units {
+        for lpn in units {
+            if sent.contains(&lpn) || self.buffer.contains(self.ftl.die_of(lpn), lpn as u32) {
+                continue;
+            }
             let on_flash = match (self.ftl.lookup(lpn), &self.slc) {
                 (Some(ppn), _) => {
                     let (die, page) = self.ftl.die_and_page(ppn);

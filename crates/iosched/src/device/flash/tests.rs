@@ -680,7 +680,21 @@ fn mapping_unit_kib_is_validated_against_the_superpage() {
 
 /// Whether `lpn` holds data in the drive (mapped in TLC or held in the SLC cache).
 fn holds_data(ssd: &FlashSsd, lpn: u64) -> bool {
-    ssd.ftl().lookup(lpn).is_some() || ssd.slc().is_some_and(|c| c.contains(lpn as u32))
+    ssd.holds_data(lpn)
+}
+
+/// One entry per unit, cached in 1 KiB: a cache that misses often.
+const SMALL_MAPPING_CACHE: mapping_cache::MappingCacheConfig =
+    mapping_cache::MappingCacheConfig { capacity_kib: 1, entry_bytes: 8, translation_entry_bytes: 4, units_per_entry: 1 };
+
+/// Unit 18 written (`sectors` from its start), then units 16-18, then a flush: the drive with
+/// 8 KiB mapping units from a fresh state.
+fn unit_18_then_16_to_18(sectors: u32) -> FlashSsd {
+    let mut ssd = with_mapping_unit(Precondition::None, 8);
+    let a = ssd.service(&Request::new(0, Op::Write, 18 * 8, sectors, 0), ArmPath::Direct, 0);
+    let b = ssd.service(&Request::new(1, Op::Write, 16 * 8, 24, a.completion_ns), ArmPath::Direct, a.completion_ns);
+    ssd.flush_done_ns(b.completion_ns);
+    ssd
 }
 
 /// Random writes (any sector range), reads, discards and flushes on drives with mapping units of
@@ -709,10 +723,7 @@ fn mapping_units_keep_exactly_the_units_the_host_wrote() {
         let mut spec = if slc { slc_spec(pre) } else { small_spec(pre) };
         spec.mapping_unit_kib = kib;
         if cached {
-            spec.mapping.capacity_kib = 1;
-            spec.mapping.entry_bytes = 8;
-            spec.mapping.translation_entry_bytes = 4;
-            spec.mapping.units_per_entry = 1;
+            spec.mapping = SMALL_MAPPING_CACHE;
         }
         spec.die_scheduling.read_priority = prio;
         if dram {
@@ -768,10 +779,7 @@ fn mapping_units_keep_exactly_the_units_the_host_wrote() {
 fn a_hole_waiting_in_the_buffer_and_programmed_by_the_next_write_stays_a_hole() {
     // Unit 18 written (unit 19 waits as a hole), then units 16-18: its program at the end of
     // mapping unit 16-17 takes 18 and the hole; 19 is then a hole again, never data.
-    let mut ssd = with_mapping_unit(Precondition::None, 8);
-    let a = ssd.service(&Request::new(0, Op::Write, 18 * 8, 8, 0), ArmPath::Direct, 0);
-    let b = ssd.service(&Request::new(1, Op::Write, 16 * 8, 24, a.completion_ns), ArmPath::Direct, a.completion_ns);
-    ssd.flush_done_ns(b.completion_ns);
+    let ssd = unit_18_then_16_to_18(8);
     assert_eq!(ssd.ftl().lookup(19), None, "never written");
     assert!((16..19).all(|u| ssd.ftl().lookup(u).is_some()));
     let c = ssd.run_counters();
@@ -804,10 +812,7 @@ fn holes_take_no_place_in_the_slc_cache_and_merges_read_from_it() {
 fn with_a_mapping_cache_holes_need_no_entry() {
     let mut spec = small_spec(Precondition::None);
     spec.mapping_unit_kib = 8;
-    spec.mapping.capacity_kib = 1;
-    spec.mapping.entry_bytes = 8;
-    spec.mapping.translation_entry_bytes = 4;
-    spec.mapping.units_per_entry = 1;
+    spec.mapping = SMALL_MAPPING_CACHE;
     let mut ssd = FlashSsd::new(spec, 1).unwrap();
     let a = ssd.service(&Request::new(0, Op::Write, 8, 8, 0), ArmPath::Direct, 0);
     ssd.flush_done_ns(a.completion_ns);
@@ -821,10 +826,7 @@ fn data_waiting_in_the_buffer_and_programmed_by_the_next_write_is_merged_from_dr
     // Units 18-19 written (both wait in the buffer), then units 16-18: its program at the end of
     // mapping unit 16-17 takes 18 and 19 with it; 19 is merged again into 18's new program from
     // DRAM (its data stays there until that program ends): no update read, and it keeps its data.
-    let mut ssd = with_mapping_unit(Precondition::None, 8);
-    let a = ssd.service(&Request::new(0, Op::Write, 18 * 8, 16, 0), ArmPath::Direct, 0);
-    let b = ssd.service(&Request::new(1, Op::Write, 16 * 8, 24, a.completion_ns), ArmPath::Direct, a.completion_ns);
-    ssd.flush_done_ns(b.completion_ns);
+    let ssd = unit_18_then_16_to_18(16);
     assert!((16..20).all(|u| ssd.ftl().lookup(u).is_some()));
     let c = ssd.run_counters();
     assert_eq!((c.host_units, c.merged_units, c.update_reads), (6, 1, 0), "{c:?}");
