@@ -14,12 +14,14 @@
 //! its significant digits), and a percentile is read off the counts by the same rule (the tests
 //! check both against the crate's histogram).
 //!
-//! A sparse distribution's newest values wait, as bucket keys, in a short append-only list
-//! (`recent`) and are counted into the map when it fills or the counts are read: a process
-//! visited once in a thousand requests finds its map cold, and a probe there cost about three
-//! cache misses per record, where an append costs one.
+//! A sparse distribution's newest values wait, as bucket indices (`hdr_buckets::index_of`, which
+//! fits 16 bits), in a short append-only list (`recent`) and are counted into the map when it
+//! fills or the counts are read: a process visited once in a thousand requests finds its map
+//! cold, and a probe there cost about three cache misses per record, where an append costs one
+//! (and a cache line holds 32 of them).
 
 use super::hdr_buckets;
+use super::index_sort;
 use super::LatencyMs;
 use crate::fast_hash::FastMap;
 use crate::time::{ns_to_ms, Nanos};
@@ -51,7 +53,8 @@ pub const CDF_QUANTILES: [f64; 205] = {
 /// Buckets a sparse distribution holds before it becomes dense (16 bytes each in a map at most
 /// 7/8 full: about 36 KiB at the limit).
 const SPARSE_MAX_BUCKETS: usize = 1024;
-/// Bucket keys a sparse distribution keeps uncounted before it counts them into its map (2 KiB).
+/// Bucket indices a sparse distribution keeps uncounted before it counts them into its map
+/// (512 bytes).
 const RECENT_MAX: usize = 256;
 
 #[derive(Clone, Debug)]
@@ -95,11 +98,28 @@ impl DenseCounts {
     }
 }
 
+/// A bucket's index in an HdrHistogram's counts array (at most 56,319: 53 buckets of 1,024
+/// beyond bucket 0's 2,048).
+type RecentIndex = u16;
+
+#[inline]
+fn recent_index(ns: Nanos) -> RecentIndex {
+    let index = hdr_buckets::index_of(ns);
+    debug_assert!(index <= RecentIndex::MAX as usize);
+    index as RecentIndex
+}
+
+/// The sparse map's key (the bucket's lowest value) of a recent index.
+#[inline]
+fn key_at(index: RecentIndex) -> u64 {
+    hdr_buckets::lowest_at_index(index as usize)
+}
+
 #[derive(Clone, Debug)]
 pub struct LatencyHistogram {
     counts: Counts,
-    /// Bucket keys recorded but not yet in `counts` (empty unless `counts` is sparse).
-    recent: Vec<u64>,
+    /// Bucket indices recorded but not yet in `counts` (empty unless `counts` is sparse).
+    recent: Vec<RecentIndex>,
     /// Values of 0 recorded (kept apart from `counts`, whose bucket of 0 they are: a request
     /// that never waited, the common case, costs an increment).
     zeros: u64,
@@ -137,7 +157,7 @@ impl LatencyHistogram {
                 if self.recent.capacity() == 0 {
                     self.recent.reserve_exact(RECENT_MAX);
                 }
-                self.recent.push(hdr_buckets::lowest_equivalent(ns));
+                self.recent.push(recent_index(ns));
                 if self.recent.len() >= RECENT_MAX {
                     self.count_recent();
                 }
@@ -153,7 +173,8 @@ impl LatencyHistogram {
     /// Counts the recent keys into the sparse map (which becomes dense should it fill).
     fn count_recent(&mut self) {
         let mut recent = std::mem::take(&mut self.recent);
-        for &key in &recent {
+        for &index in &recent {
+            let key = key_at(index);
             match &mut self.counts {
                 Counts::Sparse(v) => {
                     let full = v.len() >= SPARSE_MAX_BUCKETS;
@@ -187,7 +208,7 @@ impl LatencyHistogram {
     fn make_dense(&mut self) {
         if let Counts::Sparse(v) = &self.counts {
             let mut dense = DenseCounts::default();
-            for (key, n) in v.iter().map(|(&k, &n)| (k, n)).chain(self.recent.iter().map(|&k| (k, 1))) {
+            for (key, n) in v.iter().map(|(&k, &n)| (k, n)).chain(self.recent.iter().map(|&i| (key_at(i), 1))) {
                 dense.add(key, n);
             }
             self.counts = Counts::Dense(dense);
@@ -202,7 +223,7 @@ impl LatencyHistogram {
             return;
         }
         self.count_recent();
-        let other_recent = other.recent.iter().map(|&k| (k, 1));
+        let other_recent = other.recent.iter().map(|&i| (key_at(i), 1));
         match (&mut self.counts, &other.counts) {
             (Counts::Sparse(v), Counts::Sparse(o)) if v.len() + o.len() + other.recent.len() <= SPARSE_MAX_BUCKETS => {
                 for (key, n) in o.iter().map(|(&k, &n)| (k, n)).chain(other_recent) {
@@ -234,7 +255,7 @@ impl LatencyHistogram {
         (self.zeros > 0) as usize
             + match &self.counts {
                 Counts::Sparse(v) => {
-                    let mut new: Vec<u64> = self.recent.iter().copied().filter(|k| !v.contains_key(k)).collect();
+                    let mut new: Vec<u64> = self.recent.iter().map(|&i| key_at(i)).filter(|k| !v.contains_key(k)).collect();
                     new.sort_unstable();
                     new.dedup();
                     v.len() + new.len()
@@ -345,12 +366,14 @@ impl LatencyHistogram {
 /// A sparse distribution's (bucket key, count) in key order: the zeros' bucket, the map's counts
 /// and the recent keys, a key held in both (or recent more than once) counted in one entry.
 /// `sparse_quantiles` reads the same values off it as off one entry per recent value: it only
-/// follows the running count, and equal keys give the same value. The recent keys are sorted
-/// as plain integers and merged with the map's sorted counts (sorting them as (key, 1) pairs
-/// beside the map's was most of the cost of a run's end with a thousand processes).
-fn sparse_sorted(zeros: Option<(u64, u64)>, counted: &FastMap<u64, u64>, recent: &[u64]) -> Vec<(u64, u64)> {
-    let mut keys = recent.to_vec();
-    keys.sort_unstable();
+/// follows the running count, and equal keys give the same value. The recent indices are sorted
+/// as plain integers (they ascend with their buckets' lowest values) and merged with the map's
+/// sorted counts (sorting them as (key, 1) pairs beside the map's was most of the cost of a
+/// run's end with a thousand processes).
+fn sparse_sorted(zeros: Option<(u64, u64)>, counted: &FastMap<u64, u64>, recent: &[RecentIndex]) -> Vec<(u64, u64)> {
+    let mut indices = recent.to_vec();
+    index_sort::sort_indices(&mut indices);
+    let keys = indices;
     let mut map: Vec<(u64, u64)> = counted.iter().map(|(&k, &n)| (k, n)).collect();
     map.sort_unstable_by_key(|e| e.0);
     let mut out: Vec<(u64, u64)> = Vec::with_capacity(map.len() + keys.len() + 1);
@@ -363,11 +386,11 @@ fn sparse_sorted(zeros: Option<(u64, u64)>, counted: &FastMap<u64, u64>, recent:
     }
     let (mut i, mut j) = (0, 0);
     while i < map.len() || j < keys.len() {
-        if j == keys.len() || (i < map.len() && map[i].0 <= keys[j]) {
+        if j == keys.len() || (i < map.len() && map[i].0 <= key_at(keys[j])) {
             push(map[i].0, map[i].1);
             i += 1;
         } else {
-            push(keys[j], 1);
+            push(key_at(keys[j]), 1);
             j += 1;
         }
     }
@@ -395,6 +418,26 @@ fn sparse_quantiles(v: &[(u64, u64)], qs: Vec<f64>) -> Vec<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A recent index fits 16 bits for every value and names the value's bucket: its key is the
+    /// value's lowest equivalent, and indices ascend as keys do.
+    #[test]
+    fn recent_indices_name_buckets_in_order() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(5);
+        let mut values: Vec<u64> = (0..64).flat_map(|b| [(1u64 << b) - 1, 1u64 << b, (1u64 << b) + 1]).collect();
+        values.extend([u64::MAX, u64::MAX - 1, 0, 2047, 2048, 4095, 4096]);
+        values.extend((0..100_000).map(|_| rng.gen::<u64>() >> rng.gen_range(0..64)));
+        for &v in &values {
+            assert!(hdr_buckets::index_of(v) <= RecentIndex::MAX as usize, "{v}");
+            assert_eq!(key_at(recent_index(v)), hdr_buckets::lowest_equivalent(v), "{v}");
+        }
+        values.sort_unstable();
+        for w in values.windows(2) {
+            assert!(recent_index(w[0]) <= recent_index(w[1]), "{} {}", w[0], w[1]);
+            assert_eq!(recent_index(w[0]) == recent_index(w[1]), key_at(recent_index(w[0])) == key_at(recent_index(w[1])));
+        }
+    }
 
     /// Exact nearest-rank percentile of a sorted slice.
     fn nearest_rank(sorted: &[Nanos], q: f64) -> Nanos {

@@ -6,6 +6,7 @@ pub mod accumulator;
 pub mod csv;
 mod hdr_buckets;
 pub mod histogram;
+mod index_sort;
 pub mod invariants;
 pub mod summary;
 
