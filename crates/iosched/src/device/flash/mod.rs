@@ -144,7 +144,8 @@ impl FlashSsd {
         if slc.is_some() {
             ftl.reserve_superblocks(spec.slc.static_superblocks_per_die(g.dies(), g.units_per_superblock()))?;
         }
-        if !precondition::precondition_unless(&mut ftl, spec.precondition, seed, cancelled) {
+        let units_per_mapping_unit = (spec.mapping_unit_kib as u64 * 1024 / UNIT_BYTES).max(1);
+        if !precondition::precondition_unless(&mut ftl, spec.precondition, seed, units_per_mapping_unit, cancelled) {
             return Ok(None);
         }
         let after_precondition = ftl.counters;

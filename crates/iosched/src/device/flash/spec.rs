@@ -17,8 +17,9 @@ pub enum Precondition {
     None,
     /// Every logical unit written once, sequentially (no GC yet).
     Full,
-    /// Full, then random 4 KiB overwrites of twice the logical capacity: GC in steady state
-    /// (SNIA PTS's preconditioning, without timing: only the FTL's state).
+    /// Full, then random 4 KiB overwrites (whole mapping units with a larger `mapping_unit_kib`)
+    /// of twice the logical capacity: GC in steady state (SNIA PTS's preconditioning, without
+    /// timing: only the FTL's state).
     Aged,
 }
 
