@@ -90,7 +90,10 @@ fn a_hand_written_description_maps_every_field() {
     assert_eq!(t.command_overhead_us, 0.0, "NVMe: SATA's processing delay does not apply");
     // MQSim's ratio is spare / physical; the model's spare / logical.
     assert!((s.over_provisioning - 0.25).abs() < 1e-12, "{}", s.over_provisioning);
-    assert_eq!(s.write_buffer_kib, 4096);
+    // MQSim's back-pressure: one 8 KiB page per plane of write-backs in flight (2 x 4 x 2
+    // planes), not the 4 MiB cache.
+    assert_eq!(s.write_buffer_kib, 2 * 4 * 2 * 8);
+    assert!(d.unsupported.iter().any(|u| u.contains("Data_Cache_Capacity") && u.contains("hot")), "{:?}", d.unsupported);
     assert_eq!(s.mapping_unit_kib, 8, "MQSim's logical page is its flash page");
     // The data cache's DRAM channel, with MQSim's access estimate: 4 KiB (a row) = 10 + 11 +
     // 4096 / 2 / 2 transfers of 5 ns.
@@ -170,7 +173,7 @@ fn bad_values_name_the_file_element_and_value() {
         ("<Memory_Type>FLASH<", "<Memory_Type>PCM<", &["Memory_Type", "PCM"]),
         ("<Ideal_Mapping_Table>true<", "<Ideal_Mapping_Table>yes<", &["Ideal_Mapping_Table", "yes", "true or false"]),
         ("<Overprovisioning_Ratio>0.2<", "<Overprovisioning_Ratio>0.01<", &["Overprovisioning_Ratio", "0.01", "spare"]),
-        ("<Data_Cache_Capacity>4194304<", "<Data_Cache_Capacity>1024<", &["Data_Cache_Capacity", "1024", "write_buffer_kib"]),
+        ("<Data_Cache_Capacity>4194304<", "<Data_Cache_Capacity>1024<", &["Data_Cache_Capacity", "1024", "one page"]),
         ("<Address_Mapping>PAGE_LEVEL<", "<Address_Mapping>HYBRID<", &["Address_Mapping", "HYBRID", "PAGE_LEVEL"]),
         ("<Page_Read_Latency_LSB>50000<", "<Page_Read_Latency_LSB>-5<", &["Page_Read_Latency_LSB", "-5"]),
         ("<Seed>321</Seed>", "<Seed>321</Seed><Seed>4</Seed>", &["Seed", "given twice"]),

@@ -369,24 +369,26 @@ impl Reader {
             self.ignored.push(Ignored { parameter: "Queue_Fetch_Size".into(), reason: "NVMe's fetch size: the interface is SATA".into() });
         }
 
-        // Data cache: a DRAM write buffer.
+        // Data cache: MQSim's DRAM cache writes data not written within the last second (cold)
+        // back to flash at once, and takes a host write only while at most one page per plane
+        // of write-backs is in flight (its back-pressure: ssd/Data_Cache_Manager_Flash_Advanced.cpp
+        // 281-282, the depth set in exec/SSD_Device.cpp 324-339; the Simple manager alike): a write waits
+        // for flash once that many are outstanding, whatever the cache's capacity. The model's
+        // write buffer is that bound (set below, from the geometry); the capacity would hold
+        // data rewritten within the second (hot), which MQSim keeps in DRAM and the model writes
+        // back like any other.
         let caching = self.word("Caching_Mechanism", &["SIMPLE", "ADVANCED"])?;
-        if caching == "SIMPLE" {
-            self.unsupported("Caching_Mechanism", "SIMPLE (one-entry cache): modelled as the write buffer of Data_Cache_Capacity");
-        } else {
-            self.ignored.push(Ignored {
-                parameter: "Caching_Mechanism".into(),
-                reason: "ADVANCED: a DRAM write cache, modelled as the write buffer (Data_Cache_Capacity)".into(),
-            });
-        }
+        self.ignored.push(Ignored {
+            parameter: "Caching_Mechanism".into(),
+            reason: format!(
+                "{caching}: a DRAM write cache whose write-backs in flight are bounded (MQSim's back-pressure), modelled as the write buffer"
+            ),
+        });
         let cache_bytes = self.int("Data_Cache_Capacity", 0, u32::MAX as u64)?;
-        // Read in MQSim (ssd/Data_Cache_Manager_Flash_Advanced.cpp, SSD_Device.cpp) to explain
-        // the side by side: the capacity is not what bounds random writes there.
         self.unsupported(
             "Data_Cache_Capacity",
-            "MQSim writes data not seen recently (cold) back to flash at once and lets at most one page per plane of write-backs be in flight (its back-pressure); a random write therefore waits for flash once that many are outstanding. The model's buffer holds the whole capacity (docs/reproductions/flash/mqsim.md: write_buffer_kib = planes x page size reproduces MQSim)",
+            "MQSim keeps data rewritten within a second (hot) in its cache, up to this capacity, and writes the rest back at once (docs/reproductions/flash/mqsim.md, \"MQSim's write path\"); the model writes every write back: its write buffer is MQSim's back-pressure bound (one page per plane), not the capacity",
         );
-        let write_buffer_kib = (cache_bytes / 1024) as u32;
         let dram = self.dram()?;
 
         // Mapping.
@@ -454,6 +456,15 @@ impl Reader {
         if page_bytes % 4096 != 0 {
             return Err(self.err("Page_Capacity", &page_bytes.to_string(), "must be a multiple of 4096 (the model maps 4 KiB units)"));
         }
+        if cache_bytes < page_bytes {
+            return Err(self.err(
+                "Data_Cache_Capacity",
+                &cache_bytes.to_string(),
+                "MQSim's cache must hold at least one page (Page_Capacity)",
+            ));
+        }
+        // MQSim's back-pressure bound: one page per plane of write-backs in flight.
+        let write_buffer_kib = channels * chips * dies_per_chip * planes * (page_bytes / 1024) as u32;
         let geometry = FlashGeometry {
             channels,
             dies_per_channel: chips * dies_per_chip,
@@ -629,7 +640,10 @@ impl Reader {
         };
         if let Err(e) = spec.validate() {
             let (el, v) = if e.contains("write_buffer_kib") {
-                ("Data_Cache_Capacity", cache_bytes.to_string())
+                (
+                    "Flash_Channel_Count x Chip_No_Per_Channel x Die_No_Per_Chip x Plane_No_Per_Die x Page_Capacity",
+                    format!("{} KiB", spec.write_buffer_kib),
+                )
             } else if e.contains("over_provisioning") {
                 ("Overprovisioning_Ratio", op.to_string())
             } else if e.contains("dram_row_bytes") {
