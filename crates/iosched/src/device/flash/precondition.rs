@@ -163,12 +163,12 @@ mod tests {
     /// Fraction of `ftl`'s whole mapping units of `m` units whose units sit side by side, the
     /// first at the start of a page (so that a mapping unit of a page's size is one page).
     fn mapping_units_together(ftl: &Ftl, m: u64) -> f64 {
-        let upp = ftl.geometry().units_per_page() as u32;
+        let upp = ftl.geometry().units_per_page();
         let whole = ftl.logical_units() / m;
         let together = (0..whole)
             .filter(|&mu| {
                 let first = ftl.lookup(mu * m).expect("a full drive maps every unit");
-                first % upp == 0 && (1..m).all(|k| ftl.lookup(mu * m + k) == Some(first + k as u32))
+                first.is_multiple_of(upp) && (1..m).all(|k| ftl.lookup(mu * m + k) == Some(first + k as u32))
             })
             .count();
         together as f64 / whole as f64
@@ -193,7 +193,7 @@ mod tests {
                 // on their die when drawn again).
                 let logical = ftl.logical_units();
                 assert!(ftl.counters.host_units > 2 * logical && ftl.counters.host_units <= 3 * logical, "{:?}", ftl.counters);
-                assert_eq!(ftl.counters.host_units % m, 0);
+                assert!(ftl.counters.host_units.is_multiple_of(m));
                 assert_eq!(mapping_units_together(&ftl, m), 1.0, "m {m}, seed {seed}");
 
                 let mut by_unit = Ftl::new(&geo, 0.25, GcPolicy::Greedy, 2).unwrap();
