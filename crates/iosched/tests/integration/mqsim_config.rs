@@ -90,9 +90,9 @@ fn a_hand_written_description_maps_every_field() {
     assert_eq!(t.command_overhead_us, 0.0, "NVMe: SATA's processing delay does not apply");
     // MQSim's ratio is spare / physical; the model's spare / logical.
     assert!((s.over_provisioning - 0.25).abs() < 1e-12, "{}", s.over_provisioning);
-    // MQSim's back-pressure: one 8 KiB page per plane of write-backs in flight (2 x 4 x 2
-    // planes), not the 4 MiB cache.
-    assert_eq!(s.write_buffer_kib, 2 * 4 * 2 * 8);
+    // MQSim's back-pressure: one 8 KiB page per plane (2 channels x 2 chips x 2 dies x 2
+    // planes) of the host's data being written back, not the 4 MiB cache.
+    assert_eq!(s.write_buffer_kib, 2 * 2 * 2 * 2 * 8);
     assert!(d.unsupported.iter().any(|u| u.contains("Data_Cache_Capacity") && u.contains("hot")), "{:?}", d.unsupported);
     assert_eq!(s.mapping_unit_kib, 8, "MQSim's logical page is its flash page");
     // The data cache's DRAM channel, with MQSim's access estimate: 4 KiB (a row) = 10 + 11 +
@@ -122,6 +122,23 @@ fn a_hand_written_description_maps_every_field() {
     let four = parse_str(&SMALL.replace("<Page_Capacity>8192<", "<Page_Capacity>4096<"), Path::new("small.xml")).unwrap();
     assert_eq!(four.spec.mapping_unit_kib, 4);
     assert_eq!(four.notes.len(), 1, "{:?}", four.notes);
+}
+
+/// The write buffer is channels x chips x dies x planes pages (each factor counted once: they
+/// differ here), and SIMPLE caching is listed as not modelled, with MQSim's reason.
+#[test]
+fn the_write_buffer_is_mqsims_back_pressure() {
+    let text = SMALL
+        .replace("<Flash_Channel_Count>2<", "<Flash_Channel_Count>3<")
+        .replace("<Die_No_Per_Chip>2<", "<Die_No_Per_Chip>1<")
+        .replace("<Page_Capacity>8192<", "<Page_Capacity>16384<");
+    let d = parse_str(&text, Path::new("bp.xml")).unwrap();
+    let g = &d.spec.geometry;
+    assert_eq!((g.channels, g.dies_per_channel, g.planes_per_die, g.page_kib), (3, 2, 2, 16));
+    assert_eq!(d.spec.write_buffer_kib, 3 * 2 * 1 * 2 * 16);
+    let simple = parse_str(&SMALL.replace("<Caching_Mechanism>ADVANCED<", "<Caching_Mechanism>SIMPLE<"), Path::new("s.xml")).unwrap();
+    assert!(simple.unsupported.iter().any(|u| u.contains("Caching_Mechanism") && u.contains("TURNED_OFF")), "{:?}", simple.unsupported);
+    assert_eq!(simple.spec.write_buffer_kib, 2 * 2 * 2 * 2 * 8);
 }
 
 #[test]

@@ -3,6 +3,11 @@
 //! slots free when the program completes. A write finding the buffer full waits for the
 //! earliest slots to free (then writes run at the flash's program rate). Reads of a unit still
 //! waiting are served from DRAM.
+//!
+//! The capacity bounds the host's data: with mapping units larger than 4 KiB, the units merged
+//! into a write's mapping units (read from flash or holes) wait and are programmed beside it
+//! but take no slot, as MQSim's back-pressure counts the sectors the host wrote
+//! (ssd/Data_Cache_Manager_Flash_Advanced.cpp:312, 321).
 
 use crate::fast_hash::FastMap;
 use crate::time::Nanos;
@@ -19,8 +24,10 @@ struct Moving {
 #[derive(Clone)]
 pub struct WriteBuffer {
     capacity_units: u64,
-    /// Units waiting per die (logical unit numbers), in arrival order.
-    pending: Vec<Vec<u32>>,
+    /// Units waiting per die (logical unit numbers), in arrival order, each with whether it
+    /// holds host data (counted against the capacity) or was merged.
+    pending: Vec<Vec<(u32, bool)>>,
+    /// The host units waiting.
     pending_units: u64,
     /// Programs in flight: (completion, units freed then, job id: 0 if its end never moves).
     releases: BinaryHeap<Reverse<(Nanos, u32, u64)>>,
@@ -73,36 +80,53 @@ impl WriteBuffer {
         t
     }
 
-    /// Buffers `lpn` for `die`; false if it was already waiting (overwritten in place).
+    /// Buffers host data for `lpn` on `die`; false if it was already waiting (overwritten in
+    /// place).
     pub fn add(&mut self, die: u32, lpn: u32) -> bool {
+        self.add_unit(die, lpn, true)
+    }
+
+    /// Buffers `lpn` on `die`, holding host data (`host`) or merged into a host write's mapping
+    /// unit; false if it was already waiting (a merged unit the host now writes becomes host data).
+    pub fn add_unit(&mut self, die: u32, lpn: u32, host: bool) -> bool {
         let p = &mut self.pending[die as usize];
-        if p.contains(&lpn) {
+        if let Some(waiting) = p.iter_mut().find(|w| w.0 == lpn) {
+            if host && !waiting.1 {
+                waiting.1 = true;
+                self.pending_units += 1;
+            }
             return false;
         }
-        p.push(lpn);
-        self.pending_units += 1;
+        p.push((lpn, host));
+        self.pending_units += host as u64;
         true
     }
 
     pub fn contains(&self, die: u32, lpn: u32) -> bool {
-        self.pending[die as usize].contains(&lpn)
+        self.pending[die as usize].iter().any(|w| w.0 == lpn)
     }
 
     pub fn waiting(&self, die: u32) -> usize {
         self.pending[die as usize].len()
     }
 
-    /// Takes up to `n` waiting units of `die` (oldest first) for a program.
-    pub fn take(&mut self, die: u32, n: usize, out: &mut Vec<u32>) {
+    /// Takes up to `n` waiting units of `die` (oldest first) for a program; returns how many of
+    /// them hold host data (the slots the program frees).
+    pub fn take(&mut self, die: u32, n: usize, out: &mut Vec<u32>) -> u32 {
         let p = &mut self.pending[die as usize];
         let n = n.min(p.len());
         out.clear();
-        out.extend(p.drain(..n));
-        self.pending_units -= n as u64;
+        let mut host = 0;
+        for (lpn, is_host) in p.drain(..n) {
+            out.push(lpn);
+            host += is_host as u32;
+        }
+        self.pending_units -= host as u64;
+        host
     }
 
-    /// `units` taken are programmed by `at`: their slots free then (`id`: the die job, 0 if
-    /// its end cannot move).
+    /// `units` host units taken are programmed by `at`: their slots free then (`id`: the die
+    /// job, 0 if its end cannot move).
     pub fn program_done_at(&mut self, at: Nanos, units: u32, id: u64) {
         if id != 0 {
             self.ends.insert(id, Moving { end_ns: at, units, queued_ns: at });
@@ -162,6 +186,28 @@ mod tests {
         b2.program_done_at(900, 2, 0);
         assert_eq!(b2.admit(100, 3), 900);
         assert_eq!(b2.drained_ns(), 900);
+    }
+
+    /// Merged units wait and are programmed but take no slot; one the host then writes does,
+    /// and its program frees it.
+    #[test]
+    fn merged_units_take_no_slot_until_the_host_writes_them() {
+        let mut b = WriteBuffer::new(2, 1);
+        assert!(b.add_unit(0, 0, true));
+        assert!(b.add_unit(0, 1, false));
+        assert!(b.add_unit(0, 2, false));
+        assert_eq!(b.admit(0, 1), 0, "one host unit waits: room for one more");
+        assert!(!b.add_unit(0, 2, true), "already waiting");
+        // Now two host units: full until a program frees them.
+        let mut out = Vec::new();
+        assert_eq!(b.take(0, 2, &mut out), 1, "units 0 (host) and 1 (merged)");
+        assert_eq!(out, vec![0, 1]);
+        b.program_done_at(700, 1, 0);
+        assert_eq!(b.admit(10, 1), 700, "unit 2 (host now) and unit 0 in flight fill it");
+        assert_eq!(b.take(0, 4, &mut out), 1);
+        assert_eq!(out, vec![2]);
+        b.program_done_at(900, 1, 0);
+        assert_eq!(b.admit(800, 2), 900);
     }
 
     /// Programs whose ends move (later, or back earlier) free their slots at their last end:

@@ -488,7 +488,7 @@ impl FlashSsd {
     fn program(&mut self, die: u32, lookup_ns: Nanos, ready_ns: Nanos) {
         let ups = self.spec.geometry.units_per_superpage() as usize;
         let mut lpns = std::mem::take(&mut self.lpns);
-        self.buffer.take(die, ups, &mut lpns);
+        let host_units = self.buffer.take(die, ups, &mut lpns);
         if lpns.is_empty() {
             self.lpns = lpns;
             return;
@@ -556,7 +556,7 @@ impl FlashSsd {
         if self.mapping.is_some() {
             self.relocated(ready);
         }
-        self.buffer.program_done_at(done, lpns.len() as u32, id);
+        self.buffer.program_done_at(done, host_units, id);
         self.lpns = lpns;
     }
 
@@ -676,8 +676,9 @@ impl FlashSsd {
         let sent = self.units_of(req);
         // Whole mapping units are rewritten (the same units with 4 KiB ones).
         let units = self.mapping_units.widen(sent.clone(), self.ftl.logical_units());
-        // Room in the buffer, then the data over the link.
-        let room = self.buffer.admit(t0, units.end - units.start);
+        // Room in the buffer for the host's units (merged ones take none), then the data over
+        // the link.
+        let room = self.buffer.admit(t0, sent.end - sent.start);
         let bytes = req.size_sectors as u64 * SECTOR_BYTES;
         let (_, in_drive) = self.res.link(false).reserve(room, t.link_ns(bytes));
         let ups = self.spec.geometry.units_per_superpage() as usize;
@@ -695,7 +696,7 @@ impl FlashSsd {
                 // program ends, which is after this write's data is in).
                 self.mapping_units.merge(lpn as u32, self.holds_data(lpn).then_some(in_drive));
             }
-            self.buffer.add(die, lpn as u32);
+            self.buffer.add_unit(die, lpn as u32, sent.contains(&lpn));
             // Every write adds whole mapping units in order, and a superpage holds whole ones,
             // so a program takes whole mapping units.
             if self.buffer.waiting(die) >= ups {
