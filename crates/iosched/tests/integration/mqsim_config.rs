@@ -130,12 +130,13 @@ fn a_hand_written_description_maps_every_field() {
 fn the_write_buffer_is_mqsims_back_pressure() {
     let text = SMALL
         .replace("<Flash_Channel_Count>2<", "<Flash_Channel_Count>3<")
-        .replace("<Die_No_Per_Chip>2<", "<Die_No_Per_Chip>1<")
+        .replace("<Chip_No_Per_Channel>2<", "<Chip_No_Per_Channel>5<")
+        .replace("<Plane_No_Per_Die>2<", "<Plane_No_Per_Die>4<")
         .replace("<Page_Capacity>8192<", "<Page_Capacity>16384<");
     let d = parse_str(&text, Path::new("bp.xml")).unwrap();
     let g = &d.spec.geometry;
-    assert_eq!((g.channels, g.dies_per_channel, g.planes_per_die, g.page_kib), (3, 2, 2, 16));
-    assert_eq!(d.spec.write_buffer_kib, 3 * 2 * 1 * 2 * 16);
+    assert_eq!((g.channels, g.dies_per_channel, g.planes_per_die, g.page_kib), (3, 10, 4, 16), "5 chips x 2 dies");
+    assert_eq!(d.spec.write_buffer_kib, 3 * 5 * 2 * 4 * 16);
     let simple = parse_str(&SMALL.replace("<Caching_Mechanism>ADVANCED<", "<Caching_Mechanism>SIMPLE<"), Path::new("s.xml")).unwrap();
     assert!(simple.unsupported.iter().any(|u| u.contains("Caching_Mechanism") && u.contains("TURNED_OFF")), "{:?}", simple.unsupported);
     assert_eq!(simple.spec.write_buffer_kib, 2 * 2 * 2 * 2 * 8);

@@ -196,14 +196,15 @@ mod tests {
         assert!(b.add_unit(0, 0, true));
         assert!(b.add_unit(0, 1, false));
         assert!(b.add_unit(0, 2, false));
-        assert_eq!(b.admit(0, 1), 0, "one host unit waits: room for one more");
-        assert!(!b.add_unit(0, 2, true), "already waiting");
-        // Now two host units: full until a program frees them.
         let mut out = Vec::new();
         assert_eq!(b.take(0, 2, &mut out), 1, "units 0 (host) and 1 (merged)");
         assert_eq!(out, vec![0, 1]);
         b.program_done_at(700, 1, 0);
-        assert_eq!(b.admit(10, 1), 700, "unit 2 (host now) and unit 0 in flight fill it");
+        // One host unit in flight, unit 2 waiting merged: room for one more at once.
+        assert_eq!(b.admit(10, 1), 10);
+        // The host writes unit 2: now two host units, full until the program frees its slot.
+        assert!(!b.add_unit(0, 2, true), "already waiting");
+        assert_eq!(b.admit(10, 1), 700);
         assert_eq!(b.take(0, 4, &mut out), 1);
         assert_eq!(out, vec![2]);
         b.program_done_at(900, 1, 0);

@@ -621,6 +621,27 @@ fn a_write_covering_part_of_a_mapping_unit_programs_all_of_it() {
     assert_eq!(plain.ftl().lookup(0), None);
 }
 
+/// The write buffer counts the host's units: with 16 KiB mapping units and a buffer of one
+/// superpage (four units), a 4 KiB write's program holds one slot, so a second 4 KiB write (to
+/// another mapping unit) is taken at once; counting the three merged units too, it would wait
+/// for the first program.
+#[test]
+fn merged_units_take_no_room_in_the_write_buffer() {
+    let mut spec = small_spec(Precondition::None);
+    spec.mapping_unit_kib = 16;
+    spec.write_buffer_kib = 16;
+    let mut ssd = FlashSsd::new(spec, 1).unwrap();
+    let s1 = ssd.service(&Request::new(0, Op::Write, 0, 8, 0), ArmPath::Direct, 0);
+    let at = s1.completion_ns;
+    let s2 = ssd.service(&Request::new(1, Op::Write, 32, 8, at), ArmPath::Direct, at);
+    assert_eq!(s2.completion_ns - at, s1.completion_ns, "the second write waited for the first program");
+    let flushed = ssd.flush_done_ns(s2.completion_ns);
+    assert!(flushed > s2.completion_ns + small_spec(Precondition::None).timing.program_ns() / 2, "the programs are under way");
+    let c = ssd.run_counters();
+    assert_eq!((c.host_units, c.padding_units), (2, 6), "{c:?}");
+    ssd.ftl().check().unwrap();
+}
+
 #[test]
 fn merging_data_on_flash_reads_it_first_and_the_program_waits_for_the_read() {
     let write_then_flush = |kib| {
