@@ -53,23 +53,35 @@ pub fn precondition_unless(ftl: &mut Ftl, how: Precondition, seed: u64, units_pe
                 }
             }
             let lpn = batch[k];
-            let die = ftl.die_of(lpn) as usize;
-            if pending[die].contains(&(lpn as u32)) {
-                continue;
-            }
-            pending[die].push(lpn as u32);
-            if pending[die].len() == ups as usize {
-                ftl.write_superpage(die as u32, &pending[die]);
-                pending[die].clear();
-            }
+            buffer_on_die(ftl, &mut pending, lpn as u32..lpn as u32 + 1);
         }
-        for (die, p) in pending.iter().enumerate() {
-            if !p.is_empty() {
-                ftl.write_superpage(die as u32, p);
-            }
-        }
+        program_the_rest(ftl, &pending);
     }
     true
+}
+
+/// Buffers `units` (one unit or a whole mapping unit, on one die) unless they already wait
+/// there, and programs the die's superpage once it is full.
+fn buffer_on_die(ftl: &mut Ftl, pending: &mut [Vec<u32>], units: std::ops::Range<u32>) {
+    let ups = ftl.geometry().units_per_superpage() as usize;
+    let die = ftl.die_of(units.start as u64) as usize;
+    if pending[die].contains(&units.start) {
+        return;
+    }
+    pending[die].extend(units);
+    if pending[die].len() == ups {
+        ftl.write_superpage(die as u32, &pending[die]);
+        pending[die].clear();
+    }
+}
+
+/// Programs each die's partly filled superpage (padded).
+fn program_the_rest(ftl: &mut Ftl, pending: &[Vec<u32>]) {
+    for (die, p) in pending.iter().enumerate() {
+        if !p.is_empty() {
+            ftl.write_superpage(die as u32, p);
+        }
+    }
 }
 
 /// The aged pass of a drive that maps `m` FTL units together: the same number of units
@@ -94,21 +106,9 @@ fn age_in_mapping_units(ftl: &mut Ftl, seed: u64, m: u64, cancelled: &dyn Fn() -
             return false;
         }
         let first = rng.gen_range(0..whole) * m;
-        let die = ftl.die_of(first) as usize;
-        if pending[die].contains(&(first as u32)) {
-            continue;
-        }
-        pending[die].extend(first as u32..(first + m) as u32);
-        if pending[die].len() == ups {
-            ftl.write_superpage(die as u32, &pending[die]);
-            pending[die].clear();
-        }
+        buffer_on_die(ftl, &mut pending, first as u32..(first + m) as u32);
     }
-    for (die, p) in pending.iter().enumerate() {
-        if !p.is_empty() {
-            ftl.write_superpage(die as u32, p);
-        }
-    }
+    program_the_rest(ftl, &pending);
     true
 }
 
