@@ -371,17 +371,17 @@ impl Reader {
 
         // Data cache: MQSim's DRAM cache writes data not written within the last second (cold)
         // back to flash at once, and takes a host write only while the sectors the host wrote
-        // that are being written back stay below one page per plane (its back-pressure: ssd/Data_Cache_Manager_Flash_Advanced.cpp
-        // 281-282, the depth set in exec/SSD_Device.cpp 334-339): a write waits
-        // for flash once that many are outstanding, whatever the cache's capacity. The model's
-        // write buffer is that bound (set below, from the geometry); the capacity would hold
-        // data rewritten within the second (hot), which MQSim keeps in DRAM and the model writes
-        // back like any other.
+        // that are being written back stay below one page per plane (its back-pressure:
+        // ssd/Data_Cache_Manager_Flash_Advanced.cpp 281-282, the depth set in
+        // exec/SSD_Device.cpp 334-339): a write waits for flash once that many are outstanding,
+        // whatever the cache's capacity. The model's write buffer is that bound (set below, from
+        // the geometry); the capacity would hold data rewritten within the second (hot), which
+        // MQSim keeps in DRAM and the model writes back like any other.
         let caching = self.word("Caching_Mechanism", &["SIMPLE", "ADVANCED"])?;
         if caching == "SIMPLE" {
-            // Its write-caching modes fall through to an error (ssd/Data_Cache_Manager_Flash_Simple.cpp
-            // 66, 109: MQSim exits); with caching off a write waits for its program, which the
-            // model's buffer does not do.
+            // Its write-caching modes fall through to an error
+            // (ssd/Data_Cache_Manager_Flash_Simple.cpp 66, 109: MQSim exits); with caching off a
+            // write waits for its program, which the model's buffer does not do.
             self.unsupported(
                 "Caching_Mechanism",
                 "SIMPLE: MQSim runs it only with the flows' caching TURNED_OFF (its write-caching modes exit with an error), where a write waits for its program; the model buffers writes as ADVANCED does",
