@@ -373,10 +373,9 @@ impl LatencyHistogram {
 fn sparse_sorted(zeros: Option<(u64, u64)>, counted: &FastMap<u64, u64>, recent: &[RecentIndex]) -> Vec<(u64, u64)> {
     let mut indices = recent.to_vec();
     index_sort::sort_indices(&mut indices);
-    let keys = indices;
     let mut map: Vec<(u64, u64)> = counted.iter().map(|(&k, &n)| (k, n)).collect();
     map.sort_unstable_by_key(|e| e.0);
-    let mut out: Vec<(u64, u64)> = Vec::with_capacity(map.len() + keys.len() + 1);
+    let mut out: Vec<(u64, u64)> = Vec::with_capacity(map.len() + indices.len() + 1);
     let mut push = |k: u64, n: u64| match out.last_mut() {
         Some(last) if last.0 == k => last.1 += n,
         _ => out.push((k, n)),
@@ -385,12 +384,12 @@ fn sparse_sorted(zeros: Option<(u64, u64)>, counted: &FastMap<u64, u64>, recent:
         push(k, n);
     }
     let (mut i, mut j) = (0, 0);
-    while i < map.len() || j < keys.len() {
-        if j == keys.len() || (i < map.len() && map[i].0 <= key_at(keys[j])) {
+    while i < map.len() || j < indices.len() {
+        if j == indices.len() || (i < map.len() && map[i].0 <= key_at(indices[j])) {
             push(map[i].0, map[i].1);
             i += 1;
         } else {
-            push(key_at(keys[j]), 1);
+            push(key_at(indices[j]), 1);
             j += 1;
         }
     }

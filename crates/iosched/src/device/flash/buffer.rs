@@ -80,12 +80,6 @@ impl WriteBuffer {
         t
     }
 
-    /// Buffers host data for `lpn` on `die`; false if it was already waiting (overwritten in
-    /// place).
-    pub fn add(&mut self, die: u32, lpn: u32) -> bool {
-        self.add_unit(die, lpn, true)
-    }
-
     /// Buffers `lpn` on `die`, holding host data (`host`) or merged into a host write's mapping
     /// unit; false if it was already waiting (a merged unit the host now writes becomes host data).
     pub fn add_unit(&mut self, die: u32, lpn: u32, host: bool) -> bool {
@@ -166,9 +160,9 @@ mod tests {
         let mut b = WriteBuffer::new(4, 1);
         assert_eq!(b.admit(0, 4), 0);
         for lpn in 0..4 {
-            assert!(b.add(0, lpn));
+            assert!(b.add_unit(0, lpn, true));
         }
-        assert!(!b.add(0, 2), "an overwrite of a waiting unit takes no slot");
+        assert!(!b.add_unit(0, 2, true), "an overwrite of a waiting unit takes no slot");
         let mut out = Vec::new();
         b.take(0, 2, &mut out);
         b.program_done_at(500, 2, 0);
@@ -178,7 +172,7 @@ mod tests {
         assert_eq!(b.admit(100, 1), 500);
         let mut b2 = WriteBuffer::new(4, 1);
         for lpn in 0..4 {
-            b2.add(0, lpn);
+            b2.add_unit(0, lpn, true);
         }
         b2.take(0, 2, &mut out);
         b2.program_done_at(500, 2, 0);
@@ -251,7 +245,7 @@ mod tests {
                         flight.drain(..freed);
                         assert_eq!(b.admit(now, units), want);
                         for _ in 0..units {
-                            b.add(0, lpn);
+                            b.add_unit(0, lpn, true);
                             lpn += 1;
                         }
                         b.take(0, units as usize, &mut out);

@@ -40,6 +40,11 @@ impl MappingUnits {
         MappingUnits { units: (kib / 4).max(1) as u64, merged: FastMap::default() }
     }
 
+    /// The mapping unit's size in FTL units (1: 4 KiB).
+    pub fn units(&self) -> u64 {
+        self.units
+    }
+
     /// Whether writes are widened (a mapping unit larger than 4 KiB).
     #[inline]
     pub fn widens(&self) -> bool {

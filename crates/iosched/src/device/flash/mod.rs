@@ -144,8 +144,8 @@ impl FlashSsd {
         if slc.is_some() {
             ftl.reserve_superblocks(spec.slc.static_superblocks_per_die(g.dies(), g.units_per_superblock()))?;
         }
-        let units_per_mapping_unit = (spec.mapping_unit_kib as u64 * 1024 / UNIT_BYTES).max(1);
-        if !precondition::precondition_unless(&mut ftl, spec.precondition, seed, units_per_mapping_unit, cancelled) {
+        let mapping_units = MappingUnits::new(spec.mapping_unit_kib);
+        if !precondition::precondition_unless(&mut ftl, spec.precondition, seed, mapping_units.units(), cancelled) {
             return Ok(None);
         }
         let after_precondition = ftl.counters;
@@ -158,7 +158,6 @@ impl FlashSsd {
             let page_bytes = spec.geometry.units_per_page() as u64 * UNIT_BYTES;
             MappingCache::new(spec.mapping.capacity_entries(), spec.mapping.entries_per_translation_page(page_bytes))
         });
-        let mapping_units = MappingUnits::new(spec.mapping_unit_kib);
         Ok(Some(FlashSsd {
             buffer: WriteBuffer::new(spec.write_buffer_kib as u64 * 1024 / UNIT_BYTES, dies),
             res: Resources::new(dies, spec.geometry.channels, &spec.die_scheduling, spec.full_duplex_link(), !spec.dram.is_off()),
@@ -688,7 +687,8 @@ impl FlashSsd {
         }
         for lpn in units {
             let die = self.ftl.die_of(lpn);
-            if widens && sent.contains(&lpn) {
+            let host = sent.contains(&lpn);
+            if widens && host {
                 self.mapping_units.host_wrote(lpn as u32);
             } else if widens && !self.buffer.contains(die, lpn as u32) && !self.mapping_units.is_merged(lpn as u32) {
                 // Waiting when the write arrived, then taken by one of its programs (above):
@@ -696,7 +696,7 @@ impl FlashSsd {
                 // program ends, which is after this write's data is in).
                 self.mapping_units.merge(lpn as u32, self.holds_data(lpn).then_some(in_drive));
             }
-            self.buffer.add_unit(die, lpn as u32, sent.contains(&lpn));
+            self.buffer.add_unit(die, lpn as u32, host);
             // Every write adds whole mapping units in order, and a superpage holds whole ones,
             // so a program takes whole mapping units.
             if self.buffer.waiting(die) >= ups {

@@ -648,12 +648,8 @@ impl Reader {
             dram,
         };
         if let Err(e) = spec.validate() {
-            let (el, v) = if e.contains("write_buffer_kib") {
-                (
-                    "Flash_Channel_Count x Chip_No_Per_Channel x Die_No_Per_Chip x Plane_No_Per_Die x Page_Capacity",
-                    format!("{} KiB", spec.write_buffer_kib),
-                )
-            } else if e.contains("over_provisioning") {
+            // (The write buffer, one page per plane, always holds a superpage and fits the limit.)
+            let (el, v) = if e.contains("over_provisioning") {
                 ("Overprovisioning_Ratio", op.to_string())
             } else if e.contains("dram_row_bytes") {
                 (

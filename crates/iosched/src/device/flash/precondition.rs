@@ -23,45 +23,58 @@ pub fn precondition_unless(ftl: &mut Ftl, how: Precondition, seed: u64, units_pe
     if how == Precondition::None {
         return true;
     }
-    let ups = ftl.geometry().units_per_superpage() as u64;
-    let logical = ftl.logical_units();
     // The first pass as laid out (full_layout.rs: no map entry written).
     ftl.write_full_pass();
-    if how == Precondition::Aged && units_per_mapping_unit > 1 {
-        return age_in_mapping_units(ftl, seed, units_per_mapping_unit, cancelled);
+    how != Precondition::Aged || age(ftl, seed, units_per_mapping_unit.max(1), cancelled)
+}
+
+/// The aged pass: twice the logical capacity overwritten in random mapping units of `m` FTL
+/// units (1 with 4 KiB ones), each buffered on its die in one piece (`m` divides a superpage:
+/// `FlashSpec::validate`), so that a mapping unit's units stay side by side in their superpage
+/// as the host's widened writes leave them. A partial mapping unit at the end of the logical
+/// space (when it is not a whole number of them) keeps the full pass's layout.
+fn age(ftl: &mut Ftl, seed: u64, m: u64, cancelled: &dyn Fn() -> bool) -> bool {
+    let ups = ftl.geometry().units_per_superpage() as usize;
+    let logical = ftl.logical_units();
+    let whole = logical / m;
+    if whole == 0 {
+        return true;
     }
-    if how == Precondition::Aged {
-        let dies = ftl.geometry().dies() as usize;
-        let mut pending: Vec<Vec<u32>> = vec![Vec::with_capacity(ups as usize); dies];
-        let mut rng = Pcg64Mcg::seed_from_u64(seed ^ 0xf1a5_0a6e_d000_0001);
-        let mut batch = [0u64; LOOKAHEAD];
-        for i in 0..2 * logical {
-            if i % CANCEL_CHECK_WRITES == 0 && cancelled() {
-                return false;
-            }
-            // The units are drawn a batch ahead and their map entries read (results unused)
-            // before any is written: each write's entry is a cache miss in a table of the whole
-            // drive, and independent reads overlap where the writes' dependent ones did not. The
-            // writes then go in the order drawn, as one by one.
-            let k = (i % LOOKAHEAD as u64) as usize;
-            if k == 0 {
-                for slot in batch.iter_mut() {
-                    *slot = rng.gen_range(0..logical);
-                }
-                for &lpn in &batch {
-                    std::hint::black_box(ftl.lookup(lpn));
-                }
-            }
-            let lpn = batch[k];
-            buffer_on_die(ftl, &mut pending, lpn as u32..lpn as u32 + 1);
+    let dies = ftl.geometry().dies() as usize;
+    let mut pending: Vec<Vec<u32>> = vec![Vec::with_capacity(ups); dies];
+    let mut rng = Pcg64Mcg::seed_from_u64(seed ^ 0xf1a5_0a6e_d000_0001);
+    let check_every = (CANCEL_CHECK_WRITES / m).max(1);
+    let mut batch = [0u64; LOOKAHEAD];
+    for i in 0..2 * logical / m {
+        if i % check_every == 0 && cancelled() {
+            return false;
         }
-        program_the_rest(ftl, &pending);
+        // The mapping units are drawn a batch ahead and their first units' map entries read
+        // (results unused) before any is written: each write's entry is a cache miss in a table
+        // of the whole drive, and independent reads overlap where the writes' dependent ones did
+        // not. The writes then go in the order drawn, as one by one.
+        let k = (i % LOOKAHEAD as u64) as usize;
+        if k == 0 {
+            for slot in batch.iter_mut() {
+                *slot = rng.gen_range(0..whole) * m;
+            }
+            for &first in &batch {
+                std::hint::black_box(ftl.lookup(first));
+            }
+        }
+        let first = batch[k];
+        buffer_on_die(ftl, &mut pending, first as u32..(first + m) as u32);
+    }
+    for (die, p) in pending.iter().enumerate() {
+        if !p.is_empty() {
+            ftl.write_superpage(die as u32, p);
+        }
     }
     true
 }
 
-/// Buffers `units` (one unit or a whole mapping unit, on one die) unless they already wait
-/// there, and programs the die's superpage once it is full.
+/// Buffers `units` (a whole mapping unit, on one die) unless they already wait there, and
+/// programs the die's superpage once it is full.
 fn buffer_on_die(ftl: &mut Ftl, pending: &mut [Vec<u32>], units: std::ops::Range<u32>) {
     let ups = ftl.geometry().units_per_superpage() as usize;
     let die = ftl.die_of(units.start as u64) as usize;
@@ -73,43 +86,6 @@ fn buffer_on_die(ftl: &mut Ftl, pending: &mut [Vec<u32>], units: std::ops::Range
         ftl.write_superpage(die as u32, &pending[die]);
         pending[die].clear();
     }
-}
-
-/// Programs each die's partly filled superpage (padded).
-fn program_the_rest(ftl: &mut Ftl, pending: &[Vec<u32>]) {
-    for (die, p) in pending.iter().enumerate() {
-        if !p.is_empty() {
-            ftl.write_superpage(die as u32, p);
-        }
-    }
-}
-
-/// The aged pass of a drive that maps `m` FTL units together: the same number of units
-/// overwritten (twice the logical capacity), drawn as whole mapping units, each buffered on its
-/// die in one piece (`m` divides a superpage: `FlashSpec::validate`), so a mapping unit's units
-/// stay side by side in their superpage as the host's widened writes leave them. A partial
-/// mapping unit at the end of the logical space (when it is not a whole number of them) keeps
-/// the full pass's layout.
-fn age_in_mapping_units(ftl: &mut Ftl, seed: u64, m: u64, cancelled: &dyn Fn() -> bool) -> bool {
-    let ups = ftl.geometry().units_per_superpage() as usize;
-    let logical = ftl.logical_units();
-    let whole = logical / m;
-    if whole == 0 {
-        return true;
-    }
-    let dies = ftl.geometry().dies() as usize;
-    let mut pending: Vec<Vec<u32>> = vec![Vec::with_capacity(ups); dies];
-    let mut rng = Pcg64Mcg::seed_from_u64(seed ^ 0xf1a5_0a6e_d000_0001);
-    let check_every = (CANCEL_CHECK_WRITES / m).max(1);
-    for i in 0..2 * logical / m {
-        if i % check_every == 0 && cancelled() {
-            return false;
-        }
-        let first = rng.gen_range(0..whole) * m;
-        buffer_on_die(ftl, &mut pending, first as u32..(first + m) as u32);
-    }
-    program_the_rest(ftl, &pending);
-    true
 }
 
 #[cfg(test)]

@@ -699,11 +699,6 @@ fn mapping_unit_kib_is_validated_against_the_superpage() {
     }
 }
 
-/// Whether `lpn` holds data in the drive (mapped in TLC or held in the SLC cache).
-fn holds_data(ssd: &FlashSsd, lpn: u64) -> bool {
-    ssd.holds_data(lpn)
-}
-
 /// One entry per unit, cached in 1 KiB: a cache that misses often.
 const SMALL_MAPPING_CACHE: mapping_cache::MappingCacheConfig =
     mapping_cache::MappingCacheConfig { capacity_kib: 1, entry_bytes: 8, translation_entry_bytes: 4, units_per_entry: 1 };
@@ -753,7 +748,7 @@ fn mapping_units_keep_exactly_the_units_the_host_wrote() {
         let mut ssd = FlashSsd::new(spec, 1).unwrap();
         // A small region, so that writes meet waiting units, merges and holes often.
         let units = 48u64.min(ssd.ftl().logical_units());
-        let mut data: Vec<bool> = (0..units).map(|u| holds_data(&ssd, u)).collect();
+        let mut data: Vec<bool> = (0..units).map(|u| ssd.holds_data(u)).collect();
         let mut x: u64 = 0x9e37_79b9 + seed;
         let mut now = 0;
         // Few requests per drive: a unit wrongly given data is rarely written later, which
@@ -786,7 +781,7 @@ fn mapping_units_keep_exactly_the_units_the_host_wrote() {
         now = ssd.flush_done_ns(now);
         ssd.check().unwrap_or_else(|e| panic!("case {case}: {e}"));
         for u in 0..units {
-            assert_eq!(holds_data(&ssd, u), data[u as usize], "case {case} ({config:?}): unit {u}");
+            assert_eq!(ssd.holds_data(u), data[u as usize], "case {case} ({config:?}): unit {u}");
         }
         let c = ssd.run_counters();
         merges += c.merged_units;
@@ -825,7 +820,7 @@ fn holes_take_no_place_in_the_slc_cache_and_merges_read_from_it() {
     ssd.flush_done_ns(b.completion_ns);
     let c = ssd.run_counters();
     assert_eq!((c.merged_units, c.update_reads), (1, 1), "{c:?}");
-    assert!(holds_data(&ssd, 0) && holds_data(&ssd, 1));
+    assert!(ssd.holds_data(0) && ssd.holds_data(1));
     ssd.check().unwrap();
 }
 
