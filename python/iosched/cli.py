@@ -1072,6 +1072,13 @@ def _dram_text(dram) -> str:
             f"tRCD/tCL/tRP {dram['trcd_ns']}/{dram['tcl_ns']}/{dram['trp_ns']} ns")
 
 
+def _hot_text(hot) -> str:
+    """Hot data kept in the write cache, in `explain`'s summary line (empty when off)."""
+    if not hot:
+        return ""
+    return f"; hot data kept in {hot['capacity_kib']:,} KiB of DRAM (window {hot['window_ms']:g} ms)"
+
+
 @app.command()
 def explain(
     drive: Path = typer.Argument(..., help="A DiskSim drive description (.parv/.diskspecs) or an MQSim ssdconfig.xml."),
@@ -1102,7 +1109,7 @@ def explain(
             f"over-provisioning {sp['over_provisioning']:.4f}, write buffer {sp['write_buffer_kib']} KiB, "
             + (f"mapping unit {sp['mapping_unit_kib']} KiB, " if "mapping_unit_kib" in sp else "") +
             f"GC {sp['gc_policy']} at {sp['gc_free_superblocks']} free, precondition {sp['precondition']}, "
-            f"queue depth {sp['max_queue_depth']}" + _dram_text(sp.get("dram")))
+            f"queue depth {sp['max_queue_depth']}" + _dram_text(sp.get("dram")) + _hot_text(sp.get("hot")))
     items.append(f"parameters with no timing effect ({len(ex['ignored'])}), with the reason:\n" + "\n".join(
         f"  {escape(i['parameter'])}: {escape(i['reason'])}" for i in ex["ignored"]))
     items.append(f"parameters not modelled ({len(ex['unsupported'])}):\n" + "\n".join(f"  {escape(u)}" for u in ex["unsupported"]))

@@ -273,7 +273,8 @@ def flash_text(f: dict) -> str:
         ("merged_units", "merged into wider mapping units"), ("update_reads", "update reads"),
         ("slc_units", "in SLC mode"), ("fold_units", "folded"), ("erases", "erases"), ("trimmed_units", "trimmed"),
         ("map_hits", "mapping-cache hits"), ("map_misses", "misses"), ("map_reads", "translation reads"),
-        ("map_writes", "translation writes")] if f.get(k)]
+        ("map_writes", "translation writes"), ("hot_units", "kept in DRAM (hot)"),
+        ("hot_evictions", "hot written back later")] if f.get(k)]
     if extra:
         parts.append(", ".join(f"{f[k]:,} {what}" for k, what in extra))
     return "; ".join(parts)

@@ -72,6 +72,10 @@ pub struct FlashSection {
     pub dram_trcd_ns: Option<u32>,
     pub dram_tcl_ns: Option<u32>,
     pub dram_trp_ns: Option<u32>,
+    /// Hot data kept in the write cache: how long a mapping unit written back stays recent
+    /// (ms; 0: off), and the DRAM holding hot data (KiB).
+    pub hot_window_ms: Option<f64>,
+    pub hot_cache_kib: Option<u32>,
 }
 
 /// Whether `[device]` describes a flash drive (then its spec), checking `kind` against the
@@ -216,6 +220,8 @@ pub fn flash_spec(d: &DeviceSection, mqsim: Option<&std::path::Path>) -> Result<
         set(&mut d.trcd_ns, f.dram_trcd_ns);
         set(&mut d.tcl_ns, f.dram_tcl_ns);
         set(&mut d.trp_ns, f.dram_trp_ns);
+        set(&mut s.hot.window_ms, f.hot_window_ms);
+        set(&mut s.hot.capacity_kib, f.hot_cache_kib);
         if let Some(p) = &f.precondition {
             s.precondition = Precondition::parse(p).ok_or_else(|| {
                 format!("field `device.flash.precondition`: unknown state `{p}` (known: {})", Precondition::NAMES.join(", "))

@@ -3,6 +3,7 @@
 //! with the file, the element and the value; a run from one is deterministic.
 
 use iosched::device::flash::gc::GcPolicy;
+use iosched::device::flash::hot_data::HotDataConfig;
 use iosched::device::flash::mqsim_config::{load, parse_str};
 use iosched::device::flash::spec::Precondition;
 use iosched::scenario::Scenario;
@@ -93,7 +94,9 @@ fn a_hand_written_description_maps_every_field() {
     // MQSim's back-pressure: one 8 KiB page per plane (2 channels x 2 chips x 2 dies x 2
     // planes) of the host's data being written back, not the 4 MiB cache.
     assert_eq!(s.write_buffer_kib, 2 * 2 * 2 * 2 * 8);
-    assert!(d.unsupported.iter().any(|u| u.contains("Data_Cache_Capacity") && u.contains("hot")), "{:?}", d.unsupported);
+    // ADVANCED caching keeps hot data (rewritten within MQSim's fixed 1 s window) in the cache.
+    assert_eq!(s.hot, HotDataConfig { window_ms: 1000.0, capacity_kib: 4096 });
+    assert!(d.ignored.iter().any(|i| i.parameter == "Data_Cache_Capacity" && i.reason.contains("hot")), "{:?}", d.ignored);
     assert_eq!(s.mapping_unit_kib, 8, "MQSim's logical page is its flash page");
     // The data cache's DRAM channel, with MQSim's access estimate: 4 KiB (a row) = 10 + 11 +
     // 4096 / 2 / 2 transfers of 5 ns.
@@ -140,6 +143,8 @@ fn the_write_buffer_is_mqsims_back_pressure() {
     let simple = parse_str(&SMALL.replace("<Caching_Mechanism>ADVANCED<", "<Caching_Mechanism>SIMPLE<"), Path::new("s.xml")).unwrap();
     assert!(simple.unsupported.iter().any(|u| u.contains("Caching_Mechanism") && u.contains("TURNED_OFF")), "{:?}", simple.unsupported);
     assert_eq!(simple.spec.write_buffer_kib, 2 * 2 * 2 * 2 * 8);
+    assert!(simple.spec.hot.is_off(), "SIMPLE keeps no hot data");
+    assert!(simple.unsupported.iter().any(|u| u.contains("Data_Cache_Capacity")), "{:?}", simple.unsupported);
 }
 
 #[test]

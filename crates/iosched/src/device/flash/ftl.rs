@@ -68,6 +68,13 @@ pub struct FtlCounters {
     /// Not in the write amplification, which counts data units.
     #[serde(skip_serializing_if = "is_zero")]
     pub map_writes: u64,
+    /// Host units of hot writes, kept in DRAM and not programmed (hot_data.rs).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub hot_units: u64,
+    /// Units held in DRAM written back later: the cache full, or a flush (counted in
+    /// `host_units` when programmed).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub hot_evictions: u64,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -103,6 +110,8 @@ impl FtlCounters {
             map_writes: f(self.map_writes, o.map_writes),
             merged_units: f(self.merged_units, o.merged_units),
             update_reads: f(self.update_reads, o.update_reads),
+            hot_units: f(self.hot_units, o.hot_units),
+            hot_evictions: f(self.hot_evictions, o.hot_evictions),
         }
     }
 }

@@ -31,6 +31,7 @@ pub mod ftl;
 pub mod full_layout;
 pub mod gc;
 pub mod geometry;
+pub mod hot_data;
 pub mod mapping_cache;
 pub mod mapping_unit;
 pub mod mqsim_config;
@@ -47,6 +48,7 @@ use self::buffer::WriteBuffer;
 use self::die_scheduling::OpKind;
 use self::ftl::{DieWork, Ftl, FtlCounters, UNMAPPED};
 use self::geometry::{UNIT_BYTES, UNIT_SECTORS};
+use self::hot_data::HotData;
 use self::mapping_cache::{Lookup, MappingCache};
 use self::mapping_unit::MappingUnits;
 use self::resources::{push_work, Resources};
@@ -92,6 +94,11 @@ pub struct FlashSsd {
     /// page reads' ends.
     unsent: Vec<(u32, Option<usize>)>,
     update_read_ends: Vec<Nanos>,
+    /// Hot data kept in DRAM (None: off; hot_data.rs).
+    hot: Option<HotData>,
+    /// Reused buffers of a write with hot data: its cold runs of units, the units evicted.
+    cold_runs: Vec<std::ops::Range<u64>>,
+    evicted: Vec<u32>,
 }
 
 /// A read under read priority with page reads whose mapping entries are not usable when the
@@ -154,6 +161,7 @@ impl FlashSsd {
             // After preconditioning: the run starts with the cache empty.
             ftl.record_gc_moves();
         }
+        let spec_hot = spec.hot;
         let mapping = (!spec.mapping.is_off()).then(|| {
             let page_bytes = spec.geometry.units_per_page() as u64 * UNIT_BYTES;
             MappingCache::new(spec.mapping.capacity_entries(), spec.mapping.entries_per_translation_page(page_bytes))
@@ -178,6 +186,9 @@ impl FlashSsd {
             mapping_units,
             unsent: Vec::new(),
             update_read_ends: Vec::new(),
+            hot: HotData::new(&spec_hot),
+            cold_runs: Vec::new(),
+            evicted: Vec::new(),
         }))
     }
 
@@ -403,6 +414,9 @@ impl FlashSsd {
     pub fn trim(&mut self, start_sector: u64, sectors: u64) {
         for lpn in self.whole_units(start_sector, sectors) {
             self.ftl.trim(lpn);
+            if let Some(h) = self.hot.as_mut() {
+                h.release(lpn as u32);
+            }
             // A unit whose data the SLC cache holds is not mapped in the FTL: count its trim here.
             if let Some(c) = self.slc.as_mut() {
                 if c.invalidate(self.ftl.die_of(lpn), lpn as u32) {
@@ -587,7 +601,7 @@ impl FlashSsd {
         let mut mapped = t0;
         for lpn in self.units_of(req) {
             let die = self.ftl.die_of(lpn);
-            if self.buffer.contains(die, lpn as u32) {
+            if self.buffer.contains(die, lpn as u32) || self.hot.as_ref().is_some_and(|h| h.holds(lpn as u32)) {
                 let unit = lpn * UNIT_SECTORS..(lpn + 1) * UNIT_SECTORS;
                 buffered_sectors += unit.end.min(req.end_sector()) - unit.start.max(req.start_sector);
                 continue;
@@ -673,13 +687,29 @@ impl FlashSsd {
         let t = self.spec.timing;
         let t0 = start + t.overhead_ns();
         let sent = self.units_of(req);
+        let bytes = req.size_sectors as u64 * SECTOR_BYTES;
+        let in_drive = if self.hot.is_some() {
+            self.write_with_hot_data(sent, start, t0, bytes)
+        } else {
+            // Room in the buffer for the host's units (merged ones take none), then the data
+            // over the link.
+            let room = self.buffer.admit(t0, sent.end - sent.start);
+            let (_, in_drive) = self.res.link(false).reserve(room, t.link_ns(bytes));
+            self.write_back(sent, start, in_drive);
+            in_drive
+        };
+        // The write completes once its data is in DRAM.
+        let done = self.dram_access(in_drive, bytes);
+        Service { dispatch_ns: start, completion_ns: done, transfer_ns: done - start, ..Service::default() }
+    }
+
+    /// Buffers the host's units `sent` (their data in the drive at `in_drive`) to be
+    /// programmed, widened to whole mapping units, each die's superpage programmed as it fills
+    /// (its entries looked up from `start`).
+    fn write_back(&mut self, sent: std::ops::Range<u64>, start: Nanos, in_drive: Nanos) {
+        let t0 = start + self.spec.timing.overhead_ns();
         // Whole mapping units are rewritten (the same units with 4 KiB ones).
         let units = self.mapping_units.widen(sent.clone(), self.ftl.logical_units());
-        // Room in the buffer for the host's units (merged ones take none), then the data over
-        // the link.
-        let room = self.buffer.admit(t0, sent.end - sent.start);
-        let bytes = req.size_sectors as u64 * SECTOR_BYTES;
-        let (_, in_drive) = self.res.link(false).reserve(room, t.link_ns(bytes));
         let ups = self.spec.geometry.units_per_superpage() as usize;
         let widens = self.mapping_units.widens();
         if widens {
@@ -704,9 +734,58 @@ impl FlashSsd {
                 self.program(die, start, in_drive);
             }
         }
-        // The write completes once its data is in DRAM.
-        let done = self.dram_access(in_drive, bytes);
-        Service { dispatch_ns: start, completion_ns: done, transfer_ns: done - start, ..Service::default() }
+    }
+
+    /// A write with hot data kept (hot_data.rs): each of its mapping units written back in the
+    /// current window is hot, its host units held in DRAM; the others are cold, written back
+    /// at once, as are the held units the cache has no room for. The write is taken once the
+    /// buffer has room for what it writes back (a hot write waits while the buffer is full, as
+    /// MQSim takes none then). Returns when its data is in the drive.
+    fn write_with_hot_data(&mut self, sent: std::ops::Range<u64>, start: Nanos, t0: Nanos, bytes: u64) -> Nanos {
+        let per = self.mapping_units.units();
+        let mut cold_runs = std::mem::take(&mut self.cold_runs);
+        cold_runs.clear();
+        let mut evicted = std::mem::take(&mut self.evicted);
+        evicted.clear();
+        let hot = self.hot.as_mut().expect("hot data on");
+        let (mut cold_units, mut hot_units) = (0, 0);
+        let mut mu = sent.start / per;
+        while mu * per < sent.end {
+            let part = (mu * per).max(sent.start)..((mu + 1) * per).min(sent.end);
+            if hot.is_hot(mu as u32) {
+                for lpn in part.clone() {
+                    hot.hold(lpn as u32);
+                }
+                hot_units += part.end - part.start;
+            } else {
+                hot.note_written_back(mu as u32);
+                // Units held from an earlier window leave: this write-back reads them from
+                // flash (MQSim writes back the write's own sectors and drops the slot).
+                for lpn in mu * per..(mu + 1) * per {
+                    hot.release(lpn as u32);
+                }
+                cold_units += part.end - part.start;
+                match cold_runs.last_mut() {
+                    Some(run) if run.end == part.start => run.end = part.end,
+                    _ => cold_runs.push(part),
+                }
+            }
+            mu += 1;
+        }
+        hot.evict_over_capacity(&mut evicted);
+        let room = self.buffer.admit(t0, (cold_units + evicted.len() as u64).max(1));
+        self.hot.as_mut().expect("hot data on").write_taken(room);
+        self.ftl.counters.hot_units += hot_units;
+        self.ftl.counters.hot_evictions += evicted.len() as u64;
+        let (_, in_drive) = self.res.link(false).reserve(room, self.spec.timing.link_ns(bytes));
+        for run in &cold_runs {
+            self.write_back(run.clone(), start, in_drive);
+        }
+        for &lpn in &evicted {
+            self.write_back(lpn as u64..lpn as u64 + 1, start, in_drive);
+        }
+        (self.cold_runs, self.evicted) = (cold_runs, evicted);
+        in_drive
     }
 
     /// Merges the units of `units` (a write's whole mapping units) that the host did not send
@@ -869,6 +948,23 @@ impl Device for FlashSsd {
     /// Programs every die's waiting units (padding partial superpages): done when the last
     /// program is.
     fn flush_done_ns(&mut self, now: Nanos) -> Nanos {
+        // Hot data held in DRAM is written back first.
+        if let Some(h) = self.hot.as_mut() {
+            let mut held = std::mem::take(&mut self.evicted);
+            held.clear();
+            h.drain(&mut held);
+            self.ftl.counters.hot_evictions += held.len() as u64;
+            let mut i = 0;
+            while i < held.len() {
+                let mut j = i + 1;
+                while j < held.len() && held[j] == held[j - 1] + 1 {
+                    j += 1;
+                }
+                self.write_back(held[i] as u64..held[j - 1] as u64 + 1, now, now);
+                i = j;
+            }
+            self.evicted = held;
+        }
         for die in 0..self.spec.geometry.dies() {
             if self.buffer.waiting(die) > 0 {
                 self.program(die, now, now);
@@ -883,3 +979,6 @@ mod tests;
 
 #[cfg(test)]
 mod mapping_tests;
+
+#[cfg(test)]
+mod hot_tests;

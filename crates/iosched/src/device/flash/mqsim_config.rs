@@ -13,6 +13,7 @@ use super::die_scheduling::DieScheduling;
 use super::dram::DramTiming;
 use super::gc::GcPolicy;
 use super::geometry::FlashGeometry;
+use super::hot_data::HotDataConfig;
 use super::mapping_cache::MappingCacheConfig;
 use super::spec::{FlashSpec, Precondition};
 use super::timing::FlashTiming;
@@ -375,8 +376,8 @@ impl Reader {
         // ssd/Data_Cache_Manager_Flash_Advanced.cpp 281-282, the depth set in
         // exec/SSD_Device.cpp 334-339): a write waits for flash once that many are outstanding,
         // whatever the cache's capacity. The model's write buffer is that bound (set below, from
-        // the geometry); the capacity would hold data rewritten within the second (hot), which
-        // MQSim keeps in DRAM and the model writes back like any other.
+        // the geometry); the capacity holds data rewritten within the second (hot), which MQSim
+        // keeps in DRAM: the model's hot data (hot_data.rs), set below.
         let caching = self.word("Caching_Mechanism", &["SIMPLE", "ADVANCED"])?;
         if caching == "SIMPLE" {
             // Its write-caching modes fall through to an error
@@ -389,15 +390,24 @@ impl Reader {
         } else {
             self.ignored.push(Ignored {
                 parameter: "Caching_Mechanism".into(),
-                reason: "ADVANCED: a DRAM write cache whose write-backs are bounded (MQSim's back-pressure), modelled as the write buffer"
+                reason: "ADVANCED: a DRAM write cache writing cold data back at once, bounded by MQSim's back-pressure (the write buffer), and keeping hot data (written back within its 1 s window) in DRAM (hot_window_ms = 1000)"
                     .into(),
             });
         }
         let cache_bytes = self.int("Data_Cache_Capacity", 0, u32::MAX as u64)?;
-        self.unsupported(
-            "Data_Cache_Capacity",
-            "MQSim keeps data rewritten within a second (hot) in its cache, up to this capacity, and writes the rest back at once (docs/reproductions/flash/mqsim.md, \"MQSim's write path\"); the model writes every write back: its write buffer is MQSim's back-pressure bound (one page per plane), not the capacity",
-        );
+        if caching == "ADVANCED" {
+            self.ignored.push(Ignored {
+                parameter: "Data_Cache_Capacity".into(),
+                reason: "the DRAM holding hot data (hot_cache_kib), the least recently written written back when full; MQSim also counts there the cold pages being written back (at most its back-pressure bound, one page per plane), the model does not".into(),
+            });
+        } else {
+            self.unsupported("Data_Cache_Capacity", "with SIMPLE caching the model keeps no hot data");
+        }
+        let hot = if caching == "ADVANCED" {
+            HotDataConfig { window_ms: 1000.0, capacity_kib: (cache_bytes / 1024) as u32 }
+        } else {
+            HotDataConfig::default()
+        };
         let dram = self.dram()?;
 
         // Mapping.
@@ -646,6 +656,7 @@ impl Reader {
             slc: Default::default(),
             mapping,
             dram,
+            hot,
         };
         if let Err(e) = spec.validate() {
             // (The write buffer, one page per plane, always holds a superpage and fits the limit.)

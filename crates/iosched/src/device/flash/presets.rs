@@ -82,6 +82,7 @@ pub fn flash_preset(name: &str) -> Option<FlashSpec> {
             slc: SlcConfig::default(),
             mapping: MappingCacheConfig::default(),
             dram: Default::default(),
+            hot: Default::default(),
         }
         .with_turbowrite(6.0, 36.0, 1e12),
         // Samsung 970 EVO Plus 1 TB (MZ-V7S1T0): data sheet: PCIe 3.0 x4 NVMe 1.3, 3,500/3,300
@@ -114,6 +115,7 @@ pub fn flash_preset(name: &str) -> Option<FlashSpec> {
             slc: SlcConfig::default(),
             mapping: MappingCacheConfig::default(),
             dram: Default::default(),
+            hot: Default::default(),
         }
         .with_turbowrite(6.0, 36.0, 1e12),
         // Samsung PM9A3 7.68 TB U.2 (MZQL27T6HBLA): product brief: PCIe 4.0 x4 NVMe, 6,500 /
@@ -148,6 +150,7 @@ pub fn flash_preset(name: &str) -> Option<FlashSpec> {
             slc: SlcConfig::default(),
             mapping: MappingCacheConfig::default(),
             dram: Default::default(),
+            hot: Default::default(),
         },
         _ => return None,
     })

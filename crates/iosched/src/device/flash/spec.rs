@@ -5,6 +5,7 @@ use super::die_scheduling::DieScheduling;
 use super::dram::DramTiming;
 use super::gc::GcPolicy;
 use super::geometry::FlashGeometry;
+use super::hot_data::HotDataConfig;
 use super::mapping_cache::MappingCacheConfig;
 use super::slc_cache::SlcConfig;
 use super::timing::FlashTiming;
@@ -67,6 +68,9 @@ pub struct FlashSpec {
     /// The data cache's DRAM channel (off: DRAM accesses take no time).
     #[serde(skip_serializing_if = "DramTiming::is_off")]
     pub dram: DramTiming,
+    /// Hot data kept in the write cache (off: every write is written back: hot_data.rs).
+    #[serde(skip_serializing_if = "HotDataConfig::is_off")]
+    pub hot: HotDataConfig,
 }
 
 impl FlashSpec {
@@ -83,6 +87,7 @@ impl FlashSpec {
         self.slc.validate()?;
         self.mapping.validate()?;
         self.dram.validate()?;
+        self.hot.validate()?;
         if !(self.over_provisioning.is_finite() && (0.01..=10.0).contains(&self.over_provisioning)) {
             return Err(format!("field `device.flash.over_provisioning` must be in [0.01, 10], got {}", self.over_provisioning));
         }

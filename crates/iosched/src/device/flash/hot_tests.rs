@@ -1,0 +1,196 @@
+//! Hot data kept in the write cache (hot_data.rs) through the drive: what is programmed, what is
+//! read from DRAM, the window, the capacity, flushes and TRIM.
+
+use super::hot_data::HotDataConfig;
+use super::spec::Precondition;
+use super::tests::small_spec;
+use super::*;
+use proptest::prelude::*;
+
+const MS: Nanos = 1_000_000;
+
+fn with_hot(precondition: Precondition, capacity_kib: u32, mapping_unit_kib: u32) -> FlashSsd {
+    let mut s = small_spec(precondition);
+    s.hot = HotDataConfig { window_ms: 1000.0, capacity_kib };
+    s.mapping_unit_kib = mapping_unit_kib;
+    FlashSsd::new(s, 1).unwrap()
+}
+
+/// Writes `sectors` at `sector` at time `at`: its completion.
+fn write(ssd: &mut FlashSsd, id: u64, sector: u64, sectors: u32, at: Nanos) -> Nanos {
+    ssd.service(&Request::new(id, Op::Write, sector, sectors, at), ArmPath::Direct, at).completion_ns
+}
+
+fn read(ssd: &mut FlashSsd, id: u64, sector: u64, at: Nanos) -> Service {
+    ssd.service(&Request::new(id, Op::Read, sector, 8, at), ArmPath::Direct, at)
+}
+
+/// MQSim's rule: the first write taken after time 0 restarts the window (so unit 0's first
+/// write-back is forgotten), the second is noted, the third is hot: kept in DRAM, not
+/// programmed, read from DRAM, written back at the flush.
+#[test]
+fn a_rewrite_within_the_window_stays_in_dram_until_the_flush() {
+    let mut ssd = with_hot(Precondition::Full, 1024, 4);
+    let t = ssd.spec().timing;
+    let a = write(&mut ssd, 0, 0, 8, 0);
+    let b = write(&mut ssd, 1, 0, 8, a + MS);
+    let flushed = ssd.flush_done_ns(b);
+    assert_eq!(ssd.run_counters().host_units, 1, "the two cold writes of unit 0 waited together: one program");
+    let c = write(&mut ssd, 2, 0, 8, flushed + MS);
+    let counters = ssd.run_counters();
+    assert_eq!((counters.hot_units, counters.host_units), (1, 1), "{counters:?}");
+    // Read from DRAM: the controller's latency and the link only (no tR).
+    let at = c + MS;
+    let r = read(&mut ssd, 3, 0, at);
+    assert!(r.cache_hit);
+    assert_eq!(r.completion_ns, at + t.overhead_ns() + t.link_ns(4096));
+    // A unit on flash pays its page read.
+    let on_flash = read(&mut ssd, 4, 64, at);
+    assert!(!on_flash.cache_hit && on_flash.completion_ns >= at + t.overhead_ns() + t.read_ns());
+    let end = ssd.flush_done_ns(r.completion_ns);
+    let counters = ssd.run_counters();
+    assert_eq!((counters.hot_units, counters.hot_evictions, counters.host_units), (1, 1, 2), "{counters:?}");
+    assert!(end >= r.completion_ns + t.program_ns(), "the flush waits for the write-back");
+    assert!(!read(&mut ssd, 5, 0, end).cache_hit, "on flash again");
+    ssd.check().unwrap();
+
+    // Off (the presets): every write is written back.
+    let mut off = FlashSsd::new(small_spec(Precondition::Full), 1).unwrap();
+    let a = write(&mut off, 0, 0, 8, 0);
+    let b = write(&mut off, 1, 0, 8, a + MS);
+    let flushed = off.flush_done_ns(b);
+    write(&mut off, 2, 0, 8, flushed + MS);
+    off.flush_done_ns(flushed + 10 * MS);
+    assert_eq!((off.run_counters().hot_units, off.run_counters().host_units), (0, 2));
+}
+
+/// The set is cleared by the first write taken after its milestone (a window after the write
+/// that restarted it); that write is still judged against the old set.
+#[test]
+fn the_window_restarts_after_its_milestone() {
+    let mut ssd = with_hot(Precondition::Full, 1024, 4);
+    let a = write(&mut ssd, 0, 0, 8, 0); // restarts the window: milestone about 1 s
+    let b = write(&mut ssd, 1, 0, 8, a + MS); // cold, noted
+    let c = write(&mut ssd, 2, 0, 8, b + 1500 * MS); // past the milestone: hot, then the set is cleared
+    assert_eq!(ssd.run_counters().hot_units, 1);
+    write(&mut ssd, 3, 0, 8, c + MS); // cold again
+    assert_eq!(ssd.run_counters().hot_units, 1);
+}
+
+/// A cold write to a held unit (a later window) takes it back to flash.
+#[test]
+fn a_cold_write_takes_a_held_unit_back_to_flash() {
+    let mut ssd = with_hot(Precondition::Full, 1024, 4);
+    let mut now = write(&mut ssd, 0, 0, 8, 0);
+    now = write(&mut ssd, 1, 0, 8, now + MS);
+    now = write(&mut ssd, 2, 0, 8, now + MS); // hot: held
+    assert!(read(&mut ssd, 3, 0, now + MS).cache_hit);
+    now = write(&mut ssd, 4, 64, 8, now + 2000 * MS); // restarts the window
+    now = write(&mut ssd, 5, 0, 8, now + MS); // cold: written back, no longer held
+    now = ssd.flush_done_ns(now);
+    let c = ssd.run_counters();
+    assert_eq!((c.hot_units, c.hot_evictions), (1, 0), "{c:?}");
+    assert!(!read(&mut ssd, 6, 0, now + MS).cache_hit);
+    ssd.check().unwrap();
+}
+
+/// With room for two held units, a third sends the least recently written back to flash.
+#[test]
+fn held_units_beyond_the_capacity_are_written_back_least_recent_first() {
+    let mut ssd = with_hot(Precondition::Full, 8, 4);
+    let mut now = write(&mut ssd, 0, 1024, 8, 0); // restarts the window
+    for (i, unit) in [0u64, 1, 2].into_iter().enumerate() {
+        now = write(&mut ssd, 10 + i as u64, unit * 8, 8, now + MS); // cold, noted
+    }
+    now = ssd.flush_done_ns(now);
+    for (i, unit) in [0u64, 1, 0, 2].into_iter().enumerate() {
+        now = write(&mut ssd, 20 + i as u64, unit * 8, 8, now + MS); // hot
+    }
+    let c = ssd.run_counters();
+    assert_eq!((c.hot_units, c.hot_evictions), (4, 1), "{c:?}");
+    let flushed = ssd.flush_done_ns(now);
+    // Unit 1 was the least recently written: back on flash, 0 and 2 held until this flush.
+    assert_eq!(ssd.run_counters().hot_evictions, 3);
+    assert!(!read(&mut ssd, 30, 8, flushed + MS).cache_hit);
+    ssd.check().unwrap();
+}
+
+/// A discard drops held data: nothing is written back for it.
+#[test]
+fn a_discard_drops_held_data() {
+    let mut ssd = with_hot(Precondition::Full, 1024, 4);
+    let mut now = write(&mut ssd, 0, 0, 8, 0);
+    now = write(&mut ssd, 1, 0, 8, now + MS);
+    now = write(&mut ssd, 2, 0, 8, now + MS);
+    assert_eq!(ssd.run_counters().hot_units, 1);
+    now = ssd.service(&Request::new(3, Op::Discard, 0, 8, now), ArmPath::Direct, now).completion_ns;
+    ssd.flush_done_ns(now);
+    assert_eq!(ssd.run_counters().hot_evictions, 0);
+    assert_eq!(ssd.ftl().lookup(0), None);
+    ssd.check().unwrap();
+}
+
+/// Hot is judged per mapping unit (MQSim's logical page): with 8 KiB mapping units, a write of
+/// unit 1 after unit 0's write-back in the window is hot.
+#[test]
+fn hot_is_judged_per_mapping_unit() {
+    let mut ssd = with_hot(Precondition::Full, 1024, 8);
+    let mut now = write(&mut ssd, 0, 1024, 8, 0); // restarts the window
+    now = write(&mut ssd, 1, 0, 8, now + MS); // unit 0: mapping unit 0 written back
+    now = write(&mut ssd, 2, 8, 8, now + MS); // unit 1: the same mapping unit, hot
+    let c = ssd.run_counters();
+    assert_eq!(c.hot_units, 1, "{c:?}");
+    assert!(read(&mut ssd, 3, 8, now + MS).cache_hit);
+    let mut four = with_hot(Precondition::Full, 1024, 4);
+    let mut now = write(&mut four, 0, 1024, 8, 0);
+    now = write(&mut four, 1, 0, 8, now + MS);
+    write(&mut four, 2, 8, 8, now + MS);
+    assert_eq!(four.run_counters().hot_units, 0, "4 KiB mapping units: another unit, cold");
+}
+
+#[test]
+fn the_fields_are_read_and_checked() {
+    let s = tests::scenario_flash_spec("hot_window_ms = 1000\nhot_cache_kib = 4096").unwrap().unwrap();
+    assert_eq!(s.hot, HotDataConfig { window_ms: 1000.0, capacity_kib: 4096 });
+    for (bad, field) in [
+        ("hot_cache_kib = 64", "hot_cache_kib"),
+        ("hot_window_ms = 1000", "hot_cache_kib"),
+        ("hot_window_ms = -5\nhot_cache_kib = 64", "hot_window_ms"),
+    ] {
+        let e = tests::scenario_flash_spec(bad).unwrap_err();
+        assert!(e.contains(&format!("device.flash.{field}")), "{bad}: {e}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    /// Writes, reads, trims, flushes and gaps with hot data kept (a small capacity, 8 or 4 KiB
+    /// mapping units) keep the mapping's invariants, and a final flush leaves nothing held.
+    #[test]
+    fn hot_data_keeps_the_invariants_over_random_streams(
+        ops in proptest::collection::vec((0u8..12, 0u64..512, 1u32..40), 1..400),
+        mapping_unit_kib in prop_oneof![Just(4u32), Just(8)],
+        capacity_kib in prop_oneof![Just(4u32), Just(64), Just(4096)],
+    ) {
+        let mut ssd = with_hot(Precondition::Full, capacity_kib, mapping_unit_kib);
+        let cap = ssd.capacity_sectors();
+        let mut now = 0;
+        for (i, (kind, at, len)) in ops.into_iter().enumerate() {
+            let sector = (at * 8) % cap;
+            let len = len.min(((cap - sector) as u32).max(1));
+            match kind {
+                0 => ssd.trim(sector, len as u64),
+                1 => now = ssd.flush_done_ns(now),
+                2..=4 => now = ssd.service(&Request::new(i as u64, Op::Read, sector, len, now), ArmPath::Direct, now).completion_ns,
+                11 => now += 700 * MS,
+                _ => now = write(&mut ssd, i as u64, sector, len, now),
+            }
+            prop_assert!(ssd.hot.as_ref().unwrap().held_units() <= (capacity_kib / 4) as usize);
+        }
+        ssd.flush_done_ns(now);
+        prop_assert_eq!(ssd.hot.as_ref().unwrap().held_units(), 0);
+        prop_assert!(ssd.check().is_ok(), "{:?}", ssd.check());
+        let c = ssd.run_counters();
+        prop_assert!(c.hot_evictions <= c.hot_units, "{:?}", c);
+    }
+}
