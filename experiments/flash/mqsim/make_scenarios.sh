@@ -3,19 +3,23 @@
 # ssdconfig.xml read by `[device] mqsim` (MQSim built as docs/benchmarks.md says; the path is
 # outside the repository), the workloads those of run_mqsim.sh: closed queue of 4 KiB random
 # requests over the first half of the logical space (MQSim's Working_Set_Percentage 50).
-# [device.flash] keeps a sample of each die: 128 blocks per plane instead of 2,048 (32 GiB of
-# flash instead of 512 GiB: the FTL's table and the full-drive preconditioning in memory), GC's
-# reserve scaled with it (MQSim's GC_Exec_Threshold 0.05 x 128); no run here reaches GC.
+# The read runs' [device.flash] keep a sample of each die: 128 blocks per plane instead of 2,048
+# (32 GiB of flash instead of 512 GiB: the full-drive preconditioning's time), GC's reserve
+# scaled with it (MQSim's GC_Exec_Threshold 0.05 x 128); no run here reaches GC.
 # Reads start from a full drive: MQSim reads pages never written from flash (it maps them on
 # the fly), the model returns zeroes for them without reading a data page (with the mapping
 # cache, after the translation page on a miss).
 set -e
 cd "$(dirname "$0")"
 XML=${MQSIM_XML:-/work/research/mqsim/src/ssdconfig.xml}
-echo "rr-qd1 1 1 50000 full
-rr-qd16 1 16 200000 full
-rw-qd16 0 16 200000 none
-mix70-qd16 0.7 16 200000 full" | while read -r name rd qd n pre; do
+# The writes-only run takes the whole drive (2,048 blocks, GC's reserve with it): MQSim keeps data
+# rewritten within a second in DRAM (hot), and the sample's 16 times smaller logical space would
+# make rewrites 16 times likelier (2,392 hot writes of 200,000 against 157 on the whole drive;
+# MQSim 131). From a fresh drive it costs no preconditioning.
+echo "rr-qd1 1 1 50000 full 128 6
+rr-qd16 1 16 200000 full 128 6
+rw-qd16 0 16 200000 none 2048 102
+mix70-qd16 0.7 16 200000 full 128 6" | while read -r name rd qd n pre blocks reserve; do
 cat > "$name.toml" <<TOML
 # MQSim side by side ($name; written by make_scenarios.sh): MQSim's default ssdconfig.xml
 [device]
@@ -23,8 +27,8 @@ mqsim = "$XML"
 queue_depth = $qd
 [device.flash]
 precondition = "$pre"
-blocks_per_plane = 128
-gc_free_superblocks = 6
+blocks_per_plane = $blocks
+gc_free_superblocks = $reserve
 [workload]
 kind = "closed-queue"
 queue_depth = $qd
@@ -76,12 +80,15 @@ done
 # 2 MiB cached mapping table and are compared with MQSim as configured.
 mkdir -p controls
 ctl() { # source name extra-lines
-    sed "s|^gc_free_superblocks = 6|gc_free_superblocks = 6$3|; s|^precondition = \"full\"$|precondition = \"full\"$4|; s|^\[device.flash\]$|[device.flash]\nmapping_cache_kib = 0|" "$1.toml" |
+    sed "s|^\(gc_free_superblocks = [0-9]*\)$|\1$3|; s|^precondition = \"full\"$|precondition = \"full\"$4|; s|^\[device.flash\]$|[device.flash]\nmapping_cache_kib = 0|" "$1.toml" |
         sed "1s|.*|# MQSim side by side, controlled ($2; written by make_scenarios.sh)|" > "controls/$2.toml"
 }
 ctl rr-qd1 rr-qd1-chips '\ndies_per_channel = 4'
 ctl rr-qd16 rr-qd16-chips '\ndies_per_channel = 4'
+# The writes' control keeps MQSim's capacity (512 GiB) with half the dies and a quarter of the
+# page: 8 x 2,048 blocks per plane (GC's reserve with it), for the reason above.
 ctl rw-qd16 rw-qd16-chips-wbuf-page '\ndies_per_channel = 4\npage_kib = 4\nmapping_unit_kib = 4\nplanes_per_die = 1\nwrite_buffer_kib = 1024'
+sed -i 's|^blocks_per_plane = 2048|blocks_per_plane = 16384|; s|^gc_free_superblocks = 102|gc_free_superblocks = 819|' controls/rw-qd16-chips-wbuf-page.toml
 # The 70% mix's controls take the whole drive (2,048 blocks per plane, GC's reserve with it): with
 # half the dies (chips) and MQSim's 8 KiB mapping units (a 4 KiB write programs 8 KiB) or 4 KiB
 # pages (page), the 128-block sample would reach GC, which MQSim's whole drive does not.
