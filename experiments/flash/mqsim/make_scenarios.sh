@@ -103,7 +103,7 @@ done
 # prio: read_priority = true (issue 28's die scheduling): MQSim's transaction scheduler serves a
 #       chip's queued reads before its programs and erases; its suspension never fires (its
 #       TSUs' service_read_transaction returns false on every busy chip), so no suspend.
-for c in mix70-qd16-chips-wbuf-page trace-tpcc-chips-wbuf trace-tpcc-chips-wbuf-stripe; do
+for c in rw-qd16-chips-wbuf-page mix70-qd16-chips-wbuf-page trace-tpcc-chips-wbuf trace-tpcc-chips-wbuf-stripe; do
     sed 's|^\[device.flash\]$|[device.flash]\nread_priority = true|; 1s|(\([^;]*\);|(\1-prio;|' "controls/$c.toml" > "controls/$c-prio.toml"
 done
 # cmt: every control with the description's cached mapping table instead (mapping_cache_kib = 0
