@@ -144,6 +144,16 @@ fn the_write_buffer_is_mqsims_back_pressure() {
     assert!(simple.unsupported.iter().any(|u| u.contains("Caching_Mechanism") && u.contains("TURNED_OFF")), "{:?}", simple.unsupported);
     assert_eq!(simple.spec.write_buffer_kib, 2 * 2 * 2 * 2 * 8);
     assert!(simple.spec.hot.is_off(), "SIMPLE keeps no hot data");
+    // Every factor at its largest: 4 GiB, which MQSim's 32-bit product wraps to 0 (noted).
+    let largest = SMALL
+        .replace("<Flash_Channel_Count>2<", "<Flash_Channel_Count>64<")
+        .replace("<Chip_No_Per_Channel>2<", "<Chip_No_Per_Channel>32<")
+        .replace("<Plane_No_Per_Die>2<", "<Plane_No_Per_Die>16<")
+        .replace("<Page_Capacity>8192<", "<Page_Capacity>65536<");
+    let big = parse_str(&largest, Path::new("big.xml")).unwrap();
+    assert_eq!(big.spec.write_buffer_kib, 4 << 20);
+    assert!(big.notes.iter().any(|n| n.contains("wraps") && n.contains("to 0 KiB") && n.contains("no write at all")), "{:?}", big.notes);
+    assert!(!d.notes.iter().any(|n| n.contains("wraps")), "{:?}", d.notes);
     assert!(simple.unsupported.iter().any(|u| u.contains("Data_Cache_Capacity")), "{:?}", simple.unsupported);
 }
 
