@@ -89,6 +89,10 @@ ctl rr-qd16 rr-qd16-chips '\ndies_per_channel = 4'
 # page: 8 x 2,048 blocks per plane (GC's reserve with it), for the reason above.
 ctl rw-qd16 rw-qd16-chips-wbuf-page '\ndies_per_channel = 4\npage_kib = 4\nmapping_unit_kib = 4\nplanes_per_die = 1\nwrite_buffer_kib = 1024'
 sed -i 's|^blocks_per_plane = 2048|blocks_per_plane = 16384|; s|^gc_free_superblocks = 102|gc_free_superblocks = 819|' controls/rw-qd16-chips-wbuf-page.toml
+# With MQSim's chips alone (the description as read has its write cache, pages and planes since
+# the seventeenth session), 2 x 2,048 blocks per plane keep its capacity with half the dies.
+ctl rw-qd16 rw-qd16-chips '\ndies_per_channel = 4'
+sed -i 's|^blocks_per_plane = 2048|blocks_per_plane = 4096|; s|^gc_free_superblocks = 102|gc_free_superblocks = 204|' controls/rw-qd16-chips.toml
 # The 70% mix's controls take the whole drive (2,048 blocks per plane, GC's reserve with it): with
 # half the dies (chips) and MQSim's 8 KiB mapping units (a 4 KiB write programs 8 KiB) or 4 KiB
 # pages (page), the 128-block sample would reach GC, which MQSim's whole drive does not.
@@ -103,7 +107,7 @@ done
 # prio: read_priority = true (issue 28's die scheduling): MQSim's transaction scheduler serves a
 #       chip's queued reads before its programs and erases; its suspension never fires (its
 #       TSUs' service_read_transaction returns false on every busy chip), so no suspend.
-for c in rw-qd16-chips-wbuf-page mix70-qd16-chips-wbuf-page trace-tpcc-chips-wbuf trace-tpcc-chips-wbuf-stripe; do
+for c in rw-qd16-chips rw-qd16-chips-wbuf-page mix70-qd16-chips mix70-qd16-chips-wbuf-page trace-tpcc-chips-wbuf trace-tpcc-chips-wbuf-stripe; do
     sed 's|^\[device.flash\]$|[device.flash]\nread_priority = true|; 1s|(\([^;]*\);|(\1-prio;|' "controls/$c.toml" > "controls/$c-prio.toml"
 done
 # cmt: every control with the description's cached mapping table instead (mapping_cache_kib = 0

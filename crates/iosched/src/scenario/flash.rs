@@ -76,6 +76,9 @@ pub struct FlashSection {
     /// (ms; 0: off), and the DRAM holding hot data (KiB).
     pub hot_window_ms: Option<f64>,
     pub hot_cache_kib: Option<u32>,
+    /// Each plane its own write frontier (one page per program, planes paired at equal page
+    /// index); off: whole superpages.
+    pub plane_frontiers: Option<bool>,
 }
 
 /// Whether `[device]` describes a flash drive (then its spec), checking `kind` against the
@@ -222,6 +225,7 @@ pub fn flash_spec(d: &DeviceSection, mqsim: Option<&std::path::Path>) -> Result<
         set(&mut d.trp_ns, f.dram_trp_ns);
         set(&mut s.hot.window_ms, f.hot_window_ms);
         set(&mut s.hot.capacity_kib, f.hot_cache_kib);
+        set(&mut s.plane_frontiers, f.plane_frontiers);
         if let Some(p) = &f.precondition {
             s.precondition = Precondition::parse(p).ok_or_else(|| {
                 format!("field `device.flash.precondition`: unknown state `{p}` (known: {})", Precondition::NAMES.join(", "))

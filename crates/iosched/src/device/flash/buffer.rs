@@ -61,6 +61,7 @@ impl WriteBuffer {
                 break;
             }
             self.releases.pop();
+            let mut n = n;
             if id != 0 {
                 let Some(m) = self.ends.get_mut(&id) else { continue };
                 if m.queued_ns != at {
@@ -69,9 +70,11 @@ impl WriteBuffer {
                 if m.end_ns != at {
                     // Moved later since it was queued: it frees at its current end.
                     m.queued_ns = m.end_ns;
-                    self.releases.push(Reverse((m.end_ns, n, id)));
+                    self.releases.push(Reverse((m.end_ns, m.units, id)));
                     continue;
                 }
+                // Its units now (a page programmed with it may have joined since it was queued).
+                n = m.units;
                 self.ends.remove(&id);
             }
             self.in_flight_units -= n as u64;
@@ -123,6 +126,13 @@ impl WriteBuffer {
     /// job, 0 if its end cannot move).
     pub fn program_done_at(&mut self, at: Nanos, units: u32, id: u64) {
         if id != 0 {
+            if let Some(m) = self.ends.get_mut(&id) {
+                // A page joining a multi-plane program already in flight (plane_frontiers.rs):
+                // its slots free with the job, wherever the job's end moves.
+                m.units += units;
+                self.in_flight_units += units as u64;
+                return;
+            }
             self.ends.insert(id, Moving { end_ns: at, units, queued_ns: at });
         }
         self.releases.push(Reverse((at, units, id)));
@@ -143,6 +153,11 @@ impl WriteBuffer {
             }
             self.last_release_ns = self.last_release_ns.max(at);
         }
+    }
+
+    /// Host units waiting or being programmed (the slots taken).
+    pub fn held_units(&self) -> u64 {
+        self.pending_units + self.in_flight_units
     }
 
     /// When every program scheduled so far completes.

@@ -75,6 +75,10 @@ pub struct FtlCounters {
     /// `host_units` when programmed).
     #[serde(skip_serializing_if = "is_zero")]
     pub hot_evictions: u64,
+    /// Page programs that joined another plane's program at the same page index (a frontier
+    /// per plane: plane_frontiers.rs); each saves a program's time on its die.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub paired_programs: u64,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -112,6 +116,7 @@ impl FtlCounters {
             update_reads: f(self.update_reads, o.update_reads),
             hot_units: f(self.hot_units, o.hot_units),
             hot_evictions: f(self.hot_evictions, o.hot_evictions),
+            paired_programs: f(self.paired_programs, o.paired_programs),
         }
     }
 }
@@ -119,7 +124,9 @@ impl FtlCounters {
 /// The logical capacity in 4 KiB units of `geo` with `over_provisioning` (whole superpages,
 /// the same on every die), or why GC could not work with so little spare space.
 pub fn logical_units_for(geo: &FlashGeometry, over_provisioning: f64, gc_free_superblocks: u32) -> Result<u64, String> {
-    geo.validate()?;
+    // (A drive's own fields were checked by `FlashSpec::validate`; `geo` may be the array as
+    // allocated with a frontier per plane.)
+    geo.validate_as_allocated()?;
     let (ups, sbpd, dies) = (geo.units_per_superpage(), geo.superblocks_per_die(), geo.dies());
     let per_die_superpages = (geo.pages_per_block as f64 * sbpd as f64 / (1.0 + over_provisioning)).floor() as u64;
     // GC needs the spare space to hold more than the reserved free superblocks plus the
@@ -237,6 +244,13 @@ impl Ftl {
     /// on one plane share a page read).
     pub fn die_and_page(&self, ppn: u32) -> (u32, u32) {
         (ppn / self.upsb / self.sbpd, ppn / self.geo.units_per_page())
+    }
+    /// The page index, within its block, of the last superpage written at `die`'s frontier
+    /// (None before any).
+    pub fn frontier_page(&self, die: u32) -> Option<u32> {
+        let sb = self.active[die as usize]?;
+        let written = self.written[self.global(die, sb)];
+        (written > 0).then(|| (written - 1) / self.ups)
     }
     pub fn free_superblocks(&self, die: u32) -> usize {
         self.free[die as usize].len()

@@ -55,9 +55,19 @@ impl FlashGeometry {
     }
 
     pub fn validate(&self) -> Result<(), String> {
+        self.check(64)
+    }
+
+    /// As `validate`, for the array as the FTL allocates it: with a write frontier per plane
+    /// each plane is one of its dies, so a channel may carry up to 64 dies x 16 planes.
+    pub fn validate_as_allocated(&self) -> Result<(), String> {
+        self.check(64 * 16)
+    }
+
+    fn check(&self, max_dies_per_channel: u32) -> Result<(), String> {
         let fields = [
             ("channels", self.channels, 1, 64),
-            ("dies_per_channel", self.dies_per_channel, 1, 64),
+            ("dies_per_channel", self.dies_per_channel, 1, max_dies_per_channel),
             ("planes_per_die", self.planes_per_die, 1, 16),
             ("blocks_per_plane", self.blocks_per_plane, 4, 1 << 20),
             ("pages_per_block", self.pages_per_block, 1, 1 << 14),

@@ -35,6 +35,7 @@ pub mod hot_data;
 pub mod mapping_cache;
 pub mod mapping_unit;
 pub mod mqsim_config;
+pub mod plane_frontiers;
 pub mod precondition;
 pub mod presets;
 pub mod resources;
@@ -51,6 +52,7 @@ use self::geometry::{UNIT_BYTES, UNIT_SECTORS};
 use self::hot_data::HotData;
 use self::mapping_cache::{Lookup, MappingCache};
 use self::mapping_unit::MappingUnits;
+use self::plane_frontiers::Pairing;
 use self::resources::{push_work, Resources};
 use self::slc_cache::{FoldPolicy, SlcCache};
 pub use self::spec::FlashSpec;
@@ -99,6 +101,9 @@ pub struct FlashSsd {
     /// Reused buffers of a write with hot data: its cold runs of units, the units evicted.
     cold_runs: Vec<std::ops::Range<u64>>,
     evicted: Vec<u32>,
+    /// With a write frontier per plane, the single-page programs a page may join (None: off;
+    /// plane_frontiers.rs).
+    pairing: Option<Pairing>,
 }
 
 /// A read under read priority with page reads whose mapping entries are not usable when the
@@ -145,7 +150,8 @@ impl FlashSsd {
     /// [`FlashSsd::new`], giving up (None) if `cancelled` says so while preconditioning.
     pub fn new_unless(spec: FlashSpec, seed: u64, cancelled: &dyn Fn() -> bool) -> Result<Option<FlashSsd>, String> {
         spec.validate()?;
-        let mut ftl = Ftl::new(&spec.geometry, spec.over_provisioning, spec.gc_policy, spec.gc_free_superblocks)?;
+        // With a frontier per plane the FTL allocates planes as its dies (plane_frontiers.rs).
+        let mut ftl = Ftl::new(&spec.ftl_geometry(), spec.over_provisioning, spec.gc_policy, spec.gc_free_superblocks)?;
         let g = &spec.geometry;
         let slc = (!spec.slc.is_off()).then(|| SlcCache::new(&spec.slc, g.dies(), g.units_per_superpage(), g.units_per_superblock()));
         if slc.is_some() {
@@ -167,7 +173,8 @@ impl FlashSsd {
             MappingCache::new(spec.mapping.capacity_entries(), spec.mapping.entries_per_translation_page(page_bytes))
         });
         Ok(Some(FlashSsd {
-            buffer: WriteBuffer::new(spec.write_buffer_kib as u64 * 1024 / UNIT_BYTES, dies),
+            buffer: WriteBuffer::new(spec.write_buffer_kib as u64 * 1024 / UNIT_BYTES, spec.ftl_geometry().dies()),
+            pairing: spec.plane_frontiers.then(|| Pairing::new(dies)),
             res: Resources::new(dies, spec.geometry.channels, &spec.die_scheduling, spec.full_duplex_link(), !spec.dram.is_off()),
             spec,
             ftl,
@@ -341,6 +348,13 @@ impl FlashSsd {
 
     /// The die holding translation page `page`: striped over the dies as data chunks are
     /// (MQSim allocates translation pages with the data's static plane scheme, keyed by page).
+    /// The die (the array's) of the FTL's die `ftl_die`: itself, or with a frontier per plane
+    /// the die whose plane it is.
+    #[inline]
+    fn die_of_plane(&self, ftl_die: u32) -> u32 {
+        ftl_die % self.spec.geometry.dies()
+    }
+
     fn translation_die(&self, page: u64) -> u32 {
         (page % self.spec.geometry.dies() as u64) as u32
     }
@@ -499,7 +513,7 @@ impl FlashSsd {
     /// With a mapping cache their entries are looked up at `lookup_ns` (no later than
     /// `ready_ns`).
     fn program(&mut self, die: u32, lookup_ns: Nanos, ready_ns: Nanos) {
-        let ups = self.spec.geometry.units_per_superpage() as usize;
+        let ups = self.ftl.geometry().units_per_superpage() as usize;
         let mut lpns = std::mem::take(&mut self.lpns);
         let host_units = self.buffer.take(die, ups, &mut lpns);
         if lpns.is_empty() {
@@ -564,13 +578,38 @@ impl FlashSsd {
                 }
             }
             let work: DieWork = self.ftl.write_superpage(die, &lpns);
-            self.res.die_job(die, ready, work, &self.spec.timing)
+            self.die_program(die, work, lookup_ns, ready)
         };
         if self.mapping.is_some() {
             self.relocated(ready);
         }
         self.buffer.program_done_at(done, host_units, id);
         self.lpns = lpns;
+    }
+
+    /// The die work of a program on the FTL's die `die` (data in its register at `ready`):
+    /// (job id, end). With a frontier per plane, a lone page program joins one of another plane
+    /// of the same die at the same page index that starts no earlier (plane_frontiers.rs).
+    fn die_program(&mut self, die: u32, work: DieWork, now: Nanos, ready: Nanos) -> (u64, Nanos) {
+        let array_die = self.die_of_plane(die);
+        let Some(pairing) = self.pairing.as_mut() else {
+            return self.res.die_job(array_die, ready, work, &self.spec.timing);
+        };
+        let plane = die / self.spec.geometry.dies();
+        let page = self.ftl.frontier_page(die).expect("a page was just written");
+        let lone = work == DieWork { reads: 0, programs: 1, erases: 0 };
+        if lone {
+            if let Some(joined) = pairing.join(array_die, plane, page, ready, now) {
+                self.ftl.counters.paired_programs += 1;
+                return joined;
+            }
+        }
+        let (job, end) = self.res.die_job(array_die, ready, work, &self.spec.timing);
+        if lone {
+            let start = end - self.spec.timing.program_ns();
+            self.pairing.as_mut().expect("on").reserved(array_die, plane, page, start, end, job);
+        }
+        (job, end)
     }
 
     /// A page read of `tr` on `die` from `ready`: its end. Under read priority the read may
@@ -649,7 +688,7 @@ impl FlashSsd {
     fn read_page(&mut self, p: &PageRead) -> Nanos {
         let t = self.spec.timing;
         let ch = self.spec.geometry.channel_of(p.die) as usize;
-        let read_end = self.die_read(p.die, p.from_ns, p.tr_ns);
+        let read_end = self.die_read(self.die_of_plane(p.die), p.from_ns, p.tr_ns);
         self.res.channel(ch).reserve(read_end, t.channel_ns(p.units as u64 * UNIT_BYTES)).1
     }
 
@@ -710,7 +749,7 @@ impl FlashSsd {
         let t0 = start + self.spec.timing.overhead_ns();
         // Whole mapping units are rewritten (the same units with 4 KiB ones).
         let units = self.mapping_units.widen(sent.clone(), self.ftl.logical_units());
-        let ups = self.spec.geometry.units_per_superpage() as usize;
+        let ups = self.ftl.geometry().units_per_superpage() as usize;
         let widens = self.mapping_units.widens();
         if widens {
             self.merge_unsent(sent.clone(), units.clone(), t0, in_drive);
@@ -897,7 +936,7 @@ impl DeviceView for FlashSsd {
             (None, Some(c)) if c.contains(lpn as u32) => (self.ftl.die_of(lpn), c.cfg.read_ns()),
             _ => return mapping + link,
         };
-        mapping + (self.res.die_busy_until(die, now) - now) + tr + t.channel_ns(bytes) + link
+        mapping + (self.res.die_busy_until(self.die_of_plane(die), now) - now) + tr + t.channel_ns(bytes) + link
     }
 }
 
@@ -965,7 +1004,7 @@ impl Device for FlashSsd {
             }
             self.evicted = held;
         }
-        for die in 0..self.spec.geometry.dies() {
+        for die in 0..self.ftl.geometry().dies() {
             if self.buffer.waiting(die) > 0 {
                 self.program(die, now, now);
             }
@@ -982,3 +1021,6 @@ mod mapping_tests;
 
 #[cfg(test)]
 mod hot_tests;
+
+#[cfg(test)]
+mod plane_tests;

@@ -665,6 +665,7 @@ impl Reader {
             mapping,
             dram,
             hot,
+            plane_frontiers: true,
         };
         if let Err(e) = spec.validate() {
             // (The write buffer, one page per plane, always holds a superpage and fits the limit.)

@@ -71,6 +71,11 @@ pub struct FlashSpec {
     /// Hot data kept in the write cache (off: every write is written back: hot_data.rs).
     #[serde(skip_serializing_if = "HotDataConfig::is_off")]
     pub hot: HotDataConfig,
+    /// Each plane its own write frontier, as MQSim's FTL allocates (plane_frontiers.rs): a
+    /// program is one page, and pages of one die's planes at the same page index that wait
+    /// together go as one multi-plane program. Off: a die programs whole superpages.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub plane_frontiers: bool,
 }
 
 impl FlashSpec {
@@ -78,6 +83,17 @@ impl FlashSpec {
     /// pair of one-way differential pairs) or one frame at a time (SATA).
     pub fn full_duplex_link(&self) -> bool {
         self.interface == "nvme"
+    }
+
+    /// The array as the FTL allocates it: with a frontier per plane, each plane of a die is one
+    /// of the FTL's dies (plane `p` of die `d` is FTL die `d + p x dies`: channels first, then
+    /// ways, then planes, MQSim's CWDP order) with one plane; else the geometry itself.
+    pub fn ftl_geometry(&self) -> FlashGeometry {
+        let g = &self.geometry;
+        if !self.plane_frontiers {
+            return g.clone();
+        }
+        FlashGeometry { dies_per_channel: g.dies_per_channel * g.planes_per_die, planes_per_die: 1, ..g.clone() }
     }
 
     pub fn validate(&self) -> Result<(), String> {
@@ -98,7 +114,12 @@ impl FlashSpec {
                 self.write_buffer_kib
             ));
         }
-        super::mapping_unit::validate(self.mapping_unit_kib, superpage_kib)?;
+        // A program writes a superpage, or one page with a frontier per plane.
+        let program_kib = self.ftl_geometry().units_per_superpage() * 4;
+        super::mapping_unit::validate(self.mapping_unit_kib, program_kib)?;
+        if self.plane_frontiers && !self.slc.is_off() {
+            return Err("fields `device.flash.plane_frontiers` and the SLC cache (`slc_cache_gib` / `slc_dynamic_gib`) cannot be combined: the SLC cache programs whole superpages".into());
+        }
         if !(1..=1_000).contains(&self.gc_free_superblocks) {
             return Err(format!("field `device.flash.gc_free_superblocks` must be in [1, 1000], got {}", self.gc_free_superblocks));
         }
