@@ -484,12 +484,11 @@ impl Reader {
         }
         // MQSim's back-pressure bound: one page per plane of the host's data being written back.
         let write_buffer_kib = channels * chips * dies_per_chip * planes * (page_bytes / 1024) as u32;
-        if write_buffer_kib as u64 * 1024 >= 1 << 32 {
-            // exec/SSD_Device.cpp multiplies the factors by Page_Capacity in bytes in 32 bits.
+        if write_buffer_kib as u64 * 1024 == 1 << 32 {
+            // exec/SSD_Device.cpp multiplies the factors by Page_Capacity in bytes in 32 bits;
+            // every factor at the reader's largest makes exactly 2^32 (no larger product is read).
             self.notes.push(format!(
-                "MQSim's back-pressure bound (channels x chips x dies x planes x Page_Capacity = {write_buffer_kib} KiB) wraps in its 32-bit arithmetic to {} KiB: MQSim then takes {}; the model keeps the bound as written",
-                (write_buffer_kib as u64 * 1024 % (1 << 32)) / 1024,
-                if write_buffer_kib as u64 * 1024 % (1 << 32) == 0 { "no write at all" } else { "writes against the wrapped bound" }
+                "MQSim's back-pressure bound (channels x chips x dies x planes x Page_Capacity = {write_buffer_kib} KiB) wraps in its 32-bit arithmetic to 0 KiB: MQSim then takes no write at all; the model keeps the bound as written"
             ));
         }
         let geometry = FlashGeometry {
