@@ -5,9 +5,10 @@
 //! data"); a write to one that was is hot: its data stays in DRAM, is not programmed, and reads
 //! of it are served from DRAM until it leaves. It leaves when a later cold write covers its
 //! mapping unit (written back then: MQSim updates the slot and writes the write's own sectors
-//! back, the rest read from flash), when the cache is full and it is the least recently written
-//! (written back: MQSim's LRU eviction of a dirty slot), at a flush (written back), or at a
-//! TRIM (dropped).
+//! back, the rest read from flash), when the cache is full and its mapping unit's slot is the
+//! least recently used (written back with the slot's other held units: MQSim's LRU eviction of
+//! a dirty slot; a write or a read hit uses a slot), at a flush (written back), or at a TRIM
+//! (dropped). The capacity counts slots of one mapping unit, as MQSim's counts pages.
 //!
 //! MQSim's "bloom filter" is an exact set of logical pages, cleared after a write is taken once
 //! the clock has passed the next reset milestone (0 at the start: the first write clears it),
@@ -29,7 +30,7 @@ use std::collections::VecDeque;
 pub struct HotDataConfig {
     /// How long a mapping unit written back stays "recently written" (ms; 0: off, the default).
     pub window_ms: f64,
-    /// DRAM holding hot data (KiB).
+    /// DRAM holding hot data (KiB; slots of one mapping unit).
     pub capacity_kib: u32,
 }
 
@@ -69,26 +70,31 @@ impl HotDataConfig {
 #[derive(Clone, Debug, Default)]
 pub struct HotData {
     window_ns: Nanos,
-    capacity_units: usize,
+    /// 4 KiB units per mapping unit (MQSim's slot is one logical page).
+    per_slot: u64,
+    capacity_slots: usize,
     /// After a write taken later than this, the set is cleared (MQSim's reset milestone).
     next_reset_ns: Nanos,
     /// Mapping units written back since the last reset.
     written_back: FastSet<u32>,
-    /// 4 KiB units whose data DRAM holds and flash does not, each with the sequence number of
-    /// its last hot write.
-    resident: FastMap<u32, u64>,
-    /// Resident units, least recently written first; an entry whose sequence number is not the
-    /// unit's current one is stale.
+    /// 4 KiB units whose data DRAM holds and flash does not.
+    resident: FastSet<u32>,
+    /// Mapping units holding resident units (MQSim's dirty slots): the sequence number of their
+    /// last use and how many of their units are resident.
+    slots: FastMap<u32, (u64, u32)>,
+    /// Slots, least recently used first; an entry whose sequence number is not the slot's
+    /// current one is stale.
     lru: VecDeque<(u64, u32)>,
     seq: u64,
 }
 
 impl HotData {
-    /// None when `cfg` is off.
-    pub fn new(cfg: &HotDataConfig) -> Option<HotData> {
+    /// None when `cfg` is off; `units_per_slot`: 4 KiB units per mapping unit.
+    pub fn new(cfg: &HotDataConfig, units_per_slot: u64) -> Option<HotData> {
         (!cfg.is_off()).then(|| HotData {
             window_ns: cfg.window_ns(),
-            capacity_units: (cfg.capacity_kib / 4) as usize,
+            per_slot: units_per_slot,
+            capacity_slots: (cfg.capacity_kib as u64 / 4 / units_per_slot) as usize,
             ..HotData::default()
         })
     }
@@ -113,48 +119,80 @@ impl HotData {
 
     #[inline]
     pub fn holds(&self, lpn: u32) -> bool {
-        !self.resident.is_empty() && self.resident.contains_key(&lpn)
+        !self.resident.is_empty() && self.resident.contains(&lpn)
     }
 
-    /// `lpn`'s new data stays in DRAM (most recently written).
-    pub fn hold(&mut self, lpn: u32) {
+    fn slot_of(&self, lpn: u32) -> u32 {
+        (lpn as u64 / self.per_slot) as u32
+    }
+
+    /// `lpn`'s slot becomes the most recently used.
+    fn use_slot(&mut self, slot: u32, added: u32) {
         self.seq += 1;
-        self.resident.insert(lpn, self.seq);
-        self.lru.push_back((self.seq, lpn));
-        if self.lru.len() > 2 * self.resident.len() + 64 {
-            let resident = &self.resident;
-            self.lru.retain(|&(s, l)| resident.get(&l) == Some(&s));
+        let e = self.slots.entry(slot).or_insert((0, 0));
+        *e = (self.seq, e.1 + added);
+        self.lru.push_back((self.seq, slot));
+        if self.lru.len() > 2 * self.slots.len() + 64 {
+            let slots = &self.slots;
+            self.lru.retain(|&(s, m)| slots.get(&m).is_some_and(|e| e.0 == s));
         }
+    }
+
+    /// `lpn`'s new data stays in DRAM (its slot the most recently used).
+    pub fn hold(&mut self, lpn: u32) {
+        let added = self.resident.insert(lpn) as u32;
+        self.use_slot(self.slot_of(lpn), added);
+    }
+
+    /// A read found `lpn` held: its slot becomes the most recently used (MQSim's `Get_slot`).
+    pub fn touch(&mut self, lpn: u32) {
+        self.use_slot(self.slot_of(lpn), 0);
     }
 
     /// `lpn` is no longer held (written back by a cold write, or trimmed).
     pub fn release(&mut self, lpn: u32) {
-        if !self.resident.is_empty() {
-            self.resident.remove(&lpn);
+        if self.resident.is_empty() || !self.resident.remove(&lpn) {
+            return;
+        }
+        let slot = self.slot_of(lpn);
+        let e = self.slots.get_mut(&slot).expect("a held unit's slot");
+        e.1 -= 1;
+        if e.1 == 0 {
+            self.slots.remove(&slot);
         }
     }
 
-    /// While more units are held than the capacity allows, the least recently written leaves
-    /// (to be written back): appended to `out`.
+    /// While more slots are held than the capacity allows, the least recently used leaves with
+    /// all its held units (to be written back together): appended to `out`, in unit order.
     pub fn evict_over_capacity(&mut self, out: &mut Vec<u32>) {
-        while self.resident.len() > self.capacity_units {
-            let Some((s, lpn)) = self.lru.pop_front() else { break };
-            if self.resident.get(&lpn) == Some(&s) {
-                self.resident.remove(&lpn);
-                out.push(lpn);
+        while self.slots.len() > self.capacity_slots {
+            let Some((s, slot)) = self.lru.pop_front() else { break };
+            if self.slots.get(&slot).is_some_and(|e| e.0 == s) {
+                self.slots.remove(&slot);
+                let first = slot as u64 * self.per_slot;
+                for lpn in first..first + self.per_slot {
+                    if self.resident.remove(&(lpn as u32)) {
+                        out.push(lpn as u32);
+                    }
+                }
             }
         }
     }
 
     /// Every held unit leaves (a flush writes them back), in unit order.
     pub fn drain(&mut self, out: &mut Vec<u32>) {
-        out.extend(self.resident.drain().map(|(lpn, _)| lpn));
+        out.extend(self.resident.drain());
         out.sort_unstable();
+        self.slots.clear();
         self.lru.clear();
     }
 
     pub fn held_units(&self) -> usize {
         self.resident.len()
+    }
+
+    pub fn held_slots(&self) -> usize {
+        self.slots.len()
     }
 }
 
@@ -163,13 +201,13 @@ mod tests {
     use super::*;
 
     fn on(capacity_kib: u32) -> HotData {
-        HotData::new(&HotDataConfig { window_ms: 1000.0, capacity_kib }).unwrap()
+        HotData::new(&HotDataConfig { window_ms: 1000.0, capacity_kib }, 1).unwrap()
     }
 
     #[test]
     fn a_unit_written_back_in_the_window_is_hot_until_the_window_restarts() {
         let mut h = on(1024);
-        assert!(HotData::new(&HotDataConfig::default()).is_none());
+        assert!(HotData::new(&HotDataConfig::default(), 1).is_none());
         // MQSim's milestone starts at 0: the first write taken after time 0 clears the set.
         h.note_written_back(7);
         h.write_taken(5);
@@ -184,8 +222,8 @@ mod tests {
     }
 
     #[test]
-    fn the_least_recently_written_leaves_when_full() {
-        let mut h = on(12); // three units
+    fn the_least_recently_used_slot_leaves_when_full() {
+        let mut h = on(12); // three slots of one unit
         for lpn in [1, 2, 3] {
             h.hold(lpn);
         }
@@ -199,13 +237,30 @@ mod tests {
         h.hold(5);
         h.evict_over_capacity(&mut out);
         assert_eq!(out, [2], "room freed by the release");
+        h.touch(1); // read: most recent (MQSim's Get_slot)
         h.hold(6);
         h.evict_over_capacity(&mut out);
-        assert_eq!(out, [2, 1]);
+        assert_eq!(out, [2, 4]);
         let mut all = Vec::new();
         h.drain(&mut all);
-        assert_eq!(all, [4, 5, 6]);
-        assert_eq!(h.held_units(), 0);
+        assert_eq!(all, [1, 5, 6]);
+        assert_eq!((h.held_units(), h.held_slots()), (0, 0));
+    }
+
+    /// Slots are mapping units (MQSim's logical pages): two units of one 8 KiB slot take one,
+    /// and leave together.
+    #[test]
+    fn a_slot_is_a_mapping_unit_and_leaves_whole() {
+        let mut h = HotData::new(&HotDataConfig { window_ms: 1000.0, capacity_kib: 16 }, 2).unwrap();
+        for lpn in [0, 1, 2, 4] {
+            h.hold(lpn);
+        }
+        assert_eq!((h.held_units(), h.held_slots()), (4, 3), "units 0 and 1 share slot 0");
+        let mut out = Vec::new();
+        h.evict_over_capacity(&mut out);
+        assert_eq!(out, [0, 1], "two slots fit: the oldest leaves with both its units");
+        h.release(2);
+        assert_eq!((h.held_units(), h.held_slots()), (1, 1));
     }
 
     #[test]
@@ -215,6 +270,7 @@ mod tests {
             h.hold(i % 3);
         }
         assert!(h.lru.len() <= 2 * 3 + 64 + 1, "{}", h.lru.len());
+        assert_eq!((h.held_units(), h.held_slots()), (3, 3));
         let mut out = Vec::new();
         h.evict_over_capacity(&mut out);
         assert!(out.is_empty());

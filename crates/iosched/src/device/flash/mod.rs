@@ -168,6 +168,7 @@ impl FlashSsd {
             ftl.record_gc_moves();
         }
         let spec_hot = spec.hot;
+        let mapping_units_per = mapping_units.units();
         let mapping = (!spec.mapping.is_off()).then(|| {
             let page_bytes = spec.geometry.units_per_page() as u64 * UNIT_BYTES;
             MappingCache::new(spec.mapping.capacity_entries(), spec.mapping.entries_per_translation_page(page_bytes))
@@ -193,7 +194,7 @@ impl FlashSsd {
             mapping_units,
             unsent: Vec::new(),
             update_read_ends: Vec::new(),
-            hot: HotData::new(&spec_hot),
+            hot: HotData::new(&spec_hot, mapping_units_per),
             cold_runs: Vec::new(),
             evicted: Vec::new(),
         }))
@@ -640,7 +641,14 @@ impl FlashSsd {
         let mut mapped = t0;
         for lpn in self.units_of(req) {
             let die = self.ftl.die_of(lpn);
-            if self.buffer.contains(die, lpn as u32) || self.hot.as_ref().is_some_and(|h| h.holds(lpn as u32)) {
+            let held = match self.hot.as_mut() {
+                Some(h) if h.holds(lpn as u32) => {
+                    h.touch(lpn as u32); // a read hit uses its slot (MQSim's Get_slot)
+                    true
+                }
+                _ => false,
+            };
+            if held || self.buffer.contains(die, lpn as u32) {
                 let unit = lpn * UNIT_SECTORS..(lpn + 1) * UNIT_SECTORS;
                 buffered_sectors += unit.end.min(req.end_sector()) - unit.start.max(req.start_sector);
                 continue;
@@ -746,17 +754,23 @@ impl FlashSsd {
     /// programmed, widened to whole mapping units, each die's superpage programmed as it fills
     /// (its entries looked up from `start`).
     fn write_back(&mut self, sent: std::ops::Range<u64>, start: Nanos, in_drive: Nanos) {
+        self.write_back_where(sent.clone(), |lpn| sent.contains(&lpn), start, in_drive);
+    }
+
+    /// [`Self::write_back`] of the units of `span` that `sent` says the host's data holds (the
+    /// others of their mapping units merged).
+    fn write_back_where(&mut self, span: std::ops::Range<u64>, sent: impl Fn(u64) -> bool + Copy, start: Nanos, in_drive: Nanos) {
         let t0 = start + self.spec.timing.overhead_ns();
         // Whole mapping units are rewritten (the same units with 4 KiB ones).
-        let units = self.mapping_units.widen(sent.clone(), self.ftl.logical_units());
+        let units = self.mapping_units.widen(span, self.ftl.logical_units());
         let ups = self.ftl.geometry().units_per_superpage() as usize;
         let widens = self.mapping_units.widens();
         if widens {
-            self.merge_unsent(sent.clone(), units.clone(), t0, in_drive);
+            self.merge_unsent(sent, units.clone(), t0, in_drive);
         }
         for lpn in units {
             let die = self.ftl.die_of(lpn);
-            let host = sent.contains(&lpn);
+            let host = sent(lpn);
             if widens && host {
                 self.mapping_units.host_wrote(lpn as u32);
             } else if widens && !self.buffer.contains(die, lpn as u32) && !self.mapping_units.is_merged(lpn as u32) {
@@ -820,18 +834,27 @@ impl FlashSsd {
         for run in &cold_runs {
             self.write_back(run.clone(), start, in_drive);
         }
-        for &lpn in &evicted {
-            self.write_back(lpn as u64..lpn as u64 + 1, start, in_drive);
-        }
+        self.write_back_held(&evicted, start, in_drive);
         (self.cold_runs, self.evicted) = (cold_runs, evicted);
         in_drive
+    }
+
+    /// Writes back units held in DRAM (`held`, in unit order), each mapping unit's together: its
+    /// held units as the host's data, the rest of it merged (MQSim writes a slot back with its
+    /// sectors, the rest of the page read from flash).
+    fn write_back_held(&mut self, held: &[u32], start: Nanos, in_drive: Nanos) {
+        let per = self.mapping_units.units();
+        for group in held.chunk_by(|a, b| *a as u64 / per == *b as u64 / per) {
+            let span = group[0] as u64..group[group.len() - 1] as u64 + 1;
+            self.write_back_where(span, |lpn| group.binary_search(&(lpn as u32)).is_ok(), start, in_drive);
+        }
     }
 
     /// Merges the units of `units` (a write's whole mapping units) that the host did not send
     /// (`sent`) and that are not waiting in the write buffer into their mapping units' programs:
     /// each holding data on flash is read first (MQSim's update read: one page read per page,
     /// its entry looked up from `t0`); one holding no data is a hole (mapping_unit.rs).
-    fn merge_unsent(&mut self, sent: std::ops::Range<u64>, units: std::ops::Range<u64>, t0: Nanos, in_drive: Nanos) {
+    fn merge_unsent(&mut self, sent: impl Fn(u64) -> bool, units: std::ops::Range<u64>, t0: Nanos, in_drive: Nanos) {
         let upp = self.spec.geometry.units_per_page() as u64;
         let mut pages = std::mem::take(&mut self.pages);
         pages.clear();
@@ -839,7 +862,7 @@ impl FlashSsd {
         let mut unsent = std::mem::take(&mut self.unsent);
         unsent.clear();
         for lpn in units {
-            if sent.contains(&lpn) || self.buffer.contains(self.ftl.die_of(lpn), lpn as u32) {
+            if sent(lpn) || self.buffer.contains(self.ftl.die_of(lpn), lpn as u32) {
                 continue;
             }
             let on_flash = match (self.ftl.lookup(lpn), &self.slc) {
@@ -993,15 +1016,7 @@ impl Device for FlashSsd {
             held.clear();
             h.drain(&mut held);
             self.ftl.counters.hot_evictions += held.len() as u64;
-            let mut i = 0;
-            while i < held.len() {
-                let mut j = i + 1;
-                while j < held.len() && held[j] == held[j - 1] + 1 {
-                    j += 1;
-                }
-                self.write_back(held[i] as u64..held[j - 1] as u64 + 1, now, now);
-                i = j;
-            }
+            self.write_back_held(&held, now, now);
             self.evicted = held;
         }
         for die in 0..self.ftl.geometry().dies() {

@@ -117,6 +117,12 @@ impl FlashSpec {
         // A program writes a superpage, or one page with a frontier per plane.
         let program_kib = self.ftl_geometry().units_per_superpage() * 4;
         super::mapping_unit::validate(self.mapping_unit_kib, program_kib)?;
+        if !self.hot.is_off() && self.hot.capacity_kib < self.mapping_unit_kib {
+            return Err(format!(
+                "field `device.flash.hot_cache_kib` must hold one mapping unit ({} KiB: a slot), got {}",
+                self.mapping_unit_kib, self.hot.capacity_kib
+            ));
+        }
         if self.plane_frontiers && !self.slc.is_off() {
             return Err("fields `device.flash.plane_frontiers` and the SLC cache (`slc_cache_gib` / `slc_dynamic_gib`) cannot be combined: the SLC cache programs whole superpages".into());
         }
