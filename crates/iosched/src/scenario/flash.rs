@@ -79,6 +79,9 @@ pub struct FlashSection {
     /// Each plane its own write frontier (one page per program, planes paired at equal page
     /// index); off: whole superpages.
     pub plane_frontiers: Option<bool>,
+    /// The write buffer as MQSim's back-pressure (sectors counted, page by page); off: whole
+    /// 4 KiB units, a write taken when all of it fits.
+    pub mqsim_back_pressure: Option<bool>,
 }
 
 /// Whether `[device]` describes a flash drive (then its spec), checking `kind` against the
@@ -226,6 +229,7 @@ pub fn flash_spec(d: &DeviceSection, mqsim: Option<&std::path::Path>) -> Result<
         set(&mut s.hot.window_ms, f.hot_window_ms);
         set(&mut s.hot.capacity_kib, f.hot_cache_kib);
         set(&mut s.plane_frontiers, f.plane_frontiers);
+        set(&mut s.mqsim_back_pressure, f.mqsim_back_pressure);
         if let Some(p) = &f.precondition {
             s.precondition = Precondition::parse(p).ok_or_else(|| {
                 format!("field `device.flash.precondition`: unknown state `{p}` (known: {})", Precondition::NAMES.join(", "))

@@ -4,10 +4,11 @@
 //! earliest slots to free (then writes run at the flash's program rate). Reads of a unit still
 //! waiting are served from DRAM.
 //!
-//! The capacity bounds the host's data: with mapping units larger than 4 KiB, the units merged
-//! into a write's mapping units (read from flash or holes) wait and are programmed beside it
-//! but take no slot, as MQSim's back-pressure counts the sectors the host wrote
-//! (ssd/Data_Cache_Manager_Flash_Advanced.cpp:312, 321).
+//! The capacity bounds the host's data, in sectors: a unit the host wrote weighs the sectors
+//! counted for it (its whole 8, or with `mqsim_back_pressure` the sectors the host wrote in
+//! it, as MQSim's back-pressure counts them: ssd/Data_Cache_Manager_Flash_Advanced.cpp:312,
+//! 321); with mapping units larger than 4 KiB, the units merged into a write's mapping units
+//! (read from flash or holes) wait and are programmed beside it but weigh nothing.
 
 use crate::fast_hash::FastMap;
 use crate::time::Nanos;
@@ -17,46 +18,48 @@ use std::collections::BinaryHeap;
 #[derive(Clone, Copy, Debug)]
 struct Moving {
     end_ns: Nanos,
-    units: u32,
+    /// The sectors the job frees.
+    sectors: u32,
     queued_ns: Nanos,
 }
 
 #[derive(Clone)]
 pub struct WriteBuffer {
-    capacity_units: u64,
-    /// Units waiting per die (logical unit numbers), in arrival order, each with whether it
-    /// holds host data (counted against the capacity) or was merged.
-    pending: Vec<Vec<(u32, bool)>>,
-    /// The host units waiting.
-    pending_units: u64,
-    /// Programs in flight: (completion, units freed then, job id: 0 if its end never moves).
+    capacity_sectors: u64,
+    /// Units waiting per die (logical unit numbers), in arrival order, each with the sectors it
+    /// weighs against the capacity (0: merged).
+    pending: Vec<Vec<(u32, u8)>>,
+    /// The sectors waiting.
+    pending_sectors: u64,
+    /// Programs in flight: (completion, sectors freed then, job id: 0 if its end never moves).
     releases: BinaryHeap<Reverse<(Nanos, u32, u64)>>,
-    /// Each job in flight whose end may move (read priority): its current end, its units, and
-    /// the time of its entry in `releases` (another entry of the job there is stale).
+    /// Each job in flight whose end may move (read priority): its current end, its sectors,
+    /// and the time of its entry in `releases` (another entry of the job there is stale).
     ends: FastMap<u64, Moving>,
-    in_flight_units: u64,
+    in_flight_sectors: u64,
     last_release_ns: Nanos,
 }
 
 impl WriteBuffer {
-    pub fn new(capacity_units: u64, dies: u32) -> Self {
+    /// A buffer of `capacity_sectors` (512-byte sectors) on `dies` dies.
+    pub fn new(capacity_sectors: u64, dies: u32) -> Self {
         WriteBuffer {
-            capacity_units,
+            capacity_sectors,
             pending: vec![Vec::new(); dies as usize],
-            pending_units: 0,
+            pending_sectors: 0,
             releases: BinaryHeap::new(),
             ends: FastMap::default(),
-            in_flight_units: 0,
+            in_flight_sectors: 0,
             last_release_ns: 0,
         }
     }
 
-    /// Frees what programs completed by `now`; then, if `units` more do not fit, waits for
+    /// Frees what programs completed by `now`; then, if `sectors` more do not fit, waits for
     /// programs in completion order: returns when they fit (`now` if at once).
-    pub fn admit(&mut self, now: Nanos, units: u64) -> Nanos {
+    pub fn admit(&mut self, now: Nanos, sectors: u64) -> Nanos {
         let mut t = now;
         while let Some(&Reverse((at, n, id))) = self.releases.peek() {
-            let fits = self.pending_units + self.in_flight_units + units <= self.capacity_units;
+            let fits = self.pending_sectors + self.in_flight_sectors + sectors <= self.capacity_sectors;
             if at > now && fits {
                 break;
             }
@@ -70,32 +73,33 @@ impl WriteBuffer {
                 if m.end_ns != at {
                     // Moved later since it was queued: it frees at its current end.
                     m.queued_ns = m.end_ns;
-                    self.releases.push(Reverse((m.end_ns, m.units, id)));
+                    self.releases.push(Reverse((m.end_ns, m.sectors, id)));
                     continue;
                 }
-                // Its units now (a page programmed with it may have joined since it was queued).
-                n = m.units;
+                // Its sectors now (a page programmed with it may have joined since it was queued).
+                n = m.sectors;
                 self.ends.remove(&id);
             }
-            self.in_flight_units -= n as u64;
+            self.in_flight_sectors -= n as u64;
             t = t.max(at);
         }
         t
     }
 
-    /// Buffers `lpn` on `die`, holding host data (`host`) or merged into a host write's mapping
-    /// unit; false if it was already waiting (a merged unit the host now writes becomes host data).
-    pub fn add_unit(&mut self, die: u32, lpn: u32, host: bool) -> bool {
+    /// Buffers `lpn` on `die`, holding host data weighing `sectors`, or merged into a host
+    /// write's mapping unit (0); false if it was already waiting (a merged unit the host now
+    /// writes becomes host data).
+    pub fn add_unit(&mut self, die: u32, lpn: u32, sectors: u8) -> bool {
         let p = &mut self.pending[die as usize];
         if let Some(waiting) = p.iter_mut().find(|w| w.0 == lpn) {
-            if host && !waiting.1 {
-                waiting.1 = true;
-                self.pending_units += 1;
+            if sectors > 0 && waiting.1 == 0 {
+                waiting.1 = sectors;
+                self.pending_sectors += sectors as u64;
             }
             return false;
         }
-        p.push((lpn, host));
-        self.pending_units += host as u64;
+        p.push((lpn, sectors));
+        self.pending_sectors += sectors as u64;
         true
     }
 
@@ -107,36 +111,36 @@ impl WriteBuffer {
         self.pending[die as usize].len()
     }
 
-    /// Takes up to `n` waiting units of `die` (oldest first) for a program; returns how many of
-    /// them hold host data (the slots the program frees).
+    /// Takes up to `n` waiting units of `die` (oldest first) for a program; returns the
+    /// sectors they weigh (what the program frees).
     pub fn take(&mut self, die: u32, n: usize, out: &mut Vec<u32>) -> u32 {
         let p = &mut self.pending[die as usize];
         let n = n.min(p.len());
         out.clear();
-        let mut host = 0;
-        for (lpn, is_host) in p.drain(..n) {
+        let mut sectors = 0;
+        for (lpn, weight) in p.drain(..n) {
             out.push(lpn);
-            host += is_host as u32;
+            sectors += weight as u32;
         }
-        self.pending_units -= host as u64;
-        host
+        self.pending_sectors -= sectors as u64;
+        sectors
     }
 
-    /// `units` host units taken are programmed by `at`: their slots free then (`id`: the die
-    /// job, 0 if its end cannot move).
-    pub fn program_done_at(&mut self, at: Nanos, units: u32, id: u64) {
+    /// `sectors` taken are programmed by `at`: they free then (`id`: the die job, 0 if its end
+    /// cannot move).
+    pub fn program_done_at(&mut self, at: Nanos, sectors: u32, id: u64) {
         if id != 0 {
             if let Some(m) = self.ends.get_mut(&id) {
                 // A page joining a multi-plane program already in flight (plane_frontiers.rs):
-                // its slots free with the job, wherever the job's end moves.
-                m.units += units;
-                self.in_flight_units += units as u64;
+                // its sectors free with the job, wherever the job's end moves.
+                m.sectors += sectors;
+                self.in_flight_sectors += sectors as u64;
                 return;
             }
-            self.ends.insert(id, Moving { end_ns: at, units, queued_ns: at });
+            self.ends.insert(id, Moving { end_ns: at, sectors, queued_ns: at });
         }
-        self.releases.push(Reverse((at, units, id)));
-        self.in_flight_units += units as u64;
+        self.releases.push(Reverse((at, sectors, id)));
+        self.in_flight_sectors += sectors as u64;
         self.last_release_ns = self.last_release_ns.max(at);
     }
 
@@ -149,15 +153,15 @@ impl WriteBuffer {
             if at < m.queued_ns {
                 // Earlier than its entry: a new entry, the old one stale.
                 m.queued_ns = at;
-                self.releases.push(Reverse((at, m.units, id)));
+                self.releases.push(Reverse((at, m.sectors, id)));
             }
             self.last_release_ns = self.last_release_ns.max(at);
         }
     }
 
-    /// Host units waiting or being programmed (the slots taken).
-    pub fn held_units(&self) -> u64 {
-        self.pending_units + self.in_flight_units
+    /// Sectors waiting or being programmed (the room taken).
+    pub fn held_sectors(&self) -> u64 {
+        self.pending_sectors + self.in_flight_sectors
     }
 
     /// When every program scheduled so far completes.
@@ -175,9 +179,9 @@ mod tests {
         let mut b = WriteBuffer::new(4, 1);
         assert_eq!(b.admit(0, 4), 0);
         for lpn in 0..4 {
-            assert!(b.add_unit(0, lpn, true));
+            assert!(b.add_unit(0, lpn, 1));
         }
-        assert!(!b.add_unit(0, 2, true), "an overwrite of a waiting unit takes no slot");
+        assert!(!b.add_unit(0, 2, 1), "an overwrite of a waiting unit takes no slot");
         let mut out = Vec::new();
         b.take(0, 2, &mut out);
         b.program_done_at(500, 2, 0);
@@ -187,7 +191,7 @@ mod tests {
         assert_eq!(b.admit(100, 1), 500);
         let mut b2 = WriteBuffer::new(4, 1);
         for lpn in 0..4 {
-            b2.add_unit(0, lpn, true);
+            b2.add_unit(0, lpn, 1);
         }
         b2.take(0, 2, &mut out);
         b2.program_done_at(500, 2, 0);
@@ -202,9 +206,9 @@ mod tests {
     #[test]
     fn merged_units_take_no_slot_until_the_host_writes_them() {
         let mut b = WriteBuffer::new(2, 1);
-        assert!(b.add_unit(0, 0, true));
-        assert!(b.add_unit(0, 1, false));
-        assert!(b.add_unit(0, 2, false));
+        assert!(b.add_unit(0, 0, 1));
+        assert!(b.add_unit(0, 1, 0));
+        assert!(b.add_unit(0, 2, 0));
         let mut out = Vec::new();
         assert_eq!(b.take(0, 2, &mut out), 1, "units 0 (host) and 1 (merged)");
         assert_eq!(out, vec![0, 1]);
@@ -212,7 +216,7 @@ mod tests {
         // One host unit in flight, unit 2 waiting merged: room for one more at once.
         assert_eq!(b.admit(10, 1), 10);
         // The host writes unit 2: now two host units, full until the program frees its slot.
-        assert!(!b.add_unit(0, 2, true), "already waiting");
+        assert!(!b.add_unit(0, 2, 1), "already waiting");
         assert_eq!(b.admit(10, 1), 700);
         assert_eq!(b.take(0, 4, &mut out), 1);
         assert_eq!(out, vec![2]);
@@ -260,7 +264,7 @@ mod tests {
                         flight.drain(..freed);
                         assert_eq!(b.admit(now, units), want);
                         for _ in 0..units {
-                            b.add_unit(0, lpn, true);
+                            b.add_unit(0, lpn, 1);
                             lpn += 1;
                         }
                         b.take(0, units as usize, &mut out);

@@ -138,6 +138,17 @@ struct PageRead {
 /// (MQSim's mapping read transfers one 512-byte sector, ssd/Address_Mapping_Unit_Page_Level.cpp).
 const TRANSLATION_READ_BYTES: u64 = 512;
 
+/// The sectors unit `lpn` of a write of `sectors` weighs in the write buffer: the whole unit, or
+/// with `by_sector` the sectors the write covers in it (MQSim's back-pressure counts the
+/// sectors the host wrote); at least one (a write of no sectors still takes its unit).
+fn unit_weight(by_sector: bool, lpn: u64, sectors: &std::ops::Range<u64>) -> u8 {
+    if !by_sector {
+        return UNIT_SECTORS as u8;
+    }
+    let unit = lpn * UNIT_SECTORS..(lpn + 1) * UNIT_SECTORS;
+    unit.end.min(sectors.end).saturating_sub(unit.start.max(sectors.start)).max(1) as u8
+}
+
 /// SLC page keys beside TLC physical pages in a read's page list.
 const SLC_PAGE_KEY: u64 = 1 << 40;
 
@@ -174,7 +185,7 @@ impl FlashSsd {
             MappingCache::new(spec.mapping.capacity_entries(), spec.mapping.entries_per_translation_page(page_bytes))
         });
         Ok(Some(FlashSsd {
-            buffer: WriteBuffer::new(spec.write_buffer_kib as u64 * 1024 / UNIT_BYTES, spec.ftl_geometry().dies()),
+            buffer: WriteBuffer::new(spec.write_buffer_kib as u64 * 1024 / SECTOR_BYTES, spec.ftl_geometry().dies()),
             pairing: spec.plane_frontiers.then(|| Pairing::new(dies)),
             res: Resources::new(dies, spec.geometry.channels, &spec.die_scheduling, spec.full_duplex_link(), !spec.dram.is_off()),
             spec,
@@ -516,7 +527,7 @@ impl FlashSsd {
     fn program(&mut self, die: u32, lookup_ns: Nanos, ready_ns: Nanos) {
         let ups = self.ftl.geometry().units_per_superpage() as usize;
         let mut lpns = std::mem::take(&mut self.lpns);
-        let host_units = self.buffer.take(die, ups, &mut lpns);
+        let host_sectors = self.buffer.take(die, ups, &mut lpns);
         if lpns.is_empty() {
             self.lpns = lpns;
             return;
@@ -584,7 +595,7 @@ impl FlashSsd {
         if self.mapping.is_some() {
             self.relocated(ready);
         }
-        self.buffer.program_done_at(done, host_units, id);
+        self.buffer.program_done_at(done, host_sectors, id);
         self.lpns = lpns;
     }
 
@@ -735,14 +746,17 @@ impl FlashSsd {
         let t0 = start + t.overhead_ns();
         let sent = self.units_of(req);
         let bytes = req.size_sectors as u64 * SECTOR_BYTES;
+        let sectors = req.start_sector..req.end_sector();
         let in_drive = if self.hot.is_some() {
-            self.write_with_hot_data(sent, start, t0, bytes)
+            self.write_with_hot_data(sent, sectors, start, t0, bytes)
         } else {
-            // Room in the buffer for the host's units (merged ones take none), then the data
+            // Room in the buffer for the host's data (merged units take none), then the data
             // over the link.
-            let room = self.buffer.admit(t0, sent.end - sent.start);
+            let last = self.last_mapping_unit(&sent);
+            let need = self.admission(self.weight_of(sent.clone(), &sectors), self.weight_of(last, &sectors));
+            let room = self.buffer.admit(t0, need);
             let (_, in_drive) = self.res.link(false).reserve(room, t.link_ns(bytes));
-            self.write_back(sent, start, in_drive);
+            self.write_back(sent, sectors, start, in_drive);
             in_drive
         };
         // The write completes once its data is in DRAM.
@@ -750,27 +764,58 @@ impl FlashSsd {
         Service { dispatch_ns: start, completion_ns: done, transfer_ns: done - start, ..Service::default() }
     }
 
-    /// Buffers the host's units `sent` (their data in the drive at `in_drive`) to be
-    /// programmed, widened to whole mapping units, each die's superpage programmed as it fills
-    /// (its entries looked up from `start`).
-    fn write_back(&mut self, sent: std::ops::Range<u64>, start: Nanos, in_drive: Nanos) {
-        self.write_back_where(sent.clone(), |lpn| sent.contains(&lpn), start, in_drive);
+    /// The sectors the host's units `sent` of a write of `sectors` weigh in the write buffer.
+    fn weight_of(&self, sent: std::ops::Range<u64>, sectors: &std::ops::Range<u64>) -> u64 {
+        if !self.spec.mqsim_back_pressure {
+            return (sent.end - sent.start) * UNIT_SECTORS;
+        }
+        sent.map(|lpn| unit_weight(true, lpn, sectors) as u64).sum()
     }
 
-    /// [`Self::write_back`] of the units of `span` that `sent` says the host's data holds (the
-    /// others of their mapping units merged).
-    fn write_back_where(&mut self, span: std::ops::Range<u64>, sent: impl Fn(u64) -> bool + Copy, start: Nanos, in_drive: Nanos) {
+    /// The units of `sent` in its last mapping unit.
+    fn last_mapping_unit(&self, sent: &std::ops::Range<u64>) -> std::ops::Range<u64> {
+        let per = self.mapping_units.units();
+        (sent.end.saturating_sub(1) / per * per).max(sent.start)..sent.end
+    }
+
+    /// The room a write weighing `total` sectors waits for, its last mapping unit weighing
+    /// `last`: all of it; or under MQSim's back-pressure, room for one sector more than what
+    /// precedes its last page (MQSim takes each page while the sectors in flight are below the
+    /// bound, the write's earlier pages counted).
+    fn admission(&self, total: u64, last: u64) -> u64 {
+        if self.spec.mqsim_back_pressure {
+            total - last + 1
+        } else {
+            total
+        }
+    }
+
+    /// Buffers the host's units `sent` of a write of `sectors` (their data in the drive at
+    /// `in_drive`) to be programmed, widened to whole mapping units, each die's superpage
+    /// programmed as it fills (its entries looked up from `start`).
+    fn write_back(&mut self, sent: std::ops::Range<u64>, sectors: std::ops::Range<u64>, start: Nanos, in_drive: Nanos) {
+        let by_sector = self.spec.mqsim_back_pressure;
+        let (first, end) = (sent.start, sent.end);
+        let weight = move |lpn: u64| if (first..end).contains(&lpn) { unit_weight(by_sector, lpn, &sectors) } else { 0 };
+        self.write_back_where(sent, weight, start, in_drive);
+    }
+
+    /// [`Self::write_back`] of the units of `span`, each weighing in the buffer what `weight`
+    /// says (0: not the host's data, merged into its mapping unit).
+    fn write_back_where(&mut self, span: std::ops::Range<u64>, weight: impl Fn(u64) -> u8 + Clone, start: Nanos, in_drive: Nanos) {
         let t0 = start + self.spec.timing.overhead_ns();
         // Whole mapping units are rewritten (the same units with 4 KiB ones).
         let units = self.mapping_units.widen(span, self.ftl.logical_units());
         let ups = self.ftl.geometry().units_per_superpage() as usize;
         let widens = self.mapping_units.widens();
         if widens {
-            self.merge_unsent(sent, units.clone(), t0, in_drive);
+            let w = weight.clone();
+            self.merge_unsent(move |lpn| w(lpn) > 0, units.clone(), t0, in_drive);
         }
         for lpn in units {
             let die = self.ftl.die_of(lpn);
-            let host = sent(lpn);
+            let w = weight(lpn);
+            let host = w > 0;
             if widens && host {
                 self.mapping_units.host_wrote(lpn as u32);
             } else if widens && !self.buffer.contains(die, lpn as u32) && !self.mapping_units.is_merged(lpn as u32) {
@@ -779,7 +824,7 @@ impl FlashSsd {
                 // program ends, which is after this write's data is in).
                 self.mapping_units.merge(lpn as u32, self.holds_data(lpn).then_some(in_drive));
             }
-            self.buffer.add_unit(die, lpn as u32, host);
+            self.buffer.add_unit(die, lpn as u32, w);
             // Every write adds whole mapping units in order, and a superpage holds whole ones,
             // so a program takes whole mapping units.
             if self.buffer.waiting(die) >= ups {
@@ -794,14 +839,23 @@ impl FlashSsd {
     /// at once, as are the held units the cache has no room for. The write is taken once the
     /// buffer has room for what it writes back (a hot write waits while the buffer is full, as
     /// MQSim takes none then). Returns when its data is in the drive.
-    fn write_with_hot_data(&mut self, sent: std::ops::Range<u64>, start: Nanos, t0: Nanos, bytes: u64) -> Nanos {
+    fn write_with_hot_data(
+        &mut self,
+        sent: std::ops::Range<u64>,
+        sectors: std::ops::Range<u64>,
+        start: Nanos,
+        t0: Nanos,
+        bytes: u64,
+    ) -> Nanos {
         let per = self.mapping_units.units();
         let mut cold_runs = std::mem::take(&mut self.cold_runs);
         cold_runs.clear();
         let mut evicted = std::mem::take(&mut self.evicted);
         evicted.clear();
+        let by_sector = self.spec.mqsim_back_pressure;
+        let weigh = |units: std::ops::Range<u64>| -> u64 { units.map(|lpn| unit_weight(by_sector, lpn, &sectors) as u64).sum() };
         let hot = self.hot.as_mut().expect("hot data on");
-        let (mut cold_units, mut hot_units) = (0, 0);
+        let (mut cold_sectors, mut hot_units, mut last_cold) = (0, 0, 0);
         let mut mu = sent.start / per;
         while mu * per < sent.end {
             let part = (mu * per).max(sent.start)..((mu + 1) * per).min(sent.end);
@@ -810,6 +864,7 @@ impl FlashSsd {
                     hot.hold(lpn as u32);
                 }
                 hot_units += part.end - part.start;
+                last_cold = 0;
             } else {
                 hot.note_written_back(mu as u32);
                 // Units held from an earlier window leave: this write-back reads them from
@@ -817,7 +872,8 @@ impl FlashSsd {
                 for lpn in mu * per..(mu + 1) * per {
                     hot.release(lpn as u32);
                 }
-                cold_units += part.end - part.start;
+                last_cold = weigh(part.clone());
+                cold_sectors += last_cold;
                 match cold_runs.last_mut() {
                     Some(run) if run.end == part.start => run.end = part.end,
                     _ => cold_runs.push(part),
@@ -826,13 +882,17 @@ impl FlashSsd {
             mu += 1;
         }
         hot.evict_over_capacity(&mut evicted);
-        let room = self.buffer.admit(t0, (cold_units + evicted.len() as u64).max(1));
+        // MQSim takes even a hot write only while the buffer is below its bound: at least one
+        // sector of room.
+        let total = cold_sectors + evicted.len() as u64 * UNIT_SECTORS;
+        let need = if self.spec.mqsim_back_pressure { total - last_cold + 1 } else { total.max(1) };
+        let room = self.buffer.admit(t0, need);
         self.hot.as_mut().expect("hot data on").write_taken(room);
         self.ftl.counters.hot_units += hot_units;
         self.ftl.counters.hot_evictions += evicted.len() as u64;
         let (_, in_drive) = self.res.link(false).reserve(room, self.spec.timing.link_ns(bytes));
         for run in &cold_runs {
-            self.write_back(run.clone(), start, in_drive);
+            self.write_back(run.clone(), sectors.clone(), start, in_drive);
         }
         self.write_back_held(&evicted, start, in_drive);
         (self.cold_runs, self.evicted) = (cold_runs, evicted);
@@ -846,7 +906,9 @@ impl FlashSsd {
         let per = self.mapping_units.units();
         for group in held.chunk_by(|a, b| *a as u64 / per == *b as u64 / per) {
             let span = group[0] as u64..group[group.len() - 1] as u64 + 1;
-            self.write_back_where(span, |lpn| group.binary_search(&(lpn as u32)).is_ok(), start, in_drive);
+            // A held unit weighs its whole 4 KiB (the model holds whole units).
+            let weight = |lpn: u64| if group.binary_search(&(lpn as u32)).is_ok() { UNIT_SECTORS as u8 } else { 0 };
+            self.write_back_where(span, weight, start, in_drive);
         }
     }
 

@@ -665,6 +665,7 @@ impl Reader {
             dram,
             hot,
             plane_frontiers: true,
+            mqsim_back_pressure: true,
         };
         if let Err(e) = spec.validate() {
             // (The write buffer, one page per plane, always holds a superpage and fits the limit.)

@@ -101,8 +101,8 @@ fn a_joined_page_frees_its_slot_with_its_program_under_read_priority() {
         now = write_page(&mut ssd, 200 + i as u64, page, now);
     }
     let end = ssd.flush_done_ns(now);
-    assert_eq!(ssd.buffer.admit(end, 8), end);
-    assert_eq!(ssd.buffer.held_units(), 0, "every slot free once the programs are over");
+    assert_eq!(ssd.buffer.admit(end, 64), end);
+    assert_eq!(ssd.buffer.held_sectors(), 0, "every slot free once the programs are over");
     ssd.check().unwrap();
 }
 
@@ -147,8 +147,8 @@ proptest! {
         }
         let end = ssd.flush_done_ns(now);
         prop_assert!(ssd.check().is_ok(), "{:?}", ssd.check());
-        let units = ssd.spec().write_buffer_kib as u64 / 4;
-        prop_assert_eq!(ssd.buffer.admit(end, units), end);
-        prop_assert_eq!(ssd.buffer.held_units(), 0);
+        let sectors = ssd.spec().write_buffer_kib as u64 * 2;
+        prop_assert_eq!(ssd.buffer.admit(end, sectors), end);
+        prop_assert_eq!(ssd.buffer.held_sectors(), 0);
     }
 }

@@ -76,6 +76,13 @@ pub struct FlashSpec {
     /// together go as one multi-plane program. Off: a die programs whole superpages.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub plane_frontiers: bool,
+    /// The write buffer as MQSim's back-pressure: it counts the sectors the host wrote (an
+    /// unaligned 8 KiB write weighs 16 sectors, not its three 4 KiB units), and takes a write
+    /// while the sectors in flight, with the write's own before its last mapping unit, stay
+    /// below the bound (MQSim takes a write page by page while it is below). Off: whole units,
+    /// a write taken when all of it fits.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub mqsim_back_pressure: bool,
 }
 
 impl FlashSpec {

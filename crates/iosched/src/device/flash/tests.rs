@@ -642,6 +642,46 @@ fn merged_units_take_no_room_in_the_write_buffer() {
     ssd.ftl().check().unwrap();
 }
 
+/// MQSim's back-pressure counts the sectors the host wrote: an unaligned 8 KiB write (6 + 8
+/// + 2 sectors of three units) weighs 16 sectors, not 24, and a write is taken while what is in
+/// flight before its last page is below the bound. With a 16 KiB buffer (32 sectors) a second
+/// such write is taken at once; counting whole units (24 + 24 > 32) it waits for the first
+/// write's program.
+#[test]
+fn mqsim_back_pressure_counts_the_sectors_written() {
+    assert_eq!(unit_weight(false, 0, &(2..18)), 8);
+    assert_eq!((unit_weight(true, 0, &(2..18)), unit_weight(true, 1, &(2..18)), unit_weight(true, 2, &(2..18))), (6, 8, 2));
+    assert_eq!(unit_weight(true, 5, &(40..40)), 1, "a write of no sectors still weighs one");
+    let second_write_waits = |mqsim: bool| {
+        let mut spec = small_spec(Precondition::Full);
+        spec.mapping_unit_kib = 8;
+        spec.write_buffer_kib = 16;
+        spec.mqsim_back_pressure = mqsim;
+        let mut ssd = FlashSsd::new(spec, 1).unwrap();
+        let a = ssd.service(&Request::new(0, Op::Write, 2, 16, 0), ArmPath::Direct, 0).completion_ns;
+        let b = ssd.service(&Request::new(1, Op::Write, 32 + 2, 16, a), ArmPath::Direct, a).completion_ns;
+        ssd.flush_done_ns(b);
+        ssd.check().unwrap();
+        (b - a, a)
+    };
+    let (mqsim_wait, first) = second_write_waits(true);
+    let (units_wait, _) = second_write_waits(false);
+    let program = small_spec(Precondition::Full).timing.program_ns();
+    assert!(mqsim_wait <= first, "taken at once: {mqsim_wait} ns");
+    assert!(units_wait >= program / 2, "waited for the first program: {units_wait} ns");
+    // Page by page: with 16 sectors in flight, a 24-sector write whose last page holds 14 of
+    // them is taken at once (16 + 10 is below 32 when the last page is taken), though all of
+    // it (16 + 24) would not fit.
+    let mut spec = small_spec(Precondition::Full);
+    spec.mapping_unit_kib = 8;
+    spec.write_buffer_kib = 16;
+    spec.mqsim_back_pressure = true;
+    let mut ssd = FlashSsd::new(spec, 1).unwrap();
+    let a = ssd.service(&Request::new(0, Op::Write, 2, 16, 0), ArmPath::Direct, 0).completion_ns;
+    let b = ssd.service(&Request::new(1, Op::Write, 70, 24, a), ArmPath::Direct, a).completion_ns;
+    assert!(b - a <= first + program / 100, "taken at once: {} ns", b - a);
+}
+
 #[test]
 fn merging_data_on_flash_reads_it_first_and_the_program_waits_for_the_read() {
     let write_then_flush = |kib| {
