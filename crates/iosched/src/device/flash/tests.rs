@@ -642,8 +642,8 @@ fn merged_units_take_no_room_in_the_write_buffer() {
     ssd.ftl().check().unwrap();
 }
 
-/// MQSim's back-pressure counts the sectors the host wrote: an unaligned 8 KiB write (6 + 8
-/// + 2 sectors of three units) weighs 16 sectors, not 24, and a write is taken while what is in
+/// MQSim's back-pressure counts the sectors the host wrote: an unaligned 8 KiB write (6, 8 and
+/// 2 sectors of three units) weighs 16 sectors, not 24, and a write is taken while what is in
 /// flight before its last page is below the bound. With a 16 KiB buffer (32 sectors) a second
 /// such write is taken at once; counting whole units (24 + 24 > 32) it waits for the first
 /// write's program.
