@@ -364,7 +364,11 @@ impl FlashSsd {
     /// the die whose plane it is.
     #[inline]
     fn die_of_plane(&self, ftl_die: u32) -> u32 {
-        ftl_die % self.spec.geometry.dies()
+        if self.spec.plane_frontiers {
+            ftl_die % self.spec.geometry.dies()
+        } else {
+            ftl_die
+        }
     }
 
     fn translation_die(&self, page: u64) -> u32 {
@@ -603,10 +607,10 @@ impl FlashSsd {
     /// (job id, end). With a frontier per plane, a lone page program joins one of another plane
     /// of the same die at the same page index that starts no earlier (plane_frontiers.rs).
     fn die_program(&mut self, die: u32, work: DieWork, now: Nanos, ready: Nanos) -> (u64, Nanos) {
-        let array_die = self.die_of_plane(die);
         let Some(pairing) = self.pairing.as_mut() else {
-            return self.res.die_job(array_die, ready, work, &self.spec.timing);
+            return self.res.die_job(die, ready, work, &self.spec.timing);
         };
+        let array_die = die % self.spec.geometry.dies();
         let plane = die / self.spec.geometry.dies();
         let page = self.ftl.frontier_page(die).expect("a page was just written");
         let lone = work == DieWork { reads: 0, programs: 1, erases: 0 };
@@ -752,9 +756,7 @@ impl FlashSsd {
         } else {
             // Room in the buffer for the host's data (merged units take none), then the data
             // over the link.
-            let last = self.last_mapping_unit(&sent);
-            let need = self.admission(self.weight_of(sent.clone(), &sectors), self.weight_of(last, &sectors));
-            let room = self.buffer.admit(t0, need);
+            let room = self.buffer.admit(t0, self.admission(&sent, &sectors));
             let (_, in_drive) = self.res.link(false).reserve(room, t.link_ns(bytes));
             self.write_back(sent, sectors, start, in_drive);
             in_drive
@@ -764,30 +766,18 @@ impl FlashSsd {
         Service { dispatch_ns: start, completion_ns: done, transfer_ns: done - start, ..Service::default() }
     }
 
-    /// The sectors the host's units `sent` of a write of `sectors` weigh in the write buffer.
-    fn weight_of(&self, sent: std::ops::Range<u64>, sectors: &std::ops::Range<u64>) -> u64 {
+    /// The room in sectors a write of `sectors` (the host's units `sent`) waits for: all of
+    /// it; or under MQSim's back-pressure, room for one sector more than what precedes its last
+    /// mapping unit (MQSim takes each page while the sectors in flight are below the bound, the
+    /// write's earlier pages counted).
+    fn admission(&self, sent: &std::ops::Range<u64>, sectors: &std::ops::Range<u64>) -> u64 {
         if !self.spec.mqsim_back_pressure {
             return (sent.end - sent.start) * UNIT_SECTORS;
         }
-        sent.map(|lpn| unit_weight(true, lpn, sectors) as u64).sum()
-    }
-
-    /// The units of `sent` in its last mapping unit.
-    fn last_mapping_unit(&self, sent: &std::ops::Range<u64>) -> std::ops::Range<u64> {
         let per = self.mapping_units.units();
-        (sent.end.saturating_sub(1) / per * per).max(sent.start)..sent.end
-    }
-
-    /// The room a write weighing `total` sectors waits for, its last mapping unit weighing
-    /// `last`: all of it; or under MQSim's back-pressure, room for one sector more than what
-    /// precedes its last page (MQSim takes each page while the sectors in flight are below the
-    /// bound, the write's earlier pages counted).
-    fn admission(&self, total: u64, last: u64) -> u64 {
-        if self.spec.mqsim_back_pressure {
-            total - last + 1
-        } else {
-            total
-        }
+        let last_start = (sent.end.saturating_sub(1) / per * per).max(sent.start);
+        // The sectors of the units before the last mapping unit's.
+        (sent.start..last_start).map(|lpn| unit_weight(true, lpn, sectors) as u64).sum::<u64>() + 1
     }
 
     /// Buffers the host's units `sent` of a write of `sectors` (their data in the drive at
