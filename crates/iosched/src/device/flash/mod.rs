@@ -98,9 +98,11 @@ pub struct FlashSsd {
     update_read_ends: Vec<Nanos>,
     /// Hot data kept in DRAM (None: off; hot_data.rs).
     hot: Option<HotData>,
-    /// Reused buffers of a write with hot data: its cold runs of units, the units evicted.
+    /// Reused buffers of a write with hot data: its cold runs of units, the units evicted, the
+    /// held units its cold mapping units carry back.
     cold_runs: Vec<std::ops::Range<u64>>,
     evicted: Vec<u32>,
+    carried: Vec<u32>,
     /// With a write frontier per plane, the single-page programs a page may join (None: off;
     /// plane_frontiers.rs).
     pairing: Option<Pairing>,
@@ -208,6 +210,7 @@ impl FlashSsd {
             hot: HotData::new(&spec_hot, mapping_units_per),
             cold_runs: Vec::new(),
             evicted: Vec::new(),
+            carried: Vec::new(),
         }))
     }
 
@@ -758,7 +761,7 @@ impl FlashSsd {
             // over the link.
             let room = self.buffer.admit(t0, self.admission(&sent, &sectors));
             let (_, in_drive) = self.res.link(false).reserve(room, t.link_ns(bytes));
-            self.write_back(sent, sectors, start, in_drive);
+            self.write_back(sent, sectors, &[], start, in_drive);
             in_drive
         };
         // The write completes once its data is in DRAM.
@@ -782,17 +785,26 @@ impl FlashSsd {
 
     /// Buffers the host's units `sent` of a write of `sectors` (their data in the drive at
     /// `in_drive`) to be programmed, widened to whole mapping units, each die's superpage
-    /// programmed as it fills (its entries looked up from `start`).
-    fn write_back(&mut self, sent: std::ops::Range<u64>, sectors: std::ops::Range<u64>, start: Nanos, in_drive: Nanos) {
+    /// programmed as it fills (its entries looked up from `start`). `carried` (in unit order):
+    /// units of those mapping units whose data DRAM holds (hot data), written back with them
+    /// from DRAM, weighing nothing in the buffer (MQSim counts the write's own sectors).
+    fn write_back(&mut self, sent: std::ops::Range<u64>, sectors: std::ops::Range<u64>, carried: &[u32], start: Nanos, in_drive: Nanos) {
         let by_sector = self.spec.mqsim_back_pressure;
         let (first, end) = (sent.start, sent.end);
-        let weight = move |lpn: u64| if (first..end).contains(&lpn) { unit_weight(by_sector, lpn, &sectors) } else { 0 };
+        let weight = move |lpn: u64| {
+            if (first..end).contains(&lpn) {
+                Some(unit_weight(by_sector, lpn, &sectors))
+            } else {
+                (!carried.is_empty() && carried.binary_search(&(lpn as u32)).is_ok()).then_some(0)
+            }
+        };
         self.write_back_where(sent, weight, start, in_drive);
     }
 
-    /// [`Self::write_back`] of the units of `span`, each weighing in the buffer what `weight`
-    /// says (0: not the host's data, merged into its mapping unit).
-    fn write_back_where(&mut self, span: std::ops::Range<u64>, weight: impl Fn(u64) -> u8 + Clone, start: Nanos, in_drive: Nanos) {
+    /// [`Self::write_back`] of the units of `span`: those `weight` gives a weight are data the
+    /// drive holds (weighing that in the buffer), the others are merged into their mapping
+    /// units (read from flash, or holes).
+    fn write_back_where(&mut self, span: std::ops::Range<u64>, weight: impl Fn(u64) -> Option<u8> + Clone, start: Nanos, in_drive: Nanos) {
         let t0 = start + self.spec.timing.overhead_ns();
         // Whole mapping units are rewritten (the same units with 4 KiB ones).
         let units = self.mapping_units.widen(span, self.ftl.logical_units());
@@ -800,12 +812,12 @@ impl FlashSsd {
         let widens = self.mapping_units.widens();
         if widens {
             let w = weight.clone();
-            self.merge_unsent(move |lpn| w(lpn) > 0, units.clone(), t0, in_drive);
+            self.merge_unsent(move |lpn| w(lpn).is_some(), units.clone(), t0, in_drive);
         }
         for lpn in units {
             let die = self.ftl.die_of(lpn);
             let w = weight(lpn);
-            let host = w > 0;
+            let host = w.is_some();
             if widens && host {
                 self.mapping_units.host_wrote(lpn as u32);
             } else if widens && !self.buffer.contains(die, lpn as u32) && !self.mapping_units.is_merged(lpn as u32) {
@@ -814,7 +826,7 @@ impl FlashSsd {
                 // program ends, which is after this write's data is in).
                 self.mapping_units.merge(lpn as u32, self.holds_data(lpn).then_some(in_drive));
             }
-            self.buffer.add_unit(die, lpn as u32, w);
+            self.buffer.add_unit(die, lpn as u32, w.unwrap_or(0));
             // Every write adds whole mapping units in order, and a superpage holds whole ones,
             // so a program takes whole mapping units.
             if self.buffer.waiting(die) >= ups {
@@ -842,6 +854,8 @@ impl FlashSsd {
         cold_runs.clear();
         let mut evicted = std::mem::take(&mut self.evicted);
         evicted.clear();
+        let mut carried = std::mem::take(&mut self.carried);
+        carried.clear();
         let by_sector = self.spec.mqsim_back_pressure;
         let weigh = |units: std::ops::Range<u64>| -> u64 { units.map(|lpn| unit_weight(by_sector, lpn, &sectors) as u64).sum() };
         let hot = self.hot.as_mut().expect("hot data on");
@@ -857,10 +871,17 @@ impl FlashSsd {
                 last_cold = 0;
             } else {
                 hot.note_written_back(mu as u32);
-                // Units held from an earlier window leave: this write-back reads them from
-                // flash (MQSim writes back the write's own sectors and drops the slot).
+                // Units held from an earlier window leave: written back with this write from
+                // DRAM. (MQSim writes back only the write's own sectors, reads the rest of the
+                // page from flash and drops the slot, losing held data that flash lacks; the
+                // model keeps it and reads nothing for it.)
                 for lpn in mu * per..(mu + 1) * per {
-                    hot.release(lpn as u32);
+                    if hot.holds(lpn as u32) {
+                        hot.release(lpn as u32);
+                        if !part.contains(&lpn) {
+                            carried.push(lpn as u32);
+                        }
+                    }
                 }
                 last_cold = weigh(part.clone());
                 cold_sectors += last_cold;
@@ -882,10 +903,10 @@ impl FlashSsd {
         self.ftl.counters.hot_evictions += evicted.len() as u64;
         let (_, in_drive) = self.res.link(false).reserve(room, self.spec.timing.link_ns(bytes));
         for run in &cold_runs {
-            self.write_back(run.clone(), sectors.clone(), start, in_drive);
+            self.write_back(run.clone(), sectors.clone(), &carried, start, in_drive);
         }
         self.write_back_held(&evicted, start, in_drive);
-        (self.cold_runs, self.evicted) = (cold_runs, evicted);
+        (self.cold_runs, self.evicted, self.carried) = (cold_runs, evicted, carried);
         in_drive
     }
 
@@ -897,7 +918,7 @@ impl FlashSsd {
         for group in held.chunk_by(|a, b| *a as u64 / per == *b as u64 / per) {
             let span = group[0] as u64..group[group.len() - 1] as u64 + 1;
             // A held unit weighs its whole 4 KiB (the model holds whole units).
-            let weight = |lpn: u64| if group.binary_search(&(lpn as u32)).is_ok() { UNIT_SECTORS as u8 } else { 0 };
+            let weight = |lpn: u64| group.binary_search(&(lpn as u32)).is_ok().then_some(UNIT_SECTORS as u8);
             self.write_back_where(span, weight, start, in_drive);
         }
     }
