@@ -224,6 +224,31 @@ mod tests {
         assert_eq!(b.admit(800, 2), 900);
     }
 
+    /// A page joining a program in flight (same job id) frees its room with the job: at its
+    /// end, or at its end once moved.
+    #[test]
+    fn a_joined_page_frees_its_room_with_its_job() {
+        let mut out = Vec::new();
+        let mut b = WriteBuffer::new(16, 1);
+        for (lpn, id) in [(0, 7), (1, 7)] {
+            b.add_unit(0, lpn, 8);
+            b.take(0, 1, &mut out);
+            b.program_done_at(500, 8, id); // the second joins job 7
+        }
+        assert_eq!(b.held_sectors(), 16);
+        assert_eq!(b.admit(600, 16), 600, "both free at 500");
+        assert_eq!(b.held_sectors(), 0);
+        let mut moved = WriteBuffer::new(16, 1);
+        for lpn in [0, 1] {
+            moved.add_unit(0, lpn, 8);
+            moved.take(0, 1, &mut out);
+            moved.program_done_at(500, 8, 9);
+        }
+        moved.program_moved(9, 900);
+        assert_eq!(moved.admit(600, 8), 900, "the job moved to 900: all its room frees then");
+        assert_eq!(moved.held_sectors(), 0);
+    }
+
     /// Programs whose ends move (later, or back earlier) free their slots at their last end:
     /// random moves and admissions against a reference that keeps every program's current end
     /// in a plain list.

@@ -291,6 +291,19 @@ impl DieQueue {
         }
     }
 
+    /// Job `id`'s current start and end (None: over and forgotten, or unknown).
+    pub fn job_window(&self, id: u64) -> Option<(Nanos, Nanos)> {
+        self.jobs.iter().find(|j| j.id == id).map(|j| (j.start, j.end))
+    }
+
+    /// Job `id` may not start before `ready` (a page joined it: plane_frontiers.rs), whenever
+    /// reads lay the queue out again.
+    pub fn hold_until(&mut self, id: u64, ready: Nanos) {
+        if let Some(j) = self.jobs.iter_mut().find(|j| j.id == id) {
+            j.ready = j.ready.max(ready);
+        }
+    }
+
     /// Forgets jobs over by `now`.
     pub fn prune(&mut self, now: Nanos) {
         while self.jobs.front().is_some_and(|j| j.end <= now) {
@@ -368,6 +381,24 @@ mod tests {
         // A read arriving exactly between two operations goes at once.
         assert_eq!(q.read(1_150 * US, 50 * US, &c), (1_150 * US, 1_200 * US));
         // Without priority (the plain timeline) the first read would have waited to 1,550 us.
+    }
+
+    /// A job a page joined keeps to that page's data: laid out again by a read, it starts no
+    /// earlier than the page is ready; its window is known by id until it is over.
+    #[test]
+    fn a_held_job_starts_no_earlier_than_its_joined_page() {
+        let c = cfg(SuspendMode::None);
+        let mut q = DieQueue::default();
+        assert_eq!(q.add_job(1, 0, vec![(OpKind::Program, 500 * US)]), 500 * US);
+        assert_eq!(q.add_job(2, 100 * US, vec![(OpKind::Program, 500 * US)]), 1_000 * US);
+        assert_eq!(q.job_window(2), Some((500 * US, 1_000 * US)));
+        q.hold_until(2, 700 * US);
+        // A read at 200 us waits for job 1 (to 500) and goes before job 2, which would start
+        // at 550 but for its page, ready at 700.
+        assert_eq!(q.read(200 * US, 50 * US, &c), (500 * US, 550 * US));
+        assert_eq!(q.job_window(2), Some((700 * US, 1_200 * US)));
+        q.prune(1_200 * US);
+        assert_eq!(q.job_window(2), None);
     }
 
     #[test]

@@ -151,6 +151,17 @@ fn unit_weight(by_sector: bool, lpn: u64, sectors: &std::ops::Range<u64>) -> u8 
     unit.end.min(sectors.end).saturating_sub(unit.start.max(sectors.start)).max(1) as u8
 }
 
+/// The write buffer's capacity in sectors: whole 4 KiB units, or under MQSim's back pressure
+/// every sector of `write_buffer_kib` (MQSim's bound counts sectors).
+fn buffer_sectors(spec: &FlashSpec) -> u64 {
+    let bytes = spec.write_buffer_kib as u64 * 1024;
+    if spec.mqsim_back_pressure {
+        bytes / SECTOR_BYTES
+    } else {
+        bytes / UNIT_BYTES * UNIT_SECTORS
+    }
+}
+
 /// SLC page keys beside TLC physical pages in a read's page list.
 const SLC_PAGE_KEY: u64 = 1 << 40;
 
@@ -187,7 +198,7 @@ impl FlashSsd {
             MappingCache::new(spec.mapping.capacity_entries(), spec.mapping.entries_per_translation_page(page_bytes))
         });
         Ok(Some(FlashSsd {
-            buffer: WriteBuffer::new(spec.write_buffer_kib as u64 * 1024 / SECTOR_BYTES, spec.ftl_geometry().dies()),
+            buffer: WriteBuffer::new(buffer_sectors(&spec), spec.ftl_geometry().dies()),
             pairing: spec.plane_frontiers.then(|| Pairing::new(dies)),
             res: Resources::new(dies, spec.geometry.channels, &spec.die_scheduling, spec.full_duplex_link(), !spec.dram.is_off()),
             spec,
@@ -618,9 +629,14 @@ impl FlashSsd {
         let page = self.ftl.frontier_page(die).expect("a page was just written");
         let lone = work == DieWork { reads: 0, programs: 1, erases: 0 };
         if lone {
-            if let Some(joined) = pairing.join(array_die, plane, page, ready, now) {
+            // Under read priority a reserved program may have moved: its current window.
+            let res = &self.res;
+            let window = |job, start, end| if res.jobs_move() { res.job_window(array_die, job) } else { Some((start, end)) };
+            if let Some((job, end)) = pairing.join(array_die, plane, page, ready, now, window) {
+                // Reads laying the die's queue out again must not start it before this page's data.
+                self.res.hold_job_until(array_die, job, ready);
                 self.ftl.counters.paired_programs += 1;
-                return joined;
+                return (job, end);
             }
         }
         let (job, end) = self.res.die_job(array_die, ready, work, &self.spec.timing);
@@ -894,9 +910,9 @@ impl FlashSsd {
         }
         hot.evict_over_capacity(&mut evicted);
         // MQSim takes even a hot write only while the buffer is below its bound: at least one
-        // sector of room.
+        // sector of room (one unit's counting whole units).
         let total = cold_sectors + evicted.len() as u64 * UNIT_SECTORS;
-        let need = if self.spec.mqsim_back_pressure { total - last_cold + 1 } else { total.max(1) };
+        let need = if self.spec.mqsim_back_pressure { total - last_cold + 1 } else { total.max(UNIT_SECTORS) };
         let room = self.buffer.admit(t0, need);
         self.hot.as_mut().expect("hot data on").write_taken(room);
         self.ftl.counters.hot_units += hot_units;

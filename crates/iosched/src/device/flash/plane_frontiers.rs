@@ -44,11 +44,27 @@ impl Pairing {
 
     /// A page program on `plane` of `die` at page index `page`, its data in the die's register
     /// at `ready_ns`: the program it joins, as (job id, end), if one reserved on the die starts
-    /// no earlier, at the same page index, without this plane. Programs started before `now_ns`
-    /// are forgotten.
-    pub fn join(&mut self, die: u32, plane: u32, page: u32, ready_ns: Nanos, now_ns: Nanos) -> Option<(u64, Nanos)> {
+    /// no earlier, at the same page index, without this plane. `window` gives a reserved
+    /// program's current (start, end) from the job and its (start, end) when reserved (None:
+    /// over), since read priority moves programs. Programs started before `now_ns` are
+    /// forgotten.
+    pub fn join(
+        &mut self,
+        die: u32,
+        plane: u32,
+        page: u32,
+        ready_ns: Nanos,
+        now_ns: Nanos,
+        window: impl Fn(u64, Nanos, Nanos) -> Option<(Nanos, Nanos)>,
+    ) -> Option<(u64, Nanos)> {
         let reserved = &mut self.dies[die as usize];
-        reserved.retain(|r| r.start_ns >= now_ns);
+        reserved.retain_mut(|r| match window(r.job, r.start_ns, r.end_ns) {
+            Some((start, end)) if start >= now_ns => {
+                (r.start_ns, r.end_ns) = (start, end);
+                true
+            }
+            _ => false,
+        });
         let bit = 1 << plane;
         let r = reserved.iter_mut().find(|r| r.page == page && r.planes & bit == 0 && r.start_ns >= ready_ns)?;
         r.planes |= bit;
@@ -70,16 +86,24 @@ mod tests {
     fn a_page_joins_a_program_not_started_at_its_page_index_on_another_plane() {
         let mut p = Pairing::new(2);
         p.reserved(0, 0, 7, 1_000, 1_750, 11);
-        assert_eq!(p.join(0, 0, 7, 500, 0), None, "the same plane");
-        assert_eq!(p.join(0, 1, 8, 500, 0), None, "another page index");
-        assert_eq!(p.join(1, 1, 7, 500, 0), None, "another die");
-        assert_eq!(p.join(0, 1, 7, 1_001, 0), None, "its data arrives after the program starts");
-        assert_eq!(p.join(0, 1, 7, 1_000, 0), Some((11, 1_750)), "in the register as it starts");
-        assert_eq!(p.join(0, 1, 7, 900, 0), None, "plane 1 taken");
-        assert_eq!(p.join(0, 2, 7, 900, 0), Some((11, 1_750)), "a third plane");
+        let fixed = |_, s, e| Some((s, e));
+        assert_eq!(p.join(0, 0, 7, 500, 0, fixed), None, "the same plane");
+        assert_eq!(p.join(0, 1, 8, 500, 0, fixed), None, "another page index");
+        assert_eq!(p.join(1, 1, 7, 500, 0, fixed), None, "another die");
+        assert_eq!(p.join(0, 1, 7, 1_001, 0, fixed), None, "its data arrives after the program starts");
+        assert_eq!(p.join(0, 1, 7, 1_000, 0, fixed), Some((11, 1_750)), "in the register as it starts");
+        assert_eq!(p.join(0, 1, 7, 900, 0, fixed), None, "plane 1 taken");
+        assert_eq!(p.join(0, 2, 7, 900, 0, fixed), Some((11, 1_750)), "a third plane");
         // Forgotten once started.
         p.reserved(1, 0, 3, 2_000, 2_750, 12);
-        assert_eq!(p.join(1, 1, 3, 1_500, 2_001), None);
+        assert_eq!(p.join(1, 1, 3, 1_500, 2_001, fixed), None);
+        assert!(p.dies[1].is_empty());
+        // Moved (read priority): judged, and joined, at its current window; gone when over.
+        p.reserved(1, 0, 4, 3_000, 3_750, 13);
+        assert_eq!(p.join(1, 1, 4, 3_200, 0, |_, _, _| Some((3_100, 3_850))), None, "moved earlier: started before the data");
+        assert_eq!(p.join(1, 1, 4, 3_200, 0, |_, _, _| Some((3_400, 4_150))), Some((13, 4_150)), "moved later: its end now");
+        p.reserved(1, 0, 5, 5_000, 5_750, 14);
+        assert_eq!(p.join(1, 1, 5, 4_000, 0, |_, _, _| None), None, "over");
         assert!(p.dies[1].is_empty());
     }
 }

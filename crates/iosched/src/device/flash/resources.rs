@@ -238,6 +238,24 @@ impl Resources {
         }
     }
 
+    /// Whether die jobs may move after they are reserved (read priority: die queues).
+    pub fn jobs_move(&self) -> bool {
+        !self.queues.is_empty()
+    }
+
+    /// Job `id`'s current (start, end) on `die` under read priority (None: over).
+    pub fn job_window(&self, die: u32, id: u64) -> Option<(Nanos, Nanos)> {
+        self.queues.get(die as usize)?.job_window(id)
+    }
+
+    /// Job `id` on `die` may not start before `ready` (under read priority; plain timelines
+    /// never move a job).
+    pub fn hold_job_until(&mut self, die: u32, id: u64, ready: Nanos) {
+        if let Some(q) = self.queues.get_mut(die as usize) {
+            q.hold_until(id, ready);
+        }
+    }
+
     /// Jobs whose end moved since the last call: (id, new end).
     pub fn take_moved(&mut self, out: &mut Vec<(u64, Nanos)>) {
         out.append(&mut self.moved);
