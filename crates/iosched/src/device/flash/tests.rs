@@ -652,42 +652,35 @@ fn mqsim_back_pressure_counts_the_sectors_written() {
     assert_eq!(unit_weight(false, 0, &(2..18)), 8);
     assert_eq!((unit_weight(true, 0, &(2..18)), unit_weight(true, 1, &(2..18)), unit_weight(true, 2, &(2..18))), (6, 8, 2));
     assert_eq!(unit_weight(true, 5, &(40..40)), 1, "a write of no sectors still weighs one");
+    // A 16 KiB buffer (32 sectors), 8 KiB mapping units; an unaligned 8 KiB write first, then
+    // `second` (start sector, sectors): how long the second waits, and when the first completed.
     // With hot data kept (as MQSim's descriptions have it) writes take another path: both.
-    for hot in [false, true] {
-        let second_write_waits = |mqsim: bool| {
-            let mut spec = small_spec(Precondition::Full);
-            spec.mapping_unit_kib = 8;
-            spec.write_buffer_kib = 16;
-            spec.mqsim_back_pressure = mqsim;
-            if hot {
-                spec.hot = hot_data::HotDataConfig { window_ms: 1000.0, capacity_kib: 1024 };
-            }
-            let mut ssd = FlashSsd::new(spec, 1).unwrap();
-            let a = ssd.service(&Request::new(0, Op::Write, 2, 16, 0), ArmPath::Direct, 0).completion_ns;
-            let b = ssd.service(&Request::new(1, Op::Write, 32 + 2, 16, a), ArmPath::Direct, a).completion_ns;
-            ssd.flush_done_ns(b);
-            ssd.check().unwrap();
-            (b - a, a)
-        };
-        let (mqsim_wait, first) = second_write_waits(true);
-        let (units_wait, _) = second_write_waits(false);
-        let program = small_spec(Precondition::Full).timing.program_ns();
-        assert!(mqsim_wait <= first, "taken at once: {mqsim_wait} ns");
-        assert!(units_wait >= program / 2, "waited for the first program: {units_wait} ns");
-        // Page by page: with 16 sectors in flight, a 24-sector write whose last page holds 14 of
-        // them is taken at once (16 + 10 is below 32 when the last page is taken), though all of
-        // it (16 + 24) would not fit.
+    let two_writes = |mqsim: bool, hot: bool, second: (u64, u32)| {
         let mut spec = small_spec(Precondition::Full);
         spec.mapping_unit_kib = 8;
         spec.write_buffer_kib = 16;
-        spec.mqsim_back_pressure = true;
+        spec.mqsim_back_pressure = mqsim;
         if hot {
             spec.hot = hot_data::HotDataConfig { window_ms: 1000.0, capacity_kib: 1024 };
         }
         let mut ssd = FlashSsd::new(spec, 1).unwrap();
         let a = ssd.service(&Request::new(0, Op::Write, 2, 16, 0), ArmPath::Direct, 0).completion_ns;
-        let b = ssd.service(&Request::new(1, Op::Write, 70, 24, a), ArmPath::Direct, a).completion_ns;
-        assert!(b - a <= first + program / 100, "taken at once (hot data {hot}): {} ns", b - a);
+        let b = ssd.service(&Request::new(1, Op::Write, second.0, second.1, a), ArmPath::Direct, a).completion_ns;
+        ssd.flush_done_ns(b);
+        ssd.check().unwrap();
+        (b - a, a)
+    };
+    let program = small_spec(Precondition::Full).timing.program_ns();
+    for hot in [false, true] {
+        let (mqsim_wait, first) = two_writes(true, hot, (32 + 2, 16));
+        let (units_wait, _) = two_writes(false, hot, (32 + 2, 16));
+        assert!(mqsim_wait <= first, "taken at once: {mqsim_wait} ns");
+        assert!(units_wait >= program / 2, "waited for the first program: {units_wait} ns");
+        // Page by page: with 16 sectors in flight, a 24-sector write whose last page holds 14 of
+        // them is taken at once (16 + 10 is below 32 when the last page is taken), though all of
+        // it (16 + 24) would not fit.
+        let (page_by_page, _) = two_writes(true, hot, (70, 24));
+        assert!(page_by_page <= first + program / 100, "taken at once (hot data {hot}): {page_by_page} ns");
     }
 }
 
