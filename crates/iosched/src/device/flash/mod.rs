@@ -372,8 +372,6 @@ impl FlashSsd {
         self.mapping.as_mut().expect("mapping cache on").insert(entry, since, at, dirty);
     }
 
-    /// The die holding translation page `page`: striped over the dies as data chunks are
-    /// (MQSim allocates translation pages with the data's static plane scheme, keyed by page).
     /// The die (the array's) of the FTL's die `ftl_die`: itself, or with a frontier per plane
     /// the die whose plane it is.
     #[inline]
@@ -385,6 +383,8 @@ impl FlashSsd {
         }
     }
 
+    /// The die holding translation page `page`: striped over the dies as data chunks are
+    /// (MQSim allocates translation pages with the data's static plane scheme, keyed by page).
     fn translation_die(&self, page: u64) -> u32 {
         (page % self.spec.geometry.dies() as u64) as u32
     }
