@@ -4,8 +4,9 @@
 //! cold, written back at once (the write buffer's path, MQSim's "eagerly write back cold
 //! data"); a write to one that was is hot: its data stays in DRAM, is not programmed, and reads
 //! of it are served from DRAM until it leaves. It leaves when a later cold write covers its
-//! mapping unit (written back then: MQSim updates the slot and writes the write's own sectors
-//! back, the rest read from flash), when the cache is full and its mapping unit's slot is the
+//! mapping unit (written back with that write, from DRAM; MQSim writes only the write's own
+//! sectors back, reads the rest of the page from flash and drops the slot, so held data flash
+//! lacks would be lost: the model keeps it), when the cache is full and its mapping unit's slot is the
 //! least recently used (written back with the slot's other held units: MQSim's LRU eviction of
 //! a dirty slot; a write or a read hit uses a slot), at a flush (written back), or at a TRIM
 //! (dropped). The capacity counts slots of one mapping unit, as MQSim's counts pages.
@@ -14,7 +15,7 @@
 //! the clock has passed the next reset milestone (0 at the start: the first write clears it),
 //! the milestone then set a window (1 s, `bloom_filter_reset_step`) later; the model keeps the
 //! same rule. MQSim's cache capacity also holds the cold slots being written back (at most its
-//! back-pressure bound, one page per plane); the model counts only the hot units against it.
+//! back-pressure bound, one page per plane); the model counts only the slots holding hot data.
 //!
 //! Off unless `[device.flash] hot_window_ms` is above 0 (every preset: off, no source gives a
 //! drive's rule); the MQSim reader sets it for ADVANCED caching (1,000 ms, the capacity from
