@@ -166,19 +166,44 @@ fn an_evicted_slot_is_written_back_whole() {
 /// A hot write takes no slot, but waits while the buffer is full, as MQSim takes no write then.
 #[test]
 fn a_hot_write_waits_while_the_buffer_is_full() {
+    // Counting whole units, an 18 KiB buffer holds four (the last 2 KiB are no room).
+    for kib in [16, 18] {
+        let mut s = small_spec(Precondition::Full);
+        s.hot = HotDataConfig { window_ms: 1000.0, capacity_kib: 1024 };
+        s.write_buffer_kib = kib; // one superpage: four units
+        let mut ssd = FlashSsd::new(s, 1).unwrap();
+        let t = ssd.spec().timing;
+        let mut now = write(&mut ssd, 0, 1024, 8, 0);
+        now = write(&mut ssd, 1, 0, 8, now + MS); // unit 0 noted
+        now = ssd.flush_done_ns(now) + MS;
+        // Four cold units of die 0 fill the buffer and start a program.
+        let full = write(&mut ssd, 2, 4 * 16 * 8, 32, now);
+        let hot = write(&mut ssd, 3, 0, 8, full);
+        assert!(hot >= now + t.program_ns(), "{kib} KiB: waited for the program: {} after", hot - full);
+        assert_eq!(ssd.run_counters().hot_units, 1);
+    }
+}
+
+/// Units a cold write carries back from DRAM weigh nothing in the buffer (MQSim counts the
+/// write's own sectors): only the write's 8 sectors are held.
+#[test]
+fn carried_units_take_no_room_in_the_buffer() {
     let mut s = small_spec(Precondition::Full);
     s.hot = HotDataConfig { window_ms: 1000.0, capacity_kib: 1024 };
-    s.write_buffer_kib = 16; // one superpage: four units
+    s.mapping_unit_kib = 8;
+    s.mqsim_back_pressure = true;
     let mut ssd = FlashSsd::new(s, 1).unwrap();
-    let t = ssd.spec().timing;
     let mut now = write(&mut ssd, 0, 1024, 8, 0);
-    now = write(&mut ssd, 1, 0, 8, now + MS); // unit 0 noted
-    now = ssd.flush_done_ns(now) + MS;
-    // Four cold units of die 0 fill the buffer and start a program.
-    let full = write(&mut ssd, 2, 4 * 16 * 8, 32, now);
-    let hot = write(&mut ssd, 3, 0, 8, full);
-    assert!(hot >= now + t.program_ns(), "waited for the program: {} after", hot - full);
-    assert_eq!(ssd.run_counters().hot_units, 1);
+    now = write(&mut ssd, 1, 8, 8, now + MS); // mapping unit 0 noted
+    now = ssd.flush_done_ns(now); // programmed: unit 1 no longer waits in the buffer
+    now = write(&mut ssd, 2, 8, 8, now + MS); // unit 1 held
+    assert!(ssd.hot.as_ref().unwrap().holds(1));
+    now = write(&mut ssd, 3, 2048, 8, now + 2000 * MS); // restarts the window
+    ssd.buffer.admit(now, 0); // the programs' room freed
+    let before = ssd.buffer.held_sectors();
+    write(&mut ssd, 4, 0, 8, now + MS); // unit 0 cold, carrying unit 1
+    assert!(!ssd.hot.as_ref().unwrap().holds(1));
+    assert_eq!(ssd.buffer.held_sectors() - before, 8, "unit 1 carried without weight");
 }
 
 /// A cold write in a later window takes its mapping unit's other held units back to flash with

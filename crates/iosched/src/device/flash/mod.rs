@@ -240,6 +240,20 @@ impl FlashSsd {
         }
     }
 
+    /// With a frontier per plane under read priority: no program a page joined is laid out to
+    /// start before that page's data is in (the die queue holds it: `hold_job_until`).
+    pub fn check_pairing(&self) -> Result<(), String> {
+        let Some(p) = &self.pairing else { return Ok(()) };
+        for (die, job, ready) in p.joined() {
+            if let Some((start, _)) = self.res.job_window(die, job) {
+                if start < ready {
+                    return Err(format!("die {die}: job {job} starts at {start} ns, before its joined page's data at {ready} ns"));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Free user space in units (neither in the FTL nor in the SLC cache).
     fn free_units(&self) -> u64 {
         let held = self.ftl.mapped_units() + self.slc.as_ref().map_or(0, |c| c.valid_units());

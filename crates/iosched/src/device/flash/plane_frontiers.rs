@@ -29,6 +29,8 @@ struct Reserved {
     /// Planes in the program (bit per plane).
     planes: u32,
     job: u64,
+    /// When the last page that joined it has its data in the register (0: none joined).
+    joined_ready_ns: Nanos,
 }
 
 /// Per die, the single-page programs reserved and not yet started.
@@ -68,13 +70,22 @@ impl Pairing {
         let bit = 1 << plane;
         let r = reserved.iter_mut().find(|r| r.page == page && r.planes & bit == 0 && r.start_ns >= ready_ns)?;
         r.planes |= bit;
+        r.joined_ready_ns = r.joined_ready_ns.max(ready_ns);
         Some((r.job, r.end_ns))
     }
 
     /// A page program on `plane` of `die` at `page` was reserved on its own over
     /// [`start_ns`, `end_ns`) as `job`.
     pub fn reserved(&mut self, die: u32, plane: u32, page: u32, start_ns: Nanos, end_ns: Nanos, job: u64) {
-        self.dies[die as usize].push(Reserved { start_ns, end_ns, page, planes: 1 << plane, job });
+        self.dies[die as usize].push(Reserved { start_ns, end_ns, page, planes: 1 << plane, job, joined_ready_ns: 0 });
+    }
+
+    /// Each program a page joined, still remembered: (die, job, when the joined data is in).
+    pub fn joined(&self) -> impl Iterator<Item = (u32, u64, Nanos)> + '_ {
+        self.dies
+            .iter()
+            .enumerate()
+            .flat_map(|(d, rs)| rs.iter().filter(|r| r.joined_ready_ns > 0).map(move |r| (d as u32, r.job, r.joined_ready_ns)))
     }
 }
 
