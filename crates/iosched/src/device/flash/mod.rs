@@ -799,18 +799,28 @@ impl FlashSsd {
         Service { dispatch_ns: start, completion_ns: done, transfer_ns: done - start, ..Service::default() }
     }
 
-    /// The room in sectors a write of `sectors` (the host's units `sent`) waits for: all of
-    /// it; or under MQSim's back-pressure, room for one sector more than what precedes its last
-    /// mapping unit (MQSim takes each page while the sectors in flight are below the bound, the
-    /// write's earlier pages counted).
+    /// The room in sectors a write of `sectors` (the host's units `sent`) waits for.
     fn admission(&self, sent: &std::ops::Range<u64>, sectors: &std::ops::Range<u64>) -> u64 {
         if !self.spec.mqsim_back_pressure {
-            return (sent.end - sent.start) * UNIT_SECTORS;
+            // Every unit weighs 8 (and the last mapping unit does not count).
+            return self.room_needed((sent.end - sent.start) * UNIT_SECTORS, 0);
         }
+        let weigh = |units: std::ops::Range<u64>| -> u64 { units.map(|lpn| unit_weight(true, lpn, sectors) as u64).sum() };
         let per = self.mapping_units.units();
-        let last_start = (sent.end.saturating_sub(1) / per * per).max(sent.start);
-        // The sectors of the units before the last mapping unit's.
-        (sent.start..last_start).map(|lpn| unit_weight(true, lpn, sectors) as u64).sum::<u64>() + 1
+        let last = (sent.end.saturating_sub(1) / per * per).max(sent.start)..sent.end;
+        self.room_needed(weigh(sent.clone()), weigh(last))
+    }
+
+    /// The room a write waits for that weighs `total` sectors in the buffer, `last` of them in
+    /// its last mapping unit: all of it, at least one unit; or under MQSim's back pressure room
+    /// for one sector more than what precedes its last page (MQSim takes each page while the
+    /// sectors in flight are below its bound, the write's earlier pages counted).
+    fn room_needed(&self, total: u64, last: u64) -> u64 {
+        if self.spec.mqsim_back_pressure {
+            total - last + 1
+        } else {
+            total.max(UNIT_SECTORS)
+        }
     }
 
     /// Buffers the host's units `sent` of a write of `sectors` (their data in the drive at
@@ -923,11 +933,8 @@ impl FlashSsd {
             mu += 1;
         }
         hot.evict_over_capacity(&mut evicted);
-        // MQSim takes even a hot write only while the buffer is below its bound: at least one
-        // sector of room (one unit's counting whole units).
-        let total = cold_sectors + evicted.len() as u64 * UNIT_SECTORS;
-        let need = if self.spec.mqsim_back_pressure { total - last_cold + 1 } else { total.max(UNIT_SECTORS) };
-        let room = self.buffer.admit(t0, need);
+        // MQSim takes even a hot write (last_cold 0) only while the buffer is below its bound.
+        let room = self.buffer.admit(t0, self.room_needed(cold_sectors + evicted.len() as u64 * UNIT_SECTORS, last_cold));
         self.hot.as_mut().expect("hot data on").write_taken(room);
         self.ftl.counters.hot_units += hot_units;
         self.ftl.counters.hot_evictions += evicted.len() as u64;

@@ -398,7 +398,7 @@ impl Reader {
         if caching == "ADVANCED" {
             self.ignored.push(Ignored {
                 parameter: "Data_Cache_Capacity".into(),
-                reason: "the DRAM holding hot data (hot_cache_kib), the least recently written written back when full; MQSim also counts there the cold pages being written back (at most its back-pressure bound, one page per plane), the model does not".into(),
+                reason: "the DRAM holding hot data (hot_cache_kib), the least recently used page written back when full; MQSim also counts there the cold pages being written back (at most its back-pressure bound, one page per plane), the model does not".into(),
             });
         } else {
             self.unsupported("Data_Cache_Capacity", "with SIMPLE caching the model keeps no hot data");

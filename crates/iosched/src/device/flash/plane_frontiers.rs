@@ -11,9 +11,9 @@
 //! not queues, so the rule reads: a page program whose data is in the die's register by the time
 //! a program already reserved on the die starts, on another plane at the same page index, joins
 //! that program (one tPROG for both); otherwise it is reserved on its own. With read priority a
-//! reserved program may later move (reads go first): a page that joined it frees its buffer
-//! slot with it; whether a page could join is judged on the program's start when it was
-//! reserved.
+//! reserved program may later move (reads go first): a page joins by the program's current
+//! window (the die queue's), the queue holds the program until the page's data is in, and the
+//! page frees its buffer room with it.
 //!
 //! Off (every preset): a die programs whole superpages (one page on each plane) and the
 //! structure below is not built.
