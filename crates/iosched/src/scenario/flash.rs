@@ -82,6 +82,11 @@ pub struct FlashSection {
     /// The write buffer as MQSim's back-pressure (sectors counted, page by page); off: whole
     /// 4 KiB units, a write taken when all of it fits.
     pub mqsim_back_pressure: Option<bool>,
+    /// Dies per chip taking one command at a time between them (MQSim's chips); 1: independent.
+    pub dies_per_chip: Option<u32>,
+    /// Whether each die has a cache register (true: ONFI cache read/program); false: a read
+    /// holds the die until its data is out, a program from its data's transfer (MQSim's chips).
+    pub cache_registers: Option<bool>,
 }
 
 /// Whether `[device]` describes a flash drive (then its spec), checking `kind` against the
@@ -230,6 +235,8 @@ pub fn flash_spec(d: &DeviceSection, mqsim: Option<&std::path::Path>) -> Result<
         set(&mut s.hot.capacity_kib, f.hot_cache_kib);
         set(&mut s.plane_frontiers, f.plane_frontiers);
         set(&mut s.mqsim_back_pressure, f.mqsim_back_pressure);
+        set(&mut s.dies_per_chip, f.dies_per_chip);
+        set(&mut s.cache_registers, f.cache_registers);
         if let Some(p) = &f.precondition {
             s.precondition = Precondition::parse(p).ok_or_else(|| {
                 format!("field `device.flash.precondition`: unknown state `{p}` (known: {})", Precondition::NAMES.join(", "))

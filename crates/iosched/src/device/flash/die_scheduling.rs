@@ -201,6 +201,11 @@ impl DieQueue {
         end
     }
 
+    /// Where a job ready at `ready` would start if queued now (`add_job`'s start).
+    pub fn job_start(&self, ready: Nanos) -> Nanos {
+        ready.max(self.jobs.back().map_or(0, |j| j.end)).max(self.reads_end)
+    }
+
     /// A read arriving at `t0` taking `tr`: its (start, end) on the die.
     pub fn read(&mut self, t0: Nanos, tr: Nanos, cfg: &DieScheduling) -> (Nanos, Nanos) {
         let cur = self.jobs.iter().position(|j| j.start <= t0 && j.end > t0);

@@ -200,7 +200,7 @@ impl FlashSsd {
         Ok(Some(FlashSsd {
             buffer: WriteBuffer::new(buffer_sectors(&spec), spec.ftl_geometry().dies()),
             pairing: spec.plane_frontiers.then(|| Pairing::new(dies)),
-            res: Resources::new(dies, spec.geometry.channels, &spec.die_scheduling, spec.full_duplex_link(), !spec.dram.is_off()),
+            res: Resources::new(spec.chips(), spec.geometry.channels, &spec.die_scheduling, spec.full_duplex_link(), !spec.dram.is_off()),
             spec,
             ftl,
             after_precondition,
@@ -409,9 +409,8 @@ impl FlashSsd {
         let t = self.spec.timing;
         let die = self.translation_die(page);
         let ch = self.spec.geometry.channel_of(die) as usize;
-        let read_end = self.die_read(die, t0, t.read_ns());
         self.ftl.counters.map_reads += 1;
-        (t0, self.res.channel(ch).reserve(read_end, t.channel_ns(TRANSLATION_READ_BYTES)).1)
+        (t0, self.read_out(die, ch, t0, t.read_ns(), TRANSLATION_READ_BYTES))
     }
 
     /// Writes back the translation page of an evicted dirty entry from `t0`, with every cached
@@ -427,9 +426,15 @@ impl FlashSsd {
         let die = self.translation_die(page);
         let ch = self.spec.geometry.channel_of(die) as usize;
         let page_bytes = self.spec.geometry.units_per_page() as u64 * UNIT_BYTES;
-        let read_end = self.die_read(die, t0, t.read_ns());
-        let (_, in_end) = self.res.channel(ch).reserve(read_end, t.channel_ns(page_bytes));
-        self.res.die_ops(die, in_end, vec![(OpKind::Program, t.program_ns())]);
+        let read_end = self.read_out(die, ch, t0, t.read_ns(), page_bytes);
+        // The page goes back in over the channel and is programmed.
+        let program = vec![(OpKind::Program, t.program_ns())];
+        if self.spec.cache_registers {
+            let (_, in_end) = self.res.channel(ch).reserve(read_end, t.channel_ns(page_bytes));
+            self.res.die_ops(die, in_end, program);
+        } else {
+            self.res.die_job_fed(die, ch, read_end, program, t.channel_ns(page_bytes));
+        }
         self.ftl.counters.map_writes += 1;
     }
 
@@ -584,9 +589,11 @@ impl FlashSsd {
         let ch = self.spec.geometry.channel_of(die) as usize;
         // The data goes over the channel into the die's cache register, then the die programs:
         // in SLC mode if the cache has room (folding first when full, by policy), else in TLC
-        // (after the reads, copies and erase of any GC it needs).
-        let (_, xfer_end) = self.res.channel(ch).reserve(ready_ns, t.channel_ns(ups as u64 * UNIT_BYTES));
-        let mut ready = xfer_end;
+        // (after the reads, copies and erase of any GC it needs). Without cache registers the
+        // die takes the data over the channel as its program begins (`feed`).
+        let in_ns = t.channel_ns(ups as u64 * UNIT_BYTES);
+        let (mut ready, feed) =
+            if self.spec.cache_registers { (self.res.channel(ch).reserve(ready_ns, in_ns).1, None) } else { (ready_ns, Some((ch, in_ns))) };
         let mut slc_room = false;
         if let Some(policy) = self.slc.as_ref().map(|c| c.cfg.fold) {
             let free = self.free_units();
@@ -622,7 +629,7 @@ impl FlashSsd {
                 }
             }
             let work: DieWork = self.ftl.write_superpage(die, &lpns);
-            self.die_program(die, work, lookup_ns, ready)
+            self.die_program(die, work, lookup_ns, ready, feed)
         };
         if self.mapping.is_some() {
             self.relocated(ready);
@@ -631,12 +638,14 @@ impl FlashSsd {
         self.lpns = lpns;
     }
 
-    /// The die work of a program on the FTL's die `die` (data in its register at `ready`):
-    /// (job id, end). With a frontier per plane, a lone page program joins one of another plane
-    /// of the same die at the same page index that starts no earlier (plane_frontiers.rs).
-    fn die_program(&mut self, die: u32, work: DieWork, now: Nanos, ready: Nanos) -> (u64, Nanos) {
+    /// The die work of a program on the FTL's die `die` (data in its register at `ready`, or
+    /// with `feed` = (channel, transfer) in DRAM then, taken over the channel as the program
+    /// begins): (job id, end). With a frontier per plane, a lone page program joins one of
+    /// another plane of the same die at the same page index that starts no earlier
+    /// (plane_frontiers.rs).
+    fn die_program(&mut self, die: u32, work: DieWork, now: Nanos, ready: Nanos, feed: Option<(usize, Nanos)>) -> (u64, Nanos) {
         let Some(pairing) = self.pairing.as_mut() else {
-            return self.res.die_job(die, ready, work, &self.spec.timing);
+            return self.die_work(die, ready, work, feed);
         };
         let array_die = die % self.spec.geometry.dies();
         let plane = die / self.spec.geometry.dies();
@@ -650,15 +659,34 @@ impl FlashSsd {
                 // Reads laying the die's queue out again must not start it before this page's data.
                 self.res.hold_job_until(array_die, job, ready);
                 self.ftl.counters.paired_programs += 1;
+                if let Some((ch, in_ns)) = feed {
+                    // Its data goes over the channel too; the die's time for it is not added
+                    // (MQSim's two-plane program takes both pages' data before tPROG).
+                    self.res.channel(ch).reserve(ready, in_ns);
+                }
                 return (job, end);
             }
         }
-        let (job, end) = self.res.die_job(array_die, ready, work, &self.spec.timing);
+        let (job, end) = self.die_work(array_die, ready, work, feed);
         if lone {
-            let start = end - self.spec.timing.program_ns();
+            let start = end - self.spec.timing.program_ns() - feed.map_or(0, |f| f.1);
             self.pairing.as_mut().expect("on").reserved(array_die, plane, page, start, end, job);
         }
         (job, end)
+    }
+
+    /// `work` on `die` from `ready` (its program's data fed over a channel as it begins, if
+    /// `feed`): (job id, end).
+    fn die_work(&mut self, die: u32, ready: Nanos, work: DieWork, feed: Option<(usize, Nanos)>) -> (u64, Nanos) {
+        let t = &self.spec.timing;
+        match feed {
+            None => self.res.die_job(die, ready, work, t),
+            Some((ch, in_ns)) => {
+                let mut ops = Vec::with_capacity((work.reads + work.programs + work.erases) as usize);
+                resources::push_work(&mut ops, work, t);
+                self.res.die_job_fed(die, ch, ready, ops, in_ns)
+            }
+        }
     }
 
     /// A page read of `tr` on `die` from `ready`: its end. Under read priority the read may
@@ -666,12 +694,17 @@ impl FlashSsd {
     /// whoever reads (a host read, a translation read from a program or a write-back).
     fn die_read(&mut self, die: u32, ready: Nanos, tr: Nanos) -> Nanos {
         let (_, end) = self.res.die_read(die, ready, tr);
+        self.note_moved_programs();
+        end
+    }
+
+    /// Tells the write buffer the new ends of programs a read pushed back.
+    fn note_moved_programs(&mut self) {
         self.res.take_moved(&mut self.moved);
         for &(id, end) in &self.moved {
             self.buffer.program_moved(id, end);
         }
         self.moved.clear();
-        end
     }
 
     fn read(&mut self, req: &Request, start: Nanos) -> Service {
@@ -742,10 +775,22 @@ impl FlashSsd {
     /// Reads a page's units on its die once their entries are usable, then over its channel:
     /// when the data is off the channel.
     fn read_page(&mut self, p: &PageRead) -> Nanos {
-        let t = self.spec.timing;
         let ch = self.spec.geometry.channel_of(p.die) as usize;
-        let read_end = self.die_read(self.die_of_plane(p.die), p.from_ns, p.tr_ns);
-        self.res.channel(ch).reserve(read_end, t.channel_ns(p.units as u64 * UNIT_BYTES)).1
+        self.read_out(self.die_of_plane(p.die), ch, p.from_ns, p.tr_ns, p.units as u64 * UNIT_BYTES)
+    }
+
+    /// A page read of `tr` on `die` from `ready`, then `bytes` of it out over channel `ch`: when
+    /// the data is off the channel. With cache registers the die is free once the page is in
+    /// its register; without, it is held until the data is out (resources.rs).
+    fn read_out(&mut self, die: u32, ch: usize, ready: Nanos, tr: Nanos, bytes: u64) -> Nanos {
+        let out_ns = self.spec.timing.channel_ns(bytes);
+        if self.spec.cache_registers {
+            let read_end = self.die_read(die, ready, tr);
+            return self.res.channel(ch).reserve(read_end, out_ns).1;
+        }
+        let (_, out_end) = self.res.die_read_out(die, ch, ready, tr, out_ns);
+        self.note_moved_programs();
+        out_end
     }
 
     /// A read whose data is off the flash at `flash_done`: over the link to the host.

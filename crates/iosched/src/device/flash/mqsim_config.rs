@@ -136,7 +136,10 @@ const IGNORED: &[(&str, &str)] = &[
     ),
     ("Suspend_Erase_Time", "mapped to erase_suspend_us, used only with [device.flash] suspend (off: MQSim never suspends)"),
     ("Suspend_Program_Time", "mapped to suspend_us, used only with [device.flash] suspend (off: MQSim never suspends)"),
-    ("Flash_Comm_Protocol", "the channel's rate (Channel_Transfer_Rate x Flash_Channel_Width) carries the interface"),
+    (
+        "Flash_Comm_Protocol",
+        "the channel's rate (Channel_Transfer_Rate x Flash_Channel_Width) carries the interface; MQSim's NVDDR2 chips have no cache register (a read holds its chip until its data is out, a program from its data's transfer: ssd/NVM_PHY_ONFI_NVDDR2.cpp), the model's dies have one unless [device.flash] cache_registers = false (not set from the file so that earlier runs stay as they were)",
+    ),
     ("Page_Metadat_Capacity", "spare (OOB) bytes: the model transfers the data only"),
 ];
 
@@ -465,7 +468,7 @@ impl Reader {
         if dies_per_chip > 1 {
             self.unsupported(
                 "Die_No_Per_Chip",
-                "MQSim's transaction scheduler starts a command on a chip only when the chip is idle, one die's at a time (ssd/TSU_Base.cpp): its dies of one chip rarely overlap; the model's dies are independent (dies_per_channel = chips reproduces MQSim)",
+                "MQSim's transaction scheduler starts a command on a chip only when the chip is idle, one die's at a time (ssd/TSU_Base.cpp): a chip's dies take one command at a time; the model's dies are independent unless [device.flash] dies_per_chip = Die_No_Per_Chip (not set from the file so that earlier runs stay as they were)",
             );
         }
         let planes = self.int("Plane_No_Per_Die", 1, 16)? as u32;
@@ -666,6 +669,8 @@ impl Reader {
             hot,
             plane_frontiers: true,
             mqsim_back_pressure: true,
+            dies_per_chip: 1,
+            cache_registers: true,
         };
         if let Err(e) = spec.validate() {
             // (The write buffer, one page per plane, always holds a superpage and fits the limit.)

@@ -16,7 +16,13 @@
 //!
 //! With read priority or suspension (die_scheduling.rs) each die is instead a `DieQueue` of
 //! reads and background jobs; the flash model reaches the dies only through `die_read`,
-//! `die_job` and `die_busy_until`, whichever the policy.
+//! `die_job` and `die_busy_until` (and the two below), whichever the policy.
+//!
+//! Chips (`dies_per_chip` > 1): the dies of one chip share one timeline or queue, as MQSim's
+//! transaction scheduler sends a chip a command only when it is idle. Without cache registers
+//! (`cache_registers = false`, MQSim's chips again) a die has only its page register: a read
+//! holds it until the data is out over the channel (`die_read_out`), a program from the start
+//! of its data's transfer in (`die_job_fed`), each placed where the channel is free then.
 
 use super::die_scheduling::{DieQueue, DieScheduling, OpKind};
 use super::ftl::DieWork;
@@ -32,21 +38,10 @@ pub struct Timeline {
 impl Timeline {
     /// Reserves `dur_ns` at the earliest gap from `ready_ns` on: (start, end).
     pub fn reserve(&mut self, ready_ns: Nanos, dur_ns: Nanos) -> (Nanos, Nanos) {
-        let mut start = ready_ns;
         if dur_ns == 0 {
-            return (start, start);
+            return (ready_ns, ready_ns);
         }
-        let mut at = self.busy.len();
-        for (i, &(s, e)) in self.busy.iter().enumerate() {
-            if e <= start {
-                continue;
-            }
-            if s >= start + dur_ns {
-                at = i;
-                break;
-            }
-            start = start.max(e);
-        }
+        let (start, at) = self.gap(ready_ns, dur_ns);
         // Joined with a neighbour it touches (keeps the list short).
         if at > 0 && self.busy[at - 1].1 == start {
             self.busy[at - 1].1 = start + dur_ns;
@@ -60,6 +55,30 @@ impl Timeline {
             self.busy.insert(at, (start, start + dur_ns));
         }
         (start, start + dur_ns)
+    }
+
+    /// Where `reserve(ready_ns, dur_ns)` would start, without reserving.
+    pub fn earliest(&self, ready_ns: Nanos, dur_ns: Nanos) -> Nanos {
+        if dur_ns == 0 {
+            return ready_ns;
+        }
+        self.gap(ready_ns, dur_ns).0
+    }
+
+    /// The earliest gap of `dur_ns` (> 0) from `ready_ns`: its start, and the index of the first
+    /// interval after it.
+    fn gap(&self, ready_ns: Nanos, dur_ns: Nanos) -> (Nanos, usize) {
+        let mut start = ready_ns;
+        for (i, &(s, e)) in self.busy.iter().enumerate() {
+            if e <= start {
+                continue;
+            }
+            if s >= start + dur_ns {
+                return (start, i);
+            }
+            start = start.max(e);
+        }
+        (start, self.busy.len())
     }
 
     /// Forgets intervals over by `now_ns` (nothing can be reserved before now).
@@ -105,7 +124,7 @@ pub fn push_work(ops: &mut Vec<(OpKind, Nanos)>, work: DieWork, t: &FlashTiming)
 
 #[derive(Clone, Debug, Default)]
 pub struct Resources {
-    /// The dies as first-come timelines (the policy off).
+    /// The dies (one per chip) as first-come timelines (the policy off).
     dies: Vec<Timeline>,
     channels: Vec<Timeline>,
     /// The host link: both directions (half duplex), or host -> device (write data) only.
@@ -114,7 +133,7 @@ pub struct Resources {
     link_out: Option<Timeline>,
     /// The data cache's DRAM channel (None: DRAM accesses take no time; dram.rs).
     dram: Option<Timeline>,
-    /// The dies under read priority / suspension (the policy on).
+    /// The dies (one per chip) under read priority / suspension (the policy on).
     queues: Vec<DieQueue>,
     /// The last `prune` time. Timelines are pruned to it when next reserved on (a request
     /// touches a few of the dozens of dies and channels), and read as if pruned: the same
@@ -123,25 +142,35 @@ pub struct Resources {
     sched: DieScheduling,
     next_job: u64,
     moved: Vec<(u64, Nanos)>,
+    /// Command slots (chips): die `d` takes chip `d % chips`'s timeline or queue (every die its
+    /// own when `chips` is the number of dies).
+    chips: u32,
 }
 
 impl Resources {
-    /// `full_duplex`: the link's two directions are separate timelines (NVMe/PCIe); `dram`:
-    /// the data cache's DRAM channel is a timeline too.
-    pub fn new(dies: u32, channels: u32, sched: &DieScheduling, full_duplex: bool, dram: bool) -> Self {
+    /// `chips`: the dies' command slots (`dies` for independent dies; fewer, each shared by
+    /// dies `chips` apart: MQSim's chips); `full_duplex`: the link's two directions are separate
+    /// timelines (NVMe/PCIe); `dram`: the data cache's DRAM channel is a timeline too.
+    pub fn new(chips: u32, channels: u32, sched: &DieScheduling, full_duplex: bool, dram: bool) -> Self {
         let on = !sched.is_off();
         Resources {
-            dies: if on { Vec::new() } else { vec![Timeline::default(); dies as usize] },
+            dies: if on { Vec::new() } else { vec![Timeline::default(); chips as usize] },
             channels: vec![Timeline::default(); channels as usize],
             link: Timeline::default(),
             link_out: full_duplex.then(Timeline::default),
             dram: dram.then(Timeline::default),
-            queues: if on { vec![DieQueue::default(); dies as usize] } else { Vec::new() },
+            queues: if on { vec![DieQueue::default(); chips as usize] } else { Vec::new() },
             horizon_ns: 0,
             sched: sched.clone(),
             next_job: 0,
             moved: Vec::new(),
+            chips,
         }
+    }
+
+    /// Die `die`'s command slot: its chip.
+    fn chip(&self, die: u32) -> usize {
+        (if die < self.chips { die } else { die % self.chips }) as usize
     }
 
     /// Nothing is reserved before `now_ns` from now on: intervals over by then are forgotten
@@ -194,18 +223,95 @@ impl Resources {
 
     /// A page read of `tr` on `die` from `ready`: (start, end).
     pub fn die_read(&mut self, die: u32, ready: Nanos, tr: Nanos) -> (Nanos, Nanos) {
-        match self.queues.get_mut(die as usize) {
+        let chip = self.chip(die);
+        match self.queues.get_mut(chip) {
             Some(q) => {
                 let r = q.read(ready, tr, &self.sched);
                 q.take_moved(&mut self.moved);
                 r
             }
             None => {
-                let d = &mut self.dies[die as usize];
+                let d = &mut self.dies[chip];
                 d.prune(self.horizon_ns);
                 d.reserve(ready, tr)
             }
         }
+    }
+
+    /// A page read of `tr` on `die` from `ready` whose data then takes `out_ns` over channel
+    /// `ch`, the die held until its data is out (no cache register: the page register is the
+    /// die's only buffer, as MQSim's chips): (read start, end of the data's transfer). The die is
+    /// taken from when a read reaching it starts, and the transfer placed at the channel's first
+    /// gap after the page is read, the die held through any wait for the channel.
+    pub fn die_read_out(&mut self, die: u32, ch: usize, ready: Nanos, tr: Nanos, out_ns: Nanos) -> (Nanos, Nanos) {
+        let chip = self.chip(die);
+        let horizon = self.horizon_ns;
+        self.channels[ch].prune(horizon);
+        let (start, hold) = match self.queues.get(chip) {
+            // A read's place in a die queue does not depend on its length.
+            Some(q) => {
+                let start = q.read_start(ready, &self.sched);
+                (start, self.channels[ch].earliest(start + tr, out_ns) + out_ns - start)
+            }
+            None => {
+                // A longer hold may need a later gap on the die, which moves the transfer: until
+                // the hold found covers the transfer (a few rounds; bounded).
+                let d = &mut self.dies[chip];
+                d.prune(horizon);
+                let mut hold = tr + out_ns;
+                let mut start = d.earliest(ready, hold);
+                for _ in 0..8 {
+                    let need = self.channels[ch].earliest(start + tr, out_ns) + out_ns - start;
+                    if need <= hold {
+                        hold = need;
+                        break;
+                    }
+                    hold = need;
+                    start = d.earliest(ready, hold);
+                }
+                (start, hold)
+            }
+        };
+        let from = if self.queues.is_empty() { start } else { ready };
+        let (s, _) = self.die_read(die, from, hold);
+        debug_assert_eq!(s, start, "the read placed where it was found");
+        let out = self.channels[ch].reserve(s + tr, out_ns).1;
+        (s, out)
+    }
+
+    /// A program job on `die` (`ops` in order, the last the program itself) from `ready`, its
+    /// data taking `in_ns` over channel `ch` just before the program, the die held through the
+    /// transfer (no cache register: MQSim's chips are sent a program only when the channel is
+    /// free, its data in, then tPROG): (job id, end). The job is placed where the channel is
+    /// free as its program begins.
+    pub fn die_job_fed(&mut self, die: u32, ch: usize, ready: Nanos, mut ops: Vec<(OpKind, Nanos)>, in_ns: Nanos) -> (u64, Nanos) {
+        let last = ops.len() - 1;
+        ops[last].1 += in_ns;
+        let total: Nanos = ops.iter().map(|o| o.1).sum();
+        let before = total - ops[last].1;
+        let chip = self.chip(die);
+        let horizon = self.horizon_ns;
+        self.channels[ch].prune(horizon);
+        if let Some(d) = self.dies.get_mut(chip) {
+            d.prune(horizon);
+        }
+        let mut from = ready;
+        for _ in 0..8 {
+            let start = match self.queues.get(chip) {
+                Some(q) => q.job_start(from),
+                None => self.dies[chip].earliest(from, total),
+            };
+            let feed = start + before;
+            let free = self.channels[ch].earliest(feed, in_ns);
+            if free == feed {
+                break;
+            }
+            from = free - before;
+        }
+        let (id, end) = self.die_ops(die, from, ops);
+        let feed = end - (total - before);
+        self.channels[ch].reserve(feed, in_ns);
+        (id, end)
     }
 
     /// A program's die work (its GC's copy reads and programs, erases, then the program) from
@@ -220,9 +326,10 @@ impl Resources {
     /// A job of page operations in order on `die` from `ready` (an SLC program, a fold):
     /// (job id, end), as `die_job`.
     pub fn die_ops(&mut self, die: u32, ready: Nanos, ops: Vec<(OpKind, Nanos)>) -> (u64, Nanos) {
-        let Some(q) = self.queues.get_mut(die as usize) else {
+        let chip = self.chip(die);
+        let Some(q) = self.queues.get_mut(chip) else {
             let busy = ops.iter().map(|o| o.1).sum();
-            let d = &mut self.dies[die as usize];
+            let d = &mut self.dies[chip];
             d.prune(self.horizon_ns);
             return (0, d.reserve(ready, busy).1);
         };
@@ -232,9 +339,10 @@ impl Resources {
 
     /// When a read reaching `die` at `t` would start.
     pub fn die_busy_until(&self, die: u32, t: Nanos) -> Nanos {
-        match self.queues.get(die as usize) {
+        let chip = self.chip(die);
+        match self.queues.get(chip) {
             Some(q) => q.read_start(t, &self.sched),
-            None => self.dies[die as usize].busy_until_after(self.horizon_ns, t),
+            None => self.dies[chip].busy_until_after(self.horizon_ns, t),
         }
     }
 
@@ -245,13 +353,14 @@ impl Resources {
 
     /// Job `id`'s current (start, end) on `die` under read priority (None: over).
     pub fn job_window(&self, die: u32, id: u64) -> Option<(Nanos, Nanos)> {
-        self.queues.get(die as usize)?.job_window(id)
+        self.queues.get(self.chip(die))?.job_window(id)
     }
 
     /// Job `id` on `die` may not start before `ready` (under read priority; plain timelines
     /// never move a job).
     pub fn hold_job_until(&mut self, die: u32, id: u64, ready: Nanos) {
-        if let Some(q) = self.queues.get_mut(die as usize) {
+        let chip = self.chip(die);
+        if let Some(q) = self.queues.get_mut(chip) {
             q.hold_until(id, ready);
         }
     }
@@ -288,5 +397,85 @@ mod tests {
         t.prune(105);
         assert_eq!(t.busy_until(105), 161);
         assert_eq!(t.last_end(), 161);
+    }
+
+    #[test]
+    fn earliest_is_where_reserve_starts() {
+        // Random reservations (a small LCG): the probe names the start the reservation takes.
+        let mut t = Timeline::default();
+        let mut x: u64 = 12345;
+        let mut next = |m: u64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        for _ in 0..2_000 {
+            let (ready, dur) = (next(100_000), next(300));
+            let probe = t.earliest(ready, dur);
+            assert_eq!(t.reserve(ready, dur).0, probe, "ready {ready} dur {dur}");
+        }
+    }
+
+    const US: Nanos = 1_000;
+
+    fn timing() -> FlashTiming {
+        FlashTiming {
+            read_us: 50.0,
+            program_us: 500.0,
+            erase_ms: 3.0,
+            channel_mb_s: 400.0,
+            link_mb_s: 3_000.0,
+            link_bytes_per_command: 0,
+            command_overhead_us: 0.0,
+        }
+    }
+
+    fn priority() -> DieScheduling {
+        DieScheduling { read_priority: true, ..DieScheduling::default() }
+    }
+
+    #[test]
+    fn a_chips_dies_take_one_command_at_a_time() {
+        for sched in [DieScheduling::default(), priority()] {
+            // 4 dies on 2 channels, 2 chips of 2 dies: dies 0 and 2 share chip 0.
+            let mut r = Resources::new(2, 2, &sched, false, false);
+            assert_eq!(r.die_read(0, 0, 50 * US), (0, 50 * US));
+            assert_eq!(r.die_read(2, 0, 50 * US), (50 * US, 100 * US), "chip 0 is busy with die 0");
+            assert_eq!(r.die_read(1, 0, 50 * US), (0, 50 * US), "die 1 is on chip 1");
+            // Every die its own chip: no wait.
+            let mut own = Resources::new(4, 2, &sched, false, false);
+            own.die_read(0, 0, 50 * US);
+            assert_eq!(own.die_read(2, 0, 50 * US), (0, 50 * US));
+        }
+    }
+
+    #[test]
+    fn without_a_cache_register_a_read_holds_its_die_until_its_data_is_out() {
+        for sched in [DieScheduling::default(), priority()] {
+            let mut r = Resources::new(2, 1, &sched, false, false);
+            // Another die's transfer holds the channel from 40 to 90 us.
+            r.channel(0).reserve(40 * US, 50 * US);
+            // Read at 0: page in the register at 50 us, out once the channel frees at 90 (10 us).
+            assert_eq!(r.die_read_out(0, 0, 0, 50 * US, 10 * US), (0, 100 * US));
+            // The die was held until then: the next read starts at 100 us, not at 50.
+            assert_eq!(r.die_read(0, 0, 50 * US).0, 100 * US);
+            // With the channel free, the hold is the read and its transfer.
+            assert_eq!(r.die_read_out(1, 0, 200 * US, 50 * US, 10 * US), (200 * US, 260 * US));
+            assert_eq!(r.die_busy_until(1, 200 * US), 260 * US);
+        }
+    }
+
+    #[test]
+    fn a_fed_program_holds_its_die_through_its_transfer_and_waits_for_the_channel() {
+        let t = timing();
+        for sched in [DieScheduling::default(), priority()] {
+            let mut r = Resources::new(1, 1, &sched, false, false);
+            // The channel is busy from 0 to 30 us: the program's 20 us of data go in from 30.
+            r.channel(0).reserve(0, 30 * US);
+            let (_, end) = r.die_job_fed(0, 0, 10 * US, vec![(OpKind::Program, t.program_ns())], 20 * US);
+            assert_eq!(end, 30 * US + 20 * US + 500 * US);
+            assert_eq!(r.channel(0).busy_until(0), 50 * US, "its data went in from 30 to 50 us");
+            // The die was taken from the transfer's start: a read arriving at 40 us waits for the end.
+            assert_eq!(r.die_busy_until(0, 40 * US), end);
+        }
     }
 }

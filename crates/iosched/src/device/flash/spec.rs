@@ -83,6 +83,26 @@ pub struct FlashSpec {
     /// a write taken when all of it fits.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub mqsim_back_pressure: bool,
+    /// Dies per chip that take one command at a time between them, as MQSim's transaction
+    /// scheduler issues (ssd/TSU_Base.cpp: a chip is sent a command only when idle); 1: every
+    /// die independent. The chips of a channel take its dies in CWDP order (die `d` is on chip
+    /// `d % (channels x chips per channel)`).
+    #[serde(skip_serializing_if = "is_one")]
+    pub dies_per_chip: u32,
+    /// Each die buffers a page beside the one its array works on (ONFI cache read and cache
+    /// program): it is free once a read's page is in the register, and a program's data comes
+    /// in while it works. Off (MQSim's chips): a read holds the die until its data is out over
+    /// the channel, a program from the start of its data's transfer.
+    #[serde(skip_serializing_if = "is_true")]
+    pub cache_registers: bool,
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 impl FlashSpec {
@@ -101,6 +121,11 @@ impl FlashSpec {
             return g.clone();
         }
         FlashGeometry { dies_per_channel: g.dies_per_channel * g.planes_per_die, planes_per_die: 1, ..g.clone() }
+    }
+
+    /// The chips: command slots, each shared by `dies_per_chip` dies.
+    pub fn chips(&self) -> u32 {
+        self.geometry.dies() / self.dies_per_chip.max(1)
     }
 
     pub fn validate(&self) -> Result<(), String> {
@@ -129,6 +154,15 @@ impl FlashSpec {
                 "field `device.flash.hot_cache_kib` must hold one mapping unit ({} KiB: a slot), got {}",
                 self.mapping_unit_kib, self.hot.capacity_kib
             ));
+        }
+        if self.dies_per_chip == 0 || !self.geometry.dies_per_channel.is_multiple_of(self.dies_per_chip) {
+            return Err(format!(
+                "field `device.flash.dies_per_chip` must divide dies_per_channel ({}), got {}",
+                self.geometry.dies_per_channel, self.dies_per_chip
+            ));
+        }
+        if !self.cache_registers && !self.slc.is_off() {
+            return Err("fields `device.flash.cache_registers` = false and the SLC cache (`slc_cache_gib` / `slc_dynamic_gib`) cannot be combined: SLC programs and folds are not timed without cache registers".into());
         }
         if self.plane_frontiers && !self.slc.is_off() {
             return Err("fields `device.flash.plane_frontiers` and the SLC cache (`slc_cache_gib` / `slc_dynamic_gib`) cannot be combined: the SLC cache programs whole superpages".into());

@@ -890,3 +890,62 @@ fn data_waiting_in_the_buffer_and_programmed_by_the_next_write_is_merged_from_dr
     assert_eq!((c.host_units, c.merged_units, c.update_reads), (6, 1, 0), "{c:?}");
     ssd.check().unwrap();
 }
+
+/// One die: two reads of units on different pages arrive together; (the second's completion).
+fn two_reads_on_one_die(cache_registers: bool) -> Nanos {
+    let mut s = small_spec(Precondition::Full);
+    s.geometry.channels = 1;
+    s.geometry.dies_per_channel = 1;
+    s.cache_registers = cache_registers;
+    let mut ssd = FlashSsd::new(s, 1).unwrap();
+    let upp = ssd.spec().geometry.units_per_superpage() as u64;
+    ssd.service(&Request::new(0, Op::Read, 0, 8, 0), ArmPath::Direct, 0);
+    ssd.service(&Request::new(1, Op::Read, upp * 8, 8, 0), ArmPath::Direct, 0).completion_ns
+}
+
+#[test]
+fn without_cache_registers_a_die_reads_its_next_page_once_the_last_is_out() {
+    let t = small_spec(Precondition::Full).timing;
+    let out = t.channel_ns(geometry::UNIT_BYTES);
+    // With a cache register the second page is read while the first goes out; without, after.
+    assert_eq!(two_reads_on_one_die(false) - two_reads_on_one_die(true), out);
+}
+
+#[test]
+fn chips_and_cache_registers_keep_the_mapping_are_deterministic_and_cost_time() {
+    let spec = |chips: bool, registers: bool| {
+        let mut s = with_scheduling(small_spec(Precondition::Aged), die_scheduling::SuspendMode::None);
+        s.dies_per_chip = if chips { 2 } else { 1 };
+        s.cache_registers = registers;
+        s
+    };
+    let go = |chips, registers, seed| {
+        let mut ssd = FlashSsd::new(spec(chips, registers), seed).unwrap();
+        let recs = run(&mut ssd, 16, 3000, 0.5, seed);
+        ssd.ftl().check().unwrap();
+        (recs.iter().map(|r| r.complete_ns).max().unwrap(), ssd.run_counters())
+    };
+    let both = go(true, false, 3);
+    assert_eq!(both, go(true, false, 3), "deterministic");
+    assert!(both.1.erases > 0, "GC ran");
+    // The same stream takes longer as the dies lose their parallelism and their registers.
+    let plain = go(false, true, 3).0;
+    let chips = go(true, true, 3).0;
+    assert!(plain < chips && chips < both.0, "{plain} < {chips} < {}", both.0);
+}
+
+#[test]
+fn chip_and_register_fields_are_read_and_checked() {
+    let spec = scenario_flash_spec;
+    let s = spec("dies_per_chip = 2\ncache_registers = false\nslc_cache_gib = 0\nslc_dynamic_gib = 0").unwrap().unwrap();
+    assert_eq!((s.dies_per_chip, s.cache_registers), (2, false));
+    assert_eq!(s.chips(), s.geometry.dies() / 2);
+    let d = spec("").unwrap().unwrap();
+    assert_eq!((d.dies_per_chip, d.cache_registers), (1, true), "every die independent, with registers, by default");
+    let e = spec("dies_per_chip = 3").unwrap_err();
+    assert!(e.contains("field `device.flash.dies_per_chip` must divide dies_per_channel"), "{e}");
+    let e = spec("dies_per_chip = 0").unwrap_err();
+    assert!(e.contains("got 0"), "{e}");
+    let e = spec("cache_registers = false").unwrap_err();
+    assert!(e.contains("`device.flash.cache_registers` = false and the SLC cache"), "{e}");
+}
