@@ -114,11 +114,13 @@ done
 #          dies_per_chip = 2 (the description's Die_No_Per_Chip: a chip is sent a command only
 #          when idle, so its two dies take one at a time: ssd/TSU_Base.cpp) and cache_registers =
 #          false (a read holds its chip until its data is out over the channel, a program from the
-#          start of its data's transfer: ssd/NVM_PHY_ONFI_NVDDR2.cpp). The geometry stays the
-#          description's (8 dies per channel), so the writes' run keeps its 2,048 blocks.
+#          start of its data's transfer: ssd/NVM_PHY_ONFI_NVDDR2.cpp) and sector_transfers = true
+#          (its channel transfers carry only the sectors a command asks for, the same file's
+#          Data_and_metadata_size_in_byte). The geometry stays the description's (8 dies per
+#          channel), so the writes' run keeps its 2,048 blocks.
 for c in rr-qd1-chips rr-qd16-chips rw-qd16-chips-prio mix70-qd16-chips-prio trace-wsrch-chips-wbuf trace-tpcc-chips-wbuf-prio; do
     n=$(echo "$c" | sed 's/-chips/-mqchips/')
-    sed 's|^dies_per_channel = 4$|dies_per_chip = 2\ncache_registers = false|; s|^blocks_per_plane = 4096$|blocks_per_plane = 2048|; s|^gc_free_superblocks = 204$|gc_free_superblocks = 102|' "controls/$c.toml" |
+    sed 's|^dies_per_channel = 4$|dies_per_chip = 2\ncache_registers = false\nsector_transfers = true|; s|^blocks_per_plane = 4096$|blocks_per_plane = 2048|; s|^gc_free_superblocks = 204$|gc_free_superblocks = 102|' "controls/$c.toml" |
         sed "1s|($c;|($n;|" > "controls/$n.toml"
 done
 # cmt: every control with the description's cached mapping table instead (mapping_cache_kib = 0

@@ -87,6 +87,8 @@ pub struct FlashSection {
     /// Whether each die has a cache register (true: ONFI cache read/program); false: a read
     /// holds the die until its data is out, a program from its data's transfer (MQSim's chips).
     pub cache_registers: Option<bool>,
+    /// Channel transfers of only the sectors a command asks for (MQSim's); off: whole units/pages.
+    pub sector_transfers: Option<bool>,
 }
 
 /// Whether `[device]` describes a flash drive (then its spec), checking `kind` against the
@@ -237,6 +239,7 @@ pub fn flash_spec(d: &DeviceSection, mqsim: Option<&std::path::Path>) -> Result<
         set(&mut s.mqsim_back_pressure, f.mqsim_back_pressure);
         set(&mut s.dies_per_chip, f.dies_per_chip);
         set(&mut s.cache_registers, f.cache_registers);
+        set(&mut s.sector_transfers, f.sector_transfers);
         if let Some(p) = &f.precondition {
             s.precondition = Precondition::parse(p).ok_or_else(|| {
                 format!("field `device.flash.precondition`: unknown state `{p}` (known: {})", Precondition::NAMES.join(", "))

@@ -131,6 +131,9 @@ struct PageRead {
     /// are read together.
     page: u64,
     units: u32,
+    /// The bytes it moves over the channel: its units', or with `sector_transfers` the
+    /// sectors asked for.
+    bytes: u64,
     tr_ns: Nanos,
     /// When the units' mapping entries are usable.
     from_ns: Nanos,
@@ -591,7 +594,8 @@ impl FlashSsd {
         // in SLC mode if the cache has room (folding first when full, by policy), else in TLC
         // (after the reads, copies and erase of any GC it needs). Without cache registers the
         // die takes the data over the channel as its program begins (`feed`).
-        let in_ns = t.channel_ns(ups as u64 * UNIT_BYTES);
+        let in_bytes = if self.spec.sector_transfers { host_sectors as u64 * SECTOR_BYTES } else { ups as u64 * UNIT_BYTES };
+        let in_ns = t.channel_ns(in_bytes);
         let (mut ready, feed) =
             if self.spec.cache_registers { (self.res.channel(ch).reserve(ready_ns, in_ns).1, None) } else { (ready_ns, Some((ch, in_ns))) };
         let mut slc_room = false;
@@ -749,12 +753,19 @@ impl FlashSsd {
                 (None, None) => continue,
             };
             from_dram = false;
+            let bytes = if self.spec.sector_transfers {
+                let unit = lpn * UNIT_SECTORS..(lpn + 1) * UNIT_SECTORS;
+                (unit.end.min(req.end_sector()) - unit.start.max(req.start_sector)) * SECTOR_BYTES
+            } else {
+                UNIT_BYTES
+            };
             match pages.last_mut() {
                 Some(last) if last.die == die && last.page == page => {
                     last.units += 1;
+                    last.bytes += bytes;
                     last.from_ns = last.from_ns.max(entry_at);
                 }
-                _ => pages.push(PageRead { die, page, units: 1, tr_ns: tr, from_ns: entry_at }),
+                _ => pages.push(PageRead { die, page, units: 1, bytes, tr_ns: tr, from_ns: entry_at }),
             }
         }
         // The buffered part is read from DRAM meanwhile; the data goes to the host once both are in.
@@ -776,7 +787,7 @@ impl FlashSsd {
     /// when the data is off the channel.
     fn read_page(&mut self, p: &PageRead) -> Nanos {
         let ch = self.spec.geometry.channel_of(p.die) as usize;
-        self.read_out(self.die_of_plane(p.die), ch, p.from_ns, p.tr_ns, p.units as u64 * UNIT_BYTES)
+        self.read_out(self.die_of_plane(p.die), ch, p.from_ns, p.tr_ns, p.bytes)
     }
 
     /// A page read of `tr` on `die` from `ready`, then `bytes` of it out over channel `ch`: when
@@ -1033,12 +1044,14 @@ impl FlashSsd {
                 continue;
             };
             let entry_at = self.map_entry(lpn, t0, false).0;
+            // An update read moves whole units (the data merged into the program).
             match pages.last_mut() {
                 Some(last) if last.die == die && last.page == page => {
                     last.units += 1;
+                    last.bytes += UNIT_BYTES;
                     last.from_ns = last.from_ns.max(entry_at);
                 }
-                _ => pages.push(PageRead { die, page, units: 1, tr_ns: tr, from_ns: entry_at }),
+                _ => pages.push(PageRead { die, page, units: 1, bytes: UNIT_BYTES, tr_ns: tr, from_ns: entry_at }),
             }
             unsent.push((lpn as u32, Some(pages.len() - 1)));
         }

@@ -138,7 +138,7 @@ const IGNORED: &[(&str, &str)] = &[
     ("Suspend_Program_Time", "mapped to suspend_us, used only with [device.flash] suspend (off: MQSim never suspends)"),
     (
         "Flash_Comm_Protocol",
-        "the channel's rate (Channel_Transfer_Rate x Flash_Channel_Width) carries the interface; MQSim's NVDDR2 chips have no cache register (a read holds its chip until its data is out, a program from its data's transfer: ssd/NVM_PHY_ONFI_NVDDR2.cpp), the model's dies have one unless [device.flash] cache_registers = false (not set from the file so that earlier runs stay as they were)",
+        "the channel's rate (Channel_Transfer_Rate x Flash_Channel_Width) carries the interface; MQSim's NVDDR2 chips have no cache register (a read holds its chip until its data is out, a program from its data's transfer: ssd/NVM_PHY_ONFI_NVDDR2.cpp), the model's dies have one unless [device.flash] cache_registers = false; its transfers carry only a transaction's sectors, the model's whole units and pages unless sector_transfers = true (neither set from the file so that earlier runs stay as they were)",
     ),
     ("Page_Metadat_Capacity", "spare (OOB) bytes: the model transfers the data only"),
 ];
@@ -671,6 +671,7 @@ impl Reader {
             mqsim_back_pressure: true,
             dies_per_chip: 1,
             cache_registers: true,
+            sector_transfers: false,
         };
         if let Err(e) = spec.validate() {
             // (The write buffer, one page per plane, always holds a superpage and fits the limit.)

@@ -95,6 +95,12 @@ pub struct FlashSpec {
     /// the channel, a program from the start of its data's transfer.
     #[serde(skip_serializing_if = "is_true")]
     pub cache_registers: bool,
+    /// Channel transfers carry only the sectors a command asks for, as MQSim's do (a read the
+    /// host's sectors in the page, a program the sectors its write buffer counts for it:
+    /// ssd/NVM_PHY_ONFI_NVDDR2.cpp, `Data_and_metadata_size_in_byte`). Off: whole 4 KiB units
+    /// read, whole pages programmed.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub sector_transfers: bool,
 }
 
 fn is_one(n: &u32) -> bool {

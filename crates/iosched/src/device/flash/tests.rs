@@ -949,3 +949,31 @@ fn chip_and_register_fields_are_read_and_checked() {
     let e = spec("cache_registers = false").unwrap_err();
     assert!(e.contains("`device.flash.cache_registers` = false and the SLC cache"), "{e}");
 }
+
+/// A 2 KiB read of a written unit and a flushed 2 KiB write, with or without sector transfers:
+/// (the read's completion, when the write's program ends).
+fn two_kib(sector_transfers: bool) -> (Nanos, Nanos) {
+    let mut s = small_spec(Precondition::Full);
+    s.mqsim_back_pressure = true;
+    s.sector_transfers = sector_transfers;
+    let mut ssd = FlashSsd::new(s.clone(), 1).unwrap();
+    let read = ssd.service(&Request::new(0, Op::Read, 0, 4, 0), ArmPath::Direct, 0).completion_ns;
+    let mut ssd = FlashSsd::new(s, 1).unwrap();
+    let w = ssd.service(&Request::new(1, Op::Write, 0, 4, 0), ArmPath::Direct, 0);
+    (read, ssd.flush_done_ns(w.completion_ns))
+}
+
+#[test]
+fn sector_transfers_move_only_the_sectors_asked_for() {
+    let s = small_spec(Precondition::Full);
+    let t = s.timing;
+    let ((read_units, prog_units), (read_sectors, prog_sectors)) = (two_kib(false), two_kib(true));
+    // The read moves 2 KiB instead of its 4 KiB unit; the program 2 KiB (the sectors the buffer
+    // counts) instead of a whole superpage.
+    assert_eq!(read_units - read_sectors, t.channel_ns(4096) - t.channel_ns(2048));
+    let superpage = s.geometry.units_per_superpage() as u64 * geometry::UNIT_BYTES;
+    assert_eq!(prog_units - prog_sectors, t.channel_ns(superpage) - t.channel_ns(2048));
+    let field = scenario_flash_spec("sector_transfers = true").unwrap().unwrap();
+    assert!(field.sector_transfers);
+    assert!(!scenario_flash_spec("").unwrap().unwrap().sector_transfers, "off by default");
+}
