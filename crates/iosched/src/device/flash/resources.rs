@@ -27,7 +27,10 @@
 use super::die_scheduling::{DieQueue, DieScheduling, OpKind};
 use super::ftl::DieWork;
 use super::timing::FlashTiming;
+use crate::fast_hash::FastMap;
 use crate::time::Nanos;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// Reserved intervals [start, end), sorted and disjoint.
 #[derive(Clone, Debug, Default)]
@@ -79,6 +82,30 @@ impl Timeline {
             start = start.max(e);
         }
         (start, self.busy.len())
+    }
+
+    /// Frees [start_ns, start_ns + dur_ns), which must lie inside one reserved interval.
+    pub fn release(&mut self, start_ns: Nanos, dur_ns: Nanos) {
+        if dur_ns == 0 {
+            return;
+        }
+        let end = start_ns + dur_ns;
+        let Some(i) = self.busy.iter().position(|&(s, e)| s <= start_ns && end <= e) else {
+            debug_assert!(false, "[{start_ns}, {end}) is not reserved");
+            return;
+        };
+        let (s, e) = self.busy[i];
+        match (s < start_ns, end < e) {
+            (false, false) => {
+                self.busy.remove(i);
+            }
+            (true, false) => self.busy[i].1 = start_ns,
+            (false, true) => self.busy[i].0 = end,
+            (true, true) => {
+                self.busy[i].1 = start_ns;
+                self.busy.insert(i + 1, (end, e));
+            }
+        }
     }
 
     /// Forgets intervals over by `now_ns` (nothing can be reserved before now).
@@ -145,6 +172,24 @@ pub struct Resources {
     /// Command slots (chips): die `d` takes chip `d % chips`'s timeline or queue (every die its
     /// own when `chips` is the number of dies).
     chips: u32,
+    /// Programs fed over a channel as they begin (no cache registers) that reads may still push
+    /// later under read priority, by job id: their transfers move with them.
+    fed: FastMap<u64, Feed>,
+    /// (end when recorded, job id) of `fed`, to forget them once over (an entry whose job has
+    /// moved since is pushed again at its new end).
+    fed_ends: BinaryHeap<Reverse<(Nanos, u64)>>,
+}
+
+/// A fed program's transfer on its channel.
+#[derive(Clone, Copy, Debug)]
+struct Feed {
+    ch: usize,
+    /// The transfer's start.
+    at_ns: Nanos,
+    in_ns: Nanos,
+    /// From the transfer's start to the job's end as placed (the transfer and tPROG): a moved
+    /// job's transfer goes this long before its new end.
+    tail_ns: Nanos,
 }
 
 impl Resources {
@@ -165,6 +210,8 @@ impl Resources {
             next_job: 0,
             moved: Vec::new(),
             chips,
+            fed: FastMap::default(),
+            fed_ends: BinaryHeap::new(),
         }
     }
 
@@ -179,6 +226,20 @@ impl Resources {
         self.horizon_ns = self.horizon_ns.max(now_ns);
         for q in &mut self.queues {
             q.prune(now_ns);
+        }
+        while let Some(&Reverse((end, id))) = self.fed_ends.peek() {
+            if end > now_ns {
+                break;
+            }
+            self.fed_ends.pop();
+            if let Some(f) = self.fed.get(&id) {
+                let now_end = f.at_ns + f.tail_ns;
+                if now_end > now_ns {
+                    self.fed_ends.push(Reverse((now_end, id)));
+                } else {
+                    self.fed.remove(&id);
+                }
+            }
         }
     }
 
@@ -227,7 +288,11 @@ impl Resources {
         match self.queues.get_mut(chip) {
             Some(q) => {
                 let r = q.read(ready, tr, &self.sched);
+                let from = self.moved.len();
                 q.take_moved(&mut self.moved);
+                if !self.fed.is_empty() {
+                    self.move_feeds(from, ready);
+                }
                 r
             }
             None => {
@@ -235,6 +300,23 @@ impl Resources {
                 d.prune(self.horizon_ns);
                 d.reserve(ready, tr)
             }
+        }
+    }
+
+    /// The transfers of fed programs among `moved[from..]` (pushed later by a read arriving at
+    /// `t0`) move with them, if not begun by `t0`: to just before the program's new end, or the
+    /// channel's first gap after that (the die is not moved again for it).
+    fn move_feeds(&mut self, from: usize, t0: Nanos) {
+        for &(id, end) in &self.moved[from..] {
+            let Some(f) = self.fed.get_mut(&id) else { continue };
+            let at = end - f.tail_ns;
+            if f.at_ns < t0 || at == f.at_ns {
+                continue;
+            }
+            let ch = &mut self.channels[f.ch];
+            ch.prune(self.horizon_ns);
+            ch.release(f.at_ns, f.in_ns);
+            f.at_ns = ch.reserve(at, f.in_ns).0;
         }
     }
 
@@ -255,12 +337,14 @@ impl Resources {
             }
             None => {
                 // A longer hold may need a later gap on the die, which moves the transfer: until
-                // the hold found covers the transfer (a few rounds; bounded).
+                // the hold found covers the transfer.
                 let d = &mut self.dies[chip];
                 d.prune(horizon);
                 let mut hold = tr + out_ns;
                 let mut start = d.earliest(ready, hold);
-                for _ in 0..8 {
+                // Each round that does not settle needs a longer hold; past the die's last
+                // interval the start no longer moves, so the next round settles.
+                loop {
                     let need = self.channels[ch].earliest(start + tr, out_ns) + out_ns - start;
                     if need <= hold {
                         hold = need;
@@ -272,10 +356,14 @@ impl Resources {
                 (start, hold)
             }
         };
+        // The data's transfer first: programs the read pushes later move their own transfers
+        // (`move_feeds`) around it.
+        let out = start + hold;
+        let placed = self.channels[ch].reserve(out - out_ns, out_ns).1;
+        debug_assert_eq!(placed, out, "the transfer placed where it was found");
         let from = if self.queues.is_empty() { start } else { ready };
         let (s, _) = self.die_read(die, from, hold);
         debug_assert_eq!(s, start, "the read placed where it was found");
-        let out = self.channels[ch].reserve(s + tr, out_ns).1;
         (s, out)
     }
 
@@ -296,7 +384,9 @@ impl Resources {
             d.prune(horizon);
         }
         let mut from = ready;
-        for _ in 0..8 {
+        // Each round that does not settle starts later; past the channel's last interval it
+        // settles.
+        loop {
             let start = match self.queues.get(chip) {
                 Some(q) => q.job_start(from),
                 None => self.dies[chip].earliest(from, total),
@@ -309,8 +399,14 @@ impl Resources {
             from = free - before;
         }
         let (id, end) = self.die_ops(die, from, ops);
-        let feed = end - (total - before);
-        self.channels[ch].reserve(feed, in_ns);
+        let tail_ns = total - before;
+        let at_ns = self.channels[ch].reserve(end - tail_ns, in_ns).0;
+        debug_assert_eq!(at_ns, end - tail_ns, "the transfer placed where it was found");
+        if id != 0 {
+            // Reads may push it later (read priority): its transfer goes with it.
+            self.fed.insert(id, Feed { ch, at_ns, in_ns, tail_ns });
+            self.fed_ends.push(Reverse((end, id)));
+        }
         (id, end)
     }
 
@@ -477,5 +573,137 @@ mod tests {
             // The die was taken from the transfer's start: a read arriving at 40 us waits for the end.
             assert_eq!(r.die_busy_until(0, 40 * US), end);
         }
+    }
+
+    struct Lcg(u64);
+    impl Lcg {
+        fn next(&mut self, m: u64) -> u64 {
+            self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (self.0 >> 33) % m.max(1)
+        }
+    }
+
+    fn busy_sum(t: &Timeline) -> Nanos {
+        t.busy.iter().map(|&(s, e)| e - s).sum()
+    }
+
+    #[test]
+    fn a_held_read_keeps_its_die_until_its_data_is_out_over_random_timelines() {
+        // Random die and channel reservations (a helper review's property): the die is held
+        // from the read's start to the end of its data's transfer, whatever it takes to settle.
+        for seed in 0..3_000u64 {
+            let mut g = Lcg(seed);
+            let mut r = Resources::new(1, 1, &DieScheduling::default(), false, false);
+            for _ in 0..1 + g.next(30) {
+                let (a, d) = (g.next(2_000), 1 + g.next(120));
+                if g.next(2) == 0 {
+                    r.dies[0].reserve(a, d);
+                } else {
+                    r.channels[0].reserve(a, d);
+                }
+            }
+            let (ready, tr, out) = (g.next(1_000), 1 + g.next(80), 1 + g.next(40));
+            let (die_before, ch_before) = (r.dies[0].clone(), busy_sum(&r.channels[0]));
+            let (s, end) = r.die_read_out(0, 0, ready, tr, out);
+            assert_eq!(busy_sum(&r.channels[0]) - ch_before, out, "seed {seed}");
+            assert!(s >= ready && end - out >= s + tr, "seed {seed}");
+            assert_eq!(die_before.earliest(s, end - s), s, "seed {seed}: the die was free over the hold");
+            assert_eq!(busy_sum(&r.dies[0]) - busy_sum(&die_before), end - s, "seed {seed}: held to the data's end");
+        }
+    }
+
+    #[test]
+    fn a_held_read_settles_over_many_rounds() {
+        // Die gaps at k x 1000 us of growing length, each just too short once the channel makes
+        // the data wait: the hold grows round after round (8 rounds were once the limit).
+        let (tr, out) = (50, 10);
+        let mut r = Resources::new(1, 1, &DieScheduling::default(), false, false);
+        let mut prev = 0;
+        for k in 0..12u64 {
+            let gap = k * 1_000;
+            if gap > prev {
+                r.dies[0].reserve(prev, gap - prev);
+            }
+            prev = gap + tr + out + k;
+            r.channels[0].reserve(gap + tr, k + 1);
+        }
+        r.dies[0].reserve(prev, 100_000);
+        let before = busy_sum(&r.dies[0]);
+        let (s, end) = r.die_read_out(0, 0, 0, tr, out);
+        assert_eq!(busy_sum(&r.dies[0]) - before, end - s, "held until its data is out");
+        assert!(s >= 11_000, "no earlier gap fits: {s}");
+    }
+
+    #[test]
+    fn a_fed_program_starts_where_the_channel_takes_its_data_over_random_timelines() {
+        for (seed, sched) in (0..3_000u64).map(|s| (s, if s % 2 == 0 { DieScheduling::default() } else { priority() })) {
+            let mut g = Lcg(seed);
+            let mut r = Resources::new(1, 1, &sched, false, false);
+            for _ in 0..1 + g.next(30) {
+                let (a, d) = (g.next(3_000), 1 + g.next(150));
+                match g.next(3) {
+                    0 => {
+                        r.die_ops(0, a, vec![(OpKind::Program, d)]);
+                    }
+                    1 => {
+                        r.die_read(0, a, d / 4 + 1);
+                    }
+                    _ => {
+                        r.channels[0].reserve(a, d / 3 + 1);
+                    }
+                }
+            }
+            let (ready, gc, prog, inn) = (g.next(1_000), g.next(60), 1 + g.next(200), 1 + g.next(40));
+            let mut ops = Vec::new();
+            if gc > 0 {
+                ops.push((OpKind::Read, gc));
+            }
+            ops.push((OpKind::Program, prog));
+            let ch = r.channels[0].clone();
+            let (_, end) = r.die_job_fed(0, 0, ready, ops, inn);
+            let feed = end - prog - inn;
+            assert!(end - prog - inn - gc >= ready, "seed {seed}");
+            assert_eq!(ch.earliest(feed, inn), feed, "seed {seed}: the channel was free as the program began");
+            assert_eq!(busy_sum(&r.channels[0]) - busy_sum(&ch), inn, "seed {seed}");
+        }
+    }
+
+    #[test]
+    fn a_fed_programs_transfer_moves_with_it_when_reads_go_first() {
+        let mut r = Resources::new(1, 1, &priority(), false, false);
+        let (_, end) = r.die_job_fed(0, 0, 0, vec![(OpKind::Program, 500)], 20);
+        assert_eq!((end, r.channels[0].busy.clone()), (520, vec![(0, 20)]));
+        // A read arriving as the program would begin goes first: the program and its transfer
+        // start after it.
+        r.die_read(0, 0, 50);
+        assert_eq!(r.channels[0].busy, vec![(50, 70)]);
+        // A second program queues behind the first (570 to 1,090, its data in from 570); a read
+        // arriving while the first runs waits for it, then goes before the second, which moves
+        // with its transfer.
+        let (id2, end2) = r.die_job_fed(0, 0, 0, vec![(OpKind::Program, 500)], 20);
+        assert_eq!(end2, 1_090);
+        assert_eq!(r.channels[0].busy, vec![(50, 70), (570, 590)]);
+        assert_eq!(r.die_read(0, 100, 30), (570, 600));
+        assert_eq!(r.job_window(0, id2), Some((600, 1_120)));
+        assert_eq!(r.channels[0].busy, vec![(50, 70), (600, 620)], "its transfer moved with it");
+        // A read arriving once the program has begun does not move its transfer.
+        r.die_read(0, 610, 30);
+        assert_eq!(r.channels[0].busy, vec![(50, 70), (600, 620)]);
+        // Forgotten once over.
+        r.prune(1_200);
+        assert!(r.fed.is_empty() && r.fed_ends.is_empty());
+    }
+
+    #[test]
+    fn release_frees_part_of_an_interval() {
+        let mut t = Timeline::default();
+        t.reserve(0, 100);
+        t.release(40, 20);
+        assert_eq!(t.busy, vec![(0, 40), (60, 100)]);
+        t.release(0, 40);
+        t.release(90, 10);
+        assert_eq!(t.busy, vec![(60, 90)]);
+        t.release(60, 30);
+        assert!(t.busy.is_empty());
     }
 }

@@ -168,7 +168,7 @@ impl FlashSpec {
             ));
         }
         if !self.cache_registers && !self.slc.is_off() {
-            return Err("fields `device.flash.cache_registers` = false and the SLC cache (`slc_cache_gib` / `slc_dynamic_gib`) cannot be combined: SLC programs and folds are not timed without cache registers".into());
+            return Err("fields `device.flash.cache_registers` = false and the SLC cache (`slc_cache_gib` / `slc_dynamic_gib`) cannot be combined: SLC programs and folds are not timed without cache registers (set slc_cache_gib = 0 and slc_dynamic_gib = 0)".into());
         }
         if self.plane_frontiers && !self.slc.is_off() {
             return Err("fields `device.flash.plane_frontiers` and the SLC cache (`slc_cache_gib` / `slc_dynamic_gib`) cannot be combined: the SLC cache programs whole superpages".into());

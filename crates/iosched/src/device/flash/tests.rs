@@ -977,3 +977,24 @@ fn sector_transfers_move_only_the_sectors_asked_for() {
     assert!(field.sector_transfers);
     assert!(!scenario_flash_spec("").unwrap().unwrap().sector_transfers, "off by default");
 }
+
+/// One die: two superpages written at once, then flushed: when the second program ends.
+fn two_programs_on_one_die(cache_registers: bool) -> Nanos {
+    let mut s = small_spec(Precondition::None);
+    s.geometry.channels = 1;
+    s.geometry.dies_per_channel = 1;
+    s.cache_registers = cache_registers;
+    let mut ssd = FlashSsd::new(s, 1).unwrap();
+    let ups = ssd.spec().geometry.units_per_superpage();
+    let w = ssd.service(&Request::new(0, Op::Write, 0, 2 * ups * 8, 0), ArmPath::Direct, 0);
+    ssd.flush_done_ns(w.completion_ns)
+}
+
+#[test]
+fn without_cache_registers_a_die_takes_a_programs_data_once_the_last_program_ends() {
+    let s = small_spec(Precondition::None);
+    let superpage = s.geometry.units_per_superpage() as u64 * geometry::UNIT_BYTES;
+    // With a register the second superpage's data comes in while the first is programmed;
+    // without, after it.
+    assert_eq!(two_programs_on_one_die(false) - two_programs_on_one_die(true), s.timing.channel_ns(superpage));
+}
