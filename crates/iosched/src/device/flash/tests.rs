@@ -891,13 +891,18 @@ fn data_waiting_in_the_buffer_and_programmed_by_the_next_write_is_merged_from_dr
     ssd.check().unwrap();
 }
 
-/// One die: two reads of units on different pages arrive together; (the second's completion).
-fn two_reads_on_one_die(cache_registers: bool) -> Nanos {
-    let mut s = small_spec(Precondition::Full);
+/// The small drive cut to one die, with or without cache registers.
+fn one_die(precondition: Precondition, cache_registers: bool) -> FlashSsd {
+    let mut s = small_spec(precondition);
     s.geometry.channels = 1;
     s.geometry.dies_per_channel = 1;
     s.cache_registers = cache_registers;
-    let mut ssd = FlashSsd::new(s, 1).unwrap();
+    FlashSsd::new(s, 1).unwrap()
+}
+
+/// One die: two reads of units on different pages arrive together; (the second's completion).
+fn two_reads_on_one_die(cache_registers: bool) -> Nanos {
+    let mut ssd = one_die(Precondition::Full, cache_registers);
     let upp = ssd.spec().geometry.units_per_superpage() as u64;
     ssd.service(&Request::new(0, Op::Read, 0, 8, 0), ArmPath::Direct, 0);
     ssd.service(&Request::new(1, Op::Read, upp * 8, 8, 0), ArmPath::Direct, 0).completion_ns
@@ -980,11 +985,7 @@ fn sector_transfers_move_only_the_sectors_asked_for() {
 
 /// One die: two superpages written at once, then flushed: when the second program ends.
 fn two_programs_on_one_die(cache_registers: bool) -> Nanos {
-    let mut s = small_spec(Precondition::None);
-    s.geometry.channels = 1;
-    s.geometry.dies_per_channel = 1;
-    s.cache_registers = cache_registers;
-    let mut ssd = FlashSsd::new(s, 1).unwrap();
+    let mut ssd = one_die(Precondition::None, cache_registers);
     let ups = ssd.spec().geometry.units_per_superpage();
     let w = ssd.service(&Request::new(0, Op::Write, 0, 2 * ups * 8, 0), ArmPath::Direct, 0);
     ssd.flush_done_ns(w.completion_ns)
