@@ -4,7 +4,7 @@
 
 use crate::request::{Op, Request};
 use crate::time::Nanos;
-use std::collections::HashMap;
+use crate::fast_hash::FastMap;
 
 /// Buckets of the think-time table.
 pub const THINK_BUCKETS: usize = 30;
@@ -105,7 +105,7 @@ pub struct ProcessStats {
 /// Statistics of all processes, fed by the scheduler's add/completed events.
 #[derive(Clone, Debug, Default)]
 pub struct StatsTable {
-    by_pid: HashMap<u32, ProcessStats>,
+    by_pid: FastMap<u32, ProcessStats>,
 }
 
 impl StatsTable {

@@ -24,7 +24,8 @@
 
 use crate::time::{ms_to_ns, us_to_ns, Nanos};
 use serde::Serialize;
-use std::collections::{HashMap, VecDeque};
+use crate::fast_hash::FastMap;
+use std::collections::VecDeque;
 
 /// A logical unit's slot that holds no data (overwritten, trimmed, or padding).
 const EMPTY: u32 = u32::MAX;
@@ -145,7 +146,7 @@ pub struct SlcCache {
     dies: u64,
     logs: Vec<DieLog>,
     /// Logical unit -> its slot's sequence number on its die.
-    at: HashMap<u32, u64>,
+    at: FastMap<u32, u64>,
     pub counters: SlcCounters,
 }
 
@@ -160,7 +161,7 @@ impl SlcCache {
             dynamic_per_die: gib_units(cfg.dynamic_gib) / d,
             dies: d,
             logs: vec![DieLog::default(); dies as usize],
-            at: HashMap::new(),
+            at: FastMap::default(),
             counters: SlcCounters::default(),
         }
     }
