@@ -2,9 +2,9 @@
 //! a decayed think-time frequency table giving the median and 95th percentile, a decayed mean
 //! of positioning time, and a decayed estimate of seek direction.
 
+use crate::fast_hash::FastMap;
 use crate::request::{Op, Request};
 use crate::time::Nanos;
-use crate::fast_hash::FastMap;
 
 /// Buckets of the think-time table.
 pub const THINK_BUCKETS: usize = 30;

@@ -159,6 +159,11 @@ impl WriteBuffer {
         }
     }
 
+    /// The room, in sectors.
+    pub fn capacity_sectors(&self) -> u64 {
+        self.capacity_sectors
+    }
+
     /// Sectors waiting or being programmed (the room taken).
     pub fn held_sectors(&self) -> u64 {
         self.pending_sectors + self.in_flight_sectors

@@ -840,19 +840,54 @@ impl FlashSsd {
         let sent = self.units_of(req);
         let bytes = req.size_sectors as u64 * SECTOR_BYTES;
         let sectors = req.start_sector..req.end_sector();
-        let in_drive = if self.hot.is_some() {
-            self.write_with_hot_data(sent, sectors, start, t0, bytes)
+        let done = if self.admission(&sent, &sectors) <= self.buffer.capacity_sectors() {
+            let in_drive = self.take_write(sent, sectors, start, t0, t.link_ns(bytes));
+            // The write completes once its data is in DRAM.
+            self.dram_access(in_drive, bytes)
         } else {
-            // Room in the buffer for the host's data (merged units take none), then the data
-            // over the link.
-            let room = self.buffer.admit(t0, self.admission(&sent, &sectors));
-            let (_, in_drive) = self.res.link(false).reserve(room, t.link_ns(bytes));
-            self.write_back(sent, sectors, &[], start, in_drive);
-            in_drive
+            self.stream_write(sent, sectors, start, t0)
         };
-        // The write completes once its data is in DRAM.
-        let done = self.dram_access(in_drive, bytes);
         Service { dispatch_ns: start, completion_ns: done, transfer_ns: done - start, ..Service::default() }
+    }
+
+    /// Takes the host's units `sent` of a write of `sectors` into the buffer from `t0` (their
+    /// data taking `link_ns` over the link once there is room) and buffers them to be
+    /// programmed: when their data is in the drive.
+    fn take_write(&mut self, sent: std::ops::Range<u64>, sectors: std::ops::Range<u64>, start: Nanos, t0: Nanos, link_ns: Nanos) -> Nanos {
+        if self.hot.is_some() {
+            return self.write_with_hot_data(sent, sectors, start, t0, link_ns);
+        }
+        // Room in the buffer for the host's data (merged units take none), then the data over
+        // the link.
+        let room = self.buffer.admit(t0, self.admission(&sent, &sectors));
+        let (_, in_drive) = self.res.link(false).reserve(room, link_ns);
+        self.write_back(sent, sectors, &[], start, in_drive);
+        in_drive
+    }
+
+    /// A write whose data the buffer cannot hold at once, taken one mapping unit after
+    /// another as room frees (a drive fetches a large write's data as its buffer takes it;
+    /// MQSim takes a write page by page): when its last part is in DRAM. Taken whole, it would
+    /// complete at the link's rate and queue all its programs at once.
+    fn stream_write(&mut self, sent: std::ops::Range<u64>, sectors: std::ops::Range<u64>, start: Nanos, t0: Nanos) -> Nanos {
+        let per = self.mapping_units.units();
+        let t = self.spec.timing;
+        let (mut from, mut done) = (t0, t0);
+        let mut mu = sent.start / per;
+        let mut first = true;
+        while mu * per < sent.end {
+            let part = (mu * per).max(sent.start)..((mu + 1) * per).min(sent.end);
+            let part_sectors = (part.start * UNIT_SECTORS).max(sectors.start)..(part.end * UNIT_SECTORS).min(sectors.end);
+            let bytes = (part_sectors.end - part_sectors.start) * SECTOR_BYTES;
+            // The command's own bytes go with its first part.
+            let link_ns = if first { t.link_ns(bytes) } else { t.link_data_ns(bytes) };
+            first = false;
+            let in_drive = self.take_write(part, part_sectors, start, from, link_ns);
+            done = self.dram_access(in_drive, bytes);
+            from = in_drive;
+            mu += 1;
+        }
+        done
     }
 
     /// The room in sectors a write of `sectors` (the host's units `sent`) waits for.
@@ -943,7 +978,7 @@ impl FlashSsd {
         sectors: std::ops::Range<u64>,
         start: Nanos,
         t0: Nanos,
-        bytes: u64,
+        link_ns: Nanos,
     ) -> Nanos {
         let per = self.mapping_units.units();
         let mut cold_runs = std::mem::take(&mut self.cold_runs);
@@ -994,7 +1029,7 @@ impl FlashSsd {
         self.hot.as_mut().expect("hot data on").write_taken(room);
         self.ftl.counters.hot_units += hot_units;
         self.ftl.counters.hot_evictions += evicted.len() as u64;
-        let (_, in_drive) = self.res.link(false).reserve(room, self.spec.timing.link_ns(bytes));
+        let (_, in_drive) = self.res.link(false).reserve(room, link_ns);
         for run in &cold_runs {
             self.write_back(run.clone(), sectors.clone(), &carried, start, in_drive);
         }

@@ -22,9 +22,9 @@
 //! most once: in the FTL or here (`check`). Write amplification counts SLC programs as host
 //! programs and folding as flash writes: (host + GC + padding + fold) / host.
 
+use crate::fast_hash::FastMap;
 use crate::time::{ms_to_ns, us_to_ns, Nanos};
 use serde::Serialize;
-use crate::fast_hash::FastMap;
 use std::collections::VecDeque;
 
 /// A logical unit's slot that holds no data (overwritten, trimmed, or padding).

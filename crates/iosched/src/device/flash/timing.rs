@@ -45,6 +45,11 @@ impl FlashTiming {
     pub fn link_ns(&self, bytes: u64) -> Nanos {
         crate::time::round_ns((bytes + self.link_bytes_per_command as u64) as f64 * 1e3 / self.link_mb_s)
     }
+    /// Time to move `bytes` of a command's data over the host link, its command's own bytes not
+    /// counted (a later part of a write taken in parts).
+    pub fn link_data_ns(&self, bytes: u64) -> Nanos {
+        crate::time::round_ns(bytes as f64 * 1e3 / self.link_mb_s)
+    }
 
     pub fn validate(&self) -> Result<(), String> {
         super::spec::check_ranges(&[
