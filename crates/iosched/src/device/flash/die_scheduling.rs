@@ -181,6 +181,11 @@ pub struct DieQueue {
     jobs: VecDeque<Job>,
     /// When the last read let in ends.
     reads_end: Nanos,
+    /// The latest time a read reached the die. Reads are laid out in the order they reach it:
+    /// one that reaches it earlier than a read already laid out (a translation or update read
+    /// looked up from an earlier time) is taken as arriving then, since the jobs have already
+    /// been run up to that read.
+    latest_read_ns: Nanos,
     /// (job id, new end) of jobs whose end moved, for the write buffer.
     moved: Vec<(u64, Nanos)>,
     /// Suspensions so far (all jobs).
@@ -201,6 +206,11 @@ impl DieQueue {
         end
     }
 
+    /// The latest time a read reached the die (the one the last read was laid out at).
+    pub fn latest_read_ns(&self) -> Nanos {
+        self.latest_read_ns
+    }
+
     /// Where a job ready at `ready` would start if queued now (`add_job`'s start).
     pub fn job_start(&self, ready: Nanos) -> Nanos {
         ready.max(self.jobs.back().map_or(0, |j| j.end)).max(self.reads_end)
@@ -208,6 +218,8 @@ impl DieQueue {
 
     /// A read arriving at `t0` taking `tr`: its (start, end) on the die.
     pub fn read(&mut self, t0: Nanos, tr: Nanos, cfg: &DieScheduling) -> (Nanos, Nanos) {
+        let t0 = t0.max(self.latest_read_ns);
+        self.latest_read_ns = t0;
         let cur = self.jobs.iter().position(|j| j.start <= t0 && j.end > t0);
         let start;
         let mut prev_end = 0;
@@ -280,6 +292,7 @@ impl DieQueue {
 
     /// When a read arriving at `t` would start (without changing anything).
     pub fn read_start(&self, t: Nanos, cfg: &DieScheduling) -> Nanos {
+        let t = t.max(self.latest_read_ns);
         let Some(j) = self.jobs.iter().find(|j| j.start <= t && j.end > t) else {
             return t.max(self.reads_end);
         };
@@ -425,5 +438,22 @@ mod tests {
         c.read_priority = true;
         c.resume_us = -1.0;
         assert!(c.validate().unwrap_err().contains("`device.flash.resume_us` must be in [0, 100000], got -1"));
+    }
+
+    #[test]
+    fn a_read_reaching_the_die_earlier_than_one_laid_out_is_taken_then() {
+        // Two 500 ns programs; a read reaching the die at 600 waits for the second's end; one
+        // reaching it at 400, laid out after, must not rewind the queue (it once re-laid the
+        // second program with no time left: a helper review's example).
+        let cfg = DieScheduling { read_priority: true, ..DieScheduling::default() };
+        let mut q = DieQueue::default();
+        q.add_job(1, 0, vec![(OpKind::Program, 500)]);
+        q.add_job(2, 0, vec![(OpKind::Program, 500)]);
+        assert_eq!(q.read(600, 50, &cfg), (1_000, 1_050));
+        assert_eq!(q.read_start(400, &cfg), 1_050, "the probe agrees");
+        assert_eq!(q.read(400, 50, &cfg), (1_050, 1_100), "taken as reaching the die at 600");
+        assert_eq!(q.read(560, 50, &cfg), (1_100, 1_150));
+        assert_eq!(q.job_window(2), Some((500, 1_000)), "the second program keeps its time");
+        assert_eq!(q.latest_read_ns(), 600);
     }
 }

@@ -291,10 +291,12 @@ impl Resources {
         match self.queues.get_mut(chip) {
             Some(q) => {
                 let r = q.read(ready, tr, &self.sched);
+                // The read was laid out as reaching the die no earlier than the last one did.
+                let t0 = q.latest_read_ns();
                 let from = self.moved.len();
                 q.take_moved(&mut self.moved);
                 if !self.fed.is_empty() {
-                    self.move_feeds(from, ready);
+                    self.move_feeds(from, t0);
                 }
                 r
             }
