@@ -674,6 +674,29 @@ mod tests {
     }
 
     #[test]
+    fn a_fed_program_settles_over_many_rounds() {
+        // Die gaps exactly one job long at k x 1000 ns, the channel busy 1 ns at each gap's start:
+        // each round finds the channel busy where the die is free, until past the last gap.
+        let (prog, inn) = (100, 10);
+        let mut r = Resources::new(1, 1, &DieScheduling::default(), false, false);
+        let mut prev = 0;
+        for k in 0..12u64 {
+            let gap = k * 1_000;
+            if gap > prev {
+                r.dies[0].reserve(prev, gap - prev);
+            }
+            prev = gap + prog + inn;
+            r.channels[0].reserve(gap, 1);
+        }
+        r.dies[0].reserve(prev, 100_000);
+        let ch = r.channels[0].clone();
+        let (_, end) = r.die_job_fed(0, 0, 0, vec![(OpKind::Program, prog)], inn);
+        let feed = end - prog - inn;
+        assert_eq!(ch.earliest(feed, inn), feed, "the data goes in as the program begins");
+        assert!(feed > 11_000, "no gap on the die fits while the channel is busy at its start: {feed}");
+    }
+
+    #[test]
     fn a_fed_programs_transfer_moves_with_it_when_reads_go_first() {
         let mut r = Resources::new(1, 1, &priority(), false, false);
         let (_, end) = r.die_job_fed(0, 0, 0, vec![(OpKind::Program, 500)], 20);

@@ -978,6 +978,14 @@ fn sector_transfers_move_only_the_sectors_asked_for() {
     assert_eq!(read_units - read_sectors, t.channel_ns(4096) - t.channel_ns(2048));
     let superpage = s.geometry.units_per_superpage() as u64 * geometry::UNIT_BYTES;
     assert_eq!(prog_units - prog_sectors, t.channel_ns(superpage) - t.channel_ns(2048));
+    // Sectors 6..10 straddle two units of one page: 2 KiB move, not the two units' 8 KiB.
+    let read = |sector_transfers: bool| {
+        let mut s = small_spec(Precondition::Full);
+        s.sector_transfers = sector_transfers;
+        let mut ssd = FlashSsd::new(s, 1).unwrap();
+        ssd.service(&Request::new(0, Op::Read, 6, 4, 0), ArmPath::Direct, 0).completion_ns
+    };
+    assert_eq!(read(false) - read(true), t.channel_ns(8192) - t.channel_ns(2048));
     let field = scenario_flash_spec("sector_transfers = true").unwrap().unwrap();
     assert!(field.sector_transfers);
     assert!(!scenario_flash_spec("").unwrap().unwrap().sector_transfers, "off by default");
