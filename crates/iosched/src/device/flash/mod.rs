@@ -840,8 +840,9 @@ impl FlashSsd {
         let sent = self.units_of(req);
         let bytes = req.size_sectors as u64 * SECTOR_BYTES;
         let sectors = req.start_sector..req.end_sector();
-        let done = if self.admission(&sent, &sectors) <= self.buffer.capacity_sectors() {
-            let in_drive = self.take_write(sent, sectors, start, t0, t.link_ns(bytes));
+        let room = self.admission(&sent, &sectors);
+        let done = if room <= self.buffer.capacity_sectors() {
+            let in_drive = self.take_write(sent, sectors, room, start, t0, t.link_ns(bytes));
             // The write completes once its data is in DRAM.
             self.dram_access(in_drive, bytes)
         } else {
@@ -851,15 +852,25 @@ impl FlashSsd {
     }
 
     /// Takes the host's units `sent` of a write of `sectors` into the buffer from `t0` (their
-    /// data taking `link_ns` over the link once there is room) and buffers them to be
-    /// programmed: when their data is in the drive.
-    fn take_write(&mut self, sent: std::ops::Range<u64>, sectors: std::ops::Range<u64>, start: Nanos, t0: Nanos, link_ns: Nanos) -> Nanos {
+    /// data taking `link_ns` over the link once there is room: `room` sectors, their
+    /// `admission`, without hot data) and buffers them to be programmed: when their data is in
+    /// the drive.
+    #[inline]
+    fn take_write(
+        &mut self,
+        sent: std::ops::Range<u64>,
+        sectors: std::ops::Range<u64>,
+        room: u64,
+        start: Nanos,
+        t0: Nanos,
+        link_ns: Nanos,
+    ) -> Nanos {
         if self.hot.is_some() {
             return self.write_with_hot_data(sent, sectors, start, t0, link_ns);
         }
         // Room in the buffer for the host's data (merged units take none), then the data over
         // the link.
-        let room = self.buffer.admit(t0, self.admission(&sent, &sectors));
+        let room = self.buffer.admit(t0, room);
         let (_, in_drive) = self.res.link(false).reserve(room, link_ns);
         self.write_back(sent, sectors, &[], start, in_drive);
         in_drive
@@ -882,7 +893,8 @@ impl FlashSsd {
             // The command's own bytes go with its first part.
             let link_ns = if first { t.link_ns(bytes) } else { t.link_data_ns(bytes) };
             first = false;
-            let in_drive = self.take_write(part, part_sectors, start, from, link_ns);
+            let room = self.admission(&part, &part_sectors);
+            let in_drive = self.take_write(part, part_sectors, room, start, from, link_ns);
             done = self.dram_access(in_drive, bytes);
             from = in_drive;
             mu += 1;

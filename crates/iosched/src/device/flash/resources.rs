@@ -72,9 +72,10 @@ impl Timeline {
     /// interval after it.
     fn gap(&self, ready_ns: Nanos, dur_ns: Nanos) -> (Nanos, usize) {
         let mut start = ready_ns;
-        // The intervals over by `ready_ns` (sorted and disjoint: a prefix) are skipped at once: a
-        // long write taken in parts reserves many on one timeline before it is next pruned.
-        let first = self.busy.partition_point(|&(_, e)| e <= start);
+        // The intervals over by `ready_ns` (sorted and disjoint: a prefix) are skipped by binary
+        // search on a long list (a long write taken in parts reserves many on one timeline before
+        // it is next pruned); a short one, the usual, is walked.
+        let first = if self.busy.len() > 16 { self.busy.partition_point(|&(_, e)| e <= start) } else { 0 };
         for (i, &(s, e)) in self.busy.iter().enumerate().skip(first) {
             if e <= start {
                 continue;
