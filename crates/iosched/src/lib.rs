@@ -16,6 +16,7 @@ pub mod pid_map;
 pub mod request;
 pub mod scenario;
 pub mod sched;
+pub mod serde_skip;
 pub mod sim;
 pub mod small_sorted_map;
 pub mod time;

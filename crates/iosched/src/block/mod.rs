@@ -44,12 +44,8 @@ pub struct BlockConfig {
     /// NVME_DSM_MAX_RANGES, or the controller's DMRL): a discard bio joins a queued discard
     /// request wherever it lies, as one more range, on the paths where Linux takes
     /// ELEVATOR_DISCARD_MERGE (`BlockLayer::try_discard_merge`, the plug in `unplug`).
-    #[serde(skip_serializing_if = "is_one")]
+    #[serde(skip_serializing_if = "crate::serde_skip::is_one")]
     pub max_discard_segments: u32,
-}
-
-fn is_one(n: &u32) -> bool {
-    *n == 1
 }
 
 impl BlockConfig {
@@ -106,12 +102,8 @@ pub struct BlockCounters {
     /// Discard bios that joined a discard request as one more range, not necessarily contiguous
     /// (ELEVATOR_DISCARD_MERGE, `max_discard_segments` above 1), in the plug or the queue. Not
     /// in `back_merges`, `front_merges` or `plug_merges`. Reported when not zero.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "crate::serde_skip::is_zero")]
     pub discard_merges: u64,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }
 
 impl BlockCounters {

@@ -40,49 +40,45 @@ pub struct FtlCounters {
     pub gc_runs: u64,
     pub trimmed_units: u64,
     /// Host units programmed in SLC mode (counted in `host_units` too; slc_cache.rs).
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "crate::serde_skip::is_zero")]
     pub slc_units: u64,
     /// Units folded from the SLC cache into TLC (flash writes beyond the host's).
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "crate::serde_skip::is_zero")]
     pub fold_units: u64,
     /// SLC-mode superblocks erased after folding.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "crate::serde_skip::is_zero")]
     pub slc_erases: u64,
     /// With a mapping cache (mapping_cache.rs): look-ups that found their entry cached, and
     /// those that did not.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "crate::serde_skip::is_zero")]
     pub map_hits: u64,
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "crate::serde_skip::is_zero")]
     pub map_misses: u64,
     /// Translation pages read (misses on a page whose read is under way share it).
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "crate::serde_skip::is_zero")]
     pub map_reads: u64,
     /// Units programmed for host writes (counted in `host_units`) that the host did not send:
     /// the rest of a mapping unit larger than 4 KiB (mapping_unit.rs).
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "crate::serde_skip::is_zero")]
     pub merged_units: u64,
     /// Flash page reads of those units' old data before their program (read-modify-write).
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "crate::serde_skip::is_zero")]
     pub update_reads: u64,
     /// Translation pages written back (read, updated, programmed) for evicted dirty entries.
     /// Not in the write amplification, which counts data units.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "crate::serde_skip::is_zero")]
     pub map_writes: u64,
     /// Host units of hot writes, kept in DRAM and not programmed (hot_data.rs).
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "crate::serde_skip::is_zero")]
     pub hot_units: u64,
     /// Units held in DRAM written back later: the cache full, or a flush (counted in
     /// `host_units` when programmed).
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "crate::serde_skip::is_zero")]
     pub hot_evictions: u64,
     /// Page programs that joined another plane's program at the same page index (a frontier
     /// per plane: plane_frontiers.rs); each saves a program's time on its die.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "crate::serde_skip::is_zero")]
     pub paired_programs: u64,
-}
-
-fn is_zero(v: &u64) -> bool {
-    *v == 0
 }
 
 impl FtlCounters {

@@ -29,12 +29,8 @@ pub struct MappingCacheConfig {
     pub translation_entry_bytes: u32,
     /// 4 KiB units one entry maps (`mapping_entry_kib` / 4). Not in a summary at its default,
     /// so that summaries from before the field are unchanged.
-    #[serde(skip_serializing_if = "is_one")]
+    #[serde(skip_serializing_if = "crate::serde_skip::is_one")]
     pub units_per_entry: u32,
-}
-
-fn is_one(n: &u32) -> bool {
-    *n == 1
 }
 
 impl Default for MappingCacheConfig {

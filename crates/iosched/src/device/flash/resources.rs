@@ -618,11 +618,10 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_held_read_settles_over_many_rounds() {
-        // Die gaps at k x 1000 us of growing length, each just too short once the channel makes
-        // the data wait: the hold grows round after round (8 rounds were once the limit).
-        let (tr, out) = (50, 10);
+    /// One die on one channel (plain timelines) free only in gaps at k x 1,000 ns of
+    /// `gap_len(k)`, k < 12 (busy for long after), the channel busy over `channel(k)` = (start,
+    /// length).
+    fn twelve_die_gaps(gap_len: impl Fn(u64) -> u64, channel: impl Fn(u64) -> (Nanos, Nanos)) -> Resources {
         let mut r = Resources::new(1, 1, &DieScheduling::default(), false, false);
         let mut prev = 0;
         for k in 0..12u64 {
@@ -630,10 +629,20 @@ mod tests {
             if gap > prev {
                 r.dies[0].reserve(prev, gap - prev);
             }
-            prev = gap + tr + out + k;
-            r.channels[0].reserve(gap + tr, k + 1);
+            prev = gap + gap_len(k);
+            let (at, len) = channel(k);
+            r.channels[0].reserve(at, len);
         }
         r.dies[0].reserve(prev, 100_000);
+        r
+    }
+
+    #[test]
+    fn a_held_read_settles_over_many_rounds() {
+        // Die gaps at k x 1000 us of growing length, each just too short once the channel makes
+        // the data wait: the hold grows round after round (8 rounds were once the limit).
+        let (tr, out) = (50, 10);
+        let mut r = twelve_die_gaps(|k| tr + out + k, |k| (k * 1_000 + tr, k + 1));
         let before = busy_sum(&r.dies[0]);
         let (s, end) = r.die_read_out(0, 0, 0, tr, out);
         assert_eq!(busy_sum(&r.dies[0]) - before, end - s, "held until its data is out");
@@ -679,17 +688,7 @@ mod tests {
         // Die gaps exactly one job long at k x 1000 ns, the channel busy 1 ns at each gap's start:
         // each round finds the channel busy where the die is free, until past the last gap.
         let (prog, inn) = (100, 10);
-        let mut r = Resources::new(1, 1, &DieScheduling::default(), false, false);
-        let mut prev = 0;
-        for k in 0..12u64 {
-            let gap = k * 1_000;
-            if gap > prev {
-                r.dies[0].reserve(prev, gap - prev);
-            }
-            prev = gap + prog + inn;
-            r.channels[0].reserve(gap, 1);
-        }
-        r.dies[0].reserve(prev, 100_000);
+        let mut r = twelve_die_gaps(|_| prog + inn, |k| (k * 1_000, 1));
         let ch = r.channels[0].clone();
         let (_, end) = r.die_job_fed(0, 0, 0, vec![(OpKind::Program, prog)], inn);
         let feed = end - prog - inn;

@@ -87,13 +87,13 @@ pub struct FlashSpec {
     /// scheduler issues (ssd/TSU_Base.cpp: a chip is sent a command only when idle); 1: every
     /// die independent. The chips of a channel take its dies in CWDP order (die `d` is on chip
     /// `d % (channels x chips per channel)`).
-    #[serde(skip_serializing_if = "is_one")]
+    #[serde(skip_serializing_if = "crate::serde_skip::is_one")]
     pub dies_per_chip: u32,
     /// Each die buffers a page beside the one its array works on (ONFI cache read and cache
     /// program): it is free once a read's page is in the register, and a program's data comes
     /// in while it works. Off (MQSim's chips): a read holds the die until its data is out over
     /// the channel, a program from the start of its data's transfer.
-    #[serde(skip_serializing_if = "is_true")]
+    #[serde(skip_serializing_if = "crate::serde_skip::is_true")]
     pub cache_registers: bool,
     /// Channel transfers carry only the sectors a command asks for, as MQSim's do (a read the
     /// host's sectors in the page, a program the sectors its write buffer counts for it:
@@ -101,14 +101,6 @@ pub struct FlashSpec {
     /// read, whole pages programmed.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub sector_transfers: bool,
-}
-
-fn is_one(n: &u32) -> bool {
-    *n == 1
-}
-
-fn is_true(b: &bool) -> bool {
-    *b
 }
 
 impl FlashSpec {
