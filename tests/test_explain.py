@@ -31,6 +31,11 @@ def test_explain_an_mqsim_description(tmp_path):
     assert doc["spec"]["geometry"]["dies_per_channel"] == 4 and doc["spec"]["geometry"]["page_kib"] == 8
     assert any(i["parameter"] == "Seed" and i["reason"] for i in doc["ignored"])
     assert any("Transaction_Scheduling_Policy" in u for u in doc["unsupported"])
+    # MQSim's chips and scheduler, set by the reader: a chip's dies one command at a time, no
+    # cache register, transfers of the asked sectors only, reads before programs.
+    spec = doc["spec"]
+    assert (spec["dies_per_chip"], spec["cache_registers"], spec["sector_transfers"]) == (2, False, True), spec
+    assert spec["die_scheduling"]["read_priority"] is True, spec["die_scheduling"]
     assert any("absent" in n for n in doc["notes"])  # MQSim's defaults for the elements not given
     text = runner.invoke(app, ["explain", str(f)])
     assert text.exit_code == 0 and "parameters not modelled" in text.stdout and "2 channels x 4 dies" in text.stdout

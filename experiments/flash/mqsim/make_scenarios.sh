@@ -130,3 +130,14 @@ for f in controls/*.toml; do
     c=$(basename "$f" .toml)
     sed '/^mapping_cache_kib = 0$/d; 1s|(\([^;]*\);|(\1-cmt;|' "$f" > "controls/$c-cmt.toml"
 done
+# Since the nineteenth session the reader sets MQSim's chips and transaction scheduler from the
+# description (dies_per_chip = Die_No_Per_Chip, cache_registers = false, sector_transfers = true,
+# read_priority = true): the scenarios above are MQSim's drive as MQSim runs it. Each control
+# names the rules it sets and sets the others back to the model's own, so that it isolates what
+# its name says (and its results are what they were before the reader set them).
+for f in controls/*.toml; do
+    add=""
+    grep -q '^dies_per_chip = ' "$f" || add="$add\ndies_per_chip = 1\ncache_registers = true\nsector_transfers = false"
+    grep -q '^read_priority = ' "$f" || add="$add\nread_priority = false"
+    [ -n "$add" ] && sed -i "s|^\[device.flash\]$|[device.flash]$add|" "$f"
+done

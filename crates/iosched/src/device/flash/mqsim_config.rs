@@ -138,7 +138,7 @@ const IGNORED: &[(&str, &str)] = &[
     ("Suspend_Program_Time", "mapped to suspend_us, used only with [device.flash] suspend (off: MQSim never suspends)"),
     (
         "Flash_Comm_Protocol",
-        "the channel's rate (Channel_Transfer_Rate x Flash_Channel_Width) carries the interface; MQSim's NVDDR2 chips have no cache register (a read holds its chip until its data is out, a program from its data's transfer: ssd/NVM_PHY_ONFI_NVDDR2.cpp), the model's dies have one unless [device.flash] cache_registers = false; its transfers carry only a transaction's sectors, the model's whole units and pages unless sector_transfers = true (neither set from the file so that earlier runs stay as they were)",
+        "the channel's rate (Channel_Transfer_Rate x Flash_Channel_Width) carries the interface; MQSim's NVDDR2 chips have no cache register (a read holds its chip until its data is out, a program from its data's transfer: ssd/NVM_PHY_ONFI_NVDDR2.cpp), so the reader sets cache_registers = false; its transfers carry only a transaction's sectors, so it sets sector_transfers = true (each can be set back in [device.flash])",
     ),
     ("Page_Metadat_Capacity", "spare (OOB) bytes: the model transfers the data only"),
 ];
@@ -441,11 +441,24 @@ impl Reader {
         } else {
             self.unsupported("Plane_Allocation_Scheme", "the model stripes channel first, then way (CWDP); other orders not modelled");
         }
-        let _ = self.word("Transaction_Scheduling_Policy", &["OUT_OF_ORDER", "PRIORITY_OUT_OF_ORDER", "FLIN"])?;
-        self.unsupported(
-            "Transaction_Scheduling_Policy",
-            "MQSim's per-chip transaction queues (reads before writes, GC last); the model serves each die first come, first served unless [device.flash] read_priority = true (reads before queued programs and erases: MQSim's order; not set from the file so that earlier runs stay as they were)",
-        );
+        // Each of MQSim's transaction schedulers serves a chip's queued reads before its writes and
+        // erases (TSU_OutofOrder.cpp, TSU_Priority_OutOfOrder.cpp: service_read_transaction
+        // first; FLIN too, after its fairness reordering): the model's read priority.
+        let policy = self.word("Transaction_Scheduling_Policy", &["OUT_OF_ORDER", "PRIORITY_OUT_OF_ORDER", "FLIN"])?;
+        let reason = "per-chip transaction queues, reads before programs and erases: read_priority = true (the model's dies serve reads before queued programs and erases)";
+        match policy.as_str() {
+            "FLIN" => self.unsupported(
+                "Transaction_Scheduling_Policy",
+                &format!("FLIN: {reason}; FLIN's fairness between flows (its reordering of each chip's queue by flow) is not modelled"),
+            ),
+            "PRIORITY_OUT_OF_ORDER" => self.unsupported(
+                "Transaction_Scheduling_Policy",
+                &format!("{reason}; MQSim's priority classes between flows are not modelled (the model's flows share one class)"),
+            ),
+            _ => {
+                self.ignored.push(Ignored { parameter: "Transaction_Scheduling_Policy".into(), reason: format!("OUT_OF_ORDER: {reason}") })
+            }
+        }
 
         // Over-provisioning: MQSim's ratio is the spare share of the physical pages (logical =
         // physical x (1 - ratio)); the model's is spare / logical.
@@ -466,10 +479,10 @@ impl Reader {
             ));
         }
         if dies_per_chip > 1 {
-            self.unsupported(
-                "Die_No_Per_Chip",
-                "MQSim's transaction scheduler starts a command on a chip only when the chip is idle, one die's at a time (ssd/TSU_Base.cpp): a chip's dies take one command at a time; the model's dies are independent unless [device.flash] dies_per_chip = Die_No_Per_Chip (not set from the file so that earlier runs stay as they were)",
-            );
+            self.ignored.push(Ignored {
+                parameter: "Die_No_Per_Chip".into(),
+                reason: "MQSim's transaction scheduler starts a command on a chip only when the chip is idle, one die's at a time (ssd/TSU_Base.cpp): dies_per_chip = Die_No_Per_Chip (a chip's dies take one command at a time)".into(),
+            });
         }
         let planes = self.int("Plane_No_Per_Die", 1, 16)? as u32;
         let blocks = self.int("Block_No_Per_Plane", 4, 1 << 20)? as u32;
@@ -544,13 +557,13 @@ impl Reader {
         if suspension != "NONE" {
             self.unsupported(
                 "CMD_Suspension_Support",
-                &format!("{suspension}: MQSim's TSUs never suspend (service_read_transaction's switch in TSU_OutofOrder.cpp and TSU_Priority_OutOfOrder.cpp falls through every busy case to `default: return false`, so no read is issued to a busy chip); the model's suspension stays off: [device.flash] suspend = \"{}\" with read_priority = true turns it on", suspension.to_lowercase().replace('_', "-")),
+                &format!("{suspension}: MQSim's TSUs never suspend (service_read_transaction's switch in TSU_OutofOrder.cpp and TSU_Priority_OutOfOrder.cpp falls through every busy case to `default: return false`, so no read is issued to a busy chip); the model's suspension stays off: [device.flash] suspend = \"{}\" turns it on (read_priority, which it needs, is set from Transaction_Scheduling_Policy)", suspension.to_lowercase().replace('_', "-")),
             );
         } else {
             self.ignored.push(Ignored { parameter: "CMD_Suspension_Support".into(), reason: "NONE: as the model".into() });
         }
         // The suspend latencies (ns) become the model's, used when suspension is turned on.
-        let mut die_scheduling = DieScheduling::default();
+        let mut die_scheduling = DieScheduling { read_priority: true, ..DieScheduling::default() };
         if self.values.contains_key("Suspend_Program_Time") {
             die_scheduling.suspend_us = self.num("Suspend_Program_Time", 0.0, 1e8)? / 1e3;
         }
@@ -669,9 +682,9 @@ impl Reader {
             hot,
             plane_frontiers: true,
             mqsim_back_pressure: true,
-            dies_per_chip: 1,
-            cache_registers: true,
-            sector_transfers: false,
+            dies_per_chip,
+            cache_registers: false,
+            sector_transfers: true,
         };
         if let Err(e) = spec.validate() {
             // (The write buffer, one page per plane, always holds a superpage and fits the limit.)
