@@ -126,18 +126,27 @@ done
 # cmt: every control with the description's cached mapping table instead (mapping_cache_kib = 0
 #      dropped): compared with MQSim as configured, they isolate the mapping cache.
 for f in controls/*.toml; do
-    case $f in *-cmt.toml) continue ;; esac
+    case $f in *-cmt.toml | *-ideal.toml) continue ;; esac
     c=$(basename "$f" .toml)
     sed '/^mapping_cache_kib = 0$/d; 1s|(\([^;]*\);|(\1-cmt;|' "$f" > "controls/$c-cmt.toml"
 done
 # Since the nineteenth session the reader sets MQSim's chips and transaction scheduler from the
 # description (dies_per_chip = Die_No_Per_Chip, cache_registers = false, sector_transfers = true,
-# read_priority = true): the scenarios above are MQSim's drive as MQSim runs it. Each control
-# names the rules it sets and sets the others back to the model's own, so that it isolates what
-# its name says (and its results are what they were before the reader set them).
+# read_priority = true) and its page status from the workload (workload_page_status = true): the
+# scenarios above are MQSim's drive as MQSim runs it. Each control names the rules it sets and
+# sets the others back to the model's own, so that it isolates what its name says (and its
+# results are what they were before the reader set them).
 for f in controls/*.toml; do
+    case $f in *-ideal.toml) continue ;; esac
     add=""
     grep -q '^dies_per_chip = ' "$f" || add="$add\ndies_per_chip = 1\ncache_registers = true\nsector_transfers = false"
     grep -q '^read_priority = ' "$f" || add="$add\nread_priority = false"
+    grep -q '^workload_page_status = ' "$f" || add="$add\nworkload_page_status = false"
     [ -n "$add" ] && sed -i "s|^\[device.flash\]$|[device.flash]$add|" "$f"
+done
+# ideal: the description as read with the whole mapping table in DRAM (mapping_cache_kib = 0),
+#        compared with MQSim run with Ideal_Mapping_Table = true.
+for s in rr-qd1 rr-qd16 rw-qd16 mix70-qd16 trace-tpcc trace-wsrch; do
+    sed 's|^\[device.flash\]$|[device.flash]\nmapping_cache_kib = 0|' "$s.toml" |
+        sed "1s|.*|# MQSim side by side, the description as read with MQSim's ideal mapping ($s-ideal; written by make_scenarios.sh)|" > "controls/$s-ideal.toml"
 done

@@ -89,6 +89,9 @@ pub struct FlashSection {
     pub cache_registers: Option<bool>,
     /// Channel transfers of only the sectors a command asks for (MQSim's); off: whole units/pages.
     pub sector_transfers: Option<bool>,
+    /// MQSim's page status from the workload: a unit is read before a write beside it rewrites
+    /// it only once the run has read or written it; off: whenever it holds data.
+    pub workload_page_status: Option<bool>,
 }
 
 /// Whether `[device]` describes a flash drive (then its spec), checking `kind` against the
@@ -240,6 +243,7 @@ pub fn flash_spec(d: &DeviceSection, mqsim: Option<&std::path::Path>) -> Result<
         set(&mut s.dies_per_chip, f.dies_per_chip);
         set(&mut s.cache_registers, f.cache_registers);
         set(&mut s.sector_transfers, f.sector_transfers);
+        set(&mut s.workload_page_status, f.workload_page_status);
         if let Some(p) = &f.precondition {
             s.precondition = Precondition::parse(p).ok_or_else(|| {
                 format!("field `device.flash.precondition`: unknown state `{p}` (known: {})", Precondition::NAMES.join(", "))

@@ -42,6 +42,7 @@ pub mod resources;
 pub mod slc_cache;
 pub mod spec;
 pub mod timing;
+pub mod touched_units;
 pub mod translation_reads;
 pub mod unit_map;
 
@@ -56,6 +57,7 @@ use self::plane_frontiers::Pairing;
 use self::resources::{push_work, Resources};
 use self::slc_cache::{FoldPolicy, SlcCache};
 pub use self::spec::FlashSpec;
+use self::touched_units::TouchedUnits;
 use self::translation_reads::TranslationReads;
 use super::{ArmPath, Device, DeviceView, DiscardSupport, Service};
 use crate::fast_hash::FastMap;
@@ -96,6 +98,9 @@ pub struct FlashSsd {
     /// page reads' ends.
     unsent: Vec<(u32, Option<usize>)>,
     update_read_ends: Vec<Nanos>,
+    /// The units the run has read or written, with `workload_page_status` and mapping units
+    /// larger than 4 KiB (touched_units.rs); None otherwise.
+    touched: Option<TouchedUnits>,
     /// Hot data kept in DRAM (None: off; hot_data.rs).
     hot: Option<HotData>,
     /// Reused buffers of a write with hot data: its cold runs of units, the units evicted, the
@@ -196,6 +201,7 @@ impl FlashSsd {
         }
         let spec_hot = spec.hot;
         let mapping_units_per = mapping_units.units();
+        let touched = (spec.workload_page_status && mapping_units.widens()).then(|| TouchedUnits::new(ftl.logical_units()));
         let mapping = (!spec.mapping.is_off()).then(|| {
             let page_bytes = spec.geometry.units_per_page() as u64 * UNIT_BYTES;
             MappingCache::new(spec.mapping.capacity_entries(), spec.mapping.entries_per_translation_page(page_bytes))
@@ -221,6 +227,7 @@ impl FlashSsd {
             mapping_units,
             unsent: Vec::new(),
             update_read_ends: Vec::new(),
+            touched,
             hot: HotData::new(&spec_hot, mapping_units_per),
             cold_runs: Vec::new(),
             evicted: Vec::new(),
@@ -513,6 +520,9 @@ impl FlashSsd {
         self.res.prune(now);
         // Translation reads done by now are shared by no later miss (each starts at `now` or later).
         self.translation_reads.drop_done(now);
+        if let Some(t) = self.touched.as_mut().filter(|_| matches!(req.op, Op::Read | Op::Write)) {
+            t.touch(req.start_sector / UNIT_SECTORS..req.end_sector().div_ceil(UNIT_SECTORS));
+        }
         let s = serve(self);
         self.last_completion_ns = self.last_completion_ns.max(s.completion_ns);
         s
@@ -1090,6 +1100,11 @@ impl FlashSsd {
                 unsent.push((lpn as u32, None)); // a hole
                 continue;
             };
+            if self.touched.as_ref().is_some_and(|t| !t.is_touched(lpn)) {
+                // Data the run never touched: nothing an update read must keep (touched_units.rs).
+                self.mapping_units.merge(lpn as u32, Some(in_drive));
+                continue;
+            }
             let entry_at = self.map_entry(lpn, t0, false).0;
             // An update read moves whole units (the data merged into the program).
             match pages.last_mut() {

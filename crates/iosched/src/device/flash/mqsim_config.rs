@@ -657,8 +657,8 @@ impl Reader {
         if page_bytes > 4096 {
             self.notes.push(format!(
                 "MQSim maps logical pages of Page_Capacity: mapping_unit_kib = {}, so a write covering part of one programs all of it. \
-                 MQSim reads the rest first only for sectors written before (its preconditioning marks valid only the sectors its \
-                 workload touches); the model for every 4 KiB unit holding data (precondition full maps them all)",
+                 MQSim reads the rest first only for sectors in the page's status (those its workload has read or written: it maps \
+                 a never-written page on its first read); so does the model, per 4 KiB unit (workload_page_status = true, set here)",
                 page_bytes / 1024
             ));
         }
@@ -685,6 +685,7 @@ impl Reader {
             dies_per_chip,
             cache_registers: false,
             sector_transfers: true,
+            workload_page_status: true,
         };
         if let Err(e) = spec.validate() {
             // (The write buffer, one page per plane, always holds a superpage and fits the limit.)

@@ -88,6 +88,7 @@ pub fn flash_preset(name: &str) -> Option<FlashSpec> {
             dies_per_chip: 1,
             cache_registers: true,
             sector_transfers: false,
+            workload_page_status: false,
         }
         .with_turbowrite(6.0, 36.0, 1e12),
         // Samsung 970 EVO Plus 1 TB (MZ-V7S1T0): data sheet: PCIe 3.0 x4 NVMe 1.3, 3,500/3,300
@@ -126,6 +127,7 @@ pub fn flash_preset(name: &str) -> Option<FlashSpec> {
             dies_per_chip: 1,
             cache_registers: true,
             sector_transfers: false,
+            workload_page_status: false,
         }
         .with_turbowrite(6.0, 36.0, 1e12),
         // Samsung PM9A3 7.68 TB U.2 (MZQL27T6HBLA): product brief: PCIe 4.0 x4 NVMe, 6,500 /
@@ -166,6 +168,7 @@ pub fn flash_preset(name: &str) -> Option<FlashSpec> {
             dies_per_chip: 1,
             cache_registers: true,
             sector_transfers: false,
+            workload_page_status: false,
         },
         _ => return None,
     })

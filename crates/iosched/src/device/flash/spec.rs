@@ -101,6 +101,13 @@ pub struct FlashSpec {
     /// read, whole pages programmed.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub sector_transfers: bool,
+    /// MQSim's page status from the workload (touched_units.rs): a unit holds data a write
+    /// beside it must read first (an update read) only once the run has read or written it; a
+    /// unit never touched is rewritten with its mapping unit without a read. Off: every unit
+    /// holding data is read (the drive keeps what was written before the run). Only with
+    /// mapping units larger than 4 KiB.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub workload_page_status: bool,
 }
 
 impl FlashSpec {

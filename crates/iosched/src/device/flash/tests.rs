@@ -621,6 +621,37 @@ fn a_write_covering_part_of_a_mapping_unit_programs_all_of_it() {
     assert_eq!(plain.ftl().lookup(0), None);
 }
 
+/// MQSim's page status from the workload (touched_units.rs): on a full drive, a 4 KiB write
+/// beside a unit the run has not touched reads nothing (the unit is rewritten with it, still
+/// mapped); once the unit is read, a write beside it reads it first; without the rule every
+/// unit holding data is read.
+#[test]
+fn with_the_workloads_page_status_only_touched_units_are_read_before_a_write_beside_them() {
+    let drive = |status: bool| {
+        let mut s = small_spec(Precondition::Full);
+        s.mapping_unit_kib = 8;
+        s.workload_page_status = status;
+        FlashSsd::new(s, 1).unwrap()
+    };
+    for status in [false, true] {
+        let mut ssd = drive(status);
+        // Unit 1 written: unit 0 (preconditioned, never touched) is merged.
+        let s = ssd.service(&Request::new(0, Op::Write, 8, 8, 0), ArmPath::Direct, 0);
+        ssd.flush_done_ns(s.completion_ns);
+        let c = ssd.run_counters();
+        assert_eq!((c.merged_units, c.update_reads), (1, u64::from(!status)), "status {status}: {c:?}");
+        assert!(ssd.ftl().lookup(0).is_some(), "merged, not a hole: unit 0 stays mapped");
+        ssd.ftl().check().unwrap();
+        // Unit 2 read, then unit 3 written: unit 2 is touched, so read first either way.
+        let r = ssd.service(&Request::new(1, Op::Read, 16, 8, s.completion_ns), ArmPath::Direct, s.completion_ns);
+        let w = ssd.service(&Request::new(2, Op::Write, 24, 8, r.completion_ns), ArmPath::Direct, r.completion_ns);
+        ssd.flush_done_ns(w.completion_ns);
+        let c = ssd.run_counters();
+        assert_eq!((c.merged_units, c.update_reads), (2, 1 + u64::from(!status)), "status {status}: {c:?}");
+        ssd.ftl().check().unwrap();
+    }
+}
+
 /// The write buffer counts the host's units: with 16 KiB mapping units and a buffer of one
 /// superpage (four units), a 4 KiB write's program holds one slot, so a second 4 KiB write (to
 /// another mapping unit) is taken at once; counting the three merged units too, it would wait
@@ -734,7 +765,9 @@ fn random_4k_writes_on_16k_mapping_units_amplify_by_four_and_keep_the_invariants
 #[test]
 fn mapping_unit_kib_is_validated_against_the_superpage() {
     let s = scenario_flash_spec("mapping_unit_kib = 16").unwrap().unwrap();
-    assert_eq!(s.mapping_unit_kib, 16);
+    assert_eq!((s.mapping_unit_kib, s.workload_page_status), (16, false));
+    let s = scenario_flash_spec("mapping_unit_kib = 16\nworkload_page_status = true").unwrap().unwrap();
+    assert!(s.workload_page_status);
     for bad in ["mapping_unit_kib = 12", "mapping_unit_kib = 0", "mapping_unit_kib = 1024"] {
         let e = scenario_flash_spec(bad).unwrap_err();
         assert!(e.contains("device.flash.mapping_unit_kib") && e.contains(bad.rsplit(' ').next().unwrap()), "{e}");
