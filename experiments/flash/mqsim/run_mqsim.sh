@@ -8,6 +8,9 @@
 # Traces: MQSim's trace-based flow (open loop at the trace's times) on /work/shared/traces's
 # mqsim_tpcc-small and mqsim_wsrch-small (read from there, never copied).
 # Usage: experiments/flash/mqsim/run_mqsim.sh [case-pattern]
+# With RESPLOGS=DIR and an MQSim built with the per-request log (docs/benchmarks.md, "Building
+# MQSim locally"), each run logs its requests to DIR/<case>-<default|ideal>.resp (an MQSim
+# without the log ignores the variable); percentiles.py reads those logs.
 set -e
 MQSIM=${MQSIM:-/work/research/mqsim/src}
 RUNS=${RUNS:-/work/research/mqsim/runs}
@@ -35,6 +38,11 @@ echo "$cases" | while read -r name rd qd n; do
     for cfg in default ideal; do
         out="$RUNS/$name-$cfg"
         cp "$RUNS/$name.xml" "$out.xml"
+        if [ -n "${RESPLOGS:-}" ]; then
+            mkdir -p "$RESPLOGS"
+            rm -f "$RESPLOGS/$name-$cfg.resp"
+            export MQSIM_RESPLOG="$RESPLOGS/$name-$cfg.resp"
+        fi
         /usr/bin/time -f "%U %S %M" -o "$out.time" "$MQSIM/MQSim" -i "$RUNS/$cfg.xml" -w "$out.xml" < /dev/null > "$out.log" 2>&1
         python3 - "$out" "$name" "$cfg" <<'PY'
 import sys, xml.etree.ElementTree as ET
