@@ -3,9 +3,10 @@
 # ssdconfig.xml read by `[device] mqsim` (MQSim built as docs/benchmarks.md says; the path is
 # outside the repository), the workloads those of run_mqsim.sh: closed queue of 4 KiB random
 # requests over the first half of the logical space (MQSim's Working_Set_Percentage 50).
-# The read runs' [device.flash] keep a sample of each die: 128 blocks per plane instead of 2,048
-# (32 GiB of flash instead of 512 GiB: the full-drive preconditioning's time), GC's reserve
-# scaled with it (MQSim's GC_Exec_Threshold 0.05 x 128); no run here reaches GC.
+# The read runs' [device.flash] are written with a sample of each die: 128 blocks per plane
+# instead of 2,048 (32 GiB of flash instead of 512 GiB), GC's reserve scaled with it (MQSim's
+# GC_Exec_Threshold 0.05 x 128); the controls keep it, the description as read takes the whole
+# drive again at the end (below); no run here reaches GC.
 # Reads start from a full drive: MQSim reads pages never written from flash (it maps them on
 # the fly), the model returns zeroes for them without reading a data page (with the mapping
 # cache, after the translation page on a miss).
@@ -141,8 +142,16 @@ for f in controls/*.toml; do
     add=""
     grep -q '^dies_per_chip = ' "$f" || add="$add\ndies_per_chip = 1\ncache_registers = true\nsector_transfers = false"
     grep -q '^read_priority = ' "$f" || add="$add\nread_priority = false"
-    grep -q '^workload_page_status = ' "$f" || add="$add\nworkload_page_status = false"
+    grep -q '^workload_page_status = ' "$f" || add="$add\nworkload_page_status = false\non_the_fly_read_mapping = false"
     [ -n "$add" ] && sed -i "s|^\[device.flash\]$|[device.flash]$add|" "$f"
+done
+# Since the nineteenth session the reader also maps a page's first read to a page at its plane's
+# frontier (on_the_fly_read_mapping, as MQSim does): the reads' runs would use up a 128-block
+# sample's spare space and reach GC, which MQSim's whole drive never does, so the description as
+# read takes the whole drive in every run (2,048 blocks per plane, GC's reserve with it); the
+# controls above keep their sample.
+for s in rr-qd1 rr-qd16 mix70-qd16; do
+    sed -i 's|^blocks_per_plane = 128$|blocks_per_plane = 2048|; s|^gc_free_superblocks = 6$|gc_free_superblocks = 102|' "$s.toml"
 done
 # ideal: the description as read with the whole mapping table in DRAM (mapping_cache_kib = 0),
 #        compared with MQSim run with Ideal_Mapping_Table = true.

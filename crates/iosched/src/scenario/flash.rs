@@ -92,6 +92,9 @@ pub struct FlashSection {
     /// MQSim's page status from the workload: a unit is read before a write beside it rewrites
     /// it only once the run has read or written it; off: whenever it holds data.
     pub workload_page_status: Option<bool>,
+    /// A mapping unit's first read maps it to a page at its plane's frontier, without a
+    /// program (MQSim's on-the-fly mapping of a never-written page).
+    pub on_the_fly_read_mapping: Option<bool>,
 }
 
 /// Whether `[device]` describes a flash drive (then its spec), checking `kind` against the
@@ -244,6 +247,7 @@ pub fn flash_spec(d: &DeviceSection, mqsim: Option<&std::path::Path>) -> Result<
         set(&mut s.cache_registers, f.cache_registers);
         set(&mut s.sector_transfers, f.sector_transfers);
         set(&mut s.workload_page_status, f.workload_page_status);
+        set(&mut s.on_the_fly_read_mapping, f.on_the_fly_read_mapping);
         if let Some(p) = &f.precondition {
             s.precondition = Precondition::parse(p).ok_or_else(|| {
                 format!("field `device.flash.precondition`: unknown state `{p}` (known: {})", Precondition::NAMES.join(", "))

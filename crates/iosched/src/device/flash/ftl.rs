@@ -79,6 +79,11 @@ pub struct FtlCounters {
     /// per plane: plane_frontiers.rs); each saves a program's time on its die.
     #[serde(skip_serializing_if = "crate::serde_skip::is_zero")]
     pub paired_programs: u64,
+    /// Units a first read mapped to a page at their plane's frontier without a program
+    /// (`on_the_fly_read_mapping`: MQSim's mapping of a never-written page on its first read).
+    /// Not in the write amplification: nothing is programmed.
+    #[serde(skip_serializing_if = "crate::serde_skip::is_zero")]
+    pub read_mapped_units: u64,
 }
 
 impl FtlCounters {
@@ -113,6 +118,7 @@ impl FtlCounters {
             hot_units: f(self.hot_units, o.hot_units),
             hot_evictions: f(self.hot_evictions, o.hot_evictions),
             paired_programs: f(self.paired_programs, o.paired_programs),
+            read_mapped_units: f(self.read_mapped_units, o.read_mapped_units),
         }
     }
 }
@@ -321,6 +327,24 @@ impl Ftl {
         work
     }
 
+    /// Maps `lpns` (a whole superpage of `die`, all mapped) to the die's frontier without
+    /// programming them: MQSim's first read of a page never written allocates it a page at its
+    /// plane's frontier and reads from there (ssd/Address_Mapping_Unit_Page_Level.cpp,
+    /// `online_create_entry_for_reads`). The old pages are invalidated as a write's are; the
+    /// work returned is GC's only (a superpage completed by these units is not programmed).
+    pub fn map_on_read(&mut self, die: u32, lpns: &[u32]) -> DieWork {
+        debug_assert_eq!(lpns.len() as u32, self.ups, "a whole superpage");
+        let mut work = DieWork::default();
+        for &lpn in lpns {
+            debug_assert!(self.lookup(lpn as u64).is_some() && self.die_of(lpn as u64) == die);
+            if self.place(die, lpn, &mut work) {
+                work.programs -= 1;
+            }
+            self.counters.read_mapped_units += 1;
+        }
+        work
+    }
+
     /// Preconditioning's first pass on a fresh drive (every logical unit written once, in
     /// order, a superpage-sized chunk to each die in turn): the same state as
     /// `write_superpage` chunk by chunk, with the maps left as laid out (full_layout.rs) and
@@ -396,7 +420,9 @@ impl Ftl {
     }
 
     /// Places one unit (`UNMAPPED`: padding) at the die's frontier.
-    fn place(&mut self, die: u32, lpn: u32, work: &mut DieWork) {
+    /// Places `lpn` (or a hole) at the die's frontier; true when it completed a superpage (whose
+    /// program `work` counts).
+    fn place(&mut self, die: u32, lpn: u32, work: &mut DieWork) -> bool {
         let sb = match self.active[die as usize] {
             Some(sb) if self.written[self.global(die, sb)] < self.upsb => sb,
             full => {
@@ -421,10 +447,12 @@ impl Ftl {
             self.p2l.set(ppn as usize, lpn);
             self.valid[g] += 1;
         }
-        if (off + 1).is_multiple_of(self.ups) {
+        let completed = (off + 1).is_multiple_of(self.ups);
+        if completed {
             work.programs += 1;
         }
         self.clock += 1;
+        completed
     }
 
     /// Opens a free superblock as the die's frontier, collecting garbage first while the die

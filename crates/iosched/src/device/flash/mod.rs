@@ -99,8 +99,11 @@ pub struct FlashSsd {
     unsent: Vec<(u32, Option<usize>)>,
     update_read_ends: Vec<Nanos>,
     /// The units the run has read or written, with `workload_page_status` and mapping units
-    /// larger than 4 KiB (touched_units.rs); None otherwise.
+    /// larger than 4 KiB or `on_the_fly_read_mapping` (touched_units.rs); None otherwise.
     touched: Option<TouchedUnits>,
+    /// The units the current read's `map_first_reads` mapped (their entries made dirty once
+    /// the read has looked them up).
+    read_mapped: Vec<u32>,
     /// Hot data kept in DRAM (None: off; hot_data.rs).
     hot: Option<HotData>,
     /// Reused buffers of a write with hot data: its cold runs of units, the units evicted, the
@@ -201,7 +204,8 @@ impl FlashSsd {
         }
         let spec_hot = spec.hot;
         let mapping_units_per = mapping_units.units();
-        let touched = (spec.workload_page_status && mapping_units.widens()).then(|| TouchedUnits::new(ftl.logical_units()));
+        let touched = (spec.workload_page_status && (mapping_units.widens() || spec.on_the_fly_read_mapping))
+            .then(|| TouchedUnits::new(ftl.logical_units()));
         let mapping = (!spec.mapping.is_off()).then(|| {
             let page_bytes = spec.geometry.units_per_page() as u64 * UNIT_BYTES;
             MappingCache::new(spec.mapping.capacity_entries(), spec.mapping.entries_per_translation_page(page_bytes))
@@ -228,6 +232,7 @@ impl FlashSsd {
             unsent: Vec::new(),
             update_read_ends: Vec::new(),
             touched,
+            read_mapped: Vec::new(),
             hot: HotData::new(&spec_hot, mapping_units_per),
             cold_runs: Vec::new(),
             evicted: Vec::new(),
@@ -520,12 +525,68 @@ impl FlashSsd {
         self.res.prune(now);
         // Translation reads done by now are shared by no later miss (each starts at `now` or later).
         self.translation_reads.drop_done(now);
+        if self.spec.on_the_fly_read_mapping && req.op == Op::Read {
+            self.map_first_reads(req, now);
+        }
         if let Some(t) = self.touched.as_mut().filter(|_| matches!(req.op, Op::Read | Op::Write)) {
             t.touch(req.start_sector / UNIT_SECTORS..req.end_sector().div_ceil(UNIT_SECTORS));
         }
         let s = serve(self);
+        if !self.read_mapped.is_empty() {
+            self.dirty_first_read_entries();
+        }
         self.last_completion_ns = self.last_completion_ns.max(s.completion_ns);
         s
+    }
+
+    /// `on_the_fly_read_mapping`: each mapping unit of `req` that the run has neither read nor
+    /// written, and that holds data on flash, is mapped to a page at its plane's frontier
+    /// before the read (no program; GC it makes room with runs on the die from `now`), as
+    /// MQSim's first read of a never-written page allocates it one. The read then reads there.
+    fn map_first_reads(&mut self, req: &Request, now: Nanos) {
+        if self.touched.is_none() {
+            return;
+        }
+        let units = req.start_sector / UNIT_SECTORS..req.end_sector().div_ceil(UNIT_SECTORS);
+        let wide = self.mapping_units.widen(units, self.ftl.logical_units());
+        let per = self.mapping_units.units();
+        let mut lpns = std::mem::take(&mut self.lpns);
+        let mut first = wide.start;
+        while first < wide.end {
+            lpns.clear();
+            lpns.extend((first..first + per).map(|l| l as u32));
+            first += per;
+            let touched = self.touched.as_ref().expect("checked above");
+            if lpns.iter().any(|&l| touched.is_touched(l as u64) || self.ftl.lookup(l as u64).is_none()) {
+                continue;
+            }
+            let die = self.ftl.die_of(lpns[0] as u64);
+            let work = self.ftl.map_on_read(die, &lpns);
+            self.read_mapped.extend_from_slice(&lpns);
+            if work != DieWork::default() {
+                let array_die = die % self.spec.geometry.dies();
+                self.die_work(array_die, now, work, None);
+            }
+        }
+        self.lpns = lpns;
+    }
+
+    /// After a read whose units `map_first_reads` mapped: their entries, which the read looked
+    /// up (a miss reading its translation page first, as MQSim looks the page up before it
+    /// finds it unmapped), are dirty (MQSim's online creation updates the mapping).
+    fn dirty_first_read_entries(&mut self) {
+        let lpns = std::mem::take(&mut self.read_mapped);
+        if self.mapping.is_some() {
+            for &lpn in &lpns {
+                let entry = self.entry_of(lpn);
+                let cache = self.mapping.as_mut().expect("mapping cache on");
+                if cache.contains(entry) {
+                    cache.mark_dirty(entry);
+                }
+            }
+        }
+        self.read_mapped = lpns;
+        self.read_mapped.clear();
     }
 
     /// A discard command of one range or of several (NVMe Dataset Management with one range

@@ -636,7 +636,7 @@ impl Reader {
             Precondition::Aged
         } else {
             self.notes.push(
-                "Enabled_Preconditioning false: precondition `none`; MQSim reads unwritten pages from flash (it creates their mapping on the fly) where the model returns zeroes: for reads set [device.flash] precondition = \"full\"".into(),
+                "Enabled_Preconditioning false: precondition `none`; MQSim reads unwritten pages from flash (it creates their mapping on the fly, at the page's plane's write frontier) where the model returns zeroes: for reads set [device.flash] precondition = \"full\" (a page's first read is then mapped at its plane's frontier as MQSim's is: on_the_fly_read_mapping, set here)".into(),
             );
             Precondition::None
         };
@@ -686,6 +686,7 @@ impl Reader {
             cache_registers: false,
             sector_transfers: true,
             workload_page_status: true,
+            on_the_fly_read_mapping: true,
         };
         if let Err(e) = spec.validate() {
             // (The write buffer, one page per plane, always holds a superpage and fits the limit.)

@@ -213,3 +213,58 @@ proptest! {
         random_stream_keeps_the_invariants(FlashSsd::new(s, 1).unwrap(), ops, |at| at * 8 + at % 7)?;
     }
 }
+
+/// MQSim's on-the-fly read mapping (`on_the_fly_read_mapping`): on a full drive, a page's first
+/// read maps it to a page at its plane's frontier (the frontier moves on, the old page is
+/// invalid, nothing is programmed) and takes as long as without the rule; a second read, or a
+/// read of a page the run wrote, maps nothing. Off: frontiers stay.
+#[test]
+fn a_first_read_maps_its_page_at_its_planes_frontier_without_a_program() {
+    let spec = |on: bool| {
+        let mut s = per_plane(Precondition::Full);
+        s.mapping_unit_kib = 8;
+        s.workload_page_status = on;
+        s.on_the_fly_read_mapping = on;
+        s
+    };
+    let (mut on, mut off) = (FlashSsd::new(spec(true), 1).unwrap(), FlashSsd::new(spec(false), 1).unwrap());
+    let die = on.ftl().die_of(6); // page 3's plane
+    let (page_before, old) = (on.ftl().frontier_page(die), on.ftl().lookup(6));
+    let read = |ssd: &mut FlashSsd, id: u64, at: Nanos| ssd.service(&Request::new(id, Op::Read, 3 * 16, 16, at), ArmPath::Direct, at);
+    let (a, b) = (read(&mut on, 0, 0), read(&mut off, 0, 0));
+    assert_eq!(a.completion_ns, b.completion_ns, "the read costs what it did: no program");
+    let c = on.run_counters();
+    assert_eq!((c.read_mapped_units, c.host_units, c.padding_units), (2, 0, 0), "{c:?}");
+    assert_ne!(on.ftl().lookup(6), old, "moved to the frontier");
+    assert_ne!(on.ftl().frontier_page(die), page_before);
+    assert_eq!(off.ftl().lookup(6), old);
+    on.ftl().check().unwrap();
+    // Read again: already mapped by the run.
+    let page_after = on.ftl().frontier_page(die);
+    read(&mut on, 1, a.completion_ns);
+    assert_eq!((on.run_counters().read_mapped_units, on.ftl().frontier_page(die)), (2, page_after));
+    // A page the run wrote is not mapped again by its read.
+    let w = write_page(&mut on, 2, 5, a.completion_ns);
+    on.flush_done_ns(w);
+    on.service(&Request::new(3, Op::Read, 5 * 16, 16, w), ArmPath::Direct, w);
+    assert_eq!(on.run_counters().read_mapped_units, 2);
+    on.ftl().check().unwrap();
+}
+
+#[test]
+fn on_the_fly_read_mapping_needs_the_page_status_frontiers_per_plane_and_page_sized_units() {
+    let base =
+        "slc_cache_gib = 0\nslc_dynamic_gib = 0\nplane_frontiers = true\nworkload_page_status = true\non_the_fly_read_mapping = true";
+    let page_kib = tests::scenario_flash_spec("slc_cache_gib = 0\nslc_dynamic_gib = 0").unwrap().unwrap().geometry.page_kib;
+    let ok = tests::scenario_flash_spec(&format!("{base}\nmapping_unit_kib = {page_kib}")).unwrap().unwrap();
+    assert!(ok.on_the_fly_read_mapping);
+    for bad in [
+        base.replace("workload_page_status = true", "workload_page_status = false"),
+        base.replace("plane_frontiers = true", "plane_frontiers = false"),
+    ] {
+        let e = tests::scenario_flash_spec(&format!("{bad}\nmapping_unit_kib = {page_kib}")).unwrap_err();
+        assert!(e.contains("device.flash.on_the_fly_read_mapping"), "{e}");
+    }
+    let e = tests::scenario_flash_spec(base).unwrap_err();
+    assert!(e.contains("mapping_unit_kib = page_kib"), "{e}");
+}

@@ -89,6 +89,7 @@ pub fn flash_preset(name: &str) -> Option<FlashSpec> {
             cache_registers: true,
             sector_transfers: false,
             workload_page_status: false,
+            on_the_fly_read_mapping: false,
         }
         .with_turbowrite(6.0, 36.0, 1e12),
         // Samsung 970 EVO Plus 1 TB (MZ-V7S1T0): data sheet: PCIe 3.0 x4 NVMe 1.3, 3,500/3,300
@@ -128,6 +129,7 @@ pub fn flash_preset(name: &str) -> Option<FlashSpec> {
             cache_registers: true,
             sector_transfers: false,
             workload_page_status: false,
+            on_the_fly_read_mapping: false,
         }
         .with_turbowrite(6.0, 36.0, 1e12),
         // Samsung PM9A3 7.68 TB U.2 (MZQL27T6HBLA): product brief: PCIe 4.0 x4 NVMe, 6,500 /
@@ -169,6 +171,7 @@ pub fn flash_preset(name: &str) -> Option<FlashSpec> {
             cache_registers: true,
             sector_transfers: false,
             workload_page_status: false,
+            on_the_fly_read_mapping: false,
         },
         _ => return None,
     })

@@ -108,6 +108,13 @@ pub struct FlashSpec {
     /// mapping units larger than 4 KiB.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub workload_page_status: bool,
+    /// A mapping unit's first read in the run maps it to a page at its plane's write frontier,
+    /// without a program, as MQSim maps a never-written page on its first read (its plane's
+    /// frontier moves on: fewer planes stand at the same page index, fewer two-plane programs).
+    /// Needs `workload_page_status` (what "first" means), `plane_frontiers` and a mapping unit
+    /// of one page (`mapping_unit_kib` = `page_kib`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub on_the_fly_read_mapping: bool,
 }
 
 impl FlashSpec {
@@ -168,6 +175,15 @@ impl FlashSpec {
         }
         if !self.cache_registers && !self.slc.is_off() {
             return Err("fields `device.flash.cache_registers` = false and the SLC cache (`slc_cache_gib` / `slc_dynamic_gib`) cannot be combined: SLC programs and folds are not timed without cache registers (set slc_cache_gib = 0 and slc_dynamic_gib = 0)".into());
+        }
+        if self.on_the_fly_read_mapping
+            && !(self.workload_page_status && self.plane_frontiers && self.mapping_unit_kib == self.geometry.page_kib)
+        {
+            return Err(format!(
+                "field `device.flash.on_the_fly_read_mapping` needs workload_page_status = true, plane_frontiers = true and \
+                 mapping_unit_kib = page_kib ({}), got workload_page_status = {}, plane_frontiers = {}, mapping_unit_kib = {}",
+                self.geometry.page_kib, self.workload_page_status, self.plane_frontiers, self.mapping_unit_kib
+            ));
         }
         if self.plane_frontiers && !self.slc.is_off() {
             return Err("fields `device.flash.plane_frontiers` and the SLC cache (`slc_cache_gib` / `slc_dynamic_gib`) cannot be combined: the SLC cache programs whole superpages".into());
