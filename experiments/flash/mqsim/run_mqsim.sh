@@ -42,6 +42,8 @@ echo "$cases" | while read -r name rd qd n; do
             mkdir -p "$RESPLOGS"
             rm -f "$RESPLOGS/$name-$cfg.resp"
             export MQSIM_RESPLOG="$RESPLOGS/$name-$cfg.resp"
+        else
+            unset MQSIM_RESPLOG  # one inherited from the caller would take every run's log
         fi
         /usr/bin/time -f "%U %S %M" -o "$out.time" "$MQSIM/MQSim" -i "$RUNS/$cfg.xml" -w "$out.xml" < /dev/null > "$out.log" 2>&1
         python3 - "$out" "$name" "$cfg" <<'PY'

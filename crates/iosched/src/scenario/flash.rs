@@ -262,10 +262,17 @@ pub fn flash_spec(d: &DeviceSection, mqsim: Option<&std::path::Path>) -> Result<
         s.timing.link_mb_s = link.payload_mb_s();
     }
     s.validate().map_err(|e| {
-        // The reader set the mapping unit from MQSim's page size: say so when it is what a
-        // smaller page or fewer planes given here now refuse.
-        let from_reader = mqsim.is_some() && d.flash.as_ref().is_none_or(|f| f.mapping_unit_kib.is_none());
-        if from_reader && e.contains("mapping_unit_kib") {
+        // A rule the MQSim reader set that a field given here now contradicts: say where the
+        // value came from and how to set it back.
+        let given = |pick: fn(&FlashSection) -> bool| d.flash.as_ref().is_some_and(pick);
+        if mqsim.is_none() {
+            e
+        } else if e.contains("`device.flash.on_the_fly_read_mapping`") && !given(|f| f.on_the_fly_read_mapping.is_some()) {
+            format!("{e} (on_the_fly_read_mapping was set by the MQSim description's reader: set on_the_fly_read_mapping = false too)")
+        } else if e.contains("`device.flash.dies_per_chip`") && !given(|f| f.dies_per_chip.is_some()) {
+            format!("{e} (dies_per_chip is the MQSim description's Die_No_Per_Chip: set dies_per_chip too)")
+        } else if e.contains("mapping_unit_kib") && !given(|f| f.mapping_unit_kib.is_some()) {
+            // The reader set the mapping unit from MQSim's page size.
             format!("{e} (the MQSim description's Page_Capacity; set mapping_unit_kib with page_kib or planes_per_die)")
         } else {
             e

@@ -136,22 +136,32 @@ fn a_hand_written_description_maps_every_field() {
     assert_eq!(four.notes.len(), 1, "{:?}", four.notes);
 }
 
-/// Each of MQSim's transaction schedulers serves reads first: read priority whatever the word;
-/// OUT_OF_ORDER has nothing the model lacks, FLIN's fairness is listed as not modelled. One die
-/// per chip leaves the dies independent.
+/// MQSim's two runnable transaction schedulers serve reads first: read priority whatever the
+/// word; OUT_OF_ORDER has nothing the model lacks (listed nowhere: mapped), PRIORITY_OUT_OF_ORDER
+/// its classes between flows, FLIN that MQSim cannot run it. One die per chip leaves the dies
+/// independent. Preconditioned, the workload's page status and the first reads' mapping do not
+/// apply (MQSim maps every address before the run).
 #[test]
 fn every_transaction_scheduler_reads_first() {
-    for (word, listed) in [("OUT_OF_ORDER", false), ("PRIORITY_OUT_OF_ORDER", true), ("FLIN", true)] {
+    for (word, listed) in [("OUT_OF_ORDER", None), ("PRIORITY_OUT_OF_ORDER", Some("priority classes")), ("FLIN", Some("cannot run"))] {
         let text =
             SMALL.replace("<Transaction_Scheduling_Policy>PRIORITY_OUT_OF_ORDER<", &format!("<Transaction_Scheduling_Policy>{word}<"));
         let d = parse_str(&text, Path::new("small.xml")).unwrap();
         assert!(d.spec.die_scheduling.read_priority, "{word}");
-        let unsupported = d.unsupported.iter().any(|u| u.contains("Transaction_Scheduling_Policy"));
-        let ignored = d.ignored.iter().any(|i| i.parameter == "Transaction_Scheduling_Policy");
-        assert_eq!((unsupported, ignored), (listed, !listed), "{word}: {:?} {:?}", d.unsupported, d.ignored);
+        let unsupported = d.unsupported.iter().find(|u| u.contains("Transaction_Scheduling_Policy"));
+        assert_eq!(unsupported.is_some(), listed.is_some(), "{word}: {:?}", d.unsupported);
+        if let (Some(u), Some(why)) = (unsupported, listed) {
+            assert!(u.contains(why), "{word}: {u}");
+        }
+        assert!(!d.ignored.iter().any(|i| i.parameter == "Transaction_Scheduling_Policy"), "{word}: mapped, not ignored");
     }
     let one = parse_str(&SMALL.replace("<Die_No_Per_Chip>2<", "<Die_No_Per_Chip>1<"), Path::new("small.xml")).unwrap();
     assert_eq!((one.spec.dies_per_chip, one.spec.geometry.dies_per_channel), (1, 2));
+    let s = &small().spec;
+    assert!(s.workload_page_status && s.on_the_fly_read_mapping);
+    let pre =
+        parse_str(&SMALL.replace("<Enabled_Preconditioning>false<", "<Enabled_Preconditioning>true<"), Path::new("small.xml")).unwrap();
+    assert!(!pre.spec.workload_page_status && !pre.spec.on_the_fly_read_mapping);
 }
 
 /// The write buffer is channels x chips x dies x planes pages (each factor counted once: they
@@ -327,4 +337,30 @@ fn the_cached_mapping_table_is_read_with_mqsims_entry_sizes() {
     let odd = text.replace("<CMT_Capacity>2097152<", "<CMT_Capacity>3<");
     let e = parse_str(&odd, Path::new("x.xml")).unwrap_err().to_string();
     assert!(e.contains("x.xml: <CMT_Capacity> = `3`: is under 1 KiB"), "{e}");
+}
+
+/// A field given in the scenario that contradicts a rule the reader set: the error says the
+/// reader set it and how to set it back; setting it back runs.
+#[test]
+fn a_rule_the_reader_set_is_named_when_a_field_contradicts_it() {
+    let dir = std::env::temp_dir().join(format!("iosched-mqsim-rules-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let spec = |extra: &str| {
+        std::fs::write(dir.join("ssd.xml"), SMALL).unwrap();
+        let text = format!(
+            "[device]\nmqsim = \"ssd.xml\"\n[device.flash]\n{extra}\n[workload]\nkind = \"closed-queue\"\nqueue_depth = 1\nrequests = 10\n"
+        );
+        let path = dir.join("s.toml");
+        std::fs::write(&path, &text).unwrap();
+        Scenario::read(&path).map_err(|e| e.to_string()).and_then(|s| s.flash_spec().map_err(|e| e.to_string()))
+    };
+    for extra in ["workload_page_status = false", "plane_frontiers = false"] {
+        let e = spec(extra).unwrap_err();
+        assert!(e.contains("on_the_fly_read_mapping was set by the MQSim description's reader") && !e.contains("Page_Capacity"), "{e}");
+        assert!(spec(&format!("{extra}\non_the_fly_read_mapping = false")).unwrap().is_some());
+    }
+    let e = spec("dies_per_channel = 3").unwrap_err();
+    assert!(e.contains("Die_No_Per_Chip"), "{e}");
+    assert!(spec("dies_per_channel = 3\ndies_per_chip = 1").unwrap().is_some());
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -330,19 +330,47 @@ impl Ftl {
     /// Maps `lpns` (a whole superpage of `die`, all mapped) to the die's frontier without
     /// programming them: MQSim's first read of a page never written allocates it a page at its
     /// plane's frontier and reads from there (ssd/Address_Mapping_Unit_Page_Level.cpp,
-    /// `online_create_entry_for_reads`). The old pages are invalidated as a write's are; the
-    /// work returned is GC's only (a superpage completed by these units is not programmed).
+    /// `online_create_entry_for_reads`). The old pages are invalidated as a write's are. The
+    /// work returned is GC's (opening a block may run it) and the program of any superpage these
+    /// units share with data GC moved (GC can leave the frontier inside a superpage: that
+    /// superpage is padded to its end and programmed, as `write_superpage` does); a superpage
+    /// made of these units only is not programmed.
     pub fn map_on_read(&mut self, die: u32, lpns: &[u32]) -> DieWork {
         debug_assert_eq!(lpns.len() as u32, self.ups, "a whole superpage");
         let mut work = DieWork::default();
+        // This call's units in the superpage being filled, and whether it began with one of them.
+        let (mut ours, mut began_ours) = (0u32, false);
         for &lpn in lpns {
             debug_assert!(self.lookup(lpn as u64).is_some() && self.die_of(lpn as u64) == die);
-            if self.place(die, lpn, &mut work) {
-                work.programs -= 1;
+            let completed = self.place(die, lpn, &mut work);
+            // The unit's place in its superpage, 1 to ups.
+            let offset = if completed { self.ups } else { self.frontier_units(die) };
+            if offset == 1 {
+                (ours, began_ours) = (1, true);
+            } else if ours == 0 {
+                (ours, began_ours) = (1, false); // after data GC moved there
+            } else {
+                ours += 1;
+            }
+            if completed {
+                if began_ours && ours == self.ups {
+                    work.programs -= 1; // this call's units only: nothing to program
+                }
+                ours = 0;
             }
             self.counters.read_mapped_units += 1;
         }
+        // Left inside a superpage (after GC's data): padded to its end and programmed.
+        while self.active[die as usize].is_some_and(|sb| !self.written[self.global(die, sb)].is_multiple_of(self.ups)) {
+            self.place(die, UNMAPPED, &mut work);
+            self.counters.padding_units += 1;
+        }
         work
+    }
+
+    /// Units in the die's active superpage (0 when it is complete or none is open).
+    fn frontier_units(&self, die: u32) -> u32 {
+        self.active[die as usize].map_or(0, |sb| self.written[self.global(die, sb)] % self.ups)
     }
 
     /// Preconditioning's first pass on a fresh drive (every logical unit written once, in
@@ -600,6 +628,51 @@ impl Ftl {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// MQSim's on-the-fly read mapping through GC and trims (a full drive of one-plane dies with
+    /// 8 KiB pages: two units per superpage): random first reads mapped, superpages written,
+    /// single units trimmed (so GC can move an odd number of units and leave a frontier inside
+    /// a superpage). After every mapping the frontier ends on a superpage boundary, the
+    /// invariants hold, and a superpage made only of the mapped units is not programmed (a
+    /// mapping that runs no GC and starts on a boundary returns no work).
+    #[test]
+    fn mapping_on_read_keeps_the_frontier_on_superpage_boundaries_through_gc_and_trims() {
+        let geo =
+            FlashGeometry { channels: 1, dies_per_channel: 2, planes_per_die: 1, blocks_per_plane: 12, pages_per_block: 4, page_kib: 8 };
+        let mut f = Ftl::new(&geo, 0.5, GcPolicy::Greedy, 2).unwrap();
+        f.write_full_pass();
+        let (logical, ups) = (f.logical_units(), f.ups as u64);
+        let mut x: u64 = 7;
+        let (mut mapped, mut with_gc) = (0, 0);
+        for _ in 0..20_000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let first = (x >> 33) % (logical / ups) * ups;
+            let lpns: Vec<u32> = (first..first + ups).map(|l| l as u32).collect();
+            let die = f.die_of(first);
+            match (x >> 20) % 4 {
+                0 => f.trim(first + (x >> 40) % ups),
+                1 => {
+                    f.write_superpage(die, &lpns);
+                }
+                _ if lpns.iter().all(|&l| f.lookup(l as u64).is_some()) => {
+                    let (aligned, gc_before) = (f.frontier_units(die) == 0, f.counters.gc_runs);
+                    let work = f.map_on_read(die, &lpns);
+                    mapped += 1;
+                    if f.counters.gc_runs == gc_before && aligned {
+                        assert_eq!(work, DieWork::default(), "a superpage of mapped units only is not programmed");
+                    } else {
+                        with_gc += 1;
+                    }
+                    assert_eq!(f.frontier_units(die), 0, "the frontier ends on a superpage boundary");
+                }
+                _ => {}
+            }
+            f.check().unwrap();
+        }
+        assert!(mapped > 1_000 && with_gc > 10, "mapped {mapped}, with GC {with_gc}");
+        assert_eq!(f.counters.read_mapped_units, mapped * ups);
+        assert!(f.counters.padding_units > 0, "GC left a frontier inside a superpage at least once");
+    }
 
     /// 1 die, 1 plane, 6 blocks of 2 pages of 4 KiB: 12 physical units.
     fn tiny() -> FlashGeometry {

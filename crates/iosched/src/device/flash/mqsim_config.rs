@@ -441,23 +441,20 @@ impl Reader {
         } else {
             self.unsupported("Plane_Allocation_Scheme", "the model stripes channel first, then way (CWDP); other orders not modelled");
         }
-        // Each of MQSim's transaction schedulers serves a chip's queued reads before its writes and
-        // erases (TSU_OutofOrder.cpp, TSU_Priority_OutOfOrder.cpp: service_read_transaction
-        // first; FLIN too, after its fairness reordering): the model's read priority.
+        // The two transaction schedulers MQSim can run serve a chip's queued reads before its
+        // writes and erases (TSU_OutofOrder.cpp, TSU_Priority_OutOfOrder.cpp:
+        // service_read_transaction first): the model's read priority, set below.
         let policy = self.word("Transaction_Scheduling_Policy", &["OUT_OF_ORDER", "PRIORITY_OUT_OF_ORDER", "FLIN"])?;
-        let reason = "per-chip transaction queues, reads before programs and erases: read_priority = true (the model's dies serve reads before queued programs and erases)";
         match policy.as_str() {
             "FLIN" => self.unsupported(
                 "Transaction_Scheduling_Policy",
-                &format!("FLIN: {reason}; FLIN's fairness between flows (its reordering of each chip's queue by flow) is not modelled"),
+                "FLIN: MQSim (7ec40e3) cannot run it (exec/SSD_Device.cpp has FLIN's construction commented out and throws \"No implementation is available\"); read as OUT_OF_ORDER, reads before programs and erases (read_priority = true)",
             ),
             "PRIORITY_OUT_OF_ORDER" => self.unsupported(
                 "Transaction_Scheduling_Policy",
-                &format!("{reason}; MQSim's priority classes between flows are not modelled (the model's flows share one class)"),
+                "per-chip transaction queues, reads before programs and erases (read_priority = true); MQSim's priority classes between flows are not modelled (the model's flows share one class)",
             ),
-            _ => {
-                self.ignored.push(Ignored { parameter: "Transaction_Scheduling_Policy".into(), reason: format!("OUT_OF_ORDER: {reason}") })
-            }
+            _ => {} // OUT_OF_ORDER: read_priority = true, nothing left out
         }
 
         // Over-provisioning: MQSim's ratio is the spare share of the physical pages (logical =
@@ -478,12 +475,8 @@ impl Reader {
                 "the model holds at most 64 dies per channel",
             ));
         }
-        if dies_per_chip > 1 {
-            self.ignored.push(Ignored {
-                parameter: "Die_No_Per_Chip".into(),
-                reason: "MQSim's transaction scheduler starts a command on a chip only when the chip is idle, one die's at a time (ssd/TSU_Base.cpp): dies_per_chip = Die_No_Per_Chip (a chip's dies take one command at a time)".into(),
-            });
-        }
+        // MQSim's transaction scheduler starts a command on a chip only when the chip is idle,
+        // one die's at a time (ssd/TSU_Base.cpp): dies_per_chip = Die_No_Per_Chip, set below.
         let planes = self.int("Plane_No_Per_Die", 1, 16)? as u32;
         let blocks = self.int("Block_No_Per_Plane", 4, 1 << 20)? as u32;
         let pages = self.int("Page_No_Per_Block", 1, 1 << 14)? as u32;
@@ -628,7 +621,8 @@ impl Reader {
         }
 
         // The starting state.
-        let precondition = if self.boolean("Enabled_Preconditioning")? {
+        let preconditioned = self.boolean("Enabled_Preconditioning")?;
+        let precondition = if preconditioned {
             self.unsupported(
                 "Enabled_Preconditioning",
                 "true: MQSim fills the workload's Initial_Occupancy_Percentage in steady state (computed, not written); mapped to `aged` (the whole drive), which writes twice the logical capacity through GC: minutes for a drive of hundreds of GiB, once per scenario ([device.flash] precondition = \"full\" is quick)",
@@ -658,7 +652,7 @@ impl Reader {
             self.notes.push(format!(
                 "MQSim maps logical pages of Page_Capacity: mapping_unit_kib = {}, so a write covering part of one programs all of it. \
                  MQSim reads the rest first only for sectors in the page's status (those its workload has read or written: it maps \
-                 a never-written page on its first read); so does the model, per 4 KiB unit (workload_page_status = true, set here)",
+                 a never-written page on its first read); so does the model, per 4 KiB unit (workload_page_status = true, set here unless Enabled_Preconditioning)",
                 page_bytes / 1024
             ));
         }
@@ -685,8 +679,12 @@ impl Reader {
             dies_per_chip,
             cache_registers: false,
             sector_transfers: true,
-            workload_page_status: true,
-            on_the_fly_read_mapping: true,
+            // Without preconditioning MQSim's mapping starts empty and its workload makes the pages'
+            // status (touched_units.rs) and maps pages on their first read; preconditioned, every
+            // address the workload uses is mapped before the run (its FTL's
+            // Perform_preconditioning), so neither rule applies.
+            workload_page_status: !preconditioned,
+            on_the_fly_read_mapping: !preconditioned,
         };
         if let Err(e) = spec.validate() {
             // (The write buffer, one page per plane, always holds a superpage and fits the limit.)
