@@ -16,8 +16,9 @@ use crate::fast_hash::FastMap;
 
 /// The hash map holds at most one entry in this many of the map's before the table replaces it
 /// (about 16 bytes an entry in the hash map, against 4 KiB per page of the table it would
-/// touch: at one entry in 64 a random set touches nearly every page anyway).
-const SPARSE_SHARE: usize = 64;
+/// touch: at one entry in 128, eight per page of 1,024, random sets touch nearly every page; a
+/// run that sets every entry, as aging does, pays the hash map for its first 1/128 only).
+const SPARSE_SHARE: usize = 128;
 /// Maps of at most this many entries use the table from the start (the test drives, small
 /// presets' samples: a few MB at most).
 const DENSE_FROM_START: usize = 1 << 20;
