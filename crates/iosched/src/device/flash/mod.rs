@@ -524,8 +524,11 @@ impl FlashSsd {
         if self.spec.on_the_fly_read_mapping && req.op == Op::Read {
             self.map_first_reads(req, now);
         }
-        if let Some(t) = self.touched.as_mut().filter(|_| matches!(req.op, Op::Read | Op::Write)) {
-            t.touch(req.start_sector / UNIT_SECTORS..req.end_sector().div_ceil(UNIT_SECTORS));
+        if matches!(req.op, Op::Read | Op::Write) {
+            let units = self.units_of(req);
+            if let Some(t) = self.touched.as_mut() {
+                t.touch(units);
+            }
         }
         let s = serve(self);
         self.last_completion_ns = self.last_completion_ns.max(s.completion_ns);
@@ -544,8 +547,7 @@ impl FlashSsd {
         if self.touched.is_none() {
             return;
         }
-        let units = req.start_sector / UNIT_SECTORS..req.end_sector().div_ceil(UNIT_SECTORS);
-        let wide = self.mapping_units.widen(units, self.ftl.logical_units());
+        let wide = self.mapping_units.widen(self.units_of(req), self.ftl.logical_units());
         let per = self.mapping_units.units();
         let mut lpns = std::mem::take(&mut self.lpns);
         let mut first = wide.start;
@@ -937,14 +939,12 @@ impl FlashSsd {
         let t = self.spec.timing;
         let (mut from, mut done) = (t0, t0);
         let mut mu = sent.start / per;
-        let mut first = true;
         while mu * per < sent.end {
             let part = (mu * per).max(sent.start)..((mu + 1) * per).min(sent.end);
             let part_sectors = (part.start * UNIT_SECTORS).max(sectors.start)..(part.end * UNIT_SECTORS).min(sectors.end);
             let bytes = (part_sectors.end - part_sectors.start) * SECTOR_BYTES;
             // The command's own bytes go with its first part.
-            let link_ns = if first { t.link_ns(bytes) } else { t.link_data_ns(bytes) };
-            first = false;
+            let link_ns = if part.start == sent.start { t.link_ns(bytes) } else { t.link_data_ns(bytes) };
             let room = self.admission(&part, &part_sectors);
             let in_drive = self.take_write(part, part_sectors, room, start, from, link_ns);
             done = self.dram_access(in_drive, bytes);

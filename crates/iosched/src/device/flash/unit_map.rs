@@ -124,7 +124,7 @@ mod tests {
         for n in 0..threshold + 5_000 {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             let i = (x >> 33) as usize % len;
-            let v = if x % 7 == 0 { UNMAPPED } else { (x >> 40) as u32 % 1_000_000 };
+            let v = if x.is_multiple_of(7) { UNMAPPED } else { (x >> 40) as u32 % 1_000_000 };
             m.set(i, v);
             plain[i] = Some(v);
             if n % 997 == 0 || n == threshold {
