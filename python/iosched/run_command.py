@@ -143,36 +143,53 @@ def _stderr_is_terminal() -> bool:
         return False
 
 
-def _run_with_bar(scenario, resolved: dict, opts: RunOptions):
-    """The run with a progress bar on stderr (a terminal only, never with --quiet)."""
-    from rich.console import Console
-    from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
-
+def _run_with_bar(scenario, resolved_json: str, opts: RunOptions):
+    """The run with a progress bar on stderr (a terminal only, never with --quiet). The bar,
+    and rich that draws it, start at the first report, a tenth of a second in: a shorter run
+    shows none and imports nothing for it."""
     from .api import run as run_scenario
 
-    runs_total = max(1, len(resolved.get("scheduler") or []))
-    target_requests, target_s = targets(resolved)
-    columns = (TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
-               TextColumn("{task.fields[status]}"), TextColumn("ETA"), TimeRemainingColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task(scenario.name, total=float(runs_total), status="")
-        # The current run and when it started (the first from the call below).
-        current = {"run": 0, "t0": time.perf_counter()}
+    shown: dict = {}
 
-        def on_progress(p) -> None:
-            now = time.perf_counter()
-            if p.runs_done != current["run"]:
-                current.update(run=p.runs_done, t0=now)
-            frac = 0.0
-            if target_requests:
-                frac = max(frac, p.completed / target_requests)
-            if target_s:
-                frac = max(frac, p.simulated_s / target_s)
-            bar.update(task, completed=min(p.runs_done + min(frac, 1.0), p.runs_total),
-                       status=progress_status(p, now - current["t0"]))
+    def start_bar(runs_total: int) -> None:
+        import json
 
+        from rich.console import Console
+        from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
+
+        target_requests, target_s = targets(json.loads(resolved_json))
+        columns = (TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
+                   TextColumn("{task.fields[status]}"), TextColumn("ETA"), TimeRemainingColumn())
+        bar = Progress(*columns, console=Console(stderr=True), transient=True)
+        bar.start()
+        shown.update(bar=bar, task=bar.add_task(scenario.name, total=float(runs_total), status=""),
+                     targets=(target_requests, target_s), run=0, t0=t_start)
+
+    def on_progress(p) -> None:
+        now = time.perf_counter()
+        if "bar" not in shown:
+            if p.runs_done >= p.runs_total:
+                return  # the report at the end of a run that needed no bar
+            start_bar(p.runs_total)
+        if p.runs_done != shown["run"]:
+            shown.update(run=p.runs_done, t0=now)
+        target_requests, target_s = shown["targets"]
+        frac = 0.0
+        if target_requests:
+            frac = max(frac, p.completed / target_requests)
+        if target_s:
+            frac = max(frac, p.simulated_s / target_s)
+        shown["bar"].update(shown["task"], completed=min(p.runs_done + min(frac, 1.0), p.runs_total),
+                            status=progress_status(p, now - shown["t0"]))
+
+    # The current run's start (the first run's is now).
+    t_start = time.perf_counter()
+    try:
         return run_scenario(scenario, seed=opts.seed, records=False, progress=on_progress,
                             requests_csv=opts.requests_csv, requests_parquet=opts.requests_parquet)
+    finally:
+        if "bar" in shown:
+            shown["bar"].stop()
 
 
 def execute(opts: RunOptions) -> int:
@@ -180,7 +197,6 @@ def execute(opts: RunOptions) -> int:
     CommandError for a user's mistake."""
     import sys
 
-    from . import __version__
     from .api import resolved_text, run as run_scenario
     from .scenario import Scenario, ScenarioError
 
@@ -209,9 +225,7 @@ def execute(opts: RunOptions) -> int:
             check_output_dir(opts.plot, "--plot")
     try:
         if not opts.quiet and _stderr_is_terminal():
-            import json
-
-            results = _run_with_bar(scenario, json.loads(resolved_json), opts)
+            results = _run_with_bar(scenario, resolved_json, opts)
         else:
             results = run_scenario(scenario, seed=opts.seed, records=False,
                                    requests_csv=opts.requests_csv, requests_parquet=opts.requests_parquet)
@@ -223,13 +237,10 @@ def execute(opts: RunOptions) -> int:
     if opts.fmt == "json":
         _write_json(scenario.name, resolved_json, results)
     else:
-        import json
-
         from .tables import emit
 
-        json_doc = {"iosched_version": __version__, "scenario": scenario.name, "resolved_scenario": json.loads(resolved_json),
-                    "runs": results.summaries}
-        emit(_items(scenario, results, opts), opts.fmt, json_doc=json_doc)
+        # A table or CSV (JSON is written above): no JSON document.
+        emit(_items(scenario, results, opts), opts.fmt)
     if opts.plot is not None:
         from .plots import run_plots
 
@@ -281,8 +292,8 @@ def flash_text(f: dict) -> str:
 
 
 def _items(scenario, results, opts: RunOptions) -> list:
-    """What a table or CSV shows: the title, the tables and the lines (rich markup) between."""
-    from rich.markup import escape
+    """What a table or CSV shows: the title, the tables and the lines (markup: markup.py) between."""
+    from .markup import escape
 
     items: list = [f"[bold]{escape(scenario.name)}[/bold] ({escape(str(scenario.source))})", runs_table(results.summaries)]
     n_proc = max((len(s["processes"]) for s in results.summaries), default=0)

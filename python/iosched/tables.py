@@ -15,12 +15,15 @@ units in the names (`throughput_mb_s`, `response_ms_p99`); labels are what a per
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import os
-from dataclasses import dataclass, field
-from typing import Any, Callable, List, Sequence, Union
+
+# This module is on `iosched run`'s path: plain classes, and csv, json, shutil and typing
+# imported where used (dataclasses brings inspect; together a fifth of a short run's time).
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start-up
+if TYPE_CHECKING:
+    from typing import Any, Callable, List, Optional, Sequence, Union
+
+    Item = Union["TableData", str]
 
 FORMATS = ("table", "csv", "json")
 
@@ -33,7 +36,6 @@ WRAP_MIN = 20
 WRAP_FOLD = 30
 
 
-@dataclass
 class Column:
     """One column: `key` in CSV and JSON, `label` on a terminal.
 
@@ -42,25 +44,31 @@ class Column:
     spaces (a description, a list); other values keep one line (a name, a number). right: align
     right (numbers)."""
 
-    key: str
-    label: str
-    priority: int = 0
-    fmt: Callable[[Any], str] = str
-    wrap: bool = False
-    right: bool = False
+    __slots__ = ("key", "label", "priority", "fmt", "wrap", "right")
+
+    def __init__(self, key: str, label: str, priority: int = 0, fmt: Callable[[Any], str] = str, wrap: bool = False,
+                 right: bool = False):
+        self.key, self.label, self.priority, self.fmt, self.wrap, self.right = key, label, priority, fmt, wrap, right
+
+    def __repr__(self) -> str:
+        return (f"Column(key={self.key!r}, label={self.label!r}, priority={self.priority}, fmt={self.fmt!r}, "
+                f"wrap={self.wrap}, right={self.right})")
 
 
-@dataclass
 class TableData:
     """A table: `name` names it in CSV and JSON, `title` heads it on a terminal. `rows` hold raw
-    values by key; keys no column shows are written to CSV and JSON only."""
+    values by key; keys no column shows are written to CSV and JSON only. `show_lines`: a rule
+    between rows (for tables whose rows span lines)."""
 
-    name: str
-    title: str
-    columns: List[Column]
-    rows: List[dict] = field(default_factory=list)
-    # A rule between rows (for tables whose rows span lines).
-    show_lines: bool = False
+    def __init__(self, name: str, title: str, columns: List[Column], rows: Optional[List[dict]] = None,
+                 show_lines: bool = False):
+        self.name, self.title, self.columns = name, title, columns
+        self.rows = [] if rows is None else rows
+        self.show_lines = show_lines
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(name={self.name!r}, title={self.title!r}, columns={self.columns!r}, "
+                f"rows={self.rows!r}, show_lines={self.show_lines})")
 
     def for_terminal(self) -> "TableData":
         """What a terminal shows (a subclass may show less than CSV and JSON carry)."""
@@ -75,7 +83,6 @@ class TableData:
         return "-" if value is None else column.fmt(value)
 
 
-Item = Union[TableData, str]
 
 
 def output_format(fmt: str, as_json: bool = False) -> str:
@@ -91,7 +98,6 @@ def output_format(fmt: str, as_json: bool = False) -> str:
 def width(stream=None) -> int:
     """Columns to fit: $COLUMNS when set (piped or not, as `ls` and rich do), else the terminal's
     width, else DEFAULT_WIDTH."""
-    import shutil
     import sys
 
     columns = os.environ.get("COLUMNS", "")
@@ -100,6 +106,8 @@ def width(stream=None) -> int:
     stream = stream or sys.stdout
     try:
         if stream.isatty():
+            import shutil
+
             return shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
     except (AttributeError, ValueError, OSError):
         pass
@@ -151,14 +159,14 @@ def _label_width(label: str) -> int:
     return w
 
 
-@dataclass
 class Fit:
     """What a terminal table shows: the columns kept (in order), their widths, the labels of
     the columns dropped."""
 
-    columns: List[Column]
-    widths: List[int]
-    dropped: List[str]
+    __slots__ = ("columns", "widths", "dropped")
+
+    def __init__(self, columns: List[Column], widths: List[int], dropped: List[str]):
+        self.columns, self.widths, self.dropped = columns, widths, dropped
 
 
 def fit(table: TableData, total: int) -> Fit:
@@ -208,16 +216,30 @@ def fit(table: TableData, total: int) -> Fit:
     return Fit(kept, [widths[id(c)] for c in kept], [c.label for c in dropped])
 
 
+def terminal_table(table: TableData, total: int, styles: bool = False, ascii_only: bool = False):
+    """(`table` drawn as text fitted to `total` columns, the labels of the columns dropped).
+    A word longer than its column (only when even one column does not fit the width) is
+    broken over lines (fold), never cut."""
+    from .markup import sgr
+    from .text_table import draw
+
+    f = fit(table, total)
+    rows = [[table.cell(c, r) for c in f.columns] for r in table.rows]
+    codes = {"title": sgr(["italic"]), "header": sgr(["bold"])} if styles else None
+    text = draw(table.title, [c.label for c in f.columns], [c.right for c in f.columns], f.widths, rows, total,
+                show_lines=table.show_lines, ascii_only=ascii_only, styles=codes)
+    return text, f.dropped
+
+
 def rich_table(table: TableData, total: int):
-    """(a rich Table of `table` fitted to `total` columns, the labels of the columns dropped)."""
+    """(a rich Table of `table` fitted to `total` columns, the labels of the columns dropped):
+    what the command line drew before `terminal_table`, kept to compare the two in tests."""
     from rich.markup import escape
     from rich.table import Table
 
     f = fit(table, total)
     t = Table(title=escape(table.title), show_lines=table.show_lines)
     for c, w in zip(f.columns, f.widths):
-        # fold, not ellipsis: a word longer than its column (only when even one column does not
-        # fit the width) is broken over lines, never cut.
         t.add_column(escape(c.label), width=w, justify="right" if c.right else "left", overflow="fold")
     for r in table.rows:
         t.add_row(*[escape(table.cell(c, r)) for c in f.columns])
@@ -231,6 +253,9 @@ def dropped_note(dropped: Sequence[str], total: int) -> str:
 def csv_text(tables: Sequence[TableData]) -> str:
     """The tables as CSV: every key of every row, in the order rows first have them (the
     DataFrames' order); one table alone is plain CSV, several are `# NAME` blocks."""
+    import csv
+    import io
+
     out = io.StringIO()
     for i, t in enumerate(tables):
         if len(tables) > 1:
@@ -253,46 +278,57 @@ def _csv_value(v: Any) -> str:
     if isinstance(v, (list, tuple)):
         return "; ".join(_csv_value(x) for x in v)
     if isinstance(v, dict):
+        import json
+
         return json.dumps(v)
     return str(v)
 
 
 def json_text(tables: Sequence[TableData]) -> str:
+    import json
+
     return json.dumps({t.name: t.rows for t in tables})
 
 
 def emit(items: Sequence[Item], fmt: str, json_doc: Any = None) -> None:
-    """Prints `items` (tables, and lines of rich markup between them) in `fmt`.
+    """Prints `items` (tables, and lines of markup between them: markup.py) in `fmt`.
 
     table: each item in turn on stdout, every table fitted to `width()`. csv: the tables only,
     and the lines to stderr (they are not CSV). json: `json_doc` when the command has its own
     JSON document, else the tables as one object."""
     import sys
 
+    from .markup import escape, line_text, use_styles
+
     tables = [x.for_data() for x in items if isinstance(x, TableData)]
     if fmt == "json":
+        import json
+
         sys.stdout.write((json.dumps(json_doc) if json_doc is not None else json_text(tables)) + "\n")
         sys.stdout.flush()
         return
-    from rich.console import Console
-
     if fmt == "csv":
-        err = Console(stderr=True, highlight=False, soft_wrap=True)
+        err_styles = use_styles(sys.stderr)
         for x in items:
             if isinstance(x, str):
-                err.print(x)
+                sys.stderr.write(line_text(x, None, err_styles) + "\n")
+        sys.stderr.flush()
         sys.stdout.write(csv_text(tables))
         sys.stdout.flush()
         return
     total = width()
-    # Lines of text are wrapped at words on a terminal; piped, they are not broken (a path
-    # stays whole for grep). Tables fit the width either way.
-    out = Console(width=total, soft_wrap=not _is_terminal())
+    styles = use_styles(sys.stdout)
+    encoding = (getattr(sys.stdout, "encoding", None) or "utf-8").lower()
+    out = []
     for x in items:
         if isinstance(x, str):
-            out.print(x)
+            # Lines of text are wrapped at words on a terminal; piped, they are not broken (a
+            # path stays whole for grep). Tables fit the width either way.
+            out.append(line_text(x, total if _is_terminal() else None, styles))
             continue
-        t, dropped = rich_table(x.for_terminal(), total)
-        out.print(t, soft_wrap=False)
+        text, dropped = terminal_table(x.for_terminal(), total, styles=styles, ascii_only=not encoding.startswith("utf"))
+        out.append(text)
         if dropped:
-            out.print(dropped_note(dropped, total), highlight=False, markup=False)
+            out.append(line_text(escape(dropped_note(dropped, total)), total if _is_terminal() else None, False))
+    sys.stdout.write("".join(line + "\n" for line in out))
+    sys.stdout.flush()
