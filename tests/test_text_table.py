@@ -13,7 +13,9 @@ from iosched.tables import Column, TableData, rich_table, terminal_table
 from iosched.text_table import divide_line, wrap
 
 WORDS = ["a", "io", "MB/s", "resp", "mean", "ms", "p99", "anticipatory", "scheduler", "read_lat_nsec",
-         "/work/shared/traces/some/long/path/file.blktrace.0", "1,734", "11.34", "-", "x" * 41, "[bold]", "a\\b"]
+         "/work/shared/traces/some/long/path/file.blktrace.0", "1,734", "11.34", "-", "x" * 41, "[bold]", "a\\b",
+         # Cells, not characters: wide (two cells), a combining mark (none), a long wide word.
+         "读者", "한국어", "µs", "cafe\u0301", "—", "数据" * 9]
 
 
 def _text(rng: random.Random, most_words: int) -> str:

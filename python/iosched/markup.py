@@ -139,7 +139,7 @@ def colours_allowed() -> bool:
 def line_text(markup: str, width: Optional[int], styles: bool) -> str:
     """A line of markup as written out: wrapped at words to `width` (None: not wrapped) and
     styled with ANSI codes when `styles`; the text ends without a newline."""
-    from .text_table import divide_line
+    from .text_table import crop_at, divide_line, rstrip_end
 
     pieces = segments(markup)
     text = "".join(t for t, _ in pieces)
@@ -157,12 +157,8 @@ def line_text(markup: str, width: Optional[int], styles: bool) -> str:
             continue
         breaks = divide_line(source, width)
         for a, b in zip([0] + breaks, breaks + [len(source)]):
-            piece = source[a:b]
-            excess = len(piece) - width
-            if excess > 0:
-                trailing = len(piece) - len(piece.rstrip())
-                b -= min(trailing, excess)
-            lines.append(_slice(source_pieces, a, min(b, a + width)))
+            kept, spaces = crop_at(rstrip_end(source[a:b], width), width)
+            lines.append(_slice(source_pieces, a, a + kept) + ([(" " * spaces, ())] if spaces else []))
     colours = colours_allowed()
     return "\n".join("".join(styled(t, s, colours) if styles else t for t, s in line) for line in lines)
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import os
 
+from .text_table import cell_len
+
 # This module is on `iosched run`'s path: plain classes, and csv, json, shutil and typing
 # imported where used (dataclasses brings inspect; together a fifth of a short run's time).
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start-up
@@ -134,20 +136,21 @@ def _lines(text: str) -> List[str]:
 
 
 def _longest_word(text: str) -> int:
-    return max((len(w) for line in _lines(text) for w in line.split(" ")), default=0)
+    return max((cell_len(w) for line in _lines(text) for w in line.split(" ")), default=0)
 
 
 def _longest_line(text: str) -> int:
-    return max((len(line) for line in _lines(text)), default=0)
+    return max((cell_len(line) for line in _lines(text)), default=0)
 
 
 def _wrapped_lines(text: str, w: int) -> int:
     lines, used = 1, 0
     for word in text.split(" "):
-        if used and used + 1 + len(word) > w:
-            lines, used = lines + 1, len(word)
+        n = cell_len(word)
+        if used and used + 1 + n > w:
+            lines, used = lines + 1, n
         else:
-            used += (1 if used else 0) + len(word)
+            used += (1 if used else 0) + n
     return lines
 
 

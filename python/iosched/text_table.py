@@ -4,9 +4,9 @@
 The drawing is rich's `Table` as the command line used it (box HEAVY_HEAD, one space of padding
 each side of a cell, the title centred over the table, headers aligned to their bottom line,
 fixed column widths, overflow folded), so output piped to a file is the same text as before;
-tests/test_text_table.py compares the two on random tables. Every character is taken as one
-column wide (rich measures East Asian wide characters as two; the tables hold numbers, names
-and paths).
+tests/test_text_table.py compares the two on random tables. Widths are in terminal cells, as
+rich measures them: East Asian wide characters (and most emoji) take two, combining marks and
+format characters none (`cell_len`).
 """
 
 from __future__ import annotations
@@ -19,6 +19,78 @@ if TYPE_CHECKING:
 _HEAVY_HEAD = ("┏━┳┓", "┃ ┃┃", "┡━╇┩", "│ ││", "├─┼┤", "└─┴┘")
 # What rich draws when the output's encoding cannot carry box characters.
 _ASCII = ("+--+", "| ||", "|-+|", "| ||", "|-+|", "+--+")
+
+
+_CELLS: dict = {}
+
+
+def _char_cells(ch: str) -> int:
+    """Terminal cells of one character: 2 for East Asian wide and full-width ones, 0 for
+    combining marks and control or format characters, else 1."""
+    cells = _CELLS.get(ch)
+    if cells is None:
+        import unicodedata  # a C module, half a millisecond; only for text that is not ASCII
+
+        if unicodedata.category(ch) in ("Mn", "Me", "Cf", "Cc"):
+            cells = 0
+        else:
+            cells = 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+        _CELLS[ch] = cells
+    return cells
+
+
+def cell_len(text: str) -> int:
+    """The terminal cells `text` takes."""
+    if text.isascii():
+        return len(text)
+    return sum(_char_cells(c) for c in text)
+
+
+def _chop(text: str, width: int) -> List[str]:
+    """`text` cut into pieces of at most `width` cells (a zero-width mark stays with the
+    character before it)."""
+    if text.isascii():
+        return [text[i:i + width] for i in range(0, len(text), width)]
+    pieces, start, used = [], 0, 0
+    for i, c in enumerate(text):
+        cells = _char_cells(c)
+        if used + cells > width:
+            pieces.append(text[start:i])
+            start, used = i, 0
+        used += cells
+    if used:
+        pieces.append(text[start:])
+    return pieces
+
+
+def crop_at(text: str, width: int) -> Tuple[int, int]:
+    """Where `text` is cut to fit `width` cells: (characters kept, spaces added for a wide
+    character cut in half), as rich's `set_cell_size`; (len(text), 0) when it fits."""
+    if cell_len(text) <= width:
+        return len(text), 0
+    used = 0
+    for i, c in enumerate(text):
+        cells = _char_cells(c)
+        if used + cells > width:
+            return i, width - used
+        used += cells
+    return len(text), 0
+
+
+def crop(text: str, width: int) -> str:
+    """`text` cut to `width` cells when longer (`crop_at`)."""
+    kept, spaces = crop_at(text, width)
+    return text[:kept] + " " * spaces
+
+
+def pad(text: str, width: int, justify: str = "left") -> str:
+    """`text` (at most `width` cells) padded with spaces to `width` cells."""
+    room = width - cell_len(text)
+    if justify == "right":
+        return " " * room + text
+    if justify == "center":
+        return " " * (room // 2) + text + " " * (room - room // 2)
+    return text + " " * room
 
 
 def _words(text: str) -> Iterator[Tuple[int, str]]:
@@ -45,22 +117,32 @@ def divide_line(text: str, width: int) -> List[int]:
     breaks: List[int] = []
     used = 0
     for start, word in _words(text):
-        length = len(word.rstrip())
+        length = cell_len(word.rstrip())
         if width - used >= length:
-            used += len(word)
+            used += cell_len(word)
         elif length > width:
-            pieces = [word[i:i + width] for i in range(0, len(word), width)] or [word]
+            pieces = _chop(word, width) or [word]
             for k, piece in enumerate(pieces):
                 if start:
                     breaks.append(start)
                 if k == len(pieces) - 1:
-                    used = len(piece)
+                    used = cell_len(piece)
                 else:
                     start += len(piece)
         elif used and start:
             breaks.append(start)
-            used = len(word)
+            used = cell_len(word)
     return breaks
+
+
+def rstrip_end(line: str, width: int) -> str:
+    """`line` without the trailing spaces that take it past `width` (counted in characters, as
+    rich's `rstrip_end` counts)."""
+    excess = len(line) - width
+    if excess > 0:
+        trailing = len(line) - len(line.rstrip())
+        line = line[:len(line) - min(trailing, excess)]
+    return line
 
 
 def wrap(text: str, width: int, justify: str = "left") -> List[str]:
@@ -72,20 +154,8 @@ def wrap(text: str, width: int, justify: str = "left") -> List[str]:
             source = source.expandtabs(8)
         breaks = divide_line(source, width)
         for a, b in zip([0] + breaks, breaks + [len(source)]):
-            line = source[a:b]
-            excess = len(line) - width
-            if excess > 0:
-                trailing = len(line) - len(line.rstrip())
-                line = line[:len(line) - min(trailing, excess)]
-            if justify == "left":
-                line = line[:width].ljust(width)
-            else:
-                line = line.rstrip()[:width]
-                if justify == "right":
-                    line = line.rjust(width)
-                else:
-                    line = (" " * ((width - len(line)) // 2) + line).ljust(width)
-            out.append(line)
+            line = rstrip_end(source[a:b], width)
+            out.append(pad(crop(line if justify == "left" else line.rstrip(), width), width, justify))
     return out
 
 
