@@ -14,8 +14,11 @@ from iosched.text_table import divide_line, wrap
 
 WORDS = ["a", "io", "MB/s", "resp", "mean", "ms", "p99", "anticipatory", "scheduler", "read_lat_nsec",
          "/work/shared/traces/some/long/path/file.blktrace.0", "1,734", "11.34", "-", "x" * 41, "[bold]", "a\\b",
-         # Cells, not characters: wide (two cells), a combining mark (none), a long wide word.
-         "读者", "한국어", "µs", "cafe\u0301", "—", "数据" * 9]
+         # Cells, not characters: wide (two cells), a combining mark (none), a long wide word,
+         # emoji sequences (a variation selector, a skin tone, a ZWJ family).
+         "读者", "한국어", "µs", "cafe\u0301", "—", "数据" * 9, "\u2714\ufe0f", "\U0001f44d\U0001f3fd",
+         # Control characters rich drops (carriage return, bell) or counts as no cell (escape).
+         "a\rb", "x\x07", "e\x1b", "t\tab"]
 
 
 def _text(rng: random.Random, most_words: int) -> str:
@@ -62,10 +65,11 @@ def test_a_table_wider_than_the_line_is_narrowed_as_rich_narrowed_it():
 
 def test_markup_lines_read_as_rich_read_them():
     rng = random.Random(28)
-    pieces = ["[bold]", "[/bold]", "name", " ", "\\[x]", "\\\\", "[red]", "[/red]", "a [b", "c]", ":", "[/]"]
+    pieces = ["[bold]", "[/bold]", "name", " ", "\\[x]", "\\\\", "[red]", "[/red]", "a [b", "c]", ":", "[/]", "\t", "[BOLD]",
+              "[/Bold]", "读"]
     for case in range(3000):
         markup = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
-        raw = "".join(rng.choice(WORDS + [" ", "[", "]", "\\"]) for _ in range(rng.randint(0, 8)))
+        raw = "".join(rng.choice(WORDS + [" ", "[", "]", "\\", "\t"]) for _ in range(rng.randint(0, 8)))
         for text in (markup, f"[bold]{escape(raw)}[/bold] ({escape(raw)})"):
             for total in (None, 7, 25, 80):
                 out = io.StringIO()

@@ -460,7 +460,7 @@ def trace_convert_cmd(
                                                   device=device, fio_file=fio_file, scheduler=scheduler))
     except TraceError as e:
         raise fail(str(e))
-    parts = [f"{report['written']:,} requests written to {out}"]
+    parts = [f"{report['written']:,} requests written to {escape(str(out))}"]
     for k, what in [("skipped_other_device", "of other devices"), ("skipped_bad", "malformed records skipped"),
                     ("late", "beyond the reorder window, written late")]:
         if report[k]:
@@ -979,7 +979,7 @@ def calibrate(
         "actual = the simulator's true positioning time. uniform: both reads anywhere; "
         "log-distance: distances log-uniform from 1 sector to the whole disk, either direction."]
     if out_csv is not None:
-        items.append(f"table written to {out_csv}")
+        items.append(f"table written to {escape(str(out_csv))}")
     emit(items, fmt, json_doc=report)
 
 
@@ -1296,7 +1296,7 @@ def _calibrate_real(path: Path, samples: int, seed: int, max_idle_ms: float, cur
             Column("measured_delayed_ms", "delayed", 1, ms, right=True),
             Column("measured_mean_ms", "measured", 0, ms, right=True)], rows)]
     if curve is not None:
-        items.append(f"calibration written to {curve}")
+        items.append(f"calibration written to {escape(str(curve))}")
     emit(items, fmt, json_doc=doc)
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 
+from .text_table import clean
+
 # Neither `re` nor `typing` is imported: with `enum`, which `re` brings, they were a quarter of
 # a short run's time.
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start-up
@@ -24,7 +26,7 @@ if TYPE_CHECKING:
 _TAG_START = frozenset("abcdefghijklmnopqrstuvwxyz#/@")
 
 # Styles the command line uses, as SGR parameters; colours are left out under NO_COLOR.
-_ATTRIBUTES = {"bold": "1", "dim": "2", "italic": "3", "underline": "4"}
+_ATTRIBUTES = {"bold": "1", "b": "1", "dim": "2", "d": "2", "italic": "3", "i": "3", "underline": "4", "u": "4"}
 _COLOURS = {"black": "30", "red": "31", "green": "32", "yellow": "33", "blue": "34", "magenta": "35",
             "cyan": "36", "white": "37"}
 
@@ -67,8 +69,9 @@ def segments(markup: str) -> List[Segment]:
     position = 0
 
     def text(piece: str) -> None:
+        piece = clean(piece.replace("\\[", "["))
         if piece:
-            out.append((piece.replace("\\[", "["), tuple(stack)))
+            out.append((piece, tuple(stack)))
 
     for start, bracket, end in _tags(markup):
         text(markup[position:start])
@@ -76,12 +79,12 @@ def segments(markup: str) -> List[Segment]:
         if backslashes:
             out.append(("\\" * backslashes, tuple(stack)))
         if escaped:
-            out.append((markup[bracket:end], tuple(stack)))
+            out.append((clean(markup[bracket:end]), tuple(stack)))
             position = end
             continue
         name = markup[bracket + 1:end - 1].partition("=")[0]
         if name.startswith("/"):
-            closing = " ".join(name[1:].split())
+            closing = " ".join(name[1:].lower().split())
             if not closing:
                 if not stack:
                     raise ValueError(f"markup {markup!r}: closing tag '[/]' at position {start} has nothing to close")
@@ -91,7 +94,7 @@ def segments(markup: str) -> List[Segment]:
             else:
                 raise ValueError(f"markup {markup!r}: closing tag '[{name}]' at position {start} doesn't match any open tag")
         else:
-            stack.append(" ".join(name.split()))
+            stack.append(" ".join(name.lower().split()))
         position = end
     text(markup[position:])
     return out
@@ -120,15 +123,21 @@ def styled(text: str, styles: Sequence[str], colours: bool = True) -> str:
 
 
 def use_styles(stream) -> bool:
-    """Whether to draw styles on `stream`: a terminal (not TERM=dumb), or FORCE_COLOR set."""
-    if os.environ.get("FORCE_COLOR"):
-        return True
-    if os.environ.get("TERM") == "dumb":
-        return False
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False
+    """Whether to draw styles on `stream`, as rich decides: TTY_COMPATIBLE=1/0 says whether it
+    is a terminal, else FORCE_COLOR (set and not empty: yes; set empty: no), else whether it is
+    one; and never on a dumb terminal (TERM=dumb or unknown)."""
+    env = os.environ
+    tty = env.get("TTY_COMPATIBLE", "")
+    if tty in ("0", "1"):
+        terminal = tty == "1"
+    elif env.get("FORCE_COLOR") is not None:
+        terminal = env["FORCE_COLOR"] != ""
+    else:
+        try:
+            terminal = stream.isatty()
+        except (AttributeError, ValueError):
+            terminal = False
+    return terminal and env.get("TERM", "").lower() not in ("dumb", "unknown")
 
 
 def colours_allowed() -> bool:
@@ -139,7 +148,7 @@ def colours_allowed() -> bool:
 def line_text(markup: str, width: Optional[int], styles: bool) -> str:
     """A line of markup as written out: wrapped at words to `width` (None: not wrapped) and
     styled with ANSI codes when `styles`; the text ends without a newline."""
-    from .text_table import crop_at, divide_line, rstrip_end
+    from .text_table import crop_at, divide_line, expand_tabs, rstrip_end
 
     pieces = segments(markup)
     text = "".join(t for t, _ in pieces)
@@ -150,8 +159,9 @@ def line_text(markup: str, width: Optional[int], styles: bool) -> str:
         source_pieces = _slice(pieces, offset, offset + len(source))
         offset += len(source) + 1
         if "\t" in source:
-            source_pieces = [(t.expandtabs(8), s) for t, s in source_pieces]
-            source = "".join(t for t, _ in source_pieces)
+            expanded = expand_tabs([t for t, _ in source_pieces])
+            source_pieces = [(t, s) for t, (_, s) in zip(expanded, source_pieces)]
+            source = "".join(expanded)
         if width is None:
             lines.append(source_pieces)
             continue

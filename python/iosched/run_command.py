@@ -1,7 +1,7 @@
 """`iosched run`: run every scheduler of a scenario and print the summary. The command's whole
 body, shared by the full command line (cli.py, typer) and the lean entry (entry.py), which runs
-it without importing typer, rich or pydantic: rich is imported only for what it draws (a
-progress bar on a terminal, a table).
+it without importing typer, rich or pydantic: rich is imported only for a progress bar on a
+terminal, once a run has lasted a tenth of a second (tables are drawn by text_table.py).
 
 Errors are CommandError (printed as `error: ...`, exit status 2)."""
 
@@ -145,9 +145,10 @@ def _stderr_is_terminal() -> bool:
 
 def _run_with_bar(scenario, resolved_json: str, opts: RunOptions):
     """The run with a progress bar on stderr (a terminal only, never with --quiet). The bar,
-    and rich that draws it, start at the first report, a tenth of a second in: a shorter run
-    shows none and imports nothing for it."""
+    and rich that draws it, start at the first report with something to show, a tenth of a
+    second in or later: a shorter run shows none and imports nothing for it."""
     from .api import run as run_scenario
+    from .markup import escape
 
     shown: dict = {}
 
@@ -161,15 +162,22 @@ def _run_with_bar(scenario, resolved_json: str, opts: RunOptions):
         columns = (TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
                    TextColumn("{task.fields[status]}"), TextColumn("ETA"), TimeRemainingColumn())
         bar = Progress(*columns, console=Console(stderr=True), transient=True)
+        # Kept before it starts, so that whatever interrupts what follows (Ctrl-C in this
+        # callback, which the run survives) the `finally` below stops it.
+        shown["bar"] = bar
         bar.start()
-        shown.update(bar=bar, task=bar.add_task(scenario.name, total=float(runs_total), status=""),
+        shown.update(task=bar.add_task(escape(scenario.name), total=float(runs_total), status=""),
                      targets=(target_requests, target_s), run=0, t0=t_start)
 
     def on_progress(p) -> None:
         now = time.perf_counter()
-        if "bar" not in shown:
-            if p.runs_done >= p.runs_total:
-                return  # the report at the end of a run that needed no bar
+        if "task" not in shown:
+            # Nothing to show yet (the drive being prepared), or the run is over (its last
+            # report, also after a Ctrl-C): no bar.
+            if p.runs_done >= p.runs_total or (p.completed == 0 and p.simulated_s == 0):
+                return
+            if "bar" in shown:  # a start interrupted half-way: begin again
+                shown.pop("bar").stop()
             start_bar(p.runs_total)
         if p.runs_done != shown["run"]:
             shown.update(run=p.runs_done, t0=now)
@@ -320,7 +328,7 @@ def _items(scenario, results, opts: RunOptions) -> list:
         items.append(f"trace: {t['records_read']:,} records read, {t['replayed']:,} replayed"
                      + (": " + "; ".join(notes) if notes else ""))
     if opts.requests_csv is not None:
-        items.append(f"requests written to {opts.requests_csv}")
+        items.append(f"requests written to {escape(str(opts.requests_csv))}")
     if opts.requests_parquet is not None:
-        items.append(f"requests written to {opts.requests_parquet}")
+        items.append(f"requests written to {escape(str(opts.requests_parquet))}")
     return items

@@ -322,16 +322,15 @@ def emit(items: Sequence[Item], fmt: str, json_doc: Any = None) -> None:
     total = width()
     styles = use_styles(sys.stdout)
     encoding = (getattr(sys.stdout, "encoding", None) or "utf-8").lower()
-    out = []
+    # Each item is written as it is drawn: what came before an item that fails is out.
     for x in items:
         if isinstance(x, str):
             # Lines of text are wrapped at words on a terminal; piped, they are not broken (a
             # path stays whole for grep). Tables fit the width either way.
-            out.append(line_text(x, total if _is_terminal() else None, styles))
+            sys.stdout.write(line_text(x, total if _is_terminal() else None, styles) + "\n")
             continue
         text, dropped = terminal_table(x.for_terminal(), total, styles=styles, ascii_only=not encoding.startswith("utf"))
-        out.append(text)
+        sys.stdout.write(text + "\n")
         if dropped:
-            out.append(line_text(escape(dropped_note(dropped, total)), total if _is_terminal() else None, False))
-    sys.stdout.write("".join(line + "\n" for line in out))
+            sys.stdout.write(line_text(escape(dropped_note(dropped, total)), total if _is_terminal() else None, False) + "\n")
     sys.stdout.flush()

@@ -5,8 +5,8 @@ The drawing is rich's `Table` as the command line used it (box HEAVY_HEAD, one s
 each side of a cell, the title centred over the table, headers aligned to their bottom line,
 fixed column widths, overflow folded), so output piped to a file is the same text as before;
 tests/test_text_table.py compares the two on random tables. Widths are in terminal cells, as
-rich measures them: East Asian wide characters (and most emoji) take two, combining marks and
-format characters none (`cell_len`).
+rich measures them (`cell_len`: printable ASCII here, anything else by `rich.cells`), and the
+control characters rich's text drops are dropped (`clean`).
 """
 
 from __future__ import annotations
@@ -21,46 +21,39 @@ _HEAVY_HEAD = ("┏━┳┓", "┃ ┃┃", "┡━╇┩", "│ ││", "├�
 _ASCII = ("+--+", "| ||", "|-+|", "| ||", "|-+|", "+--+")
 
 
-_CELLS: dict = {}
+# Control characters rich's Text removes (bell, backspace, vertical tab, form feed, carriage
+# return): a name holding one would move the cursor inside a table row.
+_STRIPPED = {7: None, 8: None, 11: None, 12: None, 13: None}
 
 
-def _char_cells(ch: str) -> int:
-    """Terminal cells of one character: 2 for East Asian wide and full-width ones, 0 for
-    combining marks and control or format characters, else 1."""
-    cells = _CELLS.get(ch)
-    if cells is None:
-        import unicodedata  # a C module, half a millisecond; only for text that is not ASCII
+def clean(text: str) -> str:
+    """`text` without the control characters rich removes."""
+    return text.translate(_STRIPPED) if not text.isprintable() else text
 
-        if unicodedata.category(ch) in ("Mn", "Me", "Cf", "Cc"):
-            cells = 0
-        else:
-            cells = 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
-        _CELLS[ch] = cells
-    return cells
+
+def _simple(text: str) -> bool:
+    """Printable ASCII: one cell per character (the tables' usual text)."""
+    return text.isascii() and text.isprintable()
 
 
 def cell_len(text: str) -> int:
-    """The terminal cells `text` takes."""
-    if text.isascii():
+    """The terminal cells `text` takes. Printable ASCII is counted here; other text by rich's
+    own measure (`rich.cells`, 15 ms to import, only for such text), so that wide characters,
+    emoji sequences, combining and control characters take what rich gave them."""
+    if _simple(text):
         return len(text)
-    return sum(_char_cells(c) for c in text)
+    from rich.cells import cell_len as rich_cell_len
+
+    return rich_cell_len(text)
 
 
 def _chop(text: str, width: int) -> List[str]:
-    """`text` cut into pieces of at most `width` cells (a zero-width mark stays with the
-    character before it)."""
-    if text.isascii():
+    """`text` cut into pieces of at most `width` cells (rich's `chop_cells`)."""
+    if _simple(text):
         return [text[i:i + width] for i in range(0, len(text), width)]
-    pieces, start, used = [], 0, 0
-    for i, c in enumerate(text):
-        cells = _char_cells(c)
-        if used + cells > width:
-            pieces.append(text[start:i])
-            start, used = i, 0
-        used += cells
-    if used:
-        pieces.append(text[start:])
-    return pieces
+    from rich.cells import chop_cells
+
+    return chop_cells(text, width)
 
 
 def crop_at(text: str, width: int) -> Tuple[int, int]:
@@ -68,19 +61,37 @@ def crop_at(text: str, width: int) -> Tuple[int, int]:
     character cut in half), as rich's `set_cell_size`; (len(text), 0) when it fits."""
     if cell_len(text) <= width:
         return len(text), 0
-    used = 0
-    for i, c in enumerate(text):
-        cells = _char_cells(c)
-        if used + cells > width:
-            return i, width - used
-        used += cells
-    return len(text), 0
+    if _simple(text):
+        return width, 0
+    from rich.cells import set_cell_size
+
+    cropped = set_cell_size(text, width)
+    kept = 0
+    while kept < min(len(text), len(cropped)) and text[kept] == cropped[kept]:
+        kept += 1
+    return kept, len(cropped) - kept
 
 
 def crop(text: str, width: int) -> str:
     """`text` cut to `width` cells when longer (`crop_at`)."""
     kept, spaces = crop_at(text, width)
     return text[:kept] + " " * spaces
+
+
+def expand_tabs(parts: List[str], tab: int = 8) -> List[str]:
+    """The pieces of one line with its tabs turned into spaces up to the next multiple of `tab`
+    cells from the line's start (each tab at least one space), as rich expands them."""
+    out, column = [], 0
+    for part in parts:
+        pieces = part.split("\t")
+        for k, piece in enumerate(pieces):
+            column += cell_len(piece)
+            if k < len(pieces) - 1:
+                spaces = 1 + (-(column + 1)) % tab
+                pieces[k] = piece + " " * spaces
+                column += spaces
+        out.append("".join(pieces))
+    return out
 
 
 def pad(text: str, width: int, justify: str = "left") -> str:
@@ -151,7 +162,7 @@ def wrap(text: str, width: int, justify: str = "left") -> List[str]:
     out = []
     for source in text.split("\n"):
         if "\t" in source:
-            source = source.expandtabs(8)
+            source = expand_tabs([source])[0]
         breaks = divide_line(source, width)
         for a, b in zip([0] + breaks, breaks + [len(source)]):
             line = rstrip_end(source[a:b], width)
@@ -183,6 +194,9 @@ def draw(title: str, labels: Sequence[str], right: Sequence[bool], widths: Seque
     no markup), `total` the line's width. `styles` (ANSI codes: "title", "header") styles a
     terminal's text; None draws plain text."""
     box = _ASCII if ascii_only else _HEAVY_HEAD
+    # The control characters rich drops, dropped here too (a carriage return in a name would
+    # overwrite its row).
+    title, labels, rows = clean(title), [clean(x) for x in labels], [[clean(x) for x in r] for r in rows]
     padded = [w + 2 for w in widths]
     room = total - (len(padded) + 1)
     if sum(padded) > room:
@@ -206,7 +220,10 @@ def draw(title: str, labels: Sequence[str], right: Sequence[bool], widths: Seque
         lines = []
         for i in range(height):
             parts = []
-            for cell, w in zip(wrapped, texts):
+            for cell, w, p in zip(wrapped, texts, padded):
+                if p < 2:  # narrower than its padding (a line of a few columns): blank
+                    parts.append(" " * p)
+                    continue
                 # A header sits on its last lines, a body cell on its first.
                 k = i - (height - len(cell)) if header else i
                 text = cell[k] if 0 <= k < len(cell) else " " * w
