@@ -15,7 +15,8 @@ from iosched.text_table import divide_line, wrap
 WORDS = ["a", "io", "MB/s", "resp", "mean", "ms", "p99", "anticipatory", "scheduler", "read_lat_nsec",
          "/work/shared/traces/some/long/path/file.blktrace.0", "1,734", "11.34", "-", "x" * 41, "[bold]", "a\\b",
          # Cells, not characters: wide (two cells), a combining mark (none), a long wide word,
-         # emoji sequences (a variation selector, a skin tone, a ZWJ family).
+         # emoji sequences (a variation selector, a skin tone). Not a zero-width joiner: rich
+         # lets it take the next character's width, even a space's, and misaligns the border.
          "读者", "한국어", "µs", "cafe\u0301", "—", "数据" * 9, "\u2714\ufe0f", "\U0001f44d\U0001f3fd",
          # Control characters rich drops (carriage return, bell) or counts as no cell (escape).
          "a\rb", "x\x07", "e\x1b", "t\tab"]

@@ -24,7 +24,7 @@ from .api import list_devices, list_schedulers, resolved as resolved_scenario
 from .ledger import ClaimsError, LedgerError
 from .scenario import Scenario, ScenarioError
 from .run_command import RATE_AFTER_S, _f, _pct, progress_status  # noqa: F401 (RATE_AFTER_S, progress_status: tests)
-from .tables import Column, TableData, emit, output_format
+from .tables import Column, PlainLine, TableData, emit, output_format
 
 class _GlobalOptionsAnywhere(typer.core.TyperGroup):
     """The top-level group: its global options (`-q`/`--quiet`) are accepted after the
@@ -460,12 +460,12 @@ def trace_convert_cmd(
                                                   device=device, fio_file=fio_file, scheduler=scheduler))
     except TraceError as e:
         raise fail(str(e))
-    parts = [f"{report['written']:,} requests written to {escape(str(out))}"]
+    parts = [f"{report['written']:,} requests written to {out}"]
     for k, what in [("skipped_other_device", "of other devices"), ("skipped_bad", "malformed records skipped"),
                     ("late", "beyond the reorder window, written late")]:
         if report[k]:
             parts.append(f"{report[k]:,} {what}")
-    _consoles.out.print("; ".join(parts))
+    _consoles.out.print("; ".join(parts), markup=False)
 
 
 @trace_app.command("formats")
@@ -600,7 +600,7 @@ def _reproduce(paper: str, out_dir: Path, jobs: Optional[int], dask: Optional[st
         raise fail(str(e))
     except (OSError, RuntimeError) as e:
         raise fail(f"{getattr(e, 'filename', None) or out_dir}: {getattr(e, 'strerror', None) or e}")
-    _consoles.out.print(f"wrote {report} and figures in {out_dir}")
+    _consoles.out.print(f"wrote {report} and figures in {out_dir}", markup=False)
 
 
 @reproduce_app.command("seltzer1990")
@@ -712,7 +712,7 @@ def reproduce_all(
         path = scoreboard.write(out_dir, command=command)
     except OSError as e:
         raise fail(f"{getattr(e, 'filename', None) or out_dir}: {getattr(e, 'strerror', None) or e}")
-    _consoles.out.print(f"wrote {path}")
+    _consoles.out.print(f"wrote {path}", markup=False)
     from .ledger.evaluate import scoreboard_line
 
     for paper in scoreboard.PAPERS:
@@ -979,7 +979,7 @@ def calibrate(
         "actual = the simulator's true positioning time. uniform: both reads anywhere; "
         "log-distance: distances log-uniform from 1 sector to the whole disk, either direction."]
     if out_csv is not None:
-        items.append(f"table written to {escape(str(out_csv))}")
+        items.append(PlainLine(f"table written to {out_csv}"))
     emit(items, fmt, json_doc=report)
 
 
@@ -1296,7 +1296,7 @@ def _calibrate_real(path: Path, samples: int, seed: int, max_idle_ms: float, cur
             Column("measured_delayed_ms", "delayed", 1, ms, right=True),
             Column("measured_mean_ms", "measured", 0, ms, right=True)], rows)]
     if curve is not None:
-        items.append(f"calibration written to {escape(str(curve))}")
+        items.append(PlainLine(f"calibration written to {curve}"))
     emit(items, fmt, json_doc=doc)
 
 

@@ -145,12 +145,13 @@ def colours_allowed() -> bool:
     return not os.environ.get("NO_COLOR")
 
 
-def line_text(markup: str, width: Optional[int], styles: bool) -> str:
+def line_text(markup: str, width: Optional[int], styles: bool, markup_read: bool = True) -> str:
     """A line of markup as written out: wrapped at words to `width` (None: not wrapped) and
-    styled with ANSI codes when `styles`; the text ends without a newline."""
+    styled with ANSI codes when `styles`; the text ends without a newline. With `markup_read`
+    false the line is plain text (no tags read in it)."""
     from .text_table import crop_at, divide_line, expand_tabs, rstrip_end
 
-    pieces = segments(markup)
+    pieces = segments(markup) if markup_read else [(clean(markup), ())]
     text = "".join(t for t, _ in pieces)
     lines: List[List[Segment]] = []
     offset = 0

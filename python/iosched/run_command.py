@@ -135,12 +135,35 @@ def targets(resolved: dict) -> "tuple[Optional[int], Optional[float]]":
 
 
 def _stderr_is_terminal() -> bool:
+    """A terminal rich would draw a bar on: a tty, and not one rich takes for dumb or for no
+    terminal (TERM=dumb, TTY_COMPATIBLE=0)."""
     import sys
 
+    from .markup import use_styles
+
     try:
-        return sys.stderr.isatty()
+        return sys.stderr.isatty() and use_styles(sys.stderr)
     except (AttributeError, ValueError):
         return False
+
+
+def _holding_ctrl_c(action):
+    """`action()` with Ctrl-C held until it returns: rich's bar cannot be interrupted half
+    started or half stopped (it would leave the cursor hidden and stdout redirected). Returns
+    (its result, whether Ctrl-C was pressed meanwhile). Off the main thread (no signal handler
+    can be set there) the action just runs."""
+    import signal
+
+    pressed = []
+    try:
+        previous = signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(signum))
+    except ValueError:
+        return action(), False
+    try:
+        result = action()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    return result, bool(pressed)
 
 
 def _run_with_bar(scenario, resolved_json: str, opts: RunOptions):
@@ -162,22 +185,27 @@ def _run_with_bar(scenario, resolved_json: str, opts: RunOptions):
         columns = (TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
                    TextColumn("{task.fields[status]}"), TextColumn("ETA"), TimeRemainingColumn())
         bar = Progress(*columns, console=Console(stderr=True), transient=True)
-        # Kept before it starts, so that whatever interrupts what follows (Ctrl-C in this
-        # callback, which the run survives) the `finally` below stops it.
-        shown["bar"] = bar
-        bar.start()
-        shown.update(task=bar.add_task(escape(scenario.name), total=float(runs_total), status=""),
-                     targets=(target_requests, target_s), run=0, t0=t_start)
+
+        def start():
+            bar.start()
+            return bar.add_task(escape(scenario.name), total=float(runs_total), status="")
+
+        try:
+            task, pressed = _holding_ctrl_c(start)
+        except BaseException:
+            bar.stop()  # started or not (stopping a bar never started does nothing)
+            raise
+        shown.update(bar=bar, task=task, targets=(target_requests, target_s), run=0, t0=t_start)
+        if pressed:  # now that the bar is whole and kept: the run stops, the bar with it
+            raise KeyboardInterrupt
 
     def on_progress(p) -> None:
         now = time.perf_counter()
-        if "task" not in shown:
+        if "bar" not in shown:
             # Nothing to show yet (the drive being prepared), or the run is over (its last
             # report, also after a Ctrl-C): no bar.
             if p.runs_done >= p.runs_total or (p.completed == 0 and p.simulated_s == 0):
                 return
-            if "bar" in shown:  # a start interrupted half-way: begin again
-                shown.pop("bar").stop()
             start_bar(p.runs_total)
         if p.runs_done != shown["run"]:
             shown.update(run=p.runs_done, t0=now)
@@ -197,7 +225,8 @@ def _run_with_bar(scenario, resolved_json: str, opts: RunOptions):
                             requests_csv=opts.requests_csv, requests_parquet=opts.requests_parquet)
     finally:
         if "bar" in shown:
-            shown["bar"].stop()
+            # A Ctrl-C as the run ends is let go: the results are complete and are printed.
+            _holding_ctrl_c(shown["bar"].stop)
 
 
 def execute(opts: RunOptions) -> int:
@@ -302,6 +331,7 @@ def flash_text(f: dict) -> str:
 def _items(scenario, results, opts: RunOptions) -> list:
     """What a table or CSV shows: the title, the tables and the lines (markup: markup.py) between."""
     from .markup import escape
+    from .tables import PlainLine
 
     items: list = [f"[bold]{escape(scenario.name)}[/bold] ({escape(str(scenario.source))})", runs_table(results.summaries)]
     n_proc = max((len(s["processes"]) for s in results.summaries), default=0)
@@ -328,7 +358,7 @@ def _items(scenario, results, opts: RunOptions) -> list:
         items.append(f"trace: {t['records_read']:,} records read, {t['replayed']:,} replayed"
                      + (": " + "; ".join(notes) if notes else ""))
     if opts.requests_csv is not None:
-        items.append(f"requests written to {escape(str(opts.requests_csv))}")
+        items.append(PlainLine(f"requests written to {opts.requests_csv}"))
     if opts.requests_parquet is not None:
-        items.append(f"requests written to {escape(str(opts.requests_parquet))}")
+        items.append(PlainLine(f"requests written to {opts.requests_parquet}"))
     return items

@@ -162,6 +162,11 @@ def _label_width(label: str) -> int:
     return w
 
 
+class PlainLine(str):
+    """A line between tables printed as written: no markup is read in it (a path, which may
+    hold brackets or end in a backslash)."""
+
+
 class Fit:
     """What a terminal table shows: the columns kept (in order), their widths, the labels of
     the columns dropped."""
@@ -301,7 +306,7 @@ def emit(items: Sequence[Item], fmt: str, json_doc: Any = None) -> None:
     JSON document, else the tables as one object."""
     import sys
 
-    from .markup import escape, line_text, use_styles
+    from .markup import line_text, use_styles
 
     tables = [x.for_data() for x in items if isinstance(x, TableData)]
     if fmt == "json":
@@ -314,7 +319,7 @@ def emit(items: Sequence[Item], fmt: str, json_doc: Any = None) -> None:
         err_styles = use_styles(sys.stderr)
         for x in items:
             if isinstance(x, str):
-                sys.stderr.write(line_text(x, None, err_styles) + "\n")
+                sys.stderr.write(line_text(x, None, err_styles, markup_read=not isinstance(x, PlainLine)) + "\n")
         sys.stderr.flush()
         sys.stdout.write(csv_text(tables))
         sys.stdout.flush()
@@ -327,10 +332,10 @@ def emit(items: Sequence[Item], fmt: str, json_doc: Any = None) -> None:
         if isinstance(x, str):
             # Lines of text are wrapped at words on a terminal; piped, they are not broken (a
             # path stays whole for grep). Tables fit the width either way.
-            sys.stdout.write(line_text(x, total if _is_terminal() else None, styles) + "\n")
+            sys.stdout.write(line_text(x, total if _is_terminal() else None, styles, markup_read=not isinstance(x, PlainLine)) + "\n")
             continue
         text, dropped = terminal_table(x.for_terminal(), total, styles=styles, ascii_only=not encoding.startswith("utf"))
         sys.stdout.write(text + "\n")
         if dropped:
-            sys.stdout.write(line_text(escape(dropped_note(dropped, total)), total if _is_terminal() else None, False) + "\n")
+            sys.stdout.write(line_text(dropped_note(dropped, total), total if _is_terminal() else None, False, markup_read=False) + "\n")
     sys.stdout.flush()

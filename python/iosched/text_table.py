@@ -65,7 +65,10 @@ def crop_at(text: str, width: int) -> Tuple[int, int]:
         return width, 0
     from rich.cells import set_cell_size
 
-    cropped = set_cell_size(text, width)
+    try:
+        cropped = set_cell_size(text, width)
+    except ZeroDivisionError:  # rich's own failure on text of zero cells' width (joiners alone)
+        cropped = text[:width]
     kept = 0
     while kept < min(len(text), len(cropped)) and text[kept] == cropped[kept]:
         kept += 1
@@ -80,16 +83,18 @@ def crop(text: str, width: int) -> str:
 
 def expand_tabs(parts: List[str], tab: int = 8) -> List[str]:
     """The pieces of one line with its tabs turned into spaces up to the next multiple of `tab`
-    cells from the line's start (each tab at least one space), as rich expands them."""
-    out, column = [], 0
+    cells from the line's start (each tab at least one space), as rich expands them. The column
+    is measured on the line so far, not piece by piece: a mark that joins what follows it (a
+    variation selector) counts with its neighbour, as in rich."""
+    out, line = [], ""
     for part in parts:
         pieces = part.split("\t")
         for k, piece in enumerate(pieces):
-            column += cell_len(piece)
+            line += piece
             if k < len(pieces) - 1:
-                spaces = 1 + (-(column + 1)) % tab
+                spaces = 1 + (-(cell_len(line) + 1)) % tab
                 pieces[k] = piece + " " * spaces
-                column += spaces
+                line += " " * spaces
         out.append("".join(pieces))
     return out
 
@@ -196,6 +201,7 @@ def draw(title: str, labels: Sequence[str], right: Sequence[bool], widths: Seque
     box = _ASCII if ascii_only else _HEAVY_HEAD
     # The control characters rich drops, dropped here too (a carriage return in a name would
     # overwrite its row).
+    has_title = bool(title)  # rich draws a title line even if nothing of it is left to show
     title, labels, rows = clean(title), [clean(x) for x in labels], [[clean(x) for x in r] for r in rows]
     padded = [w + 2 for w in widths]
     room = total - (len(padded) + 1)
@@ -232,7 +238,7 @@ def draw(title: str, labels: Sequence[str], right: Sequence[bool], widths: Seque
         return lines
 
     out = []
-    if title:
+    if has_title:
         out += [style("title", line) for line in wrap(title, table_width, "center")]
     out.append(rule(0))
     out += row_lines(labels, 1, True)
