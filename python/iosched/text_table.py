@@ -3,7 +3,8 @@
 
 The drawing is rich's `Table` as the command line used it (box HEAVY_HEAD, one space of padding
 each side of a cell, the title centred over the table, headers aligned to their bottom line,
-fixed column widths, overflow folded), so output piped to a file is the same text as before;
+fixed column widths, overflow folded), so output piped to a file is the same text as before
+(but for the few differences docs/benchmarks.md lists under "Tables without rich");
 tests/test_text_table.py compares the two on random tables. Widths are in terminal cells, as
 rich measures them (`cell_len`: printable ASCII here, anything else by `rich.cells`), and the
 control characters rich's text drops are dropped (`clean`).
