@@ -8,8 +8,8 @@ from rich.console import Console
 from rich.markup import escape as rich_escape
 from rich.text import Text
 
-from iosched.markup import escape, line_text, plain, segments
-from iosched.tables import Column, TableData, rich_table, terminal_table
+from iosched.markup import escape, line_text, segments
+from iosched.tables import Column, TableData, fit, terminal_table
 from iosched.text_table import divide_line, wrap
 
 WORDS = ["a", "io", "MB/s", "resp", "mean", "ms", "p99", "anticipatory", "scheduler", "read_lat_nsec",
@@ -37,6 +37,26 @@ def _table(rng: random.Random) -> TableData:
     rows = [{c.key: (_text(rng, 6 if c.wrap else 1) if rng.random() < 0.9 else None) for c in columns}
             for _ in range(rng.randint(0, 5))]
     return TableData("t", _text(rng, 4), columns, rows, show_lines=rng.random() < 0.3)
+
+
+def plain(markup: str) -> str:
+    """The text `markup` shows, without its styles."""
+    return "".join(t for t, _ in segments(markup))
+
+
+def rich_table(table: TableData, total: int):
+    """(a rich Table of `table` fitted to `total` columns, the labels of the columns dropped):
+    what the command line drew before text_table.py."""
+    from rich.markup import escape as rich_escape
+    from rich.table import Table
+
+    f = fit(table, total)
+    t = Table(title=rich_escape(table.title), show_lines=table.show_lines)
+    for c, w in zip(f.columns, f.widths):
+        t.add_column(rich_escape(c.label), width=w, justify="right" if c.right else "left", overflow="fold")
+    for r in table.rows:
+        t.add_row(*[rich_escape(table.cell(c, r)) for c in f.columns])
+    return t, f.dropped
 
 
 def _rich_text(table: TableData, total: int) -> "tuple[str, list]":

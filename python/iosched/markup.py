@@ -100,11 +100,6 @@ def segments(markup: str) -> List[Segment]:
     return out
 
 
-def plain(markup: str) -> str:
-    """The text `markup` shows, without its styles."""
-    return "".join(t for t, _ in segments(markup))
-
-
 def sgr(styles: Sequence[str], colours: bool = True) -> str:
     """The ANSI code that sets `styles` (each may name several words: "bold red"), or ""."""
     codes = []

@@ -239,21 +239,6 @@ def terminal_table(table: TableData, total: int, styles: bool = False, ascii_onl
     return text, f.dropped
 
 
-def rich_table(table: TableData, total: int):
-    """(a rich Table of `table` fitted to `total` columns, the labels of the columns dropped):
-    what the command line drew before `terminal_table`, kept to compare the two in tests."""
-    from rich.markup import escape
-    from rich.table import Table
-
-    f = fit(table, total)
-    t = Table(title=escape(table.title), show_lines=table.show_lines)
-    for c, w in zip(f.columns, f.widths):
-        t.add_column(escape(c.label), width=w, justify="right" if c.right else "left", overflow="fold")
-    for r in table.rows:
-        t.add_row(*[escape(table.cell(c, r)) for c in f.columns])
-    return t, f.dropped
-
-
 def dropped_note(dropped: Sequence[str], total: int) -> str:
     return f"columns not shown ({total} wide): {', '.join(dropped)}; --format csv has every column"
 

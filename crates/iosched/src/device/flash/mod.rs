@@ -524,7 +524,8 @@ impl FlashSsd {
         if self.spec.on_the_fly_read_mapping && req.op == Op::Read {
             self.map_first_reads(req, now);
         }
-        if matches!(req.op, Op::Read | Op::Write) {
+        // The request's units only when the run keeps them (units_of borrows the drive).
+        if self.touched.is_some() && matches!(req.op, Op::Read | Op::Write) {
             let units = self.units_of(req);
             if let Some(t) = self.touched.as_mut() {
                 t.touch(units);
