@@ -38,6 +38,11 @@ pub struct WriteBuffer {
     ends: FastMap<u64, Moving>,
     in_flight_sectors: u64,
     last_release_ns: Nanos,
+    /// The latest time a write was taken. Writes are admitted in the order they arrive (MQSim
+    /// serves the writes waiting for room in order, and one arriving while they wait finds the
+    /// buffer at its bound), so a write arriving before it is taken no earlier: the room the
+    /// programs ending until then free has gone to the writes already waiting for it.
+    admitted_ns: Nanos,
 }
 
 impl WriteBuffer {
@@ -51,12 +56,15 @@ impl WriteBuffer {
             ends: FastMap::default(),
             in_flight_sectors: 0,
             last_release_ns: 0,
+            admitted_ns: 0,
         }
     }
 
     /// Frees what programs completed by `now`; then, if `sectors` more do not fit, waits for
-    /// programs in completion order: returns when they fit (`now` if at once).
+    /// programs in completion order: returns when they fit (`now` if at once), never before an
+    /// earlier write was taken (`admitted_ns`).
     pub fn admit(&mut self, now: Nanos, sectors: u64) -> Nanos {
+        let now = now.max(self.admitted_ns);
         let mut t = now;
         while let Some(&Reverse((at, n, id))) = self.releases.peek() {
             let fits = self.pending_sectors + self.in_flight_sectors + sectors <= self.capacity_sectors;
@@ -83,6 +91,7 @@ impl WriteBuffer {
             self.in_flight_sectors -= n as u64;
             t = t.max(at);
         }
+        self.admitted_ns = t;
         t
     }
 
@@ -206,6 +215,30 @@ mod tests {
         assert_eq!(b2.drained_ns(), 900);
     }
 
+    /// A write arriving while an earlier one waits for room is taken after it, not with room
+    /// that frees only later (MQSim serves the waiting writes in order).
+    #[test]
+    fn a_write_arriving_while_another_waits_is_taken_after_it() {
+        let mut b = WriteBuffer::new(4, 1);
+        let mut out = Vec::new();
+        for lpn in 0..4 {
+            b.add_unit(0, lpn, 1);
+        }
+        b.take(0, 2, &mut out);
+        b.program_done_at(500, 2, 0);
+        b.take(0, 2, &mut out);
+        b.program_done_at(900, 2, 0);
+        // Full: one sector waits for the program ending at 500, which frees two.
+        assert_eq!(b.admit(100, 1), 500);
+        b.add_unit(0, 4, 1);
+        // At 200 the buffer is still full; the one sector left of the room freed at 500 is this
+        // write's only then.
+        assert_eq!(b.admit(200, 1), 500);
+        b.add_unit(0, 5, 1);
+        // Later arrivals are unaffected.
+        assert_eq!(b.admit(950, 2), 950);
+    }
+
     /// Merged units wait and are programmed but take no slot; one the host then writes does,
     /// and its program frees it.
     #[test]
@@ -270,6 +303,8 @@ mod tests {
             // Reference: (id, units, end) of programs in flight.
             let mut flight: Vec<(u64, u32, Nanos)> = Vec::new();
             let (mut now, mut next_id, mut lpn) = (0, 1, 0u32);
+            // Writes are taken in arrival order: none before the last one taken.
+            let mut taken: Nanos = 0;
             let mut out = Vec::new();
             for _ in 0..60 {
                 match rnd(3) {
@@ -279,12 +314,13 @@ mod tests {
                         // then the older id), those done by `now` and as many more as the
                         // write needs.
                         let units = 1 + rnd(cap);
-                        let mut want = now;
+                        let from = now.max(taken);
+                        let mut want = from;
                         flight.sort_unstable_by_key(|f| (f.2, f.1, f.0));
                         let mut used: u64 = flight.iter().map(|f| f.1 as u64).sum();
                         let mut freed = 0;
                         for &(_, n, end) in flight.iter() {
-                            if end > now && used + units <= cap {
+                            if end > from && used + units <= cap {
                                 break;
                             }
                             used -= n as u64;
@@ -293,6 +329,7 @@ mod tests {
                         }
                         flight.drain(..freed);
                         assert_eq!(b.admit(now, units), want);
+                        taken = want;
                         for _ in 0..units {
                             b.add_unit(0, lpn, 1);
                             lpn += 1;
