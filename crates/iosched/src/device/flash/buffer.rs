@@ -38,14 +38,11 @@ pub struct WriteBuffer {
     ends: FastMap<u64, Moving>,
     in_flight_sectors: u64,
     last_release_ns: Nanos,
-    /// The latest time a write was taken, and the latest arrival of a write. Writes are taken
-    /// in the order they arrive (MQSim serves the writes waiting for room in order, and one
-    /// arriving while they wait finds the buffer at its bound): a write arriving no earlier than
-    /// the last one is taken no earlier than `admitted_ns`, the room the programs ending until
-    /// then free having gone to the writes already waiting. (A command can reach the drive
-    /// before one sent earlier, with a per-command host latency: it is not held behind it.)
+    /// The latest time a write was taken. Writes are admitted in the order they arrive (MQSim
+    /// serves the writes waiting for room in order, and one arriving while they wait finds the
+    /// buffer at its bound), so a write arriving before it is taken no earlier: the room the
+    /// programs ending until then free has gone to the writes already waiting for it.
     admitted_ns: Nanos,
-    last_arrival_ns: Nanos,
 }
 
 impl WriteBuffer {
@@ -60,17 +57,14 @@ impl WriteBuffer {
             in_flight_sectors: 0,
             last_release_ns: 0,
             admitted_ns: 0,
-            last_arrival_ns: 0,
         }
     }
 
-    /// A write arriving at `now`: frees what programs completed by then, or by when the last
-    /// write was taken if that is later and this one arrived no earlier (`admitted_ns`); then,
-    /// if `sectors` more do not fit, waits for programs in completion order. Returns when they
-    /// fit.
+    /// Frees what programs completed by `now`; then, if `sectors` more do not fit, waits for
+    /// programs in completion order: returns when they fit (`now` if at once), never before an
+    /// earlier write was taken (`admitted_ns`).
     pub fn admit(&mut self, now: Nanos, sectors: u64) -> Nanos {
-        let arrival = now;
-        let now = if arrival >= self.last_arrival_ns { now.max(self.admitted_ns) } else { now };
+        let now = now.max(self.admitted_ns);
         let mut t = now;
         while let Some(&Reverse((at, n, id))) = self.releases.peek() {
             let fits = self.pending_sectors + self.in_flight_sectors + sectors <= self.capacity_sectors;
@@ -97,52 +91,8 @@ impl WriteBuffer {
             self.in_flight_sectors -= n as u64;
             t = t.max(at);
         }
-        self.admitted_ns = self.admitted_ns.max(t);
-        self.last_arrival_ns = self.last_arrival_ns.max(arrival);
+        self.admitted_ns = t;
         t
-    }
-
-    /// The earliest time a program in flight frees its room, as its end stands now (it may
-    /// still move later under read priority), after freeing what ended by `now`; None with no
-    /// program in flight.
-    pub fn next_release_after(&mut self, now: Nanos) -> Option<Nanos> {
-        while let Some(&Reverse((at, n, id))) = self.releases.peek() {
-            if id != 0 {
-                let Some(m) = self.ends.get_mut(&id) else {
-                    self.releases.pop();
-                    continue;
-                };
-                if m.queued_ns != at {
-                    self.releases.pop();
-                    continue; // stale
-                }
-                if m.end_ns != at {
-                    m.queued_ns = m.end_ns;
-                    let again = Reverse((m.end_ns, m.sectors, id));
-                    self.releases.pop();
-                    self.releases.push(again);
-                    continue;
-                }
-            }
-            if at > now {
-                return Some(at);
-            }
-            self.releases.pop();
-            let n = if id != 0 { self.ends.remove(&id).map_or(n, |m| m.sectors) } else { n };
-            self.in_flight_sectors -= n as u64;
-        }
-        None
-    }
-
-    /// The room free at `now` (programs that ended by then freed theirs).
-    pub fn room_at(&mut self, now: Nanos) -> u64 {
-        let _ = self.next_release_after(now);
-        self.capacity_sectors.saturating_sub(self.pending_sectors + self.in_flight_sectors)
-    }
-
-    /// The last time a write was taken.
-    pub fn admitted_ns(&self) -> Nanos {
-        self.admitted_ns
     }
 
     /// Buffers `lpn` on `die`, holding host data weighing `sectors`, or merged into a host
@@ -287,15 +237,6 @@ mod tests {
         b.add_unit(0, 5, 1);
         // Later arrivals are unaffected.
         assert_eq!(b.admit(950, 2), 950);
-        // A write that arrived earlier than the last one (its command reached the drive later)
-        // is not held behind it.
-        let mut c = WriteBuffer::new(4, 1);
-        c.add_unit(0, 0, 4);
-        c.take(0, 1, &mut out);
-        c.program_done_at(500, 4, 0);
-        assert_eq!(c.admit(100, 1), 500);
-        assert_eq!(c.admit(600, 1), 600);
-        assert_eq!(c.admit(300, 1), 300, "arrived before the write taken at 600");
     }
 
     /// Merged units wait and are programmed but take no slot; one the host then writes does,

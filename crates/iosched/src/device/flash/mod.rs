@@ -92,10 +92,6 @@ pub struct FlashSsd {
     translation_reads: TranslationReads,
     /// Reads waiting for mapping entries under read priority, by request (`DeferredRead`).
     deferred_reads: FastMap<RequestId, DeferredRead>,
-    /// Writes waiting for room in the write buffer while programs may still move (read
-    /// priority), in arrival order, and each one's command start.
-    waiting_writes: std::collections::VecDeque<RequestId>,
-    waiting_write_starts: FastMap<RequestId, Nanos>,
     /// Mapping units larger than 4 KiB: writes widened, their merged units (mapping_unit.rs).
     mapping_units: MappingUnits,
     /// Reused buffers of `merge_unsent`: each unsent unit with its page read's index, and the
@@ -229,8 +225,6 @@ impl FlashSsd {
             relocated_lpns: Vec::new(),
             translation_reads: TranslationReads::default(),
             deferred_reads: FastMap::default(),
-            waiting_writes: std::collections::VecDeque::new(),
-            waiting_write_starts: FastMap::default(),
             mapping_units,
             unsent: Vec::new(),
             update_read_ends: Vec::new(),
@@ -895,60 +889,6 @@ impl FlashSsd {
         Service { dispatch_ns: start, completion_ns: at, resume_ns: Some(at), ..Service::default() }
     }
 
-    /// A write at `now` (its command started at `start`): under read priority, where programs
-    /// may still move later, a write waits for room until the engine's clock reaches a program's
-    /// end (asking to be resumed then), in arrival order, and is taken only when room is free
-    /// at that moment; otherwise as `write`.
-    fn write_when_room(&mut self, req: &Request, now: Nanos, start: Nanos) -> Service {
-        if !self.res.jobs_move() {
-            return self.write(req, now);
-        }
-        let t0 = now + self.spec.timing.overhead_ns();
-        let head = self.waiting_writes.front().is_none_or(|&id| id == req.id);
-        if head && (self.buffer.room_at(t0) >= self.room_to_start(req) || self.buffer.next_release_after(t0).is_none()) {
-            if self.waiting_write_starts.remove(&req.id).is_some() {
-                self.waiting_writes.pop_front();
-            }
-            // Counted from the command's start, as a write taken at once counts its wait.
-            let mut s = self.write(req, now);
-            s.dispatch_ns = start;
-            s.transfer_ns = s.completion_ns - start;
-            return s;
-        }
-        if self.waiting_write_starts.insert(req.id, start).is_none() {
-            self.waiting_writes.push_back(req.id);
-        }
-        self.wait_for_room(now, start, head)
-    }
-
-    /// The room a write waits for before it is taken: what `write` admits it with, or (a write
-    /// larger than the buffer, taken part by part, or one with hot data, whose share of cold
-    /// units is decided when it is taken) one sector, as MQSim takes a write's pages while the
-    /// buffer is below its bound.
-    fn room_to_start(&self, req: &Request) -> u64 {
-        if self.hot.is_some() {
-            return 1;
-        }
-        let sectors = req.start_sector..req.end_sector();
-        let room = self.admission(&self.units_of(req), &sectors);
-        if room <= self.buffer.capacity_sectors() {
-            room
-        } else {
-            1
-        }
-    }
-
-    /// A waiting write asks to be resumed: the first in line when the next program ends (as it
-    /// stands), the others just after it (once the first may have been taken).
-    fn wait_for_room(&mut self, now: Nanos, start: Nanos, head: bool) -> Service {
-        let overhead = self.spec.timing.overhead_ns();
-        let at = match self.buffer.next_release_after(now + overhead) {
-            Some(t) => t.saturating_sub(overhead).max(now + 1) + (!head) as Nanos,
-            None => now + 1,
-        };
-        Service { dispatch_ns: start, completion_ns: at, resume_ns: Some(at), ..Service::default() }
-    }
-
     fn write(&mut self, req: &Request, start: Nanos) -> Service {
         let t = self.spec.timing;
         let t0 = start + t.overhead_ns();
@@ -1300,7 +1240,7 @@ impl Device for FlashSsd {
     fn service(&mut self, req: &Request, _path: ArmPath, now: Nanos) -> Service {
         self.command(req, now, |ssd| match req.op {
             Op::Read => ssd.read(req, now),
-            Op::Write => ssd.write_when_room(req, now, now),
+            Op::Write => ssd.write(req, now),
             Op::Flush => Service { dispatch_ns: now, completion_ns: ssd.flush_done_ns(now), ..Service::default() },
             Op::Discard => ssd.discard_ranges(std::slice::from_ref(req), now),
         })
@@ -1309,13 +1249,6 @@ impl Device for FlashSsd {
         self.command(req, now, |ssd| ssd.discard_ranges(ranges, now))
     }
     fn resume(&mut self, req: &Request, now: Nanos) -> Service {
-        if let Some(&start) = self.waiting_write_starts.get(&req.id) {
-            if self.waiting_writes.front() != Some(&req.id) {
-                // Behind another waiting write: nothing to do before it is taken.
-                return self.wait_for_room(now, start, false);
-            }
-            return self.command(req, now, |ssd| ssd.write_when_room(req, now, start));
-        }
         let Some(d) = self.deferred_reads.remove(&req.id) else {
             debug_assert!(false, "resuming request {} that is not deferred", req.id);
             return Service { dispatch_ns: now, completion_ns: now, ..Service::default() };

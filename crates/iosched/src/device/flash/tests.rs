@@ -167,47 +167,6 @@ fn read_behind_a_program(spec: FlashSpec) -> (Nanos, Nanos, Nanos) {
     (prog_start, r.completion_ns - at, ssd.buffer.drained_ns())
 }
 
-/// One die, read priority, a buffer of one superpage: a write fills it (its program queued), a
-/// second write finds it full at the first's completion, and (with `read`) a read arriving 1 ns
-/// later goes before the program, which ends later. The second write's completion, and the
-/// program's end once the read is placed.
-fn write_behind_a_full_buffer(read: bool) -> (Nanos, Nanos) {
-    let mut spec = with_scheduling(small_spec(Precondition::Full), die_scheduling::SuspendMode::None);
-    spec.geometry =
-        FlashGeometry { channels: 1, dies_per_channel: 1, planes_per_die: 2, blocks_per_plane: 16, pages_per_block: 16, page_kib: 8 };
-    let ups = spec.geometry.units_per_superpage() as u64;
-    spec.write_buffer_kib = (ups * 4) as u32;
-    let mut ssd = FlashSsd::new(spec, 1).unwrap();
-    let first = ssd.service(&Request::new(0, Op::Write, 64 * 8, (ups * 8) as u32, 0), ArmPath::Direct, 0);
-    assert!(first.resume_ns.is_none(), "room at once");
-    let at = first.completion_ns;
-    let second = Request::new(1, Op::Write, 200 * 8, 8, at);
-    let mut s = ssd.service(&second, ArmPath::Direct, at);
-    assert!(s.resume_ns.is_some(), "a full buffer: the write waits for the program's end");
-    if read {
-        ssd.service(&Request::new(2, Op::Read, 0, 8, at + 1), ArmPath::Direct, at + 1);
-    }
-    let program_end = ssd.buffer.drained_ns();
-    while let Some(t) = s.resume_ns {
-        assert!(t > at);
-        s = ssd.resume(&second, t);
-    }
-    assert_eq!(s.dispatch_ns, at);
-    (s.completion_ns, program_end)
-}
-
-/// Under read priority a program's end moves later when a read goes first: a write waiting for
-/// its room is taken once the program has really ended, not at the end laid out when the write
-/// started (which it would beat by the read's time).
-#[test]
-fn a_write_waiting_for_room_waits_for_the_programs_real_end() {
-    let (alone, end) = write_behind_a_full_buffer(false);
-    let (behind_a_read, moved_end) = write_behind_a_full_buffer(true);
-    assert!(moved_end > end, "the read moved the program: {end} -> {moved_end}");
-    assert!(alone > end && behind_a_read > moved_end, "taken after the program's end");
-    assert_eq!(behind_a_read - moved_end, alone - end, "and as long after it");
-}
-
 #[test]
 fn a_read_waits_for_the_program_or_suspends_it() {
     let base = small_spec(Precondition::Full);
