@@ -203,22 +203,13 @@ mod tests {
         b.program_done_at(900, 2, 0);
         // Full (4 in flight): 1 more waits for the first program (500); 3 more for both (900).
         assert_eq!(b.admit(100, 1), 500);
-        let mut b2 = WriteBuffer::new(4, 1);
-        for lpn in 0..4 {
-            b2.add_unit(0, lpn, 1);
-        }
-        b2.take(0, 2, &mut out);
-        b2.program_done_at(500, 2, 0);
-        b2.take(0, 2, &mut out);
-        b2.program_done_at(900, 2, 0);
+        let mut b2 = full_with_programs_ending_at_500_and_900();
         assert_eq!(b2.admit(100, 3), 900);
         assert_eq!(b2.drained_ns(), 900);
     }
 
-    /// A write arriving while an earlier one waits for room is taken after it, not with room
-    /// that frees only later (MQSim serves the waiting writes in order).
-    #[test]
-    fn a_write_arriving_while_another_waits_is_taken_after_it() {
+    /// A buffer of 4 sectors, all in two programs of 2 ending at 500 and 900.
+    fn full_with_programs_ending_at_500_and_900() -> WriteBuffer {
         let mut b = WriteBuffer::new(4, 1);
         let mut out = Vec::new();
         for lpn in 0..4 {
@@ -228,6 +219,14 @@ mod tests {
         b.program_done_at(500, 2, 0);
         b.take(0, 2, &mut out);
         b.program_done_at(900, 2, 0);
+        b
+    }
+
+    /// A write arriving while an earlier one waits for room is taken after it, not with room
+    /// that frees only later (MQSim serves the waiting writes in order).
+    #[test]
+    fn a_write_arriving_while_another_waits_is_taken_after_it() {
+        let mut b = full_with_programs_ending_at_500_and_900();
         // Full: one sector waits for the program ending at 500, which frees two.
         assert_eq!(b.admit(100, 1), 500);
         b.add_unit(0, 4, 1);
