@@ -604,6 +604,9 @@ impl<D: Device> Device for CalibratedDevice<D> {
     fn resume(&mut self, req: &Request, now: Nanos) -> Service {
         self.inner.resume(req, now)
     }
+    fn woken(&mut self) -> Option<crate::request::RequestId> {
+        self.inner.woken()
+    }
     fn as_view(&self) -> &dyn DeviceView {
         self
     }

@@ -19,7 +19,7 @@ pub mod rotational;
 pub mod seek;
 pub mod seek_table;
 
-use crate::request::{Op, Request};
+use crate::request::{Op, Request, RequestId};
 use crate::time::Nanos;
 
 pub use rotational::{RotationalDisk, RotationalSpec};
@@ -149,8 +149,15 @@ pub struct Service {
     /// [`Device::resume`] at this time (`completion_ns` is then only a lower bound). A flash
     /// drive under read priority places a read's page reads on their dies when their mapping
     /// entries arrive, in time order with the other reads, rather than when the command starts.
+    /// [`AWAITS_WAKE`]: the device resumes it itself ([`Device::woken`]) once what it waits for
+    /// has happened; the engine arms nothing for it.
     pub resume_ns: Option<Nanos>,
 }
+
+/// `Service::resume_ns` of a command waiting to be woken by its device ([`Device::woken`]), not
+/// at a time known in advance: a flash drive's write waiting behind other writes for room in its
+/// buffer, woken when the one before it is taken.
+pub const AWAITS_WAKE: Nanos = Nanos::MAX;
 
 impl Service {
     /// A request served from the drive's cache; only the bus transfer counts as transferring.
@@ -181,6 +188,12 @@ pub trait Device: DeviceView {
     fn resume(&mut self, req: &Request, now: Nanos) -> Service {
         let _ = req;
         Service { dispatch_ns: now, completion_ns: now, ..Service::default() }
+    }
+    /// A command waiting to be woken ([`AWAITS_WAKE`]) that the last `resume` made ready: the
+    /// engine resumes it at once. Asked after each `resume` until None (a device wakes commands
+    /// only from `resume`; one that never answers [`AWAITS_WAKE`] never has any).
+    fn woken(&mut self) -> Option<RequestId> {
+        None
     }
     fn as_view(&self) -> &dyn DeviceView;
     /// Brings the device's state (head position) up to `now` before a scheduling decision.

@@ -18,7 +18,7 @@ use crate::device::command_latency::{CommandLatency, LatencyCursor};
 use crate::device::drive_queue::{DriveQueue, DriveQueueConfig};
 use crate::device::nvme::{Arbiter, NvmeConfig, NvmeController, Submitted};
 use crate::device::raid0::Raid0;
-use crate::device::{ArmPath, Device, DiscardSupport, Service};
+use crate::device::{ArmPath, Device, DiscardSupport, Service, AWAITS_WAKE};
 use crate::metrics::{Collector, InvariantReport, RecordSink, RecordTimes, RequestRecord, RunAccumulator};
 use crate::request::Op;
 use crate::request::{Request, RequestId};
@@ -461,8 +461,9 @@ impl Engine<'_> {
                 serve(&l.block, &mut *l.device, &cmd.req, cmd.path, now)
             };
             debug_assert!(service.completion_ns >= now);
-            let (at, ev) = next_event(lane, cmd.req.id, &service);
-            self.events.push(at, ev);
+            if let Some((at, ev)) = next_event(lane, cmd.req.id, &service) {
+                self.events.push(at, ev);
+            }
             l.serving.push((cmd.req, cmd.dispatched_ns, service));
         }
     }
@@ -491,8 +492,9 @@ impl Engine<'_> {
             serve(&l.block, &mut *l.device, &q.req, q.path, start)
         };
         debug_assert!(service.completion_ns >= start);
-        let (at, ev) = next_event(lane, q.req.id, &service);
-        self.events.push(at, ev);
+        if let Some((at, ev)) = next_event(lane, q.req.id, &service) {
+            self.events.push(at, ev);
+        }
         l.serving.push((q.req, q.dispatched_ns, service));
         true
     }
@@ -507,18 +509,25 @@ impl Engine<'_> {
         };
         let service = l.device.resume(&l.serving[i].0, now);
         debug_assert!(service.completion_ns >= now && service.resume_ns.is_none_or(|t| t > now));
-        let (at, ev) = next_event(lane, id, &service);
-        self.events.push(at, ev);
+        if let Some((at, ev)) = next_event(lane, id, &service) {
+            self.events.push(at, ev);
+        }
         l.serving[i].2 = service;
+        // Commands the device held until something happened that this resumption did.
+        while let Some(woken) = l.device.woken() {
+            self.events.push(now, Event::Resume(lane as u32, woken));
+        }
     }
 }
 
 /// A started command's next event and its time: its completion, or the device's resumption
 /// of it.
-fn next_event(lane: usize, id: RequestId, service: &Service) -> (Nanos, Event) {
+/// None: the device wakes it itself (`AWAITS_WAKE`).
+fn next_event(lane: usize, id: RequestId, service: &Service) -> Option<(Nanos, Event)> {
     match service.resume_ns {
-        Some(at) => (at, Event::Resume(lane as u32, id)),
-        None => (service.completion_ns, Event::Completion(lane as u32, id)),
+        Some(AWAITS_WAKE) => None,
+        Some(at) => Some((at, Event::Resume(lane as u32, id))),
+        None => Some((service.completion_ns, Event::Completion(lane as u32, id))),
     }
 }
 

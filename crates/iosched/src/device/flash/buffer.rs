@@ -95,6 +95,48 @@ impl WriteBuffer {
         t
     }
 
+    /// Frees what programs completed by `now` (a job whose end moved later frees at its new
+    /// end); then the earliest time a program in flight frees its room, as its end stands now
+    /// (read priority may still move it later): always after `now`; None with none in flight.
+    pub fn next_release_after(&mut self, now: Nanos) -> Option<Nanos> {
+        while let Some(&Reverse((at, n, id))) = self.releases.peek() {
+            let mut n = n;
+            if id != 0 {
+                let Some(m) = self.ends.get_mut(&id) else {
+                    self.releases.pop();
+                    continue;
+                };
+                if m.queued_ns != at {
+                    self.releases.pop();
+                    continue; // stale: the job's entry is another
+                }
+                if m.end_ns != at {
+                    m.queued_ns = m.end_ns;
+                    let again = Reverse((m.end_ns, m.sectors, id));
+                    self.releases.pop();
+                    self.releases.push(again);
+                    continue;
+                }
+                n = m.sectors;
+            }
+            if at > now {
+                return Some(at);
+            }
+            self.releases.pop();
+            if id != 0 {
+                self.ends.remove(&id);
+            }
+            self.in_flight_sectors -= n as u64;
+        }
+        None
+    }
+
+    /// The room free at `now`, in sectors, once programs that ended by then freed theirs.
+    pub fn room_at(&mut self, now: Nanos) -> u64 {
+        let _ = self.next_release_after(now);
+        self.capacity_sectors.saturating_sub(self.pending_sectors + self.in_flight_sectors)
+    }
+
     /// Buffers `lpn` on `die`, holding host data weighing `sectors`, or merged into a host
     /// write's mapping unit (0); false if it was already waiting (a merged unit the host now
     /// writes becomes host data).

@@ -45,6 +45,7 @@ pub mod timing;
 pub mod touched_units;
 pub mod translation_reads;
 pub mod unit_map;
+pub mod waiting_writes;
 
 use self::buffer::WriteBuffer;
 use self::die_scheduling::OpKind;
@@ -59,7 +60,8 @@ use self::slc_cache::{FoldPolicy, SlcCache};
 pub use self::spec::FlashSpec;
 use self::touched_units::TouchedUnits;
 use self::translation_reads::TranslationReads;
-use super::{ArmPath, Device, DeviceView, DiscardSupport, Service};
+use self::waiting_writes::WaitingWrites;
+use super::{ArmPath, Device, DeviceView, DiscardSupport, Service, AWAITS_WAKE};
 use crate::fast_hash::FastMap;
 use crate::request::{Op, Request, RequestId, SECTOR_BYTES};
 use crate::time::Nanos;
@@ -92,6 +94,8 @@ pub struct FlashSsd {
     translation_reads: TranslationReads,
     /// Reads waiting for mapping entries under read priority, by request (`DeferredRead`).
     deferred_reads: FastMap<RequestId, DeferredRead>,
+    /// Writes waiting for room in the write buffer under read priority (waiting_writes.rs).
+    waiting_writes: WaitingWrites,
     /// Mapping units larger than 4 KiB: writes widened, their merged units (mapping_unit.rs).
     mapping_units: MappingUnits,
     /// Reused buffers of `merge_unsent`: each unsent unit with its page read's index, and the
@@ -225,6 +229,7 @@ impl FlashSsd {
             relocated_lpns: Vec::new(),
             translation_reads: TranslationReads::default(),
             deferred_reads: FastMap::default(),
+            waiting_writes: WaitingWrites::default(),
             mapping_units,
             unsent: Vec::new(),
             update_read_ends: Vec::new(),
@@ -889,6 +894,56 @@ impl FlashSsd {
         Service { dispatch_ns: start, completion_ns: at, resume_ns: Some(at), ..Service::default() }
     }
 
+    /// A write at `now`, its command started at `start` (earlier if it waited). Under read
+    /// priority, where programs' ends may still move later, a write finding too little room
+    /// waits in line (waiting_writes.rs) until the engine's clock reaches a program's end as it
+    /// then stands, and is taken once the room it needs is free at that moment; otherwise as
+    /// `write`, which gives it the room at the programs' ends as laid out.
+    fn write_when_room(&mut self, req: &Request, now: Nanos, start: Nanos) -> Service {
+        if !self.res.jobs_move() {
+            return self.write(req, now);
+        }
+        let t0 = now + self.spec.timing.overhead_ns();
+        if self.waiting_writes.may_take(req.id) {
+            let fits = self.buffer.room_at(t0) >= self.room_to_start(req);
+            match self.buffer.next_release_after(t0) {
+                Some(release) if !fits => {
+                    self.waiting_writes.wait(req.id, start);
+                    // Resumed when the release's die work reaches t0 (it is after t0).
+                    let at = release - self.spec.timing.overhead_ns();
+                    return Service { dispatch_ns: start, completion_ns: at, resume_ns: Some(at), ..Service::default() };
+                }
+                _ => {
+                    // Room now, or no program in flight to wait for (`write` then takes it
+                    // part by part, or waits for the programs it queues itself).
+                    self.waiting_writes.taken(req.id);
+                    let s = self.write(req, now);
+                    return Service { dispatch_ns: start, transfer_ns: s.completion_ns - start, ..s };
+                }
+            }
+        }
+        // Behind another waiting write: woken when that one is taken.
+        self.waiting_writes.wait(req.id, start);
+        Service { dispatch_ns: start, completion_ns: now, resume_ns: Some(AWAITS_WAKE), ..Service::default() }
+    }
+
+    /// The room a write waits for before it is taken: what `write` admits it with; or one sector
+    /// for a write larger than the buffer (taken part by part) or with hot data (whose share of
+    /// cold units is decided when it is taken), as MQSim takes a write's pages while the buffer
+    /// is below its bound.
+    fn room_to_start(&self, req: &Request) -> u64 {
+        if self.hot.is_some() {
+            return 1;
+        }
+        let sectors = req.start_sector..req.end_sector();
+        let room = self.admission(&self.units_of(req), &sectors);
+        if room <= self.buffer.capacity_sectors() {
+            room
+        } else {
+            1
+        }
+    }
+
     fn write(&mut self, req: &Request, start: Nanos) -> Service {
         let t = self.spec.timing;
         let t0 = start + t.overhead_ns();
@@ -1240,7 +1295,7 @@ impl Device for FlashSsd {
     fn service(&mut self, req: &Request, _path: ArmPath, now: Nanos) -> Service {
         self.command(req, now, |ssd| match req.op {
             Op::Read => ssd.read(req, now),
-            Op::Write => ssd.write(req, now),
+            Op::Write => ssd.write_when_room(req, now, now),
             Op::Flush => Service { dispatch_ns: now, completion_ns: ssd.flush_done_ns(now), ..Service::default() },
             Op::Discard => ssd.discard_ranges(std::slice::from_ref(req), now),
         })
@@ -1249,6 +1304,12 @@ impl Device for FlashSsd {
         self.command(req, now, |ssd| ssd.discard_ranges(ranges, now))
     }
     fn resume(&mut self, req: &Request, now: Nanos) -> Service {
+        if let Some(start) = self.waiting_writes.resumed(req.id) {
+            // Woken at the engine's clock, it may not have reached the drive yet (a command
+            // latency puts its start ahead): not taken before its start.
+            let now = now.max(start);
+            return self.command(req, now, |ssd| ssd.write_when_room(req, now, start));
+        }
         let Some(d) = self.deferred_reads.remove(&req.id) else {
             debug_assert!(false, "resuming request {} that is not deferred", req.id);
             return Service { dispatch_ns: now, completion_ns: now, ..Service::default() };
@@ -1256,6 +1317,9 @@ impl Device for FlashSsd {
         self.res.prune(now);
         let die_now = now + self.spec.timing.overhead_ns();
         self.go_on_reading(req, d, die_now)
+    }
+    fn woken(&mut self) -> Option<RequestId> {
+        self.waiting_writes.take_woken()
     }
     fn as_view(&self) -> &dyn DeviceView {
         self

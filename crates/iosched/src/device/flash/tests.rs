@@ -167,6 +167,132 @@ fn read_behind_a_program(spec: FlashSpec) -> (Nanos, Nanos, Nanos) {
     (prog_start, r.completion_ns - at, ssd.buffer.drained_ns())
 }
 
+/// One die, read priority, a buffer of one superpage: a write fills it (its program queued), a
+/// second write finds it full at the first's completion, and (with `read`) a read arriving 1 ns
+/// later goes before the program, which ends later. The second write's completion, and the
+/// program's end once the read is placed.
+fn write_behind_a_full_buffer(read: bool) -> (Nanos, Nanos) {
+    let mut ssd = one_die_one_superpage_buffer();
+    let ups = ssd.spec().geometry.units_per_superpage() as u64;
+    let first = ssd.service(&Request::new(0, Op::Write, 64 * 8, (ups * 8) as u32, 0), ArmPath::Direct, 0);
+    assert!(first.resume_ns.is_none(), "room at once");
+    let at = first.completion_ns;
+    let second = Request::new(1, Op::Write, 200 * 8, 8, at);
+    let mut s = ssd.service(&second, ArmPath::Direct, at);
+    assert!(s.resume_ns.is_some_and(|t| t != AWAITS_WAKE), "a full buffer: the write waits for the program's end");
+    if read {
+        ssd.service(&Request::new(2, Op::Read, 0, 8, at + 1), ArmPath::Direct, at + 1);
+    }
+    let program_end = ssd.buffer.drained_ns();
+    while let Some(t) = s.resume_ns {
+        assert!(t > at && t != AWAITS_WAKE);
+        s = ssd.resume(&second, t);
+    }
+    assert_eq!(s.dispatch_ns, at);
+    assert_eq!(ssd.woken(), None, "nobody else waits");
+    (s.completion_ns, program_end)
+}
+
+/// A drive of one die with read priority and a write buffer of one superpage.
+fn one_die_one_superpage_buffer() -> FlashSsd {
+    let mut spec = with_scheduling(small_spec(Precondition::Full), die_scheduling::SuspendMode::None);
+    spec.geometry =
+        FlashGeometry { channels: 1, dies_per_channel: 1, planes_per_die: 2, blocks_per_plane: 16, pages_per_block: 16, page_kib: 8 };
+    spec.write_buffer_kib = spec.geometry.units_per_superpage() * 4;
+    FlashSsd::new(spec, 1).unwrap()
+}
+
+/// Under read priority a program's end moves later when a read goes first: a write waiting for
+/// its room is taken once the program has really ended, not at the end laid out when the write
+/// started (which it would beat by the read's time).
+#[test]
+fn a_write_waiting_for_room_waits_for_the_programs_real_end() {
+    let (alone, end) = write_behind_a_full_buffer(false);
+    let (behind_a_read, moved_end) = write_behind_a_full_buffer(true);
+    assert!(moved_end > end, "the read moved the program: {end} -> {moved_end}");
+    assert!(alone > end && behind_a_read > moved_end, "taken after the program's end");
+    assert_eq!(behind_a_read - moved_end, alone - end, "and as long after it");
+}
+
+/// Writes finding the buffer full wait in line: only the first is armed, the others wait to be
+/// woken (no event each); each is woken once, when the one before it is taken, and they are
+/// taken in the order they arrived.
+#[test]
+fn writes_waiting_for_room_are_taken_in_line_each_woken_once() {
+    let mut ssd = one_die_one_superpage_buffer();
+    let ups = ssd.spec().geometry.units_per_superpage() as u64;
+    let first = ssd.service(&Request::new(0, Op::Write, 64 * 8, (ups * 8) as u32, 0), ArmPath::Direct, 0);
+    let at = first.completion_ns;
+    let writes: Vec<Request> = (1..=3).map(|i| Request::new(i, Op::Write, (200 + 8 * i) * 8, (ups * 8) as u32, at)).collect();
+    let mut armed: Vec<Service> = writes.iter().map(|w| ssd.service(w, ArmPath::Direct, at)).collect();
+    assert!(armed[0].resume_ns.is_some_and(|t| t != AWAITS_WAKE), "the first in line waits for a program's end");
+    assert!(armed[1..].iter().all(|s| s.resume_ns == Some(AWAITS_WAKE)), "the others wait to be woken");
+    // The engine's part: resume whoever is due, earliest first; a woken write at once.
+    let mut due: Vec<(Nanos, usize)> = vec![(armed[0].resume_ns.unwrap(), 0)];
+    let mut taken = Vec::new();
+    let mut wakes = 0;
+    while let Some(i) = (0..due.len()).min_by_key(|&i| due[i]) {
+        let (now, w) = due.swap_remove(i);
+        let s = ssd.resume(&writes[w], now);
+        armed[w] = s;
+        match s.resume_ns {
+            Some(t) => {
+                assert!(t > now && t != AWAITS_WAKE, "re-armed later, never polled");
+                due.push((t, w));
+            }
+            None => taken.push((w, s.completion_ns)),
+        }
+        while let Some(id) = ssd.woken() {
+            wakes += 1;
+            due.push((now, id as usize - 1));
+        }
+    }
+    assert_eq!(taken.iter().map(|t| t.0).collect::<Vec<_>>(), vec![0, 1, 2], "in arrival order");
+    assert!(taken.windows(2).all(|p| p[0].1 < p[1].1), "each after the one before: {taken:?}");
+    assert_eq!(wakes, 2, "the second and the third, once each");
+    assert!(armed.iter().all(|s| s.dispatch_ns == at), "counted from their commands' start");
+}
+
+/// Through the engine, on a SATA lane whose per-command latency varies widely (the device is
+/// called ahead of the engine's clock, commands reach it out of their dispatch order), with
+/// read priority and a small buffer: every request completes once, the run is deterministic,
+/// and the waiting writes' resumptions stay within one per write woken and taken, plus one per
+/// program end or move the first in line waits for (no re-arming at the same instant).
+#[test]
+fn waiting_writes_through_the_engine_with_a_varying_command_latency() {
+    let go = || {
+        let mut spec = with_scheduling(small_spec(Precondition::Aged), die_scheduling::SuspendMode::None);
+        spec.write_buffer_kib = 4 * spec.geometry.units_per_superpage();
+        let mut ssd = FlashSsd::new(spec, 5).unwrap();
+        let cap = ssd.capacity_sectors();
+        let mut wl = ClosedQueue::new(32, 3000, 8, (0, cap), 0.5, 5);
+        let mut sched = registry::build("fcfs", None, &BTreeMap::new()).unwrap();
+        let latency = crate::device::command_latency::CommandLatency::sequence(vec![50_000, 900_000, 100_000_000, 400_000]);
+        let opts = SimOptions {
+            keep_records: true,
+            drive: DriveQueueConfig { depth: 32, order: FirmwareOrder::Fifo },
+            command_latency: latency,
+            ..SimOptions::default()
+        };
+        let out = simulate_with(&mut ssd, sched.as_mut(), &mut wl, opts);
+        assert_eq!((out.invariants.bad_completions, out.invariants.left_behind), (0, 0));
+        assert_eq!(out.records.len(), 3000);
+        ssd.ftl().check().unwrap();
+        let writes = out.records.iter().filter(|r| r.op == Op::Write).count() as u64;
+        (
+            out.records.iter().map(|r| (r.id, r.complete_ns)).collect::<Vec<_>>(),
+            ssd.waiting_writes.resumptions(),
+            writes,
+            ssd.run_counters(),
+        )
+    };
+    let (recs, resumptions, writes, c) = go();
+    assert_eq!(go().0, recs, "deterministic");
+    let programs = (c.host_units + c.gc_units + c.padding_units) / 4;
+    assert!(resumptions > 0, "writes waited");
+    assert!(resumptions <= 2 * writes + programs, "{resumptions} resumptions, {writes} writes, {programs} programs");
+}
+
 #[test]
 fn a_read_waits_for_the_program_or_suspends_it() {
     let base = small_spec(Precondition::Full);
