@@ -110,6 +110,30 @@ impl HotData {
         self.written_back.insert(mapping_unit);
     }
 
+    /// A write's units `units` of mapping unit `mu` (of `per` units): hot, held in DRAM (false),
+    /// or cold, written back (true). A cold one takes the units held from an earlier window out
+    /// of DRAM, written back with it; those it does not write itself go to `carried`. (MQSim
+    /// writes back only the write's own sectors, reads the rest of the page from flash and drops
+    /// the slot, losing held data that flash lacks; the model keeps it and reads nothing for it.)
+    pub fn take_page(&mut self, mu: u64, per: u64, units: &std::ops::Range<u64>, carried: &mut Vec<u32>) -> bool {
+        if self.is_hot(mu as u32) {
+            for lpn in units.clone() {
+                self.hold(lpn as u32);
+            }
+            return false;
+        }
+        self.note_written_back(mu as u32);
+        for lpn in mu * per..(mu + 1) * per {
+            if self.holds(lpn as u32) {
+                self.release(lpn as u32);
+                if !units.contains(&lpn) {
+                    carried.push(lpn as u32);
+                }
+            }
+        }
+        true
+    }
+
     /// A write was taken at `at`: the window restarts if its milestone has passed.
     pub fn write_taken(&mut self, at: Nanos) {
         if at > self.next_reset_ns {

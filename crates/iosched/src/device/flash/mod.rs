@@ -46,6 +46,7 @@ pub mod touched_units;
 pub mod translation_reads;
 pub mod unit_map;
 pub mod waiting_writes;
+mod write_calls;
 
 use self::buffer::WriteBuffer;
 use self::die_scheduling::OpKind;
@@ -112,6 +113,8 @@ pub struct FlashSsd {
     cold_runs: Vec<std::ops::Range<u64>>,
     evicted: Vec<u32>,
     carried: Vec<u32>,
+    /// Reused buffer of a write taken in calls (write_calls.rs): its pages.
+    write_pages: Vec<write_calls::Page>,
     /// With a write frontier per plane, the single-page programs a page may join (None: off;
     /// plane_frontiers.rs).
     pairing: Option<Pairing>,
@@ -238,6 +241,7 @@ impl FlashSsd {
             cold_runs: Vec::new(),
             evicted: Vec::new(),
             carried: Vec::new(),
+            write_pages: Vec::new(),
         }))
     }
 
@@ -928,15 +932,14 @@ impl FlashSsd {
     }
 
     /// The room a write waits for before it is taken: what `write` admits it with; or one sector
-    /// for a write larger than the buffer (taken part by part) or with hot data (whose share of
-    /// cold units is decided when it is taken), as MQSim takes a write's pages while the buffer
-    /// is below its bound.
+    /// for a write larger than the buffer (taken part by part), with hot data (whose share of
+    /// cold units is decided when it is taken) or under MQSim's back pressure (taken in calls,
+    /// the first while the buffer is below its bound: write_calls.rs).
     fn room_to_start(&self, req: &Request) -> u64 {
-        if self.hot.is_some() {
+        if self.hot.is_some() || self.spec.mqsim_back_pressure {
             return 1;
         }
-        let sectors = req.start_sector..req.end_sector();
-        let room = self.admission(&self.units_of(req), &sectors);
+        let room = self.admission(&self.units_of(req));
         if room <= self.buffer.capacity_sectors() {
             room
         } else {
@@ -950,7 +953,11 @@ impl FlashSsd {
         let sent = self.units_of(req);
         let bytes = req.size_sectors as u64 * SECTOR_BYTES;
         let sectors = req.start_sector..req.end_sector();
-        let room = self.admission(&sent, &sectors);
+        if self.spec.mqsim_back_pressure {
+            let done = self.write_in_calls(sent, sectors, start, t0, t.link_ns(bytes));
+            return Service { dispatch_ns: start, completion_ns: done, transfer_ns: done - start, ..Service::default() };
+        }
+        let room = self.admission(&sent);
         let done = if room <= self.buffer.capacity_sectors() {
             let in_drive = self.take_write(sent, sectors, room, start, t0, t.link_ns(bytes));
             // The write completes once its data is in DRAM.
@@ -1001,7 +1008,7 @@ impl FlashSsd {
             let bytes = (part_sectors.end - part_sectors.start) * SECTOR_BYTES;
             // The command's own bytes go with its first part.
             let link_ns = if part.start == sent.start { t.link_ns(bytes) } else { t.link_data_ns(bytes) };
-            let room = self.admission(&part, &part_sectors);
+            let room = self.admission(&part);
             let in_drive = self.take_write(part, part_sectors, room, start, from, link_ns);
             done = self.dram_access(in_drive, bytes);
             from = in_drive;
@@ -1010,28 +1017,11 @@ impl FlashSsd {
         done
     }
 
-    /// The room in sectors a write of `sectors` (the host's units `sent`) waits for.
-    fn admission(&self, sent: &std::ops::Range<u64>, sectors: &std::ops::Range<u64>) -> u64 {
-        if !self.spec.mqsim_back_pressure {
-            // Every unit weighs 8 (and the last mapping unit does not count).
-            return self.room_needed((sent.end - sent.start) * UNIT_SECTORS, 0);
-        }
-        let weigh = |units: std::ops::Range<u64>| -> u64 { units.map(|lpn| unit_weight(true, lpn, sectors) as u64).sum() };
-        let per = self.mapping_units.units();
-        let last = (sent.end.saturating_sub(1) / per * per).max(sent.start)..sent.end;
-        self.room_needed(weigh(sent.clone()), weigh(last))
-    }
-
-    /// The room a write waits for that weighs `total` sectors in the buffer, `last` of them in
-    /// its last mapping unit: all of it, at least one unit; or under MQSim's back pressure room
-    /// for one sector more than what precedes its last page (MQSim takes each page while the
-    /// sectors in flight are below its bound, the write's earlier pages counted).
-    fn room_needed(&self, total: u64, last: u64) -> u64 {
-        if self.spec.mqsim_back_pressure {
-            total - last + 1
-        } else {
-            total.max(UNIT_SECTORS)
-        }
+    /// The room in sectors a write of the host's units `sent` waits for: every unit weighs 8, at
+    /// least one unit. (Under MQSim's back pressure writes are taken in calls instead:
+    /// write_calls.rs.)
+    fn admission(&self, sent: &std::ops::Range<u64>) -> u64 {
+        ((sent.end - sent.start) * UNIT_SECTORS).max(UNIT_SECTORS)
     }
 
     /// Buffers the host's units `sent` of a write of `sectors` (their data in the drive at
@@ -1107,35 +1097,15 @@ impl FlashSsd {
         evicted.clear();
         let mut carried = std::mem::take(&mut self.carried);
         carried.clear();
-        let by_sector = self.spec.mqsim_back_pressure;
-        let weigh = |units: std::ops::Range<u64>| -> u64 { units.map(|lpn| unit_weight(by_sector, lpn, &sectors) as u64).sum() };
         let hot = self.hot.as_mut().expect("hot data on");
-        let (mut cold_sectors, mut hot_units, mut last_cold) = (0, 0, 0);
+        let (mut cold_units, mut hot_units) = (0, 0);
         let mut mu = sent.start / per;
         while mu * per < sent.end {
             let part = (mu * per).max(sent.start)..((mu + 1) * per).min(sent.end);
-            if hot.is_hot(mu as u32) {
-                for lpn in part.clone() {
-                    hot.hold(lpn as u32);
-                }
+            if !hot.take_page(mu, per, &part, &mut carried) {
                 hot_units += part.end - part.start;
-                last_cold = 0;
             } else {
-                hot.note_written_back(mu as u32);
-                // Units held from an earlier window leave: written back with this write from
-                // DRAM. (MQSim writes back only the write's own sectors, reads the rest of the
-                // page from flash and drops the slot, losing held data that flash lacks; the
-                // model keeps it and reads nothing for it.)
-                for lpn in mu * per..(mu + 1) * per {
-                    if hot.holds(lpn as u32) {
-                        hot.release(lpn as u32);
-                        if !part.contains(&lpn) {
-                            carried.push(lpn as u32);
-                        }
-                    }
-                }
-                last_cold = weigh(part.clone());
-                cold_sectors += last_cold;
+                cold_units += part.end - part.start;
                 match cold_runs.last_mut() {
                     Some(run) if run.end == part.start => run.end = part.end,
                     _ => cold_runs.push(part),
@@ -1144,8 +1114,9 @@ impl FlashSsd {
             mu += 1;
         }
         hot.evict_over_capacity(&mut evicted);
-        // MQSim takes even a hot write (last_cold 0) only while the buffer is below its bound.
-        let room = self.buffer.admit(t0, self.room_needed(cold_sectors + evicted.len() as u64 * UNIT_SECTORS, last_cold));
+        // Room for its cold units and the evicted ones, at least a unit (a hot write waits while
+        // the buffer is full).
+        let room = self.buffer.admit(t0, ((cold_units + evicted.len() as u64) * UNIT_SECTORS).max(UNIT_SECTORS));
         self.hot.as_mut().expect("hot data on").write_taken(room);
         self.ftl.counters.hot_units += hot_units;
         self.ftl.counters.hot_evictions += evicted.len() as u64;

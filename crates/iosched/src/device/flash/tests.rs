@@ -841,6 +841,40 @@ fn mqsim_back_pressure_counts_the_sectors_written() {
     }
 }
 
+/// Under MQSim's back pressure a write is taken in calls (write_calls.rs), each writing what it
+/// took to DRAM in one access. MQSim's DRAM timing (8 KiB rows): 26 ns + 4,096 transfers of
+/// 10 ns for one 8 KiB page, and by MQSim's formula one row's 40,999 ns + 26 ns for 16 or 24
+/// KiB. A 16 KiB write (32 sectors) fills one die's superpage, whose program ends at R; then a
+/// 24 KiB write of three 8 KiB pages arrives. With a 1 MiB buffer it is taken in one call: its
+/// data over the link, then one access. With a 24 KiB buffer (48 sectors, 32 held) the first
+/// call takes its first page at once (16 sectors below the bound, 48 with it); the second call
+/// comes when the program ends at R, freeing 32: the other two pages, their data already in
+/// the drive, one access from R. Taken whole (before), it waited for R, then crossed the link.
+#[test]
+fn under_mqsim_back_pressure_a_write_is_taken_in_calls_each_its_own_dram_access() {
+    let write_after_a_superpage = |buffer_kib: u32| {
+        let mut spec = with_mqsim_dram(small_spec(Precondition::Full));
+        spec.mapping_unit_kib = 8;
+        spec.write_buffer_kib = buffer_kib;
+        spec.mqsim_back_pressure = true;
+        let t = spec.timing;
+        let mut ssd = FlashSsd::new(spec, 1).unwrap();
+        let a = ssd.service(&Request::new(0, Op::Write, 0, 32, 0), ArmPath::Direct, 0).completion_ns;
+        let program_end = ssd.buffer.drained_ns();
+        assert_eq!(ssd.buffer.held_sectors(), 32);
+        let b = ssd.service(&Request::new(1, Op::Write, 64, 48, a), ArmPath::Direct, a).completion_ns;
+        ssd.flush_done_ns(b);
+        ssd.check().unwrap();
+        (a, b, program_end, a + t.overhead_ns() + t.link_ns(48 * 512), ssd.run_counters().host_units)
+    };
+    let (a, b, program_end, data_in, units_one) = write_after_a_superpage(1024);
+    assert!(program_end > data_in + 2 * 41_025, "the program ends well after the second write's data is in");
+    assert_eq!(b, data_in + 41_025, "one call, one access (a at {a})");
+    let (a, b, program_end, _, units_two) = write_after_a_superpage(24);
+    assert_eq!(b, program_end + 41_025, "the second call at the program's end, one access (a at {a})");
+    assert_eq!(units_one, units_two, "the same units written");
+}
+
 #[test]
 fn merging_data_on_flash_reads_it_first_and_the_program_waits_for_the_read() {
     let write_then_flush = |kib| {
