@@ -1276,10 +1276,18 @@ impl Device for FlashSsd {
     }
     fn resume(&mut self, req: &Request, now: Nanos) -> Service {
         if let Some(start) = self.waiting_writes.resumed(req.id) {
-            // Woken at the engine's clock, it may not have reached the drive yet (a command
-            // latency puts its start ahead): not taken before its start.
-            let now = now.max(start);
-            return self.command(req, now, |ssd| ssd.write_when_room(req, now, start));
+            if start > now {
+                // Woken before its command reached the drive (a command latency puts its start
+                // ahead of the engine's clock): resumed at its start, where the room is looked
+                // at as it then stands (looked at now, it would free programs' ends up to its
+                // start that a read arriving before then may still move).
+                return Service { dispatch_ns: start, completion_ns: start, resume_ns: Some(start), ..Service::default() };
+            }
+            // The head stays where the last command started left it.
+            let head_sector = self.head_sector;
+            let s = self.command(req, now, |ssd| ssd.write_when_room(req, now, start));
+            self.head_sector = head_sector;
+            return s;
         }
         let Some(d) = self.deferred_reads.remove(&req.id) else {
             debug_assert!(false, "resuming request {} that is not deferred", req.id);

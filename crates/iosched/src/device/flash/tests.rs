@@ -253,6 +253,40 @@ fn writes_waiting_for_room_are_taken_in_line_each_woken_once() {
     assert!(armed.iter().all(|s| s.dispatch_ns == at), "counted from their commands' start");
 }
 
+/// A woken write whose command reaches the drive after the engine's clock (a per-command
+/// latency put its start ahead) is resumed at its own start, where the room is looked at as it
+/// then stands; it is not taken at the engine's clock with the room looked at ahead. It leaves
+/// the head where the last command started left it.
+#[test]
+fn a_woken_write_is_resumed_at_its_own_start() {
+    let mut ssd = one_die_one_superpage_buffer();
+    let ups = ssd.spec().geometry.units_per_superpage() as u64;
+    let first = ssd.service(&Request::new(0, Op::Write, 64 * 8, (ups * 8) as u32, 0), ArmPath::Direct, 0);
+    let at = first.completion_ns;
+    let head = Request::new(1, Op::Write, 200 * 8, (ups * 8) as u32, at);
+    let mut s = ssd.service(&head, ArmPath::Direct, at);
+    let due = s.resume_ns.expect("the first in line waits for the program's end");
+    let late_start = due + 50_000_000;
+    let second = Request::new(2, Op::Write, 300 * 8, (ups * 8) as u32, at);
+    assert_eq!(ssd.service(&second, ArmPath::Direct, late_start).resume_ns, Some(AWAITS_WAKE));
+    let read = Request::new(3, Op::Read, 0, 8, at);
+    ssd.service(&read, ArmPath::Direct, at);
+    let head_after_read = ssd.head_sector();
+    let mut now = at;
+    while let Some(t) = s.resume_ns {
+        now = t;
+        s = ssd.resume(&head, now);
+    }
+    assert!(now < late_start, "the head is taken at {now}, before the second write's start");
+    assert_eq!(ssd.head_sector(), head_after_read, "a resumed write does not move the head");
+    assert_eq!(ssd.woken(), Some(2));
+    let s = ssd.resume(&second, now);
+    assert_eq!((s.resume_ns, s.dispatch_ns), (Some(late_start), late_start), "resumed at its own start");
+    let s = ssd.resume(&second, late_start);
+    assert!(s.resume_ns.is_none_or(|t| t > late_start && t != AWAITS_WAKE));
+    assert_eq!(s.dispatch_ns, late_start);
+}
+
 /// Through the engine, on a SATA lane whose per-command latency varies widely (the device is
 /// called ahead of the engine's clock, commands reach it out of their dispatch order), with
 /// read priority and a small buffer: every request completes once, the run is deterministic,

@@ -4,12 +4,18 @@
 //! Without read priority a program's end is known when it is queued, and a write finding the
 //! buffer full is given the room at the programs' ends as laid out (`WriteBuffer::admit`). Under
 //! read priority that room may not be free then: MQSim frees a write-back's room when its
-//! program has completed. So a write finding no room waits in line here, in the order it
-//! reached the drive: only the first in line is armed, at the earliest program end as it stands
+//! program has completed. So a write finding no room waits in line here, in the order the drive
+//! was called with it: only the first in line is armed, at the earliest program end as it stands
 //! (checked again then: the end may have moved, or freed too little), and when it is taken the
 //! device wakes the next (`Device::woken`), which the engine resumes at once. The cost is a
 //! resumption per program end the first in line waits for and one per write, whatever the
 //! queue's length; nothing is re-armed at a time not strictly later than the check.
+//!
+//! Limit: a program end that appears, or moves, earlier than the one the first in line was
+//! armed at is not seen until then (the write waits for the end it was armed at). That happens
+//! when a flush or a discard programs waiting units on a die that is idle while the program
+//! waited for runs on another, or in the rare case where a die's rescheduling for a read ends a
+//! program earlier than laid out (`die_scheduling.rs`: a job whose operations are all done).
 
 use crate::request::RequestId;
 use crate::time::Nanos;
@@ -17,7 +23,9 @@ use std::collections::VecDeque;
 
 #[derive(Clone, Debug, Default)]
 pub struct WaitingWrites {
-    /// Each waiting write and when its command started, in the order they reached the drive.
+    /// Each waiting write and when its command started, in the order the drive was called with
+    /// them (the engine's dispatch order; with a per-command latency that varies, not always
+    /// the order their commands start).
     line: VecDeque<(RequestId, Nanos)>,
     /// The write to wake: the new first in line, once the one before it was taken.
     to_wake: Option<RequestId>,
@@ -35,18 +43,23 @@ impl WaitingWrites {
         self.line.front().is_none_or(|&(first, _)| first == id)
     }
 
-    /// Puts `id` (started at `start_ns`) at the end of the line, if not in it.
+    /// Puts `id` (started at `start_ns`) at the end of the line, unless it is first in it (only
+    /// the first in line is ever resumed, so a write already waiting asks again only from there).
     pub fn wait(&mut self, id: RequestId, start_ns: Nanos) {
-        if !self.line.iter().any(|&(w, _)| w == id) {
-            self.line.push_back((id, start_ns));
+        if self.line.front().is_some_and(|&(first, _)| first == id) {
+            return;
         }
+        debug_assert!(self.line.iter().all(|&(w, _)| w != id), "write {id} waits twice");
+        self.line.push_back((id, start_ns));
     }
 
-    /// When waiting write `id` started (None: not waiting); counts a resumption.
+    /// When waiting write `id` started (None: not waiting); counts a resumption. Only the first
+    /// in line is resumed (armed, or woken).
     pub fn resumed(&mut self, id: RequestId) -> Option<Nanos> {
-        let start = self.line.iter().find(|&&(w, _)| w == id).map(|&(_, s)| s)?;
-        self.resumptions += 1;
-        Some(start)
+        let start = self.line.front().filter(|&&(first, _)| first == id).map(|&(_, s)| s);
+        debug_assert!(start.is_some() || self.line.iter().all(|&(w, _)| w != id), "write {id} resumed out of line");
+        self.resumptions += u64::from(start.is_some());
+        start
     }
 
     /// `id` is taken: if it was first in line, it leaves, and the next one is to be woken.
