@@ -908,11 +908,11 @@ impl FlashSsd {
             return self.write(req, now);
         }
         let t0 = now + self.spec.timing.overhead_ns();
-        if self.waiting_writes.may_take(req.id) {
+        if self.waiting_writes.may_take(req.id, start) {
             let fits = self.buffer.room_at(t0) >= self.room_to_start(req);
             match self.buffer.next_release_after(t0) {
                 Some(release) if !fits => {
-                    self.waiting_writes.wait(req.id, start);
+                    self.waiting_writes.wait(req.id, start, true);
                     // Resumed when the release's die work reaches t0 (it is after t0).
                     let at = release - self.spec.timing.overhead_ns();
                     return Service { dispatch_ns: start, completion_ns: at, resume_ns: Some(at), ..Service::default() };
@@ -927,7 +927,7 @@ impl FlashSsd {
             }
         }
         // Behind another waiting write: woken when that one is taken.
-        self.waiting_writes.wait(req.id, start);
+        self.waiting_writes.wait(req.id, start, false);
         Service { dispatch_ns: start, completion_ns: now, resume_ns: Some(AWAITS_WAKE), ..Service::default() }
     }
 
@@ -1281,6 +1281,7 @@ impl Device for FlashSsd {
                 // ahead of the engine's clock): resumed at its start, where the room is looked
                 // at as it then stands (looked at now, it would free programs' ends up to its
                 // start that a read arriving before then may still move).
+                self.waiting_writes.wait(req.id, start, true);
                 return Service { dispatch_ns: start, completion_ns: start, resume_ns: Some(start), ..Service::default() };
             }
             // The head stays where the last command started left it.

@@ -4,12 +4,18 @@
 //! Without read priority a program's end is known when it is queued, and a write finding the
 //! buffer full is given the room at the programs' ends as laid out (`WriteBuffer::admit`). Under
 //! read priority that room may not be free then: MQSim frees a write-back's room when its
-//! program has completed. So a write finding no room waits in line here, in the order the drive
-//! was called with it: only the first in line is armed, at the earliest program end as it stands
-//! (checked again then: the end may have moved, or freed too little), and when it is taken the
-//! device wakes the next (`Device::woken`), which the engine resumes at once. The cost is a
-//! resumption per program end the first in line waits for and one per write, whatever the
-//! queue's length; nothing is re-armed at a time not strictly later than the check.
+//! program has completed. So a write finding no room waits in line here, in the order the
+//! writes' commands reached the drive (their start: with a per-command latency that varies, not
+//! the order the drive model is called in), as MQSim's cache manager keeps its waiting writes in
+//! arrival order. Only the first in line is armed, at the earliest program end as it stands
+//! (checked again then: the end may have moved, or freed too little); when it is taken the
+//! device wakes the next (`Device::woken`), which the engine resumes at once, unless an event
+//! will resume it anyway. A write whose command reaches the drive before the first in line's
+//! goes ahead of it; the one passed, resumed while not first, is parked until woken. A woken
+//! write whose command has not yet reached the drive is resumed at its start. The cost is a
+//! resumption per program end the first in line waits for and a few per write (woken, at its
+//! start, parked once per write that passes it), whatever the queue's length; nothing is
+//! re-armed at a time not strictly later than the check.
 //!
 //! Limit: a program end that appears, or moves, earlier than the one the first in line was
 //! armed at is not seen until then (the write waits for the end it was armed at). That happens
@@ -21,13 +27,24 @@ use crate::request::RequestId;
 use crate::time::Nanos;
 use std::collections::VecDeque;
 
+/// A write in line.
+#[derive(Clone, Copy, Debug)]
+struct Waiting {
+    id: RequestId,
+    /// When its command reached the drive.
+    start_ns: Nanos,
+    /// Whether an event of the engine will resume it (armed at a program's end, at its own
+    /// start, or woken); a write parked without one waits to be woken.
+    has_event: bool,
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct WaitingWrites {
-    /// Each waiting write and when its command started, in the order the drive was called with
-    /// them (the engine's dispatch order; with a per-command latency that varies, not always
-    /// the order their commands start).
-    line: VecDeque<(RequestId, Nanos)>,
-    /// The write to wake: the new first in line, once the one before it was taken.
+    /// The waiting writes in the order their commands reached the drive (their start; the order
+    /// the drive was called with them among equal starts).
+    line: VecDeque<Waiting>,
+    /// The write to wake: the new first in line, once the one before it was taken, if no event
+    /// will resume it anyway.
     to_wake: Option<RequestId>,
     /// Resumptions of waiting writes (counted for the bound above).
     resumptions: u64,
@@ -38,35 +55,46 @@ impl WaitingWrites {
         self.line.is_empty()
     }
 
-    /// Whether `id` may be taken now: no write waits, or it is first in line.
-    pub fn may_take(&self, id: RequestId) -> bool {
-        self.line.front().is_none_or(|&(first, _)| first == id)
+    /// Whether write `id`, its command started at `start_ns`, may be taken now: it is first in
+    /// line, or not in line and ahead of every write in it (its command reached the drive
+    /// before theirs).
+    pub fn may_take(&self, id: RequestId, start_ns: Nanos) -> bool {
+        self.line.front().is_none_or(|first| first.id == id || start_ns < first.start_ns)
     }
 
-    /// Puts `id` (started at `start_ns`) at the end of the line, unless it is first in it (only
-    /// the first in line is ever resumed, so a write already waiting asks again only from there).
-    pub fn wait(&mut self, id: RequestId, start_ns: Nanos) {
-        if self.line.front().is_some_and(|&(first, _)| first == id) {
+    /// `id` (started at `start_ns`) waits: put in line by its start if not in it; `has_event`
+    /// says whether the engine will resume it.
+    pub fn wait(&mut self, id: RequestId, start_ns: Nanos, has_event: bool) {
+        if let Some(w) = self.find(id) {
+            w.has_event = has_event;
             return;
         }
-        debug_assert!(self.line.iter().all(|&(w, _)| w != id), "write {id} waits twice");
-        self.line.push_back((id, start_ns));
+        // Most writes start after every write waiting: the place is found from the back.
+        let at = self.line.iter().rposition(|w| w.start_ns <= start_ns).map_or(0, |i| i + 1);
+        self.line.insert(at, Waiting { id, start_ns, has_event });
     }
 
-    /// When waiting write `id` started (None: not waiting); counts a resumption. Only the first
-    /// in line is resumed (armed, or woken).
+    /// When waiting write `id` started (None: not waiting); counts a resumption (its event has
+    /// come).
     pub fn resumed(&mut self, id: RequestId) -> Option<Nanos> {
-        let start = self.line.front().filter(|&&(first, _)| first == id).map(|&(_, s)| s);
-        debug_assert!(start.is_some() || self.line.iter().all(|&(w, _)| w != id), "write {id} resumed out of line");
-        self.resumptions += u64::from(start.is_some());
-        start
+        let w = self.find(id)?;
+        w.has_event = false;
+        let start = w.start_ns;
+        self.resumptions += 1;
+        Some(start)
     }
 
-    /// `id` is taken: if it was first in line, it leaves, and the next one is to be woken.
+    /// `id` is taken: if it was first in line, it leaves, and the next one is woken unless an
+    /// event will resume it.
     pub fn taken(&mut self, id: RequestId) {
-        if self.line.front().is_some_and(|&(first, _)| first == id) {
+        if self.line.front().is_some_and(|first| first.id == id) {
             self.line.pop_front();
-            self.to_wake = self.line.front().map(|&(next, _)| next);
+            if let Some(next) = self.line.front_mut() {
+                if !next.has_event {
+                    next.has_event = true;
+                    self.to_wake = Some(next.id);
+                }
+            }
         }
     }
 
@@ -78,6 +106,14 @@ impl WaitingWrites {
     pub fn resumptions(&self) -> u64 {
         self.resumptions
     }
+
+    /// Write `id` in line: the first (the usual case) or found further back.
+    fn find(&mut self, id: RequestId) -> Option<&mut Waiting> {
+        match self.line.front() {
+            Some(first) if first.id == id => self.line.front_mut(),
+            _ => self.line.iter_mut().find(|w| w.id == id),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -85,21 +121,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_the_first_in_line_is_taken_and_the_next_is_woken_once() {
+    fn the_line_is_in_start_order_and_only_writes_without_an_event_are_woken() {
         let mut w = WaitingWrites::default();
-        assert!(w.may_take(7), "nobody waits");
-        w.wait(1, 100);
-        w.wait(2, 150);
-        w.wait(1, 999);
-        assert!(w.may_take(1) && !w.may_take(2) && !w.may_take(3));
+        assert!(w.may_take(7, 0), "nobody waits");
+        w.wait(1, 100, true);
+        w.wait(2, 150, false);
+        w.wait(1, 999, true);
+        assert!(w.may_take(1, 100) && !w.may_take(2, 150) && !w.may_take(3, 100));
+        assert!(w.may_take(3, 99), "a write whose command reached the drive first goes first");
         assert_eq!(w.resumed(1), Some(100), "its own start, not the later call's");
         assert_eq!(w.resumed(3), None);
         assert_eq!(w.take_woken(), None);
         w.taken(2);
         assert_eq!(w.take_woken(), None, "not first: nothing moves");
         w.taken(1);
-        assert_eq!(w.take_woken(), Some(2));
+        assert_eq!(w.take_woken(), Some(2), "no event will resume it");
         assert_eq!(w.take_woken(), None, "once");
+        // A write reaching the drive before the first goes ahead of it; the one it passed keeps
+        // its event and is not woken when the newcomer is taken.
+        w.wait(4, 120, true);
+        assert!(w.may_take(4, 120) && !w.may_take(2, 150));
+        w.taken(4);
+        assert_eq!(w.take_woken(), None, "2 was woken already: its event will come");
         w.taken(2);
         assert!(w.is_empty() && w.take_woken().is_none());
         assert_eq!(w.resumptions(), 1);

@@ -4,10 +4,11 @@
 //! the bound, the first page whatever it weighs; what is left waits for a program to end (a
 //! written-back page's end lowers the count, and the writes waiting are called again, in
 //! order). Each call writes the sectors it took to DRAM in one access, so a write taken in
-//! three calls pays three accesses; with MQSim's DRAM timing (dram.rs: an access of up to a
-//! row pays its size, a longer one about a row per two rows) that is up to three times the
-//! DRAM time of the same write taken at once. A write that fits is taken in one call, as
-//! before. Its data crosses the link at the first call (MQSim fetches a write's data when the
+//! three calls pays three accesses, each by MQSim's estimate (dram.rs), which is not in
+//! proportion to the bytes (an access within a row pays its size, a longer one a formula of
+//! its rows: 12 KiB costs less than 8 KiB with MQSim's default description); the calls may
+//! cost more or less than one access of the whole write. A write that fits is taken in one
+//! call, as before. Its data crosses the link at the first call (MQSim fetches a write's data when the
 //! command arrives, before the cache manager takes any of it).
 //!
 //! Only under `mqsim_back_pressure` (the MQSim reader's; no preset sets it). Hot data is
@@ -15,7 +16,7 @@
 //! taken after the hot window restarts could be cold there and hot here; the window is 1 s).
 //! Under read priority, a write's later calls free room at programs' ends as they stand at
 //! each call (a read may still push one later), as the parts of a write larger than the buffer
-//! did before.
+//! did before; the buffer admits in order, so the next write's first call comes no earlier.
 
 use super::{unit_weight, FlashSsd, SECTOR_BYTES, UNIT_SECTORS};
 use crate::time::Nanos;
