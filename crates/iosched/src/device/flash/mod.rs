@@ -1077,6 +1077,15 @@ impl FlashSsd {
         }
     }
 
+    /// The reused lists of a write's units evicted from the hot cache and carried with it,
+    /// taken out of the drive emptied (put back when the write is done).
+    fn emptied_hot_lists(&mut self) -> (Vec<u32>, Vec<u32>) {
+        let (mut evicted, mut carried) = (std::mem::take(&mut self.evicted), std::mem::take(&mut self.carried));
+        evicted.clear();
+        carried.clear();
+        (evicted, carried)
+    }
+
     /// A write with hot data kept (hot_data.rs): each of its mapping units written back in the
     /// current window is hot, its host units held in DRAM; the others are cold, written back
     /// at once, as are the held units the cache has no room for. The write is taken once the
@@ -1093,10 +1102,7 @@ impl FlashSsd {
         let per = self.mapping_units.units();
         let mut cold_runs = std::mem::take(&mut self.cold_runs);
         cold_runs.clear();
-        let mut evicted = std::mem::take(&mut self.evicted);
-        evicted.clear();
-        let mut carried = std::mem::take(&mut self.carried);
-        carried.clear();
+        let (mut evicted, mut carried) = self.emptied_hot_lists();
         let hot = self.hot.as_mut().expect("hot data on");
         let (mut cold_units, mut hot_units) = (0, 0);
         let mut mu = sent.start / per;

@@ -45,10 +45,7 @@ impl FlashSsd {
         let per = self.mapping_units.units();
         let mut pages = std::mem::take(&mut self.write_pages);
         pages.clear();
-        let mut evicted = std::mem::take(&mut self.evicted);
-        evicted.clear();
-        let mut carried = std::mem::take(&mut self.carried);
-        carried.clear();
+        let (mut evicted, mut carried) = self.emptied_hot_lists();
         let mut hot_units = 0;
         let mut mu = sent.start / per;
         while mu * per < sent.end {
