@@ -1281,7 +1281,8 @@ impl Device for FlashSsd {
         self.command(req, now, |ssd| ssd.discard_ranges(ranges, now))
     }
     fn resume(&mut self, req: &Request, now: Nanos) -> Service {
-        if let Some(start) = self.waiting_writes.resumed(req.id) {
+        let waiting_write = if req.op == Op::Write { self.waiting_writes.resumed(req.id) } else { None };
+        if let Some(start) = waiting_write {
             if start > now {
                 // Woken before its command reached the drive (a command latency puts its start
                 // ahead of the engine's clock): resumed at its start, where the room is looked

@@ -7,12 +7,15 @@
 //! program has completed. So a write finding no room waits in line here, in the order the
 //! writes' commands reached the drive (their start: with a per-command latency that varies, not
 //! the order the drive model is called in), as MQSim's cache manager keeps its waiting writes in
-//! arrival order. Only the first in line is armed, at the earliest program end as it stands
+//! arrival order. The first in line is armed, at the earliest program end as it stands
 //! (checked again then: the end may have moved, or freed too little); when it is taken the
 //! device wakes the next (`Device::woken`), which the engine resumes at once, unless an event
 //! will resume it anyway. A write whose command reaches the drive before the first in line's
-//! goes ahead of it; the one passed, resumed while not first, is parked until woken. A woken
-//! write whose command has not yet reached the drive is resumed at its start. The cost is a
+//! goes ahead of it; the one passed keeps the event it had and, resumed while not first, is
+//! parked until woken. A woken write whose command has not yet reached the drive is resumed at
+//! its start. (A write not yet in line is looked at when the drive model is called with it, at
+//! its start, as every command is: with a per-command latency that is ahead of the engine's
+//! clock.) The cost is a
 //! resumption per program end the first in line waits for and a few per write (woken, at its
 //! start, parked once per write that passes it), whatever the queue's length; nothing is
 //! re-armed at a time not strictly later than the check.
@@ -91,6 +94,7 @@ impl WaitingWrites {
             self.line.pop_front();
             if let Some(next) = self.line.front_mut() {
                 if !next.has_event {
+                    debug_assert!(self.to_wake.is_none(), "a write to wake not yet asked for");
                     next.has_event = true;
                     self.to_wake = Some(next.id);
                 }
