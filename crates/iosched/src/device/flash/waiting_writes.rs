@@ -15,10 +15,9 @@
 //! parked until woken. A woken write whose command has not yet reached the drive is resumed at
 //! its start. (A write not yet in line is looked at when the drive model is called with it, at
 //! its start, as every command is: with a per-command latency that is ahead of the engine's
-//! clock.) The cost is a
-//! resumption per program end the first in line waits for and a few per write (woken, at its
-//! start, parked once per write that passes it), whatever the queue's length; nothing is
-//! re-armed at a time not strictly later than the check.
+//! clock.) The cost is a resumption per program end the first in line waits for and a few per
+//! write (woken, at its start, parked once per write that passes it), whatever the queue's
+//! length; nothing is re-armed at a time not strictly later than the check.
 //!
 //! Limit: a program end that appears, or moves, earlier than the one the first in line was
 //! armed at is not seen until then (the write waits for the end it was armed at). That happens
