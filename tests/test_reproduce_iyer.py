@@ -2,6 +2,7 @@
 tables.csv come from the same run; every claim of claims.toml is judged by the one rule."""
 
 import csv
+from pathlib import Path
 
 from typer.testing import CliRunner
 
@@ -60,16 +61,11 @@ def test_iyer2001_claims_file():
     assert "scan_original_s" in str(scan.ours) and "total_original_s" in str(whole.ours)
 
 
-def test_iyer2001_full_from_any_directory(tmp_path):
-    """Issue 9: outside the checkout the applications section was silently left out. The
-    catalogue is package data; the full report has every section and judges the applications."""
-    import subprocess
-    import sys
-
-    r = subprocess.run([sys.executable, "-m", "iosched.cli", "-q", "reproduce", "iyer2001", "--out", "rep", "--jobs", "2"],
-                       capture_output=True, text=True, cwd=tmp_path)
-    assert r.returncode == 0, r.stderr
-    out = tmp_path / "rep"
+def test_iyer2001_full_report_has_every_section_and_judges_the_applications():
+    """Issue 9: outside the checkout the applications section was silently left out. The full
+    run, started outside the checkout, regenerates these committed files
+    (tests/test_ledger_regenerate.py); here, what they must hold."""
+    out = Path(__file__).resolve().parents[1] / "docs" / "reproductions" / "iyer2001"
     report = (out / "report.md").read_text()
     assert report.index("## Scoreboard") < report.index("## Applications (sections 4.3-4.7)")
     for section in ["4.3 Andrew", "4.4 Apache", "4.5 GnuLD", "4.6 TPC-B", "4.7 Stride", "Figure 7"]:
