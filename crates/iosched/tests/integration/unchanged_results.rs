@@ -140,6 +140,30 @@ fn run_file(rel: &Path) -> Outcome {
     )
 }
 
+/// Each file's outcome, in the files' order. The runs are independent (each parses and builds
+/// its own scenario; the one per-thread state, `input::files_opened`, only decides whether a
+/// validated host is reused), so they are shared among the machine's cores: this test is the
+/// longest of the suite (about a minute on one core of the CI machine).
+fn run_files_in_parallel(files: Vec<PathBuf>) -> Vec<(PathBuf, Outcome)> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(files.len().max(1));
+    let next = AtomicUsize::new(0);
+    let outcomes: Mutex<Vec<Option<Outcome>>> = Mutex::new((0..files.len()).map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(rel) = files.get(i) else { break };
+                let outcome = run_file(rel);
+                outcomes.lock().expect("no run panicked while holding the lock")[i] = Some(outcome);
+            });
+        }
+    });
+    let outcomes = outcomes.into_inner().expect("no run panicked while holding the lock");
+    files.into_iter().zip(outcomes).map(|(rel, o)| (rel, o.expect("every file ran"))).collect()
+}
+
 /// `path | label` -> the rest of its line.
 fn read_golden() -> BTreeMap<String, String> {
     let text = std::fs::read_to_string(golden_path()).unwrap_or_default();
@@ -159,9 +183,9 @@ fn every_scenario_files_results_are_unchanged() {
     let golden = read_golden();
     let mut now: BTreeMap<String, String> = BTreeMap::new();
     let mut skipped: Vec<String> = Vec::new();
-    for rel in scenario_files() {
+    for (rel, outcome) in run_files_in_parallel(scenario_files()) {
         let name = rel.display().to_string();
-        match run_file(&rel) {
+        match outcome {
             Outcome::Ran(runs) => {
                 for (i, (label, d, requests, mean)) in runs.into_iter().enumerate() {
                     // Two runs may share a label (a scheduler listed twice): number them.
