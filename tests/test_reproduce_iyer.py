@@ -2,13 +2,14 @@
 tables.csv come from the same run; every claim of claims.toml is judged by the one rule."""
 
 import csv
-from pathlib import Path
 
 from typer.testing import CliRunner
 
 from iosched.cli import app
 from iosched.ledger import claims_path, load
 from iosched.ledger.evaluate import CSV_COLUMNS
+
+from conftest import REPO
 
 
 def _claims(out):
@@ -65,7 +66,7 @@ def test_iyer2001_full_report_has_every_section_and_judges_the_applications():
     """Issue 9: outside the checkout the applications section was silently left out. The full
     run, started outside the checkout, regenerates these committed files
     (tests/test_ledger_regenerate.py); here, what they must hold."""
-    out = Path(__file__).resolve().parents[1] / "docs" / "reproductions" / "iyer2001"
+    out = REPO / "docs" / "reproductions" / "iyer2001"
     report = (out / "report.md").read_text()
     assert report.index("## Scoreboard") < report.index("## Applications (sections 4.3-4.7)")
     for section in ["4.3 Andrew", "4.4 Apache", "4.5 GnuLD", "4.6 TPC-B", "4.7 Stride", "Figure 7"]:
