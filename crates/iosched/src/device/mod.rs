@@ -189,9 +189,12 @@ pub trait Device: DeviceView {
         let _ = req;
         Service { dispatch_ns: now, completion_ns: now, ..Service::default() }
     }
-    /// A command waiting to be woken ([`AWAITS_WAKE`]) that the last `resume` made ready: the
-    /// engine resumes it at once. Asked after each `resume` until None (a device wakes commands
-    /// only from `resume`; one that never answers [`AWAITS_WAKE`] never has any).
+    /// A command the last call (`service`, `service_discard`, `resume`, or the
+    /// `flush_done_ns` of a flush the engine starts) made ready to go on now: one waiting to be
+    /// woken ([`AWAITS_WAKE`]), or one whose resumption is armed later and need not wait that
+    /// long (the engine then drops the armed event). The engine resumes it at once. Asked after
+    /// each call that starts or resumes a command, until None (a device that never asks to be
+    /// resumed never has any).
     fn woken(&mut self) -> Option<RequestId> {
         None
     }

@@ -154,6 +154,9 @@ struct Engine<'a> {
     admitted: Vec<RequestId>,
     /// The workload counts some processes' requests under another pid (`Workload::account_pid`).
     remap_pids: bool,
+    /// Resumptions armed and then superseded: the device woke the command before its armed time
+    /// (`Device::woken`), so the event for (lane, command, time) is dropped when it comes.
+    superseded: Vec<(u32, RequestId, Nanos)>,
     now: Nanos,
     last_completion_ns: Nanos,
 }
@@ -453,8 +456,7 @@ impl Engine<'_> {
     fn start_nvme(&mut self, lane: usize) {
         let now = self.now;
         let l = &mut self.lanes[lane];
-        let nvme = l.nvme.as_mut().expect("NVMe lane");
-        while let Some((_, cmd)) = nvme.fetch(now) {
+        while let Some((_, cmd)) = l.nvme.as_mut().expect("NVMe lane").fetch(now) {
             let service = if cmd.req.op == Op::Flush {
                 Service { dispatch_ns: now, completion_ns: l.device.flush_done_ns(now), ..Service::default() }
             } else {
@@ -465,6 +467,7 @@ impl Engine<'_> {
                 self.events.push(at, ev);
             }
             l.serving.push((cmd.req, cmd.dispatched_ns, service));
+            wake_commands(l, lane, now, &mut self.events, &mut self.superseded);
         }
     }
 
@@ -496,6 +499,7 @@ impl Engine<'_> {
             self.events.push(at, ev);
         }
         l.serving.push((q.req, q.dispatched_ns, service));
+        wake_commands(l, lane, now, &mut self.events, &mut self.superseded);
         true
     }
 
@@ -513,10 +517,21 @@ impl Engine<'_> {
             self.events.push(at, ev);
         }
         l.serving[i].2 = service;
-        // Commands the device held until something happened that this resumption did.
-        while let Some(woken) = l.device.woken() {
-            self.events.push(now, Event::Resume(lane as u32, woken));
+        wake_commands(l, lane, now, &mut self.events, &mut self.superseded);
+    }
+}
+
+/// Commands the device held until something happened that its last call did: each is resumed
+/// now. One that had a resumption armed later (the device found it need not wait that long)
+/// has that event superseded.
+fn wake_commands(l: &mut Lane, lane: usize, now: Nanos, events: &mut EventQueue<Event>, superseded: &mut Vec<(u32, RequestId, Nanos)>) {
+    while let Some(woken) = l.device.woken() {
+        let armed = l.serving.iter().find(|s| s.0.id == woken).and_then(|s| s.2.resume_ns);
+        if let Some(at) = armed.filter(|&at| at != AWAITS_WAKE) {
+            debug_assert!(at >= now, "an armed resumption in the past");
+            superseded.push((lane as u32, woken, at));
         }
+        events.push(now, Event::Resume(lane as u32, woken));
     }
 }
 
@@ -715,6 +730,7 @@ fn run<'a>(
         admissions: false,
         admitted: Vec::new(),
         remap_pids: false,
+        superseded: Vec::new(),
         now: 0,
         last_completion_ns: 0,
     };
@@ -777,7 +793,12 @@ fn run<'a>(
             }
             Event::Ready => true,
             Event::Resume(lane, id) => {
-                e.resume(lane as usize, id);
+                match e.superseded.iter().position(|&s| s == (lane, id, t)) {
+                    Some(i) => {
+                        e.superseded.swap_remove(i);
+                    }
+                    None => e.resume(lane as usize, id),
+                }
                 false
             }
             Event::Rerun(lane) => {

@@ -223,3 +223,59 @@ fn a_raid0_of_flash_drives_sums_their_ftls() {
     let f = s.flash.unwrap();
     assert!(f.counters.host_units > 1900 && f.counters.host_units <= 2000, "both members' units: {f:?}");
 }
+
+/// Through the engine on NVMe queue pairs (a discard is a queued command there), with read
+/// priority and a 20 KiB buffer on two dies: reads of die 0 delay its program of a superpage
+/// (sectors 0-31); a write to die 1 (sectors 160-167) waits as a partial superpage; a third
+/// write (sectors 96-103) finds the buffer full and waits for die 0's program. A discard of the
+/// second write's sectors then programs die 1's waiting unit at once (unmap_range): the drive
+/// wakes the third write, the engine drops the event it had armed, and the write is taken when
+/// die 1's program ends, long before die 0's. Every request completes once, every invariant
+/// zero. (Trace replay skips flushes; the unit test `a_write_in_line_is_woken_by_...` flushes.)
+#[test]
+fn a_discard_wakes_a_write_waiting_for_a_later_program_through_the_engine() {
+    let dir = std::env::temp_dir().join(format!("iosched-rewake-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let third_write_response = |discard: bool| {
+        let mut trace = String::new();
+        let mut n = 0;
+        let mut line = |t_us: u64, rwbs: &str, sector: u64, size: u64| {
+            n += 1;
+            trace += &format!("259,0 1 {n} 0.{t_us:09} 100 Q {rwbs} {sector} + {size} [t]\n");
+        };
+        for k in 1..=20u64 {
+            line(0, "R", k * 64, 8);
+        }
+        line(1_000, "WS", 0, 32);
+        line(2_000, "WS", 160, 8);
+        line(3_000, "WS", 96, 8);
+        if discard {
+            line(10_000, "D", 160, 8);
+        }
+        std::fs::write(dir.join("rewake.blkparse.txt"), trace).unwrap();
+        let text = "[device]\npreset = \"samsung-970-evo-plus-1tb\"\n[device.nvme]\nqueues = 4\nqueue_depth = 32\n\
+                    [device.flash]\nchannels = 1\ndies_per_channel = 2\nplanes_per_die = 2\nblocks_per_plane = 16\n\
+                    pages_per_block = 16\npage_kib = 8\nover_provisioning = 0.25\nslc_cache_gib = 0\nslc_dynamic_gib = 0\n\
+                    read_priority = true\nwrite_buffer_kib = 20\nprecondition = \"full\"\n\
+                    [block]\ncpus = 4\n[workload]\nkind = \"trace\"\ntrace = \"rewake.blkparse.txt\"\n\
+                    [[scheduler]]\nname = \"none\"\n";
+        let path = dir.join("rewake.toml");
+        std::fs::write(&path, text).unwrap();
+        let scn = Scenario::read(&path).unwrap();
+        let runs = scn.run_with(RunOptions { keep_records: true, ..RunOptions::default() }).unwrap();
+        let r = &runs[0];
+        assert_eq!(r.summary.requests, 23 + discard as u64);
+        let inv = serde_json::to_value(r.summary.invariants).unwrap();
+        for (k, v) in inv.as_object().unwrap() {
+            assert_eq!(v.as_u64(), Some(0), "invariant {k}");
+        }
+        let third = r.records.iter().find(|q| q.start_sector == 96).expect("the third write");
+        third.complete_ns - third.issue_ns
+    };
+    let alone = third_write_response(false);
+    let woken = third_write_response(true);
+    std::fs::remove_dir_all(&dir).ok();
+    // Die 0's program waits behind 20 reads and takes the program time itself.
+    assert!(alone > 1_000_000, "without the discard it waits for die 0's program: {alone} ns");
+    assert!(woken * 2 < alone, "the discard's program on idle die 1 frees room first: {woken} ns against {alone} ns");
+}

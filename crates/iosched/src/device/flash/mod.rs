@@ -912,7 +912,7 @@ impl FlashSsd {
             let fits = self.buffer.room_at(t0) >= self.room_to_start(req);
             match self.buffer.next_release_after(t0) {
                 Some(release) if !fits => {
-                    self.waiting_writes.wait(req.id, start, true);
+                    self.waiting_writes.arm(req.id, start, t0, release);
                     // Resumed when the release's die work reaches t0 (it is after t0).
                     let at = release - self.spec.timing.overhead_ns();
                     return Service { dispatch_ns: start, completion_ns: at, resume_ns: Some(at), ..Service::default() };
@@ -929,6 +929,45 @@ impl FlashSsd {
         // Behind another waiting write: woken when that one is taken.
         self.waiting_writes.wait(req.id, start, false);
         Service { dispatch_ns: start, completion_ns: now, resume_ns: Some(AWAITS_WAKE), ..Service::default() }
+    }
+
+    /// Wakes the first write in line if a program now ends earlier than the one it is armed at
+    /// (a flush, a discard or a write taken ahead of the line queued one on an idle die, or a
+    /// read's rescheduling ended one earlier): it then waits for that end. Called after every
+    /// call from the engine; nothing to do without a line.
+    fn wake_if_room_comes_earlier(&mut self) {
+        if let Some((checked, release)) = self.waiting_writes.first_armed() {
+            if self.buffer.next_release_after(checked).is_some_and(|r| r < release) {
+                self.waiting_writes.wake_first();
+            }
+        }
+    }
+
+    /// `Device::resume`: a waiting write looked at again, or a deferred read going on.
+    fn resume_command(&mut self, req: &Request, now: Nanos) -> Service {
+        let waiting_write = if req.op == Op::Write { self.waiting_writes.resumed(req.id) } else { None };
+        if let Some(start) = waiting_write {
+            if start > now {
+                // Woken before its command reached the drive (a command latency puts its start
+                // ahead of the engine's clock): resumed at its start, where the room is looked
+                // at as it then stands (looked at now, it would free programs' ends up to its
+                // start that a read arriving before then may still move).
+                self.waiting_writes.wait(req.id, start, true);
+                return Service { dispatch_ns: start, completion_ns: start, resume_ns: Some(start), ..Service::default() };
+            }
+            // The head stays where the last command started left it.
+            let head_sector = self.head_sector;
+            let s = self.command(req, now, |ssd| ssd.write_when_room(req, now, start));
+            self.head_sector = head_sector;
+            return s;
+        }
+        let Some(d) = self.deferred_reads.remove(&req.id) else {
+            debug_assert!(false, "resuming request {} that is not deferred", req.id);
+            return Service { dispatch_ns: now, completion_ns: now, ..Service::default() };
+        };
+        self.res.prune(now);
+        let die_now = now + self.spec.timing.overhead_ns();
+        self.go_on_reading(req, d, die_now)
     }
 
     /// The room a write waits for before it is taken: what `write` admits it with; or one sector
@@ -1270,40 +1309,24 @@ impl DeviceView for FlashSsd {
 
 impl Device for FlashSsd {
     fn service(&mut self, req: &Request, _path: ArmPath, now: Nanos) -> Service {
-        self.command(req, now, |ssd| match req.op {
+        let s = self.command(req, now, |ssd| match req.op {
             Op::Read => ssd.read(req, now),
             Op::Write => ssd.write_when_room(req, now, now),
             Op::Flush => Service { dispatch_ns: now, completion_ns: ssd.flush_done_ns(now), ..Service::default() },
             Op::Discard => ssd.discard_ranges(std::slice::from_ref(req), now),
-        })
+        });
+        self.wake_if_room_comes_earlier();
+        s
     }
     fn service_discard(&mut self, req: &Request, ranges: &[Request], _path: ArmPath, now: Nanos) -> Service {
-        self.command(req, now, |ssd| ssd.discard_ranges(ranges, now))
+        let s = self.command(req, now, |ssd| ssd.discard_ranges(ranges, now));
+        self.wake_if_room_comes_earlier();
+        s
     }
     fn resume(&mut self, req: &Request, now: Nanos) -> Service {
-        let waiting_write = if req.op == Op::Write { self.waiting_writes.resumed(req.id) } else { None };
-        if let Some(start) = waiting_write {
-            if start > now {
-                // Woken before its command reached the drive (a command latency puts its start
-                // ahead of the engine's clock): resumed at its start, where the room is looked
-                // at as it then stands (looked at now, it would free programs' ends up to its
-                // start that a read arriving before then may still move).
-                self.waiting_writes.wait(req.id, start, true);
-                return Service { dispatch_ns: start, completion_ns: start, resume_ns: Some(start), ..Service::default() };
-            }
-            // The head stays where the last command started left it.
-            let head_sector = self.head_sector;
-            let s = self.command(req, now, |ssd| ssd.write_when_room(req, now, start));
-            self.head_sector = head_sector;
-            return s;
-        }
-        let Some(d) = self.deferred_reads.remove(&req.id) else {
-            debug_assert!(false, "resuming request {} that is not deferred", req.id);
-            return Service { dispatch_ns: now, completion_ns: now, ..Service::default() };
-        };
-        self.res.prune(now);
-        let die_now = now + self.spec.timing.overhead_ns();
-        self.go_on_reading(req, d, die_now)
+        let s = self.resume_command(req, now);
+        self.wake_if_room_comes_earlier();
+        s
     }
     fn woken(&mut self) -> Option<RequestId> {
         self.waiting_writes.take_woken()
@@ -1311,6 +1334,7 @@ impl Device for FlashSsd {
     fn as_view(&self) -> &dyn DeviceView {
         self
     }
+
     /// NVMe Dataset Management is a queued command. SATA: queued TRIM (SEND FPDMA QUEUED,
     /// SATA 3.1) exists, but the one SATA preset is a Samsung 870 EVO, for which Linux sets
     /// ATA_HORKAGE_NO_NCQ_TRIM (drivers/ata/libata-core.c, "Samsung SSD 860*" and "Samsung SSD
@@ -1348,6 +1372,8 @@ impl Device for FlashSsd {
                 self.program(die, now, now);
             }
         }
+        // The engine starts a flush here, not through `service`.
+        self.wake_if_room_comes_earlier();
         self.buffer.drained_ns().max(now)
     }
 }

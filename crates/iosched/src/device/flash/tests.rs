@@ -299,6 +299,69 @@ fn a_woken_write_is_resumed_at_its_own_start_and_holds_up_no_write_that_reached_
     assert_eq!(s.dispatch_ns, late_start);
 }
 
+/// Two dies on one channel, read priority, a buffer of 40 sectors: reads of die 0 queued first
+/// delay a program of die 0 (writes 0: a superpage) far ahead; a write to die 1 waits as a
+/// partial superpage; a third write then finds the buffer full and is armed at die 0's program
+/// end. A flush at `flush_at` (None: none) programs die 1's waiting unit on its idle die. The
+/// third write's completion, the end it was armed at, and whether the drive woke it.
+fn write_armed_far_then_a_flush(flush_at: Option<Nanos>) -> (Nanos, Nanos, bool) {
+    let mut spec = with_scheduling(small_spec(Precondition::Full), die_scheduling::SuspendMode::None);
+    spec.geometry =
+        FlashGeometry { channels: 1, dies_per_channel: 2, planes_per_die: 2, blocks_per_plane: 16, pages_per_block: 16, page_kib: 8 };
+    spec.write_buffer_kib = 20;
+    let mut ssd = FlashSsd::new(spec, 1).unwrap();
+    let ups = ssd.spec().geometry.units_per_superpage() as u64;
+    assert_eq!(ups, 4);
+    // Units 8k (k >= 1) are in chunks 2k: die 0.
+    for k in 1..=20u64 {
+        let r = ssd.service(&Request::new(100 + k, Op::Read, k * 8 * 8, 8, 0), ArmPath::Direct, 0);
+        assert!(r.resume_ns.is_none());
+    }
+    let w0 = ssd.service(&Request::new(0, Op::Write, 0, (ups * 8) as u32, 1), ArmPath::Direct, 1);
+    assert!(w0.resume_ns.is_none(), "room at once");
+    // Unit 4 is in chunk 1: die 1, waiting for three more units.
+    let w1 = ssd.service(&Request::new(1, Op::Write, 4 * 8, 8, 2), ArmPath::Direct, 2);
+    assert!(w1.resume_ns.is_none(), "room at once");
+    let armed_end = ssd.buffer.drained_ns();
+    let third = Request::new(2, Op::Write, 12 * 8, 8, 3);
+    let mut s = ssd.service(&third, ArmPath::Direct, 3);
+    let first_due = s.resume_ns.expect("a full buffer: armed at die 0's program end");
+    assert!(first_due < armed_end && first_due + ssd.spec().timing.overhead_ns() == armed_end);
+    let mut woken = false;
+    let mut now = 3;
+    if let Some(at) = flush_at {
+        ssd.flush_done_ns(at);
+        if ssd.woken() == Some(2) {
+            // The engine resumes it at once and drops the event armed before.
+            woken = true;
+            now = at;
+            s = ssd.resume(&third, now);
+        }
+    }
+    while let Some(t) = s.resume_ns {
+        assert!(t > now && t != AWAITS_WAKE);
+        now = t;
+        s = ssd.resume(&third, now);
+    }
+    assert_eq!(ssd.woken(), None);
+    ssd.ftl().check().unwrap();
+    (s.completion_ns, armed_end, woken)
+}
+
+/// A program end earlier than the one the first write in line waits for (a flush programs a
+/// waiting unit on an idle die while the program the write was armed at waits behind reads on
+/// another) wakes the write, which is then taken when that earlier program ends, not at the end
+/// it was armed at. Without the flush it is taken after the end it was armed at.
+#[test]
+fn a_write_in_line_is_woken_by_a_program_that_ends_earlier_than_its_armed_end() {
+    let (alone, armed_end, woken) = write_armed_far_then_a_flush(None);
+    assert!(!woken && alone > armed_end, "no flush: taken after die 0's program, {alone} > {armed_end}");
+    let (flushed, same_end, woken) = write_armed_far_then_a_flush(Some(10));
+    assert_eq!(same_end, armed_end);
+    assert!(woken, "the flush's program on die 1 ends first: the write is woken");
+    assert!(flushed < armed_end, "taken when die 1's program ends ({flushed}), before die 0's ({armed_end})");
+}
+
 /// Through the engine, on a SATA lane whose per-command latency varies widely (the device is
 /// called ahead of the engine's clock, commands reach it out of their dispatch order), with
 /// read priority and a small buffer: every request completes once, the run is deterministic,

@@ -17,13 +17,16 @@
 //! its start, as every command is: with a per-command latency that is ahead of the engine's
 //! clock.) The cost is a resumption per program end the first in line waits for and a few per
 //! write (woken, at its start, parked once per write that passes it), whatever the queue's
-//! length; nothing is re-armed at a time not strictly later than the check.
+//! length, plus one per earlier end that appears (below); nothing is re-armed at a time not
+//! strictly later than the check.
 //!
-//! Limit: a program end that appears, or moves, earlier than the one the first in line was
-//! armed at is not seen until then (the write waits for the end it was armed at). That happens
-//! when a flush or a discard programs waiting units on a die that is idle while the program
-//! waited for runs on another, or in the rare case where a die's rescheduling for a read ends a
-//! program earlier than laid out (`die_scheduling.rs`: a job whose operations are all done).
+//! A program end that appears, or moves, earlier than the one the first in line was armed at (a
+//! flush, a discard or a write taken ahead of the line programs units on a die that is idle while
+//! the program it waits for runs on another; or a die's rescheduling for a read ends a program
+//! earlier than laid out) wakes it: after every call the drive model checks the first in line's
+//! end against the earliest end as it now stands (`wake_first`), and the engine resumes it at
+//! once, dropping the event it had armed (the engine's `superseded` list). It then waits for the
+//! earlier end.
 
 use crate::request::RequestId;
 use crate::time::Nanos;
@@ -38,6 +41,8 @@ struct Waiting {
     /// Whether an event of the engine will resume it (armed at a program's end, at its own
     /// start, or woken); a write parked without one waits to be woken.
     has_event: bool,
+    /// Armed at a program's end: (the time the room was looked at, that end).
+    armed: Option<(Nanos, Nanos)>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -50,6 +55,8 @@ pub struct WaitingWrites {
     to_wake: Option<RequestId>,
     /// Resumptions of waiting writes (counted for the bound above).
     resumptions: u64,
+    /// First writes in line woken because an earlier program end appeared.
+    rewakes: u64,
 }
 
 impl WaitingWrites {
@@ -67,13 +74,45 @@ impl WaitingWrites {
     /// `id` (started at `start_ns`) waits: put in line by its start if not in it; `has_event`
     /// says whether the engine will resume it.
     pub fn wait(&mut self, id: RequestId, start_ns: Nanos, has_event: bool) {
+        self.wait_armed(id, start_ns, has_event, None);
+    }
+
+    /// `id` (started at `start_ns`) waits for the program ending at `release_ns`, the earliest
+    /// end after `checked_ns` when the room was looked at then; the engine resumes it then.
+    pub fn arm(&mut self, id: RequestId, start_ns: Nanos, checked_ns: Nanos, release_ns: Nanos) {
+        self.wait_armed(id, start_ns, true, Some((checked_ns, release_ns)));
+    }
+
+    fn wait_armed(&mut self, id: RequestId, start_ns: Nanos, has_event: bool, armed: Option<(Nanos, Nanos)>) {
         if let Some(w) = self.find(id) {
             w.has_event = has_event;
+            w.armed = armed;
             return;
         }
         // Most writes start after every write waiting: the place is found from the back.
         let at = self.line.iter().rposition(|w| w.start_ns <= start_ns).map_or(0, |i| i + 1);
-        self.line.insert(at, Waiting { id, start_ns, has_event });
+        self.line.insert(at, Waiting { id, start_ns, has_event, armed });
+    }
+
+    /// The first in line's arming at a program's end, if it is armed at one: (the time the room
+    /// was looked at, the end).
+    pub fn first_armed(&self) -> Option<(Nanos, Nanos)> {
+        self.line.front().and_then(|w| w.armed)
+    }
+
+    /// The first in line, armed at a program's end, is woken now instead (an earlier end has
+    /// appeared); the engine drops the event it had. Not if a write is already to be woken (the
+    /// first in line then has no arming: it was woken when the one before it was taken).
+    pub fn wake_first(&mut self) {
+        if self.to_wake.is_some() {
+            return;
+        }
+        if let Some(first) = self.line.front_mut() {
+            if first.armed.take().is_some() {
+                self.to_wake = Some(first.id);
+                self.rewakes += 1;
+            }
+        }
     }
 
     /// When waiting write `id` started (None: not waiting); counts a resumption (its event has
@@ -81,6 +120,7 @@ impl WaitingWrites {
     pub fn resumed(&mut self, id: RequestId) -> Option<Nanos> {
         let w = self.find(id)?;
         w.has_event = false;
+        w.armed = None;
         let start = w.start_ns;
         self.resumptions += 1;
         Some(start)
@@ -108,6 +148,10 @@ impl WaitingWrites {
 
     pub fn resumptions(&self) -> u64 {
         self.resumptions
+    }
+
+    pub fn rewakes(&self) -> u64 {
+        self.rewakes
     }
 
     /// Write `id` in line: the first (the usual case) or found further back.
@@ -149,5 +193,31 @@ mod tests {
         w.taken(2);
         assert!(w.is_empty() && w.take_woken().is_none());
         assert_eq!(w.resumptions(), 1);
+    }
+
+    #[test]
+    fn only_a_first_armed_at_a_programs_end_is_woken_for_an_earlier_one_once() {
+        let mut w = WaitingWrites::default();
+        w.arm(1, 100, 110, 900);
+        w.wait(2, 150, false);
+        assert_eq!(w.first_armed(), Some((110, 900)));
+        w.wake_first();
+        assert_eq!(w.take_woken(), Some(1));
+        assert_eq!((w.first_armed(), w.rewakes()), (None, 1), "woken: no longer armed");
+        w.wake_first();
+        assert_eq!(w.take_woken(), None, "once per arming");
+        // Resumed, it is armed again at the earlier end; then taken: the next was never armed.
+        assert_eq!(w.resumed(1), Some(100));
+        w.arm(1, 100, 120, 400);
+        assert_eq!(w.first_armed(), Some((120, 400)));
+        w.taken(1);
+        assert_eq!(w.take_woken(), Some(2));
+        assert_eq!(w.first_armed(), None);
+        w.wake_first();
+        assert_eq!((w.take_woken(), w.rewakes()), (None, 1), "a woken first is not armed");
+        // Resumed at its own start (not at a program's end): not armed either.
+        w.resumed(2);
+        w.wait(2, 150, true);
+        assert_eq!(w.first_armed(), None);
     }
 }
