@@ -95,6 +95,9 @@ pub struct FlashSection {
     /// A mapping unit's first read maps it to a page at its plane's frontier, without a
     /// program (MQSim's on-the-fly mapping of a never-written page).
     pub on_the_fly_read_mapping: Option<bool>,
+    /// The command and address cycles of reads and programs on the channel (MQSim's NV-DDR2
+    /// figures); needs cache_registers = false.
+    pub command_cycles: Option<bool>,
 }
 
 /// Whether `[device]` describes a flash drive (then its spec), checking `kind` against the
@@ -248,6 +251,7 @@ pub fn flash_spec(d: &DeviceSection, mqsim: Option<&std::path::Path>) -> Result<
         set(&mut s.sector_transfers, f.sector_transfers);
         set(&mut s.workload_page_status, f.workload_page_status);
         set(&mut s.on_the_fly_read_mapping, f.on_the_fly_read_mapping);
+        set(&mut s.command_cycles, f.command_cycles);
         if let Some(p) = &f.precondition {
             s.precondition = Precondition::parse(p).ok_or_else(|| {
                 format!("field `device.flash.precondition`: unknown state `{p}` (known: {})", Precondition::NAMES.join(", "))

@@ -279,3 +279,19 @@ fn a_discard_wakes_a_write_waiting_for_a_later_program_through_the_engine() {
     assert!(alone > 1_000_000, "without the discard it waits for die 0's program: {alone} ns");
     assert!(woken * 2 < alone, "the discard's program on idle die 1 frees room first: {woken} ns against {alone} ns");
 }
+
+/// `command_cycles` is timed for MQSim's chips only: with cache registers (a preset's) it is
+/// refused naming both fields; on an MQSim description, whose reader sets it, setting
+/// cache_registers = true back says to set command_cycles back too.
+#[test]
+fn command_cycles_need_chips_without_cache_registers() {
+    let text = format!("[device]\npreset = \"samsung-970-evo-plus-1tb\"\n{SMALL}command_cycles = true\n{}", workload(8, 0.5));
+    let e = err(&text);
+    assert!(e.contains("device.flash.command_cycles") && e.contains("cache_registers = false"), "{e}");
+    let ok = format!(
+        "[device]\npreset = \"samsung-970-evo-plus-1tb\"\n{SMALL}command_cycles = true\ncache_registers = false\n{}",
+        workload(8, 0.5)
+    );
+    let runs = Scenario::parse(&ok, "ok.toml").unwrap().run(None).unwrap();
+    assert_eq!(runs[0].summary.requests, 2000);
+}

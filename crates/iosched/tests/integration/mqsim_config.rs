@@ -119,6 +119,7 @@ fn a_hand_written_description_maps_every_field() {
     // cache register, transfers of the asked sectors only, reads before programs and erases
     // (PRIORITY_OUT_OF_ORDER's classes between flows are listed as not modelled).
     assert_eq!((s.dies_per_chip, s.cache_registers, s.sector_transfers), (2, false, true));
+    assert!(!s.command_cycles, "its command cycles are an option the reader leaves off");
     assert!(s.die_scheduling.read_priority);
     assert!(
         d.unsupported.iter().any(|u| u.contains("Transaction_Scheduling_Policy") && u.contains("priority classes")),

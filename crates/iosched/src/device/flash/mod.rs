@@ -25,6 +25,7 @@
 //! schedulers still pick sensibly.
 
 pub mod buffer;
+pub mod command_cycles;
 pub mod die_scheduling;
 pub mod dram;
 pub mod ftl;
@@ -453,7 +454,8 @@ impl FlashSsd {
             let (_, in_end) = self.res.channel(ch).reserve(read_end, t.channel_ns(page_bytes));
             self.res.die_ops(die, in_end, program);
         } else {
-            self.res.die_job_fed(die, ch, read_end, program, t.channel_ns(page_bytes));
+            let in_ns = t.channel_ns(page_bytes) + self.program_command_ns(1);
+            self.res.die_job_fed(die, ch, read_end, program, in_ns);
         }
         self.ftl.counters.map_writes += 1;
     }
@@ -659,7 +661,7 @@ impl FlashSsd {
         // (after the reads, copies and erase of any GC it needs). Without cache registers the
         // die takes the data over the channel as its program begins (`feed`).
         let in_bytes = if self.spec.sector_transfers { host_sectors as u64 * SECTOR_BYTES } else { ups as u64 * UNIT_BYTES };
-        let in_ns = t.channel_ns(in_bytes);
+        let in_ns = t.channel_ns(in_bytes) + self.program_command_ns(self.ftl.geometry().planes_per_die);
         let (mut ready, feed) =
             if self.spec.cache_registers { (self.res.channel(ch).reserve(ready_ns, in_ns).1, None) } else { (ready_ns, Some((ch, in_ns))) };
         let mut slc_room = false;
@@ -728,9 +730,11 @@ impl FlashSsd {
                 self.res.hold_job_until(array_die, job, ready);
                 self.ftl.counters.paired_programs += 1;
                 if let Some((ch, in_ns)) = feed {
-                    // Its data goes over the channel too; the die's time for it is not added
-                    // (MQSim's two-plane program takes both pages' data before tPROG).
-                    self.res.channel(ch).reserve(ready, in_ns);
+                    // Its data goes over the channel too, with the second plane's share of a
+                    // two-plane command; the die's time for it is not added (MQSim's two-plane
+                    // program takes both pages' data before tPROG).
+                    let (one, two) = (self.program_command_ns(1), self.program_command_ns(2));
+                    self.res.channel(ch).reserve(ready, in_ns - one + (two - one));
                 }
                 return (job, end);
             }
@@ -863,7 +867,8 @@ impl FlashSsd {
             let read_end = self.die_read(die, ready, tr);
             return self.res.channel(ch).reserve(read_end, out_ns).1;
         }
-        let (_, out_end) = self.res.die_read_out(die, ch, ready, tr, out_ns);
+        let cmd_ns = if self.spec.command_cycles { command_cycles::read_command_ns(1) } else { 0 };
+        let (_, out_end) = self.res.die_read_out(die, ch, ready, tr, out_ns, cmd_ns);
         self.note_moved_programs();
         out_end
     }
@@ -940,6 +945,16 @@ impl FlashSsd {
             if self.buffer.next_release_after(checked).is_some_and(|r| r < release) {
                 self.waiting_writes.wake_first();
             }
+        }
+    }
+
+    /// A program command's cycles on the channel before its data, for `planes` planes (0 when
+    /// `command_cycles` is off).
+    fn program_command_ns(&self, planes: u32) -> Nanos {
+        if self.spec.command_cycles {
+            command_cycles::program_command_ns(planes)
+        } else {
+            0
         }
     }
 

@@ -138,7 +138,7 @@ const IGNORED: &[(&str, &str)] = &[
     ("Suspend_Program_Time", "mapped to suspend_us, used only with [device.flash] suspend (off: MQSim never suspends)"),
     (
         "Flash_Comm_Protocol",
-        "the channel's rate (Channel_Transfer_Rate x Flash_Channel_Width) carries the interface; MQSim's NVDDR2 chips have no cache register (a read holds its chip until its data is out, a program from its data's transfer: ssd/NVM_PHY_ONFI_NVDDR2.cpp), so the reader sets cache_registers = false; its transfers carry only a transaction's sectors, so it sets sector_transfers = true (each can be set back in [device.flash])",
+        "the channel's rate (Channel_Transfer_Rate x Flash_Channel_Width) carries the interface; MQSim's NVDDR2 chips have no cache register (a read holds its chip until its data is out, a program from its data's transfer: ssd/NVM_PHY_ONFI_NVDDR2.cpp), so the reader sets cache_registers = false; its transfers carry only a transaction's sectors, so it sets sector_transfers = true (each can be set back in [device.flash]); each read and program first takes its command and address cycles on the channel (ONFI_Channel_NVDDR2.cpp: 290 ns before a read, 361 ns before a one-plane program): [device.flash] command_cycles = true charges them, not set by the reader (on the model's channel, reserved ahead, they slow MQSim's TPC-C trace by 44%: docs/reproductions/flash/mqsim.md)",
     ),
     ("Page_Metadat_Capacity", "spare (OOB) bytes: the model transfers the data only"),
 ];
@@ -685,6 +685,11 @@ impl Reader {
             // Perform_preconditioning), so neither rule applies.
             workload_page_status: !preconditioned,
             on_the_fly_read_mapping: !preconditioned,
+            // MQSim's command cycles (command_cycles.rs) are not set: on the model's channel,
+            // reserved ahead, a read's command slots into gaps MQSim's channel, deciding at each
+            // instant, would not offer it, and MQSim's TPC-C runs 44% slower with them
+            // (docs/reproductions/flash/mqsim.md, the twenty-fourth session).
+            command_cycles: false,
         };
         if let Err(e) = spec.validate() {
             // (The write buffer, one page per plane, always holds a superpage and fits the limit.)

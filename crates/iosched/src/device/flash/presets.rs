@@ -90,6 +90,7 @@ pub fn flash_preset(name: &str) -> Option<FlashSpec> {
             sector_transfers: false,
             workload_page_status: false,
             on_the_fly_read_mapping: false,
+            command_cycles: false,
         }
         .with_turbowrite(6.0, 36.0, 1e12),
         // Samsung 970 EVO Plus 1 TB (MZ-V7S1T0): data sheet: PCIe 3.0 x4 NVMe 1.3, 3,500/3,300
@@ -130,6 +131,7 @@ pub fn flash_preset(name: &str) -> Option<FlashSpec> {
             sector_transfers: false,
             workload_page_status: false,
             on_the_fly_read_mapping: false,
+            command_cycles: false,
         }
         .with_turbowrite(6.0, 36.0, 1e12),
         // Samsung PM9A3 7.68 TB U.2 (MZQL27T6HBLA): product brief: PCIe 4.0 x4 NVMe, 6,500 /
@@ -172,6 +174,7 @@ pub fn flash_preset(name: &str) -> Option<FlashSpec> {
             sector_transfers: false,
             workload_page_status: false,
             on_the_fly_read_mapping: false,
+            command_cycles: false,
         },
         _ => return None,
     })

@@ -329,29 +329,37 @@ impl Resources {
     /// A page read of `tr` on `die` from `ready` whose data then takes `out_ns` over channel
     /// `ch`, the die held until its data is out (no cache register: the page register is the
     /// die's only buffer, as MQSim's chips): (read start, end of the data's transfer). The die is
-    /// taken from when a read reaching it starts, and the transfer placed at the channel's first
-    /// gap after the page is read, the die held through any wait for the channel.
-    pub fn die_read_out(&mut self, die: u32, ch: usize, ready: Nanos, tr: Nanos, out_ns: Nanos) -> (Nanos, Nanos) {
+    /// taken from when a read reaching it starts; its command (`cmd_ns` of command and address
+    /// cycles, 0 for none) goes over the channel at the first gap from then, tR follows, and
+    /// the data's transfer is placed at the channel's first gap after the page is read, the die
+    /// held through any wait for the channel.
+    pub fn die_read_out(&mut self, die: u32, ch: usize, ready: Nanos, tr: Nanos, out_ns: Nanos, cmd_ns: Nanos) -> (Nanos, Nanos) {
         let chip = self.chip(die);
         let horizon = self.horizon_ns;
         self.channels[ch].prune(horizon);
+        // From the die's start: the command on the channel, tR, the data out (the data's gap is
+        // after the command's end, so finding both before reserving either is exact).
+        let out_end_from = |channel: &Timeline, start: Nanos| {
+            let cmd_end = channel.earliest(start, cmd_ns) + cmd_ns;
+            channel.earliest(cmd_end + tr, out_ns) + out_ns
+        };
         let (start, hold) = match self.queues.get(chip) {
             // A read's place in a die queue does not depend on its length.
             Some(q) => {
                 let start = q.read_start(ready, &self.sched);
-                (start, self.channels[ch].earliest(start + tr, out_ns) + out_ns - start)
+                (start, out_end_from(&self.channels[ch], start) - start)
             }
             None => {
                 // A longer hold may need a later gap on the die, which moves the transfer: until
                 // the hold found covers the transfer.
                 let d = &mut self.dies[chip];
                 d.prune(horizon);
-                let mut hold = tr + out_ns;
+                let mut hold = cmd_ns + tr + out_ns;
                 let mut start = d.earliest(ready, hold);
                 // Each round that does not settle needs a longer hold; past the die's last
                 // interval the start no longer moves, so the next round settles.
                 loop {
-                    let need = self.channels[ch].earliest(start + tr, out_ns) + out_ns - start;
+                    let need = out_end_from(&self.channels[ch], start) - start;
                     if need <= hold {
                         hold = need;
                         break;
@@ -362,9 +370,12 @@ impl Resources {
                 (start, hold)
             }
         };
-        // The data's transfer first: programs the read pushes later move their own transfers
-        // (`move_feeds`) around it.
+        // The command and the data's transfer first: programs the read pushes later move their
+        // own transfers (`move_feeds`) around them.
         let out = start + hold;
+        let cmd_at = self.channels[ch].earliest(start, cmd_ns);
+        let cmd_placed = self.channels[ch].reserve(cmd_at, cmd_ns).0;
+        debug_assert_eq!(cmd_placed, cmd_at, "the command placed where it was found");
         let placed = self.channels[ch].reserve(out - out_ns, out_ns).1;
         debug_assert_eq!(placed, out, "the transfer placed where it was found");
         let from = if self.queues.is_empty() { start } else { ready };
@@ -557,12 +568,34 @@ mod tests {
             // Another die's transfer holds the channel from 40 to 90 us.
             r.channel(0).reserve(40 * US, 50 * US);
             // Read at 0: page in the register at 50 us, out once the channel frees at 90 (10 us).
-            assert_eq!(r.die_read_out(0, 0, 0, 50 * US, 10 * US), (0, 100 * US));
+            assert_eq!(r.die_read_out(0, 0, 0, 50 * US, 10 * US, 0), (0, 100 * US));
             // The die was held until then: the next read starts at 100 us, not at 50.
             assert_eq!(r.die_read(0, 0, 50 * US).0, 100 * US);
             // With the channel free, the hold is the read and its transfer.
-            assert_eq!(r.die_read_out(1, 0, 200 * US, 50 * US, 10 * US), (200 * US, 260 * US));
+            assert_eq!(r.die_read_out(1, 0, 200 * US, 50 * US, 10 * US, 0), (200 * US, 260 * US));
             assert_eq!(r.die_busy_until(1, 200 * US), 260 * US);
+        }
+    }
+
+    /// A read's command and address cycles go over the channel before tR, at the channel's
+    /// first gap from the die's start, the die held from its start; the data then goes out at
+    /// the first gap after tR. A command does not fit a gap shorter than itself.
+    #[test]
+    fn a_reads_command_takes_the_channel_before_tr() {
+        for sched in [DieScheduling::default(), priority()] {
+            let mut r = Resources::new(2, 1, &sched, false, false);
+            // The channel is busy from 0 to 5 us and from 5.2 to 8 us: the 290 ns command goes
+            // at 8 us, tR ends at 58.29 us, the data out by 68.29 us.
+            r.channel(0).reserve(0, 5 * US);
+            r.channel(0).reserve(5_200, 2_800);
+            assert_eq!(r.die_read_out(0, 0, 0, 50 * US, 10 * US, 290), (0, 8 * US + 290 + 60 * US));
+            assert_eq!(r.die_busy_until(0, 0), 68_290, "the die held from 0 through the data's transfer");
+            let ch = &mut r.channel(0);
+            assert_eq!(ch.earliest(0, 200), 5 * US, "the 200 ns gap at 5 us is still free");
+            assert_eq!(ch.earliest(8 * US, 290), 8_290, "the command took 8 to 8.29 us");
+            assert_eq!(ch.earliest(58_290, 1), 68_290, "the data 58.29 to 68.29 us");
+            // A free channel: the command, tR and the data back to back.
+            assert_eq!(r.die_read_out(1, 0, 100 * US, 50 * US, 10 * US, 290), (100 * US, 160_290));
         }
     }
 
@@ -609,10 +642,12 @@ mod tests {
                 }
             }
             let (ready, tr, out) = (g.next(1_000), 1 + g.next(80), 1 + g.next(40));
+            // Half the reads with a command on the channel before tR.
+            let cmd = if seed % 2 == 0 { 0 } else { 1 + g.next(20) };
             let (die_before, ch_before) = (r.dies[0].clone(), busy_sum(&r.channels[0]));
-            let (s, end) = r.die_read_out(0, 0, ready, tr, out);
-            assert_eq!(busy_sum(&r.channels[0]) - ch_before, out, "seed {seed}");
-            assert!(s >= ready && end - out >= s + tr, "seed {seed}");
+            let (s, end) = r.die_read_out(0, 0, ready, tr, out, cmd);
+            assert_eq!(busy_sum(&r.channels[0]) - ch_before, out + cmd, "seed {seed}");
+            assert!(s >= ready && end - out >= s + cmd + tr, "seed {seed}");
             assert_eq!(die_before.earliest(s, end - s), s, "seed {seed}: the die was free over the hold");
             assert_eq!(busy_sum(&r.dies[0]) - busy_sum(&die_before), end - s, "seed {seed}: held to the data's end");
         }
@@ -644,7 +679,7 @@ mod tests {
         let (tr, out) = (50, 10);
         let mut r = twelve_die_gaps(|k| tr + out + k, |k| (k * 1_000 + tr, k + 1));
         let before = busy_sum(&r.dies[0]);
-        let (s, end) = r.die_read_out(0, 0, 0, tr, out);
+        let (s, end) = r.die_read_out(0, 0, 0, tr, out, 0);
         assert_eq!(busy_sum(&r.dies[0]) - before, end - s, "held until its data is out");
         assert!(s >= 11_000, "no earlier gap fits: {s}");
     }

@@ -115,6 +115,13 @@ pub struct FlashSpec {
     /// of one page (`mapping_unit_kib` = `page_kib`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub on_the_fly_read_mapping: bool,
+    /// A page read's and a program's command and address cycles on the channel before the die
+    /// starts (command_cycles.rs: MQSim's NV-DDR2 figures, 290 ns before a read, 361 ns before a
+    /// one-plane program's data). Needs `cache_registers = false` (MQSim's chips). Off (every
+    /// preset, and the MQSim reader: on this channel, reserved ahead, reads' commands fill gaps
+    /// MQSim's would not, docs/reproductions/flash/mqsim.md): the command takes no channel time.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub command_cycles: bool,
 }
 
 impl FlashSpec {
@@ -172,6 +179,9 @@ impl FlashSpec {
                 "field `device.flash.dies_per_chip` must divide dies_per_channel ({}), got {}",
                 self.geometry.dies_per_channel, self.dies_per_chip
             ));
+        }
+        if self.command_cycles && self.cache_registers {
+            return Err("field `device.flash.command_cycles` = true needs cache_registers = false: the cycles are timed for MQSim's chips, a read holding its die from its command to its data's transfer (set cache_registers = false, or command_cycles = false)".into());
         }
         if !self.cache_registers && !self.slc.is_off() {
             return Err("fields `device.flash.cache_registers` = false and the SLC cache (`slc_cache_gib` / `slc_dynamic_gib`) cannot be combined: SLC programs and folds are not timed without cache registers (set slc_cache_gib = 0 and slc_dynamic_gib = 0)".into());
