@@ -239,9 +239,9 @@ fn a_discard_wakes_a_write_waiting_for_a_later_program_through_the_engine() {
     let third_write_response = |discard: bool| {
         let mut trace = String::new();
         let mut n = 0;
-        let mut line = |t_us: u64, rwbs: &str, sector: u64, size: u64| {
+        let mut line = |t_ns: u64, rwbs: &str, sector: u64, size: u64| {
             n += 1;
-            trace += &format!("259,0 1 {n} 0.{t_us:09} 100 Q {rwbs} {sector} + {size} [t]\n");
+            trace += &format!("259,0 1 {n} 0.{t_ns:09} 100 Q {rwbs} {sector} + {size} [t]\n");
         };
         for k in 1..=20u64 {
             line(0, "R", k * 64, 8);
@@ -281,8 +281,7 @@ fn a_discard_wakes_a_write_waiting_for_a_later_program_through_the_engine() {
 }
 
 /// `command_cycles` is timed for MQSim's chips only: with cache registers (a preset's) it is
-/// refused naming both fields; on an MQSim description, whose reader sets it, setting
-/// cache_registers = true back says to set command_cycles back too.
+/// refused naming both fields; with cache_registers = false it runs.
 #[test]
 fn command_cycles_need_chips_without_cache_registers() {
     let text = format!("[device]\npreset = \"samsung-970-evo-plus-1tb\"\n{SMALL}command_cycles = true\n{}", workload(8, 0.5));

@@ -131,6 +131,34 @@ impl WriteBuffer {
         None
     }
 
+    /// The earliest end of a program in flight as it stands now (read priority may still move
+    /// it later), whenever that is: nothing is freed (unlike `next_release_after`, whose `now`
+    /// may be ahead of a later call's); stale entries are dropped and moved ones requeued, as
+    /// any later look-up would. None with none in flight.
+    pub fn earliest_release(&mut self) -> Option<Nanos> {
+        while let Some(&Reverse((at, _, id))) = self.releases.peek() {
+            if id != 0 {
+                let Some(m) = self.ends.get_mut(&id) else {
+                    self.releases.pop();
+                    continue;
+                };
+                if m.queued_ns != at {
+                    self.releases.pop();
+                    continue; // stale: the job's entry is another
+                }
+                if m.end_ns != at {
+                    m.queued_ns = m.end_ns;
+                    let again = Reverse((m.end_ns, m.sectors, id));
+                    self.releases.pop();
+                    self.releases.push(again);
+                    continue;
+                }
+            }
+            return Some(at);
+        }
+        None
+    }
+
     /// The room free at `now`, in sectors, once programs that ended by then freed theirs.
     pub fn room_at(&mut self, now: Nanos) -> u64 {
         let _ = self.next_release_after(now);
@@ -390,6 +418,10 @@ mod tests {
                     }
                     _ => now += rnd(300),
                 }
+                // The earliest end as it stands is the reference's, and looking frees nothing.
+                let held = b.held_sectors();
+                assert_eq!(b.earliest_release(), flight.iter().map(|f| f.2).min());
+                assert_eq!(b.held_sectors(), held);
             }
         }
     }

@@ -17,7 +17,9 @@
 //! (`ReadCommandTime[1]` = t_CS + 6 t_WC + t_WB + t_RR), a one-plane program 361 ns, a two-plane
 //! program 1,177 ns (`ProgramCommandTime`: each plane's address and data, t_DBSY between two).
 //! MQSim also times erase commands (220 ns for one plane); the model does not put an erase on
-//! the channel (GC's erases take only their die's time), so none is charged here.
+//! the channel (GC's erases, copy reads and copy programs take only their die's time, as
+//! copyback), so none is charged for them. The model reads a page per command, so a read is
+//! always charged the one-plane command (MQSim's multi-plane reads take `ReadCommandTime[n]`).
 
 use crate::time::Nanos;
 

@@ -917,7 +917,7 @@ impl FlashSsd {
             let fits = self.buffer.room_at(t0) >= self.room_to_start(req);
             match self.buffer.next_release_after(t0) {
                 Some(release) if !fits => {
-                    self.waiting_writes.arm(req.id, start, t0, release);
+                    self.waiting_writes.arm(req.id, start, release);
                     // Resumed when the release's die work reaches t0 (it is after t0).
                     let at = release - self.spec.timing.overhead_ns();
                     return Service { dispatch_ns: start, completion_ns: at, resume_ns: Some(at), ..Service::default() };
@@ -939,10 +939,13 @@ impl FlashSsd {
     /// Wakes the first write in line if a program now ends earlier than the one it is armed at
     /// (a flush, a discard or a write taken ahead of the line queued one on an idle die, or a
     /// read's rescheduling ended one earlier): it then waits for that end. Called after every
-    /// call from the engine; nothing to do without a line.
+    /// call from the engine; nothing to do without a line. The look-up frees nothing: a later
+    /// call may start before the time the write looked at the room (a command latency puts a
+    /// command's start ahead of the engine's clock, by varying amounts), and a program queued
+    /// since may end before that time too (then the write is woken and looks again at its start).
     fn wake_if_room_comes_earlier(&mut self) {
-        if let Some((checked, release)) = self.waiting_writes.first_armed() {
-            if self.buffer.next_release_after(checked).is_some_and(|r| r < release) {
+        if let Some(release) = self.waiting_writes.first_armed() {
+            if self.buffer.earliest_release().is_some_and(|r| r < release) {
                 self.waiting_writes.wake_first();
             }
         }
@@ -1318,7 +1321,8 @@ impl DeviceView for FlashSsd {
             (None, Some(c)) if c.contains(lpn as u32) => (self.ftl.die_of(lpn), c.cfg.read_ns()),
             _ => return mapping + link,
         };
-        mapping + (self.res.die_busy_until(self.die_of_plane(die), now) - now) + tr + t.channel_ns(bytes) + link
+        let command = if self.spec.command_cycles { command_cycles::read_command_ns(1) } else { 0 };
+        mapping + (self.res.die_busy_until(self.die_of_plane(die), now) - now) + command + tr + t.channel_ns(bytes) + link
     }
 }
 

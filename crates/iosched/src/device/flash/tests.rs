@@ -362,6 +362,60 @@ fn a_write_in_line_is_woken_by_a_program_that_ends_earlier_than_its_armed_end() 
     assert!(flushed < armed_end, "taken when die 1's program ends ({flushed}), before die 0's ({armed_end})");
 }
 
+/// With a command latency the drive is called ahead of the engine's clock by varying amounts:
+/// a write whose command reaches the drive at 1 ms finds the buffer full and is armed at die 0's
+/// program end (1.51 ms); then a flush whose command reached the drive at 10 ns programs die 1's
+/// waiting unit, ending at about 0.51 ms. The write is woken (its start is ahead: it looks again
+/// then, and is taken at its start, not at 1.51 ms); and the look at the line frees no room ahead
+/// of time: a write whose command reached the drive at 20 ns, called next instead, still waits
+/// for the flush's program to end (freed when the look was made at 1 ms, it would be taken at
+/// once).
+#[test]
+fn a_look_at_the_line_wakes_for_an_end_before_its_start_and_frees_no_room_ahead() {
+    // The drive with the late write armed and the flush's program queued: (drive, die 0's end,
+    // die 1's end, the late write).
+    let setup = || {
+        let mut spec = with_scheduling(small_spec(Precondition::Full), die_scheduling::SuspendMode::None);
+        spec.geometry =
+            FlashGeometry { channels: 1, dies_per_channel: 2, planes_per_die: 2, blocks_per_plane: 16, pages_per_block: 16, page_kib: 8 };
+        spec.write_buffer_kib = 20;
+        let mut ssd = FlashSsd::new(spec, 1).unwrap();
+        let ups = ssd.spec().geometry.units_per_superpage() as u64;
+        for k in 1..=20u64 {
+            ssd.service(&Request::new(100 + k, Op::Read, k * 8 * 8, 8, 0), ArmPath::Direct, 0);
+        }
+        ssd.service(&Request::new(0, Op::Write, 0, (ups * 8) as u32, 1), ArmPath::Direct, 1);
+        ssd.service(&Request::new(1, Op::Write, 4 * 8, 8, 2), ArmPath::Direct, 2);
+        let die0_end = ssd.buffer.drained_ns();
+        let late = Request::new(2, Op::Write, 12 * 8, 8, 3);
+        let armed = ssd.service(&late, ArmPath::Direct, 1_000_000);
+        assert!(armed.resume_ns.is_some_and(|t| t + ssd.spec().timing.overhead_ns() == die0_end), "armed at die 0's end");
+        ssd.flush_done_ns(10);
+        let die1_end = ssd.buffer.earliest_release().expect("the flush's program");
+        assert!(die1_end < 1_000_000, "die 1's program ends ({die1_end}) before the write's start");
+        (ssd, die0_end, die1_end, late)
+    };
+    let (mut ssd, die0_end, _, late) = setup();
+    assert_eq!(ssd.woken(), Some(2), "woken by the earlier end");
+    // The engine resumes it at its clock (10 ns): its command has not reached the drive yet.
+    let s = ssd.resume(&late, 10);
+    assert_eq!(s.resume_ns, Some(1_000_000), "looked at again at its own start");
+    let s = ssd.resume(&late, 1_000_000);
+    assert!(s.resume_ns.is_none() && s.completion_ns < die0_end, "taken at its start ({}), not after {die0_end}", s.completion_ns);
+    ssd.ftl().check().unwrap();
+    // A write whose command reached the drive at 20 ns goes ahead of it, and waits for room.
+    let (mut ssd, _, die1_end, _) = setup();
+    let early = Request::new(3, Op::Write, 28 * 8, 8, 20);
+    let mut e = ssd.service(&early, ArmPath::Direct, 20);
+    assert!(e.resume_ns.is_some(), "no room at 20 ns: die 1's program has not ended");
+    while let Some(t) = e.resume_ns {
+        assert!(t != AWAITS_WAKE);
+        e = ssd.resume(&early, t);
+    }
+    assert!(e.completion_ns >= die1_end, "taken once die 1's program ends: {} < {die1_end}", e.completion_ns);
+    ssd.ftl().check().unwrap();
+}
+
 /// Random reads, writes and discards (which program buffered units at once) arriving in bursts
 /// on a small drive with read priority and a buffer of one superpage (16 KiB), through the engine with
 /// and without a per-command latency that varies: writes wait in line, some first writes in

@@ -41,8 +41,8 @@ struct Waiting {
     /// Whether an event of the engine will resume it (armed at a program's end, at its own
     /// start, or woken); a write parked without one waits to be woken.
     has_event: bool,
-    /// Armed at a program's end: (the time the room was looked at, that end).
-    armed: Option<(Nanos, Nanos)>,
+    /// Armed at a program's end: that end.
+    armed: Option<Nanos>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -78,12 +78,12 @@ impl WaitingWrites {
     }
 
     /// `id` (started at `start_ns`) waits for the program ending at `release_ns`, the earliest
-    /// end after `checked_ns` when the room was looked at then; the engine resumes it then.
-    pub fn arm(&mut self, id: RequestId, start_ns: Nanos, checked_ns: Nanos, release_ns: Nanos) {
-        self.wait_armed(id, start_ns, true, Some((checked_ns, release_ns)));
+    /// end when the room was looked at; the engine resumes it then.
+    pub fn arm(&mut self, id: RequestId, start_ns: Nanos, release_ns: Nanos) {
+        self.wait_armed(id, start_ns, true, Some(release_ns));
     }
 
-    fn wait_armed(&mut self, id: RequestId, start_ns: Nanos, has_event: bool, armed: Option<(Nanos, Nanos)>) {
+    fn wait_armed(&mut self, id: RequestId, start_ns: Nanos, has_event: bool, armed: Option<Nanos>) {
         if let Some(w) = self.find(id) {
             w.has_event = has_event;
             w.armed = armed;
@@ -94,9 +94,8 @@ impl WaitingWrites {
         self.line.insert(at, Waiting { id, start_ns, has_event, armed });
     }
 
-    /// The first in line's arming at a program's end, if it is armed at one: (the time the room
-    /// was looked at, the end).
-    pub fn first_armed(&self) -> Option<(Nanos, Nanos)> {
+    /// The program end the first in line is armed at, if it is armed at one.
+    pub fn first_armed(&self) -> Option<Nanos> {
         self.line.front().and_then(|w| w.armed)
     }
 
@@ -198,9 +197,9 @@ mod tests {
     #[test]
     fn only_a_first_armed_at_a_programs_end_is_woken_for_an_earlier_one_once() {
         let mut w = WaitingWrites::default();
-        w.arm(1, 100, 110, 900);
+        w.arm(1, 100, 900);
         w.wait(2, 150, false);
-        assert_eq!(w.first_armed(), Some((110, 900)));
+        assert_eq!(w.first_armed(), Some(900));
         w.wake_first();
         assert_eq!(w.take_woken(), Some(1));
         assert_eq!((w.first_armed(), w.rewakes()), (None, 1), "woken: no longer armed");
@@ -208,8 +207,8 @@ mod tests {
         assert_eq!(w.take_woken(), None, "once per arming");
         // Resumed, it is armed again at the earlier end; then taken: the next was never armed.
         assert_eq!(w.resumed(1), Some(100));
-        w.arm(1, 100, 120, 400);
-        assert_eq!(w.first_armed(), Some((120, 400)));
+        w.arm(1, 100, 400);
+        assert_eq!(w.first_armed(), Some(400));
         w.taken(1);
         assert_eq!(w.take_woken(), Some(2));
         assert_eq!(w.first_armed(), None);
