@@ -99,33 +99,13 @@ impl WriteBuffer {
     /// end); then the earliest time a program in flight frees its room, as its end stands now
     /// (read priority may still move it later): always after `now`; None with none in flight.
     pub fn next_release_after(&mut self, now: Nanos) -> Option<Nanos> {
-        while let Some(&Reverse((at, n, id))) = self.releases.peek() {
-            let mut n = n;
-            if id != 0 {
-                let Some(m) = self.ends.get_mut(&id) else {
-                    self.releases.pop();
-                    continue;
-                };
-                if m.queued_ns != at {
-                    self.releases.pop();
-                    continue; // stale: the job's entry is another
-                }
-                if m.end_ns != at {
-                    m.queued_ns = m.end_ns;
-                    let again = Reverse((m.end_ns, m.sectors, id));
-                    self.releases.pop();
-                    self.releases.push(again);
-                    continue;
-                }
-                n = m.sectors;
-            }
+        while let Some(at) = self.earliest_release() {
             if at > now {
                 return Some(at);
             }
-            self.releases.pop();
-            if id != 0 {
-                self.ends.remove(&id);
-            }
+            // The live entry on top: its sectors now (a page programmed with it may have joined).
+            let Some(Reverse((_, n, id))) = self.releases.pop() else { break };
+            let n = if id != 0 { self.ends.remove(&id).map_or(n, |m| m.sectors) } else { n };
             self.in_flight_sectors -= n as u64;
         }
         None

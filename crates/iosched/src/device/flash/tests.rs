@@ -299,12 +299,10 @@ fn a_woken_write_is_resumed_at_its_own_start_and_holds_up_no_write_that_reached_
     assert_eq!(s.dispatch_ns, late_start);
 }
 
-/// Two dies on one channel, read priority, a buffer of 40 sectors: reads of die 0 queued first
-/// delay a program of die 0 (writes 0: a superpage) far ahead; a write to die 1 waits as a
-/// partial superpage; a third write then finds the buffer full and is armed at die 0's program
-/// end. A flush at `flush_at` (None: none) programs die 1's waiting unit on its idle die. The
-/// third write's completion, the end it was armed at, and whether the drive woke it.
-fn write_armed_far_then_a_flush(flush_at: Option<Nanos>) -> (Nanos, Nanos, bool) {
+/// Two dies on one channel, read priority, a buffer of 40 sectors, full: reads of die 0 queued
+/// first delay a program of die 0 (write 0: a superpage) far ahead; a write to die 1 (write 1)
+/// waits as a partial superpage. The drive and die 0's program end.
+fn die0_program_behind_reads_and_a_full_buffer() -> (FlashSsd, Nanos) {
     let mut spec = with_scheduling(small_spec(Precondition::Full), die_scheduling::SuspendMode::None);
     spec.geometry =
         FlashGeometry { channels: 1, dies_per_channel: 2, planes_per_die: 2, blocks_per_plane: 16, pages_per_block: 16, page_kib: 8 };
@@ -322,7 +320,16 @@ fn write_armed_far_then_a_flush(flush_at: Option<Nanos>) -> (Nanos, Nanos, bool)
     // Unit 4 is in chunk 1: die 1, waiting for three more units.
     let w1 = ssd.service(&Request::new(1, Op::Write, 4 * 8, 8, 2), ArmPath::Direct, 2);
     assert!(w1.resume_ns.is_none(), "room at once");
-    let armed_end = ssd.buffer.drained_ns();
+    let die0_end = ssd.buffer.drained_ns();
+    (ssd, die0_end)
+}
+
+/// The drive of [`die0_program_behind_reads_and_a_full_buffer`]: a third write finds the buffer
+/// full and is armed at die 0's program end. A flush at `flush_at` (None: none) programs die
+/// 1's waiting unit on its idle die. The third write's completion, the end it was armed at, and
+/// whether the drive woke it.
+fn write_armed_far_then_a_flush(flush_at: Option<Nanos>) -> (Nanos, Nanos, bool) {
+    let (mut ssd, armed_end) = die0_program_behind_reads_and_a_full_buffer();
     let third = Request::new(2, Op::Write, 12 * 8, 8, 3);
     let mut s = ssd.service(&third, ArmPath::Direct, 3);
     let first_due = s.resume_ns.expect("a full buffer: armed at die 0's program end");
@@ -375,18 +382,7 @@ fn a_look_at_the_line_wakes_for_an_end_before_its_start_and_frees_no_room_ahead(
     // The drive with the late write armed and the flush's program queued: (drive, die 0's end,
     // die 1's end, the late write).
     let setup = || {
-        let mut spec = with_scheduling(small_spec(Precondition::Full), die_scheduling::SuspendMode::None);
-        spec.geometry =
-            FlashGeometry { channels: 1, dies_per_channel: 2, planes_per_die: 2, blocks_per_plane: 16, pages_per_block: 16, page_kib: 8 };
-        spec.write_buffer_kib = 20;
-        let mut ssd = FlashSsd::new(spec, 1).unwrap();
-        let ups = ssd.spec().geometry.units_per_superpage() as u64;
-        for k in 1..=20u64 {
-            ssd.service(&Request::new(100 + k, Op::Read, k * 8 * 8, 8, 0), ArmPath::Direct, 0);
-        }
-        ssd.service(&Request::new(0, Op::Write, 0, (ups * 8) as u32, 1), ArmPath::Direct, 1);
-        ssd.service(&Request::new(1, Op::Write, 4 * 8, 8, 2), ArmPath::Direct, 2);
-        let die0_end = ssd.buffer.drained_ns();
+        let (mut ssd, die0_end) = die0_program_behind_reads_and_a_full_buffer();
         let late = Request::new(2, Op::Write, 12 * 8, 8, 3);
         let armed = ssd.service(&late, ArmPath::Direct, 1_000_000);
         assert!(armed.resume_ns.is_some_and(|t| t + ssd.spec().timing.overhead_ns() == die0_end), "armed at die 0's end");
