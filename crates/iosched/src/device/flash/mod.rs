@@ -733,8 +733,10 @@ impl FlashSsd {
                     // Its data goes over the channel too, with the second plane's share of a
                     // two-plane command; the die's time for it is not added (MQSim's two-plane
                     // program takes both pages' data before tPROG).
+                    // (`in_ns` is the lone page's: its data and a one-plane command.)
                     let (one, two) = (self.program_command_ns(1), self.program_command_ns(2));
-                    self.res.channel(ch).reserve(ready, in_ns - one + (two - one));
+                    let data_ns = in_ns - one;
+                    self.res.channel(ch).reserve(ready, data_ns + (two - one));
                 }
                 return (job, end);
             }
@@ -867,8 +869,7 @@ impl FlashSsd {
             let read_end = self.die_read(die, ready, tr);
             return self.res.channel(ch).reserve(read_end, out_ns).1;
         }
-        let cmd_ns = if self.spec.command_cycles { command_cycles::read_command_ns(1) } else { 0 };
-        let (_, out_end) = self.res.die_read_out(die, ch, ready, tr, out_ns, cmd_ns);
+        let (_, out_end) = self.res.die_read_out(die, ch, ready, tr, out_ns, self.read_command_ns());
         self.note_moved_programs();
         out_end
     }
@@ -948,6 +949,16 @@ impl FlashSsd {
             if self.buffer.earliest_release().is_some_and(|r| r < release) {
                 self.waiting_writes.wake_first();
             }
+        }
+    }
+
+    /// A page read command's cycles on the channel before tR (0 when `command_cycles` is off;
+    /// the model reads a page per command).
+    fn read_command_ns(&self) -> Nanos {
+        if self.spec.command_cycles {
+            command_cycles::read_command_ns(1)
+        } else {
+            0
         }
     }
 
@@ -1321,8 +1332,7 @@ impl DeviceView for FlashSsd {
             (None, Some(c)) if c.contains(lpn as u32) => (self.ftl.die_of(lpn), c.cfg.read_ns()),
             _ => return mapping + link,
         };
-        let command = if self.spec.command_cycles { command_cycles::read_command_ns(1) } else { 0 };
-        mapping + (self.res.die_busy_until(self.die_of_plane(die), now) - now) + command + tr + t.channel_ns(bytes) + link
+        mapping + (self.res.die_busy_until(self.die_of_plane(die), now) - now) + self.read_command_ns() + tr + t.channel_ns(bytes) + link
     }
 }
 

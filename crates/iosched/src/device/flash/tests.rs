@@ -427,13 +427,8 @@ fn writes_in_line_woken_by_earlier_programs_through_the_engine_complete_once() {
         spec.write_buffer_kib = 4 * spec.geometry.units_per_superpage();
         let mut ssd = FlashSsd::new(spec, seed).unwrap();
         let units = 256u64;
-        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        let mut next = |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut rng = crate::workload::rng_stream(seed, 0);
+        let mut next = |n: u64| rand::Rng::gen_range(&mut rng, 0..n);
         let mut at = 0;
         let requests: Vec<TraceRequest> = (0..3000u32)
             .map(|line| {
