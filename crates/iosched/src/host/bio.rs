@@ -42,11 +42,9 @@ impl Kernel {
         let mut runs = std::mem::take(&mut self.read_runs);
         runs.clear();
         for index in first..first.saturating_add(pages) {
-            let key = PageKey::new(ino, index);
-            if self.cache.contains(key) {
+            if !self.cache.add_locked(PageKey::new(ino, index)) {
                 continue;
             }
-            self.cache.add_locked(key);
             match runs.last_mut() {
                 Some((s, n)) if *s + *n == index => *n += 1,
                 _ => runs.push((index, 1)),

@@ -190,13 +190,14 @@ impl PageCache {
     }
 
     /// A page about to be read: inserted locked and not uptodate at the inactive head
-    /// (`add_to_page_cache_lru`). No-op if the page is already cached. May reclaim.
-    pub fn add_locked(&mut self, key: PageKey) {
+    /// (`add_to_page_cache_lru`). No-op if the page is already cached (false). May reclaim.
+    pub fn add_locked(&mut self, key: PageKey) -> bool {
         if self.map.contains(key) {
-            return;
+            return false;
         }
         self.insert(key, LOCKED);
         self.reclaim();
+        true
     }
 
     /// The page's read completed: uptodate and unlocked (no-op if absent).

@@ -38,6 +38,29 @@ impl Kernel {
                 return true;
             }
         }
+        // The file's readahead state, taken out of the task's map for the loop (one lookup per
+        // read(), not per page) and put back when the loop ends, whichever way.
+        let mut ra: Option<RaState269> = None;
+        let blocked = self.read_pages_2_6_9(t, ino, off, len, &mut ra, now, out);
+        if let Some(state) = ra {
+            self.tasks[t].ra269.insert(ino, state);
+        }
+        blocked
+    }
+
+    /// The page loop of `read_2_6_9`, with the file's readahead state in `ra` (None until the
+    /// first page asks for it).
+    #[allow(clippy::too_many_arguments)]
+    fn read_pages_2_6_9(
+        &mut self,
+        t: usize,
+        ino: Ino,
+        off: u64,
+        len: u64,
+        ra: &mut Option<RaState269>,
+        now: Nanos,
+        out: &mut Emit,
+    ) -> bool {
         let size = self.tree.size(ino);
         let end = off.saturating_add(len).min(size);
         let file_pages = size.div_ceil(PAGE_BYTES);
@@ -49,12 +72,12 @@ impl Kernel {
                 return false;
             }
             let index = pos / PAGE_BYTES;
-            let w = {
-                let probe = Probe { cache: &self.cache, ino };
-                let ra = self.tasks[t].ra269.entry(ino).or_insert_with(|| RaState269::open(&cfg));
-                page_cache_readahead(&cfg, ra, &probe, index, file_pages)
+            let state = match ra {
+                Some(state) => state,
+                None => ra.insert(self.tasks[t].ra269.get(&ino).copied().unwrap_or_else(|| RaState269::open(&cfg))),
             };
-            if self.submit_window_269(t, ino, w, now, out) {
+            let w = page_cache_readahead(&cfg, state, &Probe { cache: &self.cache, ino }, index, file_pages);
+            if !w.is_empty() && self.submit_window_269(t, ino, w, now, out) {
                 return true;
             }
             let key = PageKey::new(ino, index);
@@ -65,8 +88,8 @@ impl Kernel {
                 }
                 Lookup::Locked => return self.wait_page(t, key),
                 Lookup::Miss => {
-                    if let Some(ra) = self.tasks[t].ra269.get_mut(&ino) {
-                        handle_ra_miss(&cfg, ra, index);
+                    if let Some(state) = ra.as_mut() {
+                        handle_ra_miss(&cfg, state, index);
                     }
                     let one = RaWindow { start: index, pages: 1, marker: None, trigger: index, kind: RaKind::Sync };
                     if self.submit_window(t, ino, one, now, out) {

@@ -108,16 +108,16 @@ impl RaState269 {
     }
 }
 
-/// Pages of `[start, start + n)` inside the file and not cached: the I/O the window starts
-/// (`__do_page_cache_readahead`'s return value).
-fn actual(probe: &dyn CacheProbe, start: u64, n: u64, file_pages: u64) -> u64 {
+/// Whether a page of `[start, start + n)` inside the file is not cached: whether the window
+/// starts I/O (`__do_page_cache_readahead`'s return value is not 0; only that is asked of it).
+fn starts_io(probe: &dyn CacheProbe, start: u64, n: u64, file_pages: u64) -> bool {
     let end = start.saturating_add(n).min(file_pages);
-    (start..end.max(start)).filter(|&i| !probe.cached(i)).count() as u64
+    (start..end.max(start)).any(|i| !probe.cached(i))
 }
 
 /// `check_ra_success`: a window that started no I/O shrinks `next_size` from its value on entry.
-fn check_ra_success(ra: &mut RaState269, actual: u64, orig_next_size: u64) {
-    if actual == 0 {
+fn check_ra_success(ra: &mut RaState269, started_io: bool, orig_next_size: u64) {
+    if !started_io {
         if orig_next_size > 1 {
             ra.next_size = orig_next_size - 1;
             if ra.ahead_size != 0 {
@@ -139,7 +139,7 @@ fn window(start: u64, n: u64, file_pages: u64, trigger: u64, kind: RaKind) -> Ra
 /// (empty: none). `kind` is [`RaKind::Sync`] for a new current window (`do_io`: it holds `index`,
 /// which the reader then waits for), [`RaKind::Async`] for an ahead window.
 pub fn page_cache_readahead(cfg: &RaConfig, ra: &mut RaState269, probe: &dyn CacheProbe, index: u64, file_pages: u64) -> RaWindow {
-    let none = window(index, 0, file_pages, index, RaKind::Sync);
+    let none = RaWindow { start: index, pages: 0, marker: None, trigger: index, kind: RaKind::Sync };
     // Sub-page reads: the page just inspected.
     if index == ra.prev_page && ra.next_size != 0 {
         return none;
@@ -203,8 +203,8 @@ pub fn page_cache_readahead(cfg: &RaConfig, ra: &mut RaState269, probe: &dyn Cac
         ra.ahead_start = ra.start + ra.size;
         ra.ahead_size = ra.next_size;
         let w = window(ra.ahead_start, ra.ahead_size, file_pages, index, RaKind::Async);
-        let n = actual(probe, ra.ahead_start, ra.ahead_size, file_pages);
-        check_ra_success(ra, n, orig_next_size);
+        let io = starts_io(probe, ra.ahead_start, ra.ahead_size, file_pages);
+        check_ra_success(ra, io, orig_next_size);
         return w;
     }
     none
@@ -232,8 +232,8 @@ fn do_io(
     ra.ahead_size = 0;
     let w = window(index, ra.size, file_pages, index, RaKind::Sync);
     if !first_access {
-        let n = actual(probe, index, ra.size, file_pages);
-        check_ra_success(ra, n, orig_next_size);
+        let io = starts_io(probe, index, ra.size, file_pages);
+        check_ra_success(ra, io, orig_next_size);
     }
     w
 }
