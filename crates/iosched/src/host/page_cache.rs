@@ -183,6 +183,25 @@ impl PageCache {
         }
     }
 
+    /// `find`, and for an uptodate page `test_clear_readahead_mark` too (Linux's read loop does
+    /// both for each page it copies), with one lookup: the lookup and whether the mark was set.
+    pub fn find_taking_mark(&mut self, key: PageKey) -> (Lookup, bool) {
+        let Some(slot) = self.map.get(key) else {
+            self.stats.misses += 1;
+            return (Lookup::Miss, false);
+        };
+        if self.nodes[slot as usize].flags & LOCKED != 0 {
+            self.stats.locked_waits += 1;
+            return (Lookup::Locked, false);
+        }
+        self.stats.hits += 1;
+        self.mark_accessed(slot);
+        let n = &mut self.nodes[slot as usize];
+        let had = n.flags & READAHEAD != 0;
+        n.flags &= !READAHEAD;
+        (Lookup::Uptodate, had)
+    }
+
     /// Whether the page is cached in any state; no access marking, no counting (readahead's
     /// probe).
     pub fn contains(&self, key: PageKey) -> bool {

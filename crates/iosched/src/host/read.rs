@@ -142,9 +142,9 @@ impl Kernel {
             }
             let index = pos / PAGE_BYTES;
             let key = PageKey::new(ino, index);
-            match self.cache.find(key) {
-                Lookup::Uptodate => {
-                    if self.cache.test_clear_readahead_mark(key) {
+            match self.cache.find_taking_mark(key) {
+                (Lookup::Uptodate, marked) => {
+                    if marked {
                         let w = {
                             let probe = Probe { cache: &self.cache, ino };
                             let ra = self.tasks[t].ra.entry(ino).or_default();
@@ -160,8 +160,8 @@ impl Kernel {
                     let next = ((index + 1) * PAGE_BYTES).min(end);
                     self.tasks[t].progress = next - off;
                 }
-                Lookup::Locked => return self.wait_page(t, key),
-                Lookup::Miss => {
+                (Lookup::Locked, _) => return self.wait_page(t, key),
+                (Lookup::Miss, _) => {
                     let w = {
                         let probe = Probe { cache: &self.cache, ino };
                         let ra = self.tasks[t].ra.entry(ino).or_default();
