@@ -653,7 +653,8 @@ mod tests {
     /// A page read once: inserted, read, then the reader's access.
     fn read_once(c: &mut PageCache, key: PageKey) {
         assert_eq!(c.find(key), Lookup::Miss);
-        c.add_locked(key);
+        assert!(c.add_locked(key));
+        assert!(!c.add_locked(key), "a cached page is not added again");
         assert_eq!(c.find(key), Lookup::Locked);
         c.read_done(key);
         assert_eq!(c.find(key), Lookup::Uptodate);
@@ -832,6 +833,28 @@ mod tests {
         assert!(!c.test_clear_readahead_mark(k(1, 7)));
         c.set_readahead_mark(k(1, 8)); // absent: no-op
         assert!(!c.has_readahead_mark(k(1, 8)));
+    }
+
+    #[test]
+    fn find_taking_mark_is_find_then_test_clear() {
+        let (mut a, mut b) = (PageCache::new(10), PageCache::new(10));
+        for c in [&mut a, &mut b] {
+            c.add_locked(k(1, 0));
+            c.set_readahead_mark(k(1, 0));
+            c.add_locked(k(1, 1));
+            c.read_done(k(1, 1));
+            c.set_readahead_mark(k(1, 1));
+            c.find(k(1, 1)); // referenced: the next find activates it
+        }
+        for key in [k(1, 0), k(1, 1), k(1, 1), k(1, 2)] {
+            let plain = b.find(key);
+            let had = plain == Lookup::Uptodate && b.test_clear_readahead_mark(key);
+            assert_eq!(a.find_taking_mark(key), (plain, had), "{key:?}");
+        }
+        assert!(a.has_readahead_mark(k(1, 0)), "a locked page keeps its mark");
+        assert!(a.is_active(k(1, 1)) && !a.has_readahead_mark(k(1, 1)));
+        assert_eq!(a.stats(), b.stats());
+        assert_eq!((a.active_pages(), a.inactive_pages()), (b.active_pages(), b.inactive_pages()));
     }
 
     /// A 2 GiB sequential read through a 1 GiB cache, then a 2 GiB write with writeback keeping
