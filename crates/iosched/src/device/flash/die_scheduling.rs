@@ -322,6 +322,11 @@ impl DieQueue {
         }
     }
 
+    /// The end of the first job queued (`Nanos::MAX` if none): `prune` forgets nothing before it.
+    pub fn first_end(&self) -> Nanos {
+        self.jobs.front().map_or(Nanos::MAX, |j| j.end)
+    }
+
     /// Forgets jobs over by `now`.
     pub fn prune(&mut self, now: Nanos) {
         while self.jobs.front().is_some_and(|j| j.end <= now) {

@@ -166,6 +166,9 @@ pub struct Resources {
     dram: Option<Timeline>,
     /// The dies (one per chip) under read priority / suspension (the policy on).
     queues: Vec<DieQueue>,
+    /// At most the earliest end of a first job queued on any die (`Nanos::MAX`: none), lowered
+    /// after each change to a queue: `prune` before it has no job to forget and skips the dies.
+    queues_first_end: Nanos,
     /// The last `prune` time. Timelines are pruned to it when next reserved on (a request
     /// touches a few of the dozens of dies and channels), and read as if pruned: the same
     /// intervals as pruning every timeline at every call.
@@ -209,6 +212,7 @@ impl Resources {
             link_out: full_duplex.then(Timeline::default),
             dram: dram.then(Timeline::default),
             queues: if on { vec![DieQueue::default(); chips as usize] } else { Vec::new() },
+            queues_first_end: Nanos::MAX,
             horizon_ns: 0,
             sched: sched.clone(),
             next_job: 0,
@@ -228,8 +232,13 @@ impl Resources {
     /// (the timelines' lazily, see `horizon_ns`).
     pub fn prune(&mut self, now_ns: Nanos) {
         self.horizon_ns = self.horizon_ns.max(now_ns);
-        for q in &mut self.queues {
-            q.prune(now_ns);
+        if now_ns >= self.queues_first_end {
+            let mut first = Nanos::MAX;
+            for q in &mut self.queues {
+                q.prune(now_ns);
+                first = first.min(q.first_end());
+            }
+            self.queues_first_end = first;
         }
         while let Some(&Reverse((end, id))) = self.fed_ends.peek() {
             if end > now_ns {
@@ -296,6 +305,7 @@ impl Resources {
                 let t0 = q.latest_read_ns();
                 let from = self.moved.len();
                 q.take_moved(&mut self.moved);
+                self.queues_first_end = self.queues_first_end.min(q.first_end());
                 if !self.fed.is_empty() {
                     self.move_feeds(from, t0);
                 }
@@ -447,7 +457,9 @@ impl Resources {
             return (0, d.reserve(ready, busy).1);
         };
         self.next_job += 1;
-        (self.next_job, q.add_job(self.next_job, ready, ops))
+        let end = q.add_job(self.next_job, ready, ops);
+        self.queues_first_end = self.queues_first_end.min(q.first_end());
+        (self.next_job, end)
     }
 
     /// When a read reaching `die` at `t` would start.
@@ -475,6 +487,7 @@ impl Resources {
         let chip = self.chip(die);
         if let Some(q) = self.queues.get_mut(chip) {
             q.hold_until(id, ready);
+            self.queues_first_end = self.queues_first_end.min(q.first_end());
         }
     }
 
