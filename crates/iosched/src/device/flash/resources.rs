@@ -559,6 +559,35 @@ mod tests {
         DieScheduling { read_priority: true, ..DieScheduling::default() }
     }
 
+    /// Pruning skips the dies' queues only while no queued job can be over: a job queued after
+    /// a pass that found none, a job pushed later by a read or held, each is forgotten at its end.
+    #[test]
+    fn die_queues_forget_each_job_at_its_end() {
+        let (t, sched) = (timing(), priority());
+        let mut r = Resources::new(4, 2, &sched, false, false);
+        let one = DieWork { programs: 1, ..DieWork::default() };
+        r.prune(0); // no job queued: the bound is "none"
+        let (a, a_end) = r.die_job(0, 0, one, &t);
+        assert_eq!(a_end, 500 * US);
+        r.prune(a_end - 1);
+        assert!(r.job_window(0, a).is_some());
+        let (b, b_first_end) = r.die_job(1, 600 * US, one, &t);
+        r.prune(a_end);
+        assert!(r.job_window(0, a).is_none(), "forgotten at its end");
+        // A read reaching die 1 before b starts goes first and pushes b later.
+        r.die_read(1, 580 * US, 50 * US);
+        let (_, b_end) = r.job_window(1, b).expect("queued");
+        assert!(b_end > b_first_end, "b's end moved later ({b_first_end} -> {b_end})");
+        r.prune(b_end - 1);
+        assert!(r.job_window(1, b).is_some());
+        r.prune(b_end);
+        assert!(r.job_window(1, b).is_none());
+        // A job queued long after the last pass found the queues empty.
+        let (c, c_end) = r.die_job(3, b_end, one, &t);
+        r.prune(c_end);
+        assert!(r.job_window(3, c).is_none());
+    }
+
     #[test]
     fn a_chips_dies_take_one_command_at_a_time() {
         for sched in [DieScheduling::default(), priority()] {
