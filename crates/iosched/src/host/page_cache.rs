@@ -165,41 +165,40 @@ impl PageCache {
 
     /// A read's lookup (`find_get_page` then `mark_page_accessed` on an uptodate page).
     pub fn find(&mut self, key: PageKey) -> Lookup {
-        match self.map.get(key) {
-            None => {
-                self.stats.misses += 1;
-                Lookup::Miss
-            }
-            Some(slot) => {
-                if self.nodes[slot as usize].flags & LOCKED != 0 {
-                    self.stats.locked_waits += 1;
-                    Lookup::Locked
-                } else {
-                    self.stats.hits += 1;
-                    self.mark_accessed(slot);
-                    Lookup::Uptodate
-                }
-            }
-        }
+        self.find_slot(key).0
     }
 
     /// `find`, and for an uptodate page `test_clear_readahead_mark` too (Linux's read loop does
     /// both for each page it copies), with one lookup: the lookup and whether the mark was set.
     pub fn find_taking_mark(&mut self, key: PageKey) -> (Lookup, bool) {
+        match self.find_slot(key) {
+            (Lookup::Uptodate, Some(slot)) => (Lookup::Uptodate, self.take_mark(slot)),
+            (lookup, _) => (lookup, false),
+        }
+    }
+
+    /// `find`, with the slot of the page it found uptodate.
+    #[inline]
+    fn find_slot(&mut self, key: PageKey) -> (Lookup, Option<u32>) {
         let Some(slot) = self.map.get(key) else {
             self.stats.misses += 1;
-            return (Lookup::Miss, false);
+            return (Lookup::Miss, None);
         };
         if self.nodes[slot as usize].flags & LOCKED != 0 {
             self.stats.locked_waits += 1;
-            return (Lookup::Locked, false);
+            return (Lookup::Locked, None);
         }
         self.stats.hits += 1;
         self.mark_accessed(slot);
+        (Lookup::Uptodate, Some(slot))
+    }
+
+    /// Clears the slot's `PG_readahead`: whether it was set.
+    fn take_mark(&mut self, slot: u32) -> bool {
         let n = &mut self.nodes[slot as usize];
         let had = n.flags & READAHEAD != 0;
         n.flags &= !READAHEAD;
-        (Lookup::Uptodate, had)
+        had
     }
 
     /// Whether the page is cached in any state; no access marking, no counting (readahead's
@@ -289,15 +288,7 @@ impl PageCache {
 
     /// `TestClearPageReadahead`: whether the mark was set; it is cleared.
     pub fn test_clear_readahead_mark(&mut self, key: PageKey) -> bool {
-        match self.map.get(key) {
-            Some(slot) => {
-                let n = &mut self.nodes[slot as usize];
-                let had = n.flags & READAHEAD != 0;
-                n.flags &= !READAHEAD;
-                had
-            }
-            None => false,
-        }
+        self.map.get(key).is_some_and(|slot| self.take_mark(slot))
     }
 
     pub fn has_readahead_mark(&self, key: PageKey) -> bool {

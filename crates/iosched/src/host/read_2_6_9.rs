@@ -88,9 +88,7 @@ impl Kernel {
                 }
                 Lookup::Locked => return self.wait_page(t, key),
                 Lookup::Miss => {
-                    if let Some(state) = ra.as_mut() {
-                        handle_ra_miss(&cfg, state, index);
-                    }
+                    handle_ra_miss(&cfg, state, index);
                     let one = RaWindow { start: index, pages: 1, marker: None, trigger: index, kind: RaKind::Sync };
                     if self.submit_window(t, ino, one, now, out) {
                         return true;
