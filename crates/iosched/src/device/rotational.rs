@@ -406,6 +406,17 @@ impl RotationalDisk {
         aligned: bool,
         first: Option<TrackPos>,
     ) -> (WalkEnd, Nanos) {
+        // Within one track from a known position (a request's media transfer, its first blocks
+        // for the bus): one transfer, as the loop below would find, without its set-up.
+        if let (true, Some(pos)) = (aligned, first) {
+            if from < to_sector && to_sector <= pos.track_end_sector {
+                let need = self.transfer_ns(t0, pos.slot, self.geometry.span_slots_at(&pos, from, to_sector), pos.spt_div);
+                let at_ns = t0.saturating_add(need);
+                if at_ns <= until_ns {
+                    return (WalkEnd { sector: to_sector, at_ns, head: Some(pos.chs) }, need);
+                }
+            }
+        }
         let (mut cur, mut t, mut xfer) = (from, t0, 0);
         let to_sector = to_sector.min(self.geometry.capacity_sectors);
         if cur >= to_sector {
