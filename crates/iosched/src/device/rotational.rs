@@ -1087,7 +1087,14 @@ impl RotationalDisk {
             return None;
         }
         let mut best = self.cache.find_static_prefix(lo, hi);
-        if let (Some(st), Some(front)) = (self.cache.stream, self.stream_front(now)) {
+        // The stopped stream's segment can hold a prefix only if `lo` lies in its extent, below
+        // where the front can be (never past the larger of its start and its cap), and the
+        // read ends past its cap: else its front is not needed.
+        let may_hold = |st: &Stream| {
+            self.cache.segment(st.segment).lo <= lo && lo < st.next_sector.max(st.cap_sector) && st.cap_sector < hi
+        };
+        let stream = self.cache.stream.filter(may_hold);
+        if let Some((st, front)) = stream.and_then(|st| Some((st, self.stream_front(now)?))) {
             let seg = self.cache.segment(st.segment);
             let kept_from = seg.lo.max(front.sector.saturating_sub(self.cache.segment_sectors));
             let stopped = front.sector >= st.cap_sector;
@@ -1174,8 +1181,12 @@ impl RotationalDisk {
         }
         let st = self.cache.stream?;
         let seg = self.cache.segment(st.segment);
+        // Outside the stream's whole extent no front can serve it: the front is not needed.
+        if lo < seg.lo || lo > st.cap_sector {
+            return None;
+        }
         let front = self.stream_front(now)?;
-        if lo < seg.lo.max(front.sector.saturating_sub(self.cache.segment_sectors)) || lo > st.cap_sector {
+        if lo < front.sector.saturating_sub(self.cache.segment_sectors) {
             return None;
         }
         // Read-ahead that has stopped short of the access's end leaves the rest to the media.
