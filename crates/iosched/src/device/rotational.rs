@@ -1090,9 +1090,8 @@ impl RotationalDisk {
         // The stopped stream's segment can hold a prefix only if `lo` lies in its extent, below
         // where the front can be (never past the larger of its start and its cap), and the
         // read ends past its cap: else its front is not needed.
-        let may_hold = |st: &Stream| {
-            self.cache.segment(st.segment).lo <= lo && lo < st.next_sector.max(st.cap_sector) && st.cap_sector < hi
-        };
+        let may_hold =
+            |st: &Stream| self.cache.segment(st.segment).lo <= lo && lo < st.next_sector.max(st.cap_sector) && st.cap_sector < hi;
         let stream = self.cache.stream.filter(may_hold);
         if let Some((st, front)) = stream.and_then(|st| Some((st, self.stream_front(now)?))) {
             let seg = self.cache.segment(st.segment);
