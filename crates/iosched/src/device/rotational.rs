@@ -1246,6 +1246,122 @@ fn sum(times: &[Nanos]) -> Nanos {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::device::presets::preset;
+    use crate::device::Device;
+    use rand::{Rng, SeedableRng};
+
+    const DRIVES: [&str; 3] = ["wd-ultrastar-hc310", "ibm-deskstar-34gxp", "maxtor-stm332061"];
+
+    /// A walk within one track from a known position (one transfer) ends where the loop, given
+    /// no position, ends: the same sector, instant, head and transfer time, for limits before,
+    /// at and after its end.
+    #[test]
+    fn a_walk_within_one_track_is_the_loops_first_pass() {
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(26);
+        for name in DRIVES {
+            let d = RotationalDisk::new(preset(name).unwrap()).unwrap();
+            let cap = d.geometry.capacity_sectors;
+            let mut one_transfer = 0;
+            for _ in 0..20_000 {
+                let from = rng.gen_range(0..cap - 1);
+                let pos = d.geometry.locate(from);
+                let to = rng.gen_range(from + 1..=pos.track_end_sector);
+                let t0: Nanos = rng.gen_range(0..10_000_000_000);
+                let whole = d.walk_uncached(from, t0, to, Nanos::MAX, true, None).0.at_ns;
+                let until = match rng.gen_range(0..4) {
+                    0 => Nanos::MAX,
+                    1 => whole,
+                    2 => (whole - 1).max(t0),
+                    _ => rng.gen_range(t0..=whole),
+                };
+                let known = d.walk_uncached(from, t0, to, until, true, Some(pos));
+                assert_eq!(known, d.walk_uncached(from, t0, to, until, true, None), "{name}: {from}..{to} from {t0} until {until}");
+                one_transfer += (known.0.sector == to) as u32;
+            }
+            assert!(one_transfer > 10_000, "{name}: the one-transfer case was taken {one_transfer} times");
+        }
+    }
+
+    /// `partial_hit_prefix` and `buffered_wait_ns` as they were before they asked for the
+    /// stream's front only when a read may lie in it: the front first, then the tests.
+    fn partial_hit_prefix_front_first(d: &RotationalDisk, lo: u64, hi: u64, now: Nanos) -> Option<(usize, u64)> {
+        let mut best = d.cache.find_static_prefix(lo, hi);
+        if let (Some(st), Some(front)) = (d.cache.stream, d.stream_front(now)) {
+            let seg = d.cache.segment(st.segment);
+            let kept_from = seg.lo.max(front.sector.saturating_sub(d.cache.segment_sectors));
+            let stopped = front.sector >= st.cap_sector;
+            if stopped && kept_from <= lo && lo < front.sector && front.sector < hi && best.is_none_or(|(_, e)| e < front.sector) {
+                best = Some((st.segment, front.sector));
+            }
+        }
+        best
+    }
+
+    fn buffered_wait_front_first(d: &RotationalDisk, lo: u64, hi: u64, now: Nanos) -> Option<Nanos> {
+        if d.cache.find_static(lo, hi).is_some() {
+            return Some(0);
+        }
+        let st = d.cache.stream?;
+        let seg = d.cache.segment(st.segment);
+        let front = d.stream_front(now)?;
+        if lo < seg.lo.max(front.sector.saturating_sub(d.cache.segment_sectors)) || lo > st.cap_sector {
+            return None;
+        }
+        if front.sector >= st.cap_sector && hi > st.cap_sector {
+            return None;
+        }
+        if lo < front.sector {
+            return Some(0);
+        }
+        let reach = d.walk(st.next_sector, st.at_ns, lo + 1, Nanos::MAX, st.aligned, None).0;
+        Some(reach.at_ns.saturating_sub(now.saturating_add(d.overhead_ns)))
+    }
+
+    /// The range tests that spare the front give what asking for it first gives: reads in,
+    /// around and far from a live or stopped stream, at instants before and after read-ahead
+    /// ends, while the disk serves sequential runs, partial hits and random reads.
+    #[test]
+    fn the_front_is_asked_for_only_when_a_read_may_lie_in_it() {
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(2612);
+        for name in DRIVES {
+            let mut d = RotationalDisk::new(preset(name).unwrap()).unwrap();
+            assert!(d.cache.enabled(), "{name} has a read cache");
+            let cap = d.geometry.capacity_sectors;
+            let (mut now, mut next): (Nanos, u64) = (0, 1_000);
+            let (mut stream_prefixes, mut waits) = (0, 0);
+            for round in 0..3_000u64 {
+                for _ in 0..8 {
+                    let t = now + rng.gen_range(0..30_000_000);
+                    let (lo, hi) = match d.cache.stream {
+                        Some(st) if rng.gen_bool(0.8) => {
+                            let seg_lo = d.cache.segment(st.segment).lo;
+                            let lo = rng.gen_range(seg_lo.saturating_sub(64)..st.cap_sector + 64).min(cap - 1);
+                            (lo, (lo + rng.gen_range(1..256)).min(cap))
+                        }
+                        _ => {
+                            let lo = rng.gen_range(0..cap - 256);
+                            (lo, lo + rng.gen_range(1..256))
+                        }
+                    };
+                    let expected = partial_hit_prefix_front_first(&d, lo, hi, t);
+                    assert_eq!(d.partial_hit_prefix(Op::Read, lo, hi, t), expected, "{name}, round {round}: [{lo}, {hi}) at {t}");
+                    stream_prefixes += d.cache.stream.is_some_and(|st| expected.is_some_and(|(i, _)| i == st.segment)) as u32;
+                    let wait = buffered_wait_front_first(&d, lo, hi, t);
+                    assert_eq!(d.buffered_wait_ns(lo, hi, t), wait, "{name}, round {round}: [{lo}, {hi}) at {t}");
+                    waits += wait.is_some_and(|w| w > 0) as u32;
+                }
+                // Serve on: mostly the next blocks (the stream's hits and partial hits), now and
+                // then far away (a new stream), at instants inside and after read-ahead.
+                let start = if rng.gen_bool(0.7) { next + rng.gen_range(0..64) } else { rng.gen_range(0..cap - 512) };
+                let req = Request::new(round, Op::Read, start.min(cap - 512), rng.gen_range(1..256), 0);
+                let at = now + rng.gen_range(0..20_000_000);
+                d.advance_to(at);
+                now = d.service(&req, ArmPath::Direct, at).completion_ns;
+                next = req.end_sector();
+            }
+            assert!(stream_prefixes > 0 && waits > 0, "{name}: {stream_prefixes} partial hits on the stream, {waits} waits for it");
+        }
+    }
 
     /// `forward_angle` is `(to + REV_UNITS - from) % REV_UNITS` for angles of one turn (its
     /// fast path) and beyond (the division).
