@@ -680,17 +680,16 @@ impl RotationalDisk {
         self.head_sector = end.sector;
         if req.op == Op::Read && self.cache.enabled() {
             self.cache.start_stream(req.start_sector, end.sector, end.at_ns, self.geometry.capacity_sectors);
-            // The stream's front, walked at the next decision, starts by locating the stream's
-            // first sector: when it lies in the request's contiguous run its position follows
-            // by arithmetic, and `locate_near` leaves it in the geometry's memo for that walk
-            // (`track_end_readahead` below locates it so already).
-            if !self.ext.readahead_to_track_end && end.sector < target.contiguous_end_sector {
-                self.geometry.locate_near(end.sector, req.start_sector, &target);
-            }
             if self.ext.readahead_to_track_end {
                 let seg_lo = req.start_sector.max(end.sector.saturating_sub(self.cache.segment_sectors));
                 let cap = self.track_end_readahead(req, seg_lo, Some(&target));
                 self.cache.set_cap(cap);
+            } else if end.sector < target.contiguous_end_sector {
+                // The stream's front, walked at the next decision, starts by locating the
+                // stream's first sector: in the request's contiguous run its position follows by
+                // arithmetic, and `locate_near` leaves it in the geometry's memo for that walk
+                // (`track_end_readahead` above locates it so).
+                self.geometry.locate_near(end.sector, req.start_sector, &target);
             }
             if self.ext.readahead_stop_at > 0 {
                 if let Some(st) = self.cache.stream {
