@@ -72,10 +72,7 @@ impl Kernel {
                 return false;
             }
             let index = pos / PAGE_BYTES;
-            let state = match ra {
-                Some(state) => state,
-                None => ra.insert(self.tasks[t].ra269.get(&ino).copied().unwrap_or_else(|| RaState269::open(&cfg))),
-            };
+            let state = ra.get_or_insert_with(|| self.tasks[t].ra269.get(&ino).copied().unwrap_or_else(|| RaState269::open(&cfg)));
             let w = page_cache_readahead(&cfg, state, &Probe { cache: &self.cache, ino }, index, file_pages);
             if !w.is_empty() && self.submit_window_269(t, ino, w, now, out) {
                 return true;
