@@ -215,15 +215,26 @@ impl BfqQueue {
         self.sort.insert((req.start_sector, req.id), (req, fifo_ns));
         self.fifo.insert((fifo_ns, req.id, req.start_sector), ());
         let prev = self.next_rq;
-        let cur = prev.map(|k| self.request(k));
-        let pick =
-            choose_req(cur, Some(&self.sort[&(req.start_sector, req.id)].0), last, back_max, penalty).map(|r| (r.start_sector, r.id));
+        // The new request compared as the copy just stored (no second look-up); with nothing
+        // to compare it with, it is next.
+        let pick = match prev {
+            None => Some((req.start_sector, req.id)),
+            Some(k) => choose_req(Some(self.request(k)), Some(&req), last, back_max, penalty).map(|r| (r.start_sector, r.id)),
+        };
         self.next_rq = pick;
         prev != pick
     }
 
     /// Takes a queued request out; next_rq moves on if it was that one.
     pub fn take(&mut self, key: Key, back_max: u64, penalty: u64) -> Option<Request> {
+        if self.sort.len() == 1 {
+            // The common case (a process with one request at a time): no neighbour to move
+            // next_rq to, which find_next_rq would search for.
+            let (req, fifo_ns) = self.sort.remove(&key)?;
+            self.fifo.remove(&(fifo_ns, key.1, key.0));
+            self.next_rq = None;
+            return Some(req);
+        }
         if self.next_rq == Some(key) {
             self.next_rq = self.find_next_rq(key, back_max, penalty);
         }
@@ -251,5 +262,48 @@ impl BfqQueue {
     /// Milliseconds as Linux jiffies at HZ = 1000 (used in a few comparisons).
     pub fn ms(ns: Nanos) -> u64 {
         ns / NS_PER_MS
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::request::Op;
+
+    fn queue() -> BfqQueue {
+        BfqQueue::new(1, 7, true, 1, 4, 100, 0)
+    }
+
+    fn read(id: u64, sector: u64) -> Request {
+        Request::new(id, Op::Read, sector, 8, 0)
+    }
+
+    /// next_rq as local C-LOOK keeps it: the request ahead of the head first, and the one
+    /// left when another is taken; a queue with one request gives it and has no next.
+    #[test]
+    fn next_rq_follows_inserts_and_takes() {
+        let (back_max, penalty) = (16 * 1024 * 2, 2);
+        let mut q = queue();
+        assert!(q.insert(read(1, 5_000), 0, 1_000, back_max, penalty), "the first request is next");
+        assert_eq!(q.next_rq, Some((5_000, 1)));
+        // Nearer ahead of the head (1,000): next instead.
+        assert!(q.insert(read(2, 2_000), 10, 1_000, back_max, penalty));
+        assert_eq!(q.next_rq, Some((2_000, 2)));
+        // Farther ahead: next stays.
+        assert!(!q.insert(read(3, 9_000), 20, 1_000, back_max, penalty));
+        assert_eq!(q.next_rq, Some((2_000, 2)));
+        // Taking next moves it to the request after it in sector order.
+        assert_eq!(q.take((2_000, 2), back_max, penalty).map(|r| r.id), Some(2));
+        assert_eq!(q.next_rq, Some((5_000, 1)));
+        // Taking another leaves next alone.
+        assert_eq!(q.take((9_000, 3), back_max, penalty).map(|r| r.id), Some(3));
+        assert_eq!(q.next_rq, Some((5_000, 1)));
+        // A key not queued: nothing taken, nothing changed.
+        assert_eq!(q.take((9_000, 3), back_max, penalty), None);
+        assert_eq!((q.len(), q.next_rq), (1, Some((5_000, 1))));
+        // The last one: empty, no next, the FIFO empty too.
+        assert_eq!(q.take((5_000, 1), back_max, penalty).map(|r| r.id), Some(1));
+        assert_eq!((q.len(), q.next_rq, q.fifo.len()), (0, None, 0));
+        assert_eq!(q.take((5_000, 1), back_max, penalty), None);
     }
 }
