@@ -436,6 +436,26 @@ fn a_runtime_ends_a_process_and_starts_its_successor() {
 }
 
 #[test]
+fn every_process_waiting_for_an_exit_starts_its_gap_then() {
+    // Two wait for "a", one for "b" (an exit finds its followers by a search: each must start).
+    let r = records_of_scenario(
+        "[[process]]\nname = \"a\"\nrequest_kib = 64\nrequests = 3\n\
+         [[process]]\nname = \"b\"\nrequest_kib = 64\nrequests = 2\nafter = \"a\"\nstart_us = 1000\n\
+         [[process]]\nname = \"c\"\nrequest_kib = 64\nrequests = 2\nafter = \"a\"\nstart_us = 3000\n\
+         [[process]]\nname = \"d\"\nrequest_kib = 64\nrequests = 2\nafter = \"b\"\nstart_us = 500\n\
+         [run]\nduration_s = 1\n",
+    );
+    let of = |pid: u32| -> Vec<&RequestRecord> { r.iter().filter(|x| x.pid == pid).collect() };
+    let (a, b, c, d) = (of(1), of(2), of(3), of(4));
+    assert_eq!((a.len(), b.len(), c.len(), d.len()), (3, 2, 2, 2));
+    let a_exit = a.iter().map(|x| x.complete_ns).max().unwrap();
+    let b_exit = b.iter().map(|x| x.complete_ns).max().unwrap();
+    assert_eq!(b[0].issue_ns, a_exit + 1_000_000);
+    assert_eq!(c[0].issue_ns, a_exit + 3_000_000);
+    assert_eq!(d[0].issue_ns, b_exit + 500_000);
+}
+
+#[test]
 fn think_every_n_thinks_only_after_every_nth_access() {
     let r = records_of_scenario(
         "[[process]]\nname = \"bursty\"\nrequest_kib = 64\nthink_us = 10000\nthink_every = 4\nrequests = 12\n\
