@@ -60,7 +60,7 @@ pub struct Entity {
     pub tree: Tree,
     /// Which of its tree's sets holds it (its stamp there; `NO_STAMP`: none).
     set: Set,
-    stamp: u64,
+    stamp: u32,
     pub in_service: bool,
     /// Active children (groups only): in a tree or in service.
     pub active_children: u32,
@@ -108,7 +108,9 @@ pub struct Wf2q {
     pub sched: Vec<Option<SchedData>>,
     free: Vec<Eid>,
     /// The last stamp given to an entity entering a set.
-    stamps: u64,
+    stamps: u32,
+    /// The last stamp given before every stamp is renumbered (`u32::MAX`; tests lower it).
+    stamp_limit: u32,
 }
 
 impl Default for Wf2q {
@@ -120,7 +122,14 @@ impl Default for Wf2q {
 impl Wf2q {
     pub fn new() -> Self {
         let root = Entity { parent: None, ..Self::fresh(ROOT, CLASS_BE, 1) };
-        Wf2q { entities: vec![root], sched: vec![Some(SchedData::default())], free: Vec::new(), stamps: NO_STAMP }
+        Wf2q { entities: vec![root], sched: vec![Some(SchedData::default())], free: Vec::new(), stamps: NO_STAMP, stamp_limit: u32::MAX }
+    }
+
+    /// The same hierarchy renumbering its stamps after `limit` of them (tests: the renumbering,
+    /// which a run reaches after 2^32 entries into a set, changes no choice).
+    #[cfg(test)]
+    pub fn with_stamp_limit(limit: u32) -> Self {
+        Wf2q { stamp_limit: limit, ..Self::new() }
     }
 
     fn alloc(&mut self, e: Entity, group: bool) -> Eid {
@@ -195,6 +204,9 @@ impl Wf2q {
 
     /// Puts `e` into one of its tree's sets with a fresh stamp.
     fn enter(&mut self, e: Eid, set: Set, key: u128) {
+        if self.stamps >= self.stamp_limit {
+            self.restamp();
+        }
         self.stamps += 1;
         let stamp = self.stamps;
         let st = self.st(e);
@@ -208,6 +220,32 @@ impl Wf2q {
         (ent.set, ent.stamp) = (set, stamp);
     }
 
+    /// Gives every entity in a set a new stamp from 1 up, dropping the sets' stale entries, so
+    /// that stamps stay unique in 32 bits (a stale entry would otherwise take the stamp its
+    /// entity is given 2^32 entries later for a membership).
+    fn restamp(&mut self) {
+        let Wf2q { sched, entities, stamps, .. } = self;
+        // Membership is judged by the stamps as they were (unique), not by new ones, which may
+        // equal a stale entry's in another set.
+        let old: Vec<u32> = entities.iter().map(|ent| ent.stamp).collect();
+        let mut next = NO_STAMP;
+        for sd in sched.iter_mut().flatten() {
+            for st in &mut sd.trees {
+                for set in [&mut st.eligible, &mut st.pending, &mut st.idle] {
+                    set.restamp(
+                        |m, s| old[m] == s,
+                        |m| {
+                            next += 1;
+                            entities[m].stamp = next;
+                            next
+                        },
+                    );
+                }
+            }
+        }
+        *stamps = next;
+    }
+
     /// Takes `e` out of the set holding it.
     fn leave(&mut self, e: Eid) {
         let set = self.entities[e].set;
@@ -216,7 +254,7 @@ impl Wf2q {
         let (p, c) = (ent.parent.expect("entity with a parent"), ent.class);
         let Wf2q { sched, entities, .. } = self;
         let st = &mut sched[p].as_mut().expect("group").trees[c];
-        let is_member = |m: Eid, s: u64| entities[m].stamp == s;
+        let is_member = |m: Eid, s: u32| entities[m].stamp == s;
         match set {
             Set::Eligible => st.eligible.removed(is_member),
             Set::Pending => st.pending.removed(is_member),

@@ -197,3 +197,59 @@ fn a_weight_change_applies_at_the_next_activation() {
     }
     assert!(count_a >= 95, "weight 100 vs 10 should get about 10/11 of the slots: {count_a}/110");
 }
+
+/// Stamps renumbered every few entries into a set change no choice: two hierarchies (queues
+/// in the root and in two groups, random budgets, weights, idling and requeueing), one with
+/// the default stamp range and one renumbering after every 5 stamps, make the same selections
+/// and keep the same virtual times.
+#[test]
+fn renumbering_the_stamps_changes_no_choice() {
+    let mut x: u64 = 0x2545f4914f6cdd1d;
+    let mut rnd = |m: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % m
+    };
+    let (mut a, mut b) = (Wf2q::new(), Wf2q::with_stamp_limit(5));
+    let mut leaves = Vec::new();
+    for wf in [&mut a, &mut b] {
+        let g1 = wf.new_group(ROOT, 3);
+        let g2 = wf.new_group(ROOT, 1);
+        let mut ids = Vec::new();
+        for (parent, w) in [(ROOT, 1), (ROOT, 2), (g1, 1), (g1, 4), (g1, 2), (g2, 1), (g2, 3), (ROOT, 5)] {
+            ids.push(wf.new_queue(parent, CLASS_BE, w));
+        }
+        leaves = ids;
+    }
+    let mut backlogged = vec![false; leaves.len()];
+    let mut selections = 0;
+    for _ in 0..20_000 {
+        // Some idle queues get requests.
+        for (i, &e) in leaves.iter().enumerate() {
+            if !backlogged[i] && rnd(3) == 0 {
+                let budget = 1 + rnd(2048);
+                a.activate(e, budget);
+                b.activate(e, budget);
+                backlogged[i] = true;
+            }
+        }
+        let (sa, sb) = (a.select(false), b.select(false));
+        assert_eq!(sa, sb);
+        let Some(e) = sa else { continue };
+        selections += 1;
+        let i = leaves.iter().position(|&l| l == e).expect("a leaf");
+        let service = 1 + rnd(a.entities[e].budget);
+        a.served(e, service);
+        b.served(e, service);
+        backlogged[i] = rnd(2) == 0;
+        let next = 1 + rnd(2048);
+        a.expire(e, backlogged[i], next);
+        b.expire(e, backlogged[i], next);
+        for &l in &leaves {
+            assert_eq!(a.vtime_of(l), b.vtime_of(l));
+            assert_eq!(a.entities[l].finish, b.entities[l].finish);
+        }
+    }
+    assert!(selections > 10_000, "{selections} selections");
+}
