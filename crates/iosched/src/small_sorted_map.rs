@@ -5,6 +5,7 @@
 //! time; the vector keeps its capacity. The order and every answer are the B-tree's (a
 //! property test compares them over random operations).
 
+use smallvec::SmallVec;
 use std::collections::BTreeMap;
 
 /// Entries held in the vector; beyond, a B-tree (a shift of 32 entries costs less than a
@@ -13,7 +14,8 @@ const SPILL: usize = 32;
 
 #[derive(Clone, Debug)]
 pub struct SmallSortedMap<K, V> {
-    small: Vec<(K, V)>,
+    /// The first entry inline (a process's one request: no pointer to another cache line).
+    small: SmallVec<[(K, V); 1]>,
     /// Some from the insert that would make `SPILL + 1` entries until a removal leaves
     /// `SPILL / 2` (then `small` is empty).
     large: Option<BTreeMap<K, V>>,
@@ -21,7 +23,7 @@ pub struct SmallSortedMap<K, V> {
 
 impl<K, V> Default for SmallSortedMap<K, V> {
     fn default() -> Self {
-        SmallSortedMap { small: Vec::new(), large: None }
+        SmallSortedMap { small: SmallVec::new(), large: None }
     }
 }
 

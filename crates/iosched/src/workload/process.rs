@@ -24,11 +24,16 @@ use super::pattern::Pattern;
 use super::think::Think;
 use super::{rng_stream, Emit, NewRequest, ProcessInfo, Workload};
 use crate::fast_hash::FastMap;
+use crate::pid_map::PidMap;
 use crate::request::{IoPrio, Op, Principal, Request};
 use crate::sched::ProcessEvent;
 use crate::time::Nanos;
 use rand::Rng;
 use rand_pcg::Pcg64;
+use smallvec::SmallVec;
+
+/// Start sectors of the requests an access waits for: one or two, kept inline.
+type Pending = SmallVec<[u64; 2]>;
 
 /// Sectors in one page (4 KiB): the page cache's unit.
 pub const PAGE_SECTORS: u64 = 8;
@@ -138,7 +143,7 @@ struct ProcessState {
     rng: Pcg64,
     /// Per outstanding access ("lane", `iodepth` of them): start sectors of the requests it
     /// waits for. Lane 0 is the only one of a synchronous process.
-    lanes: Vec<Vec<u64>>,
+    lanes: SmallVec<[Pending; 1]>,
     /// Lanes that have stopped (the run's end or the request limit).
     lanes_done: u32,
     /// Copy time charged when the current access is satisfied.
@@ -156,7 +161,11 @@ pub struct Processes {
     /// in that order: an exit finds its followers by a binary search, not a pass over every
     /// process (a cache miss each with a thousand of them).
     followers: Vec<(usize, usize)>,
-    by_pid: FastMap<Principal, usize>,
+    /// Process index by principal: the first process of each pid in the pid's slot (a
+    /// scenario's pids are dense from 1), any other principal of a pid already taken in
+    /// `other_principals`.
+    by_pid: PidMap<(Principal, usize)>,
+    other_principals: FastMap<Principal, usize>,
     /// No new request is issued at or after this time.
     pub stop_issuing_ns: Nanos,
 }
@@ -167,7 +176,7 @@ impl Processes {
             .into_iter()
             .enumerate()
             .map(|(i, spec)| ProcessState {
-                lanes: vec![Vec::new(); spec.iodepth.max(1) as usize],
+                lanes: SmallVec::from_elem(Pending::new(), spec.iodepth.max(1) as usize),
                 lanes_done: 0,
                 kernel: match spec.access {
                     Access::Mmap => None,
@@ -188,13 +197,30 @@ impl Processes {
                 issued_by_op: [0; 2],
             })
             .collect();
-        let mut by_pid = FastMap::default();
+        let (mut by_pid, mut other_principals) = (PidMap::default(), FastMap::default());
         for (i, p) in procs.iter().enumerate() {
-            by_pid.entry(p.spec.principal).or_insert(i);
+            let principal = p.spec.principal;
+            match by_pid.get(principal.pid) {
+                None => {
+                    by_pid.insert(principal.pid, (principal, i));
+                }
+                Some(&(first, _)) if first == principal => {}
+                Some(_) => {
+                    other_principals.entry(principal).or_insert(i);
+                }
+            }
         }
         let mut followers: Vec<(usize, usize)> = procs.iter().enumerate().filter_map(|(j, p)| p.spec.after.map(|a| (a, j))).collect();
         followers.sort_unstable();
-        Processes { procs, followers, by_pid, stop_issuing_ns }
+        Processes { procs, followers, by_pid, other_principals, stop_issuing_ns }
+    }
+
+    /// The index of the first process of `principal`.
+    fn index_of(&self, principal: &Principal) -> Option<usize> {
+        match self.by_pid.get(principal.pid) {
+            Some(&(first, i)) if first == *principal => Some(i),
+            _ => self.other_principals.get(principal).copied(),
+        }
     }
 
     /// Per-process access statistics, in process order.
@@ -333,7 +359,7 @@ fn token(process: usize, lane: usize) -> u64 {
 /// read() of `len` sectors at file offset `off`: sequential detection, cache lookup, the
 /// synchronous requests for what is missing, then read-ahead. Returns how many requests
 /// already on their way the read waits for.
-fn kernel_read(k: &mut Kernel, s: &ProcessSpec, off: u64, len: u64, now: Nanos, out: &mut Emit, pending: &mut Vec<u64>) -> usize {
+fn kernel_read(k: &mut Kernel, s: &ProcessSpec, off: u64, len: u64, now: Nanos, out: &mut Emit, pending: &mut Pending) -> usize {
     let sequential = off == k.next_off || (off == 0 && k.seq_sectors > 0);
     k.seq_sectors = if sequential { k.seq_sectors.saturating_add(len) } else { 0 };
     k.next_off = off + len;
@@ -369,7 +395,7 @@ fn kernel_read(k: &mut Kernel, s: &ProcessSpec, off: u64, len: u64, now: Nanos, 
     let from = (off + len).div_ceil(PAGE_SECTORS);
     let to = (off + len + window).min(s.file_sectors) / PAGE_SECTORS;
     let mut run: Option<(u64, u64)> = None;
-    let mut ignore = Vec::new();
+    let mut ignore = Pending::new();
     for page in from..to.max(from) {
         if k.cache.contains(page) || k.inflight.contains_key(&page) {
             if let Some((p0, n)) = run.take() {
@@ -407,7 +433,7 @@ fn submit_run(
     n: u64,
     sync: bool,
     split: bool,
-    keys: &mut Vec<u64>,
+    keys: &mut Pending,
     inflight: &mut FastMap<u64, u64>,
 ) {
     submit_parts(out, now, s, s.op, page * PAGE_SECTORS, n * PAGE_SECTORS, sync, keys, Some(split));
@@ -435,7 +461,7 @@ fn submit_parts(
     off: u64,
     len: u64,
     sync: bool,
-    keys: &mut Vec<u64>,
+    keys: &mut Pending,
     split: Option<bool>,
 ) {
     let max = if s.max_transfer_sectors == 0 { len } else { s.max_transfer_sectors as u64 };
@@ -469,7 +495,7 @@ impl Workload for Processes {
     }
 
     fn on_complete(&mut self, req: &Request, now: Nanos, out: &mut Emit) {
-        let Some(&i) = self.by_pid.get(&req.principal) else {
+        let Some(i) = self.index_of(&req.principal) else {
             return;
         };
         let p = &mut self.procs[i];

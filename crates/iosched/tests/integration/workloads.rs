@@ -80,6 +80,23 @@ fn sequential_read_prefetches_and_hits_the_page_cache() {
 }
 
 #[test]
+fn completions_reach_their_process_whatever_its_pid_and_group() {
+    // Two processes of one pid in two groups, a pid beyond the dense range, a sparse one: each
+    // completion must reach the process that issued it, or that process would stop.
+    let mut specs = Vec::new();
+    for (pid, group) in [(1, 1), (1, 2), (70_000, 70_000), (9, 3)] {
+        let mut s = spec(pid, Pattern::Random, Access::Mmap, 100);
+        s.principal = Principal { pid, group };
+        s.file_start_sector = specs.len() as u64 * 4_000_000;
+        s.max_requests = Some(20);
+        specs.push(s);
+    }
+    let (records, stats) = run(specs, 10_000, "fcfs");
+    assert_eq!(stats.iter().map(|s| s.accesses).collect::<Vec<_>>(), vec![20; 4]);
+    assert_eq!(records.len(), 80);
+}
+
+#[test]
 fn sequential_read_with_short_think_waits_on_prefetch_not_sync_requests() {
     let specs = vec![spec(1, Pattern::Sequential, read_access(), 200), spec(2, Pattern::Sequential, read_access(), 200)];
     let (records, stats) = run(specs, 2_000, "aged-sptf");
