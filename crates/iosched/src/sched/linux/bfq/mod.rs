@@ -21,6 +21,7 @@ use super::cfq::queue::is_sync;
 use crate::dense_map::DenseMap;
 use crate::device::ArmPath;
 use crate::fast_hash::FastMap;
+use crate::pid_map::PidMap;
 use crate::request::{Op, PrioClass, Request, RequestId};
 use crate::sched::tunables::TunableValues;
 use crate::sched::{Completion, Context, Decision, ProcessEvent, Scheduler};
@@ -70,7 +71,8 @@ pub struct Bfq {
     pub(super) rules: Rules,
     pub(super) wf: Wf2q,
     pub(super) queues: DenseMap<BfqQueue>,
-    procs: FastMap<u32, Proc>,
+    /// By pid: a slot per pid (no hash probe into a cold table at every request).
+    procs: PidMap<Proc>,
     async_qs: FastMap<(Eid, usize, usize), Eid>,
     cgroups: FastMap<u32, Eid>,
     where_queued: FastMap<RequestId, (Eid, Key)>,
@@ -134,7 +136,7 @@ impl Bfq {
             rules,
             wf: Wf2q::new(),
             queues: DenseMap::default(),
-            procs: FastMap::default(),
+            procs: PidMap::default(),
             async_qs: FastMap::default(),
             cgroups: FastMap::default(),
             where_queued: FastMap::default(),
@@ -174,7 +176,7 @@ impl Bfq {
     // ---- Inspection (tests, reports) ----
 
     pub fn queue_of(&self, pid: u32) -> Option<&BfqQueue> {
-        self.queues.get(&self.procs.get(&pid)?.sync_q?)
+        self.queues.get(&self.procs.get(pid)?.sync_q?)
     }
 
     pub fn in_service_pid(&self) -> Option<u32> {
@@ -212,7 +214,7 @@ impl Bfq {
 
     /// `bfq_ioprio_to_weight` x the process's weight.
     fn weight_for(&self, pid: u32, level: usize) -> u64 {
-        let mult = self.procs.get(&pid).map_or(1, |p| p.weight.max(1));
+        let mult = self.procs.get(pid).map_or(1, |p| p.weight.max(1));
         ((8 - level.min(7) as u64) * 10 * mult).clamp(1, MAX_WEIGHT)
     }
 
@@ -233,11 +235,11 @@ impl Bfq {
             self.async_qs.insert((g, class, level), q);
             return q;
         }
-        if let Some(q) = self.procs.get(&pid).and_then(|p| p.sync_q).filter(|q| self.queues.contains_key(q)) {
+        if let Some(q) = self.procs.get(pid).and_then(|p| p.sync_q).filter(|q| self.queues.contains_key(q)) {
             return q;
         }
         let q = self.new_queue(g, pid, true, class, level, now);
-        self.procs.entry(pid).or_insert(Proc { sync_q: None, weight: 1 }).sync_q = Some(q);
+        self.procs.get_or_insert_with(pid, || Proc { sync_q: None, weight: 1 }).sync_q = Some(q);
         if self.rules.variant == Variant::Linux {
             self.handle_burst(q, g, now);
         }
@@ -1115,7 +1117,7 @@ impl Scheduler for Bfq {
             // every request of the process, async ones too (bfq_rq_enqueued, BFQ-v1
             // block/bfq-iosched.c:1612); the process's sync queue holds it here.
             if !linux && !sync {
-                let sync_q = self.procs.get(&req.principal.pid).and_then(|p| p.sync_q);
+                let sync_q = self.procs.get(req.principal.pid).and_then(|p| p.sync_q);
                 if let Some(c) = sync_q.and_then(|sq| self.queues.get_mut(&sq)) {
                     c.ttime.update(now, cap);
                 }
@@ -1258,7 +1260,7 @@ impl Scheduler for Bfq {
         self.tick(now);
         match ev {
             ProcessEvent::Started { principal, weight } => {
-                self.procs.entry(principal.pid).or_default().weight = (weight as u64).max(1);
+                self.procs.get_or_insert_with(principal.pid, Proc::default).weight = (weight as u64).max(1);
             }
             ProcessEvent::GroupWeight { group, weight } => {
                 let w = (weight as u64).clamp(1, MAX_WEIGHT);
@@ -1271,7 +1273,7 @@ impl Scheduler for Bfq {
                 }
             }
             ProcessEvent::Exited(p) => {
-                let Some(proc_) = self.procs.remove(&p.pid) else { return };
+                let Some(proc_) = self.procs.remove(p.pid) else { return };
                 let Some(q) = proc_.sync_q.filter(|q| self.queues.contains_key(q)) else { return };
                 self.queues.get_mut(&q).expect("queue").alive = false;
                 if self.in_service == Some(q) && self.queues[&q].is_empty() {
@@ -1309,7 +1311,7 @@ impl Scheduler for Bfq {
         }
         let Some(&(rq_q, _)) = self.where_queued.get(&rq.id) else { return false };
         let bio_q = if is_sync(bio) {
-            self.procs.get(&bio.principal.pid).and_then(|p| p.sync_q)
+            self.procs.get(bio.principal.pid).and_then(|p| p.sync_q)
         } else {
             let class = Self::class_of(bio.prio.class);
             let level = if class == CLASS_IDLE { 7 } else { (bio.prio.level as usize).min(7) };
