@@ -2,7 +2,7 @@
 //! a decayed think-time frequency table giving the median and 95th percentile, a decayed mean
 //! of positioning time, and a decayed estimate of seek direction.
 
-use crate::fast_hash::FastMap;
+use crate::pid_map::PidMap;
 use crate::request::{Op, Request};
 use crate::time::Nanos;
 
@@ -105,12 +105,12 @@ pub struct ProcessStats {
 /// Statistics of all processes, fed by the scheduler's add/completed events.
 #[derive(Clone, Debug, Default)]
 pub struct StatsTable {
-    by_pid: FastMap<u32, ProcessStats>,
+    by_pid: PidMap<ProcessStats>,
 }
 
 impl StatsTable {
     pub fn get(&self, pid: u32) -> Option<&ProcessStats> {
-        self.by_pid.get(&pid)
+        self.by_pid.get(pid)
     }
 
     /// A request arrived. Reads feed the think-time table (the paper collects statistics on all
@@ -118,7 +118,7 @@ impl StatsTable {
     /// asynchronous (think time 0). The parts of one large read that the file system split
     /// (flagged `SPLIT`) count as one request: only the first records a think time.
     pub fn on_arrival(&mut self, req: &Request, now: Nanos) {
-        let s = self.by_pid.entry(req.principal.pid).or_default();
+        let s = self.by_pid.get_or_insert_with(req.principal.pid, Default::default);
         let continues_split = req.is_split() && s.outstanding > 0;
         if continues_split {
             // Part of the same read: no think time, seek direction or positioning of its own.
@@ -141,7 +141,7 @@ impl StatsTable {
     }
 
     pub fn on_completion(&mut self, req: &Request, positioning_ns: Nanos, now: Nanos) {
-        let s = self.by_pid.entry(req.principal.pid).or_default();
+        let s = self.by_pid.get_or_insert_with(req.principal.pid, Default::default);
         s.outstanding = s.outstanding.saturating_sub(1);
         s.last_completion_ns = Some(now);
         if let Some(i) = s.continuation_parts.iter().position(|&id| id == req.id) {
@@ -153,7 +153,7 @@ impl StatsTable {
 
     /// A queued request was merged into another and will not complete on its own.
     pub fn on_merged_away(&mut self, req: &Request) {
-        if let Some(s) = self.by_pid.get_mut(&req.principal.pid) {
+        if let Some(s) = self.by_pid.get_mut(req.principal.pid) {
             s.outstanding = s.outstanding.saturating_sub(1);
             if let Some(i) = s.continuation_parts.iter().position(|&id| id == req.id) {
                 s.continuation_parts.swap_remove(i);
@@ -162,7 +162,7 @@ impl StatsTable {
     }
 
     pub fn forget(&mut self, pid: u32) {
-        self.by_pid.remove(&pid);
+        self.by_pid.remove(pid);
     }
 }
 

@@ -25,7 +25,7 @@ impl Cfq {
     }
 
     pub(super) fn process_alive(&self, pid: Option<u32>) -> Option<&Cic> {
-        self.cics.get(&pid?)
+        self.cics.get(pid?)
     }
 
     /// Linux `cfq_arm_slice_timer`.
@@ -120,7 +120,7 @@ impl Cfq {
 
     /// Linux `cfq_update_idle_window`.
     pub(super) fn update_idle_window(&mut self, q: Qid, pid: u32) {
-        let alive = self.cics.get(&pid).map(|c| c.ttime.clone());
+        let alive = self.cics.get(pid).map(|c| c.ttime.clone());
         let slice_idle = self.slice_idle_ms;
         let c = self.queues.get_mut(&q).expect("queue");
         if !c.sync || c.class == IDLE {
@@ -203,7 +203,7 @@ impl Cfq {
             self.queues.get_mut(&q).expect("queue").prio_pending += 1;
         }
         if self.queues[&q].sync {
-            if let Some(cic) = self.cics.get_mut(&pid) {
+            if let Some(cic) = self.cics.get_mut(pid) {
                 cic.ttime.update(now, 2 * slice_idle);
             }
             if let Some(st) = self.queues[&q].tree {

@@ -20,6 +20,7 @@ pub mod queue;
 use super::deadline::{whole, INT_MAX};
 use crate::device::ArmPath;
 use crate::fast_hash::FastMap;
+use crate::pid_map::PidMap;
 use crate::request::{Op, Request, RequestId};
 use crate::sched::tunables::{Tunable, TunableValues};
 use crate::sched::{Completion, Context, Decision, ProcessEvent, Scheduler};
@@ -87,7 +88,7 @@ impl St {
 pub struct Cfq {
     pub(super) queues: BTreeMap<Qid, Cfqq>,
     next_qid: Qid,
-    pub(super) cics: FastMap<u32, Cic>,
+    pub(super) cics: PidMap<Cic>,
     /// Async queues, shared per (class, level); the idle class has one (level 7).
     async_qs: FastMap<(usize, usize), Qid>,
     /// Where each queued request is: its queue and the start sector of its key in the queue's
@@ -174,7 +175,7 @@ impl Cfq {
         Ok(Cfq {
             queues: BTreeMap::new(),
             next_qid: 0,
-            cics: FastMap::default(),
+            cics: PidMap::default(),
             async_qs: FastMap::default(),
             where_queued: FastMap::default(),
             in_driver: FastMap::default(),
@@ -229,7 +230,7 @@ impl Cfq {
 
     /// The sync queue of a process.
     pub fn sync_queue_of(&self, pid: u32) -> Option<Qid> {
-        self.cics.get(&pid)?.sync_q
+        self.cics.get(pid)?.sync_q
     }
 
     pub fn active_queue(&self) -> Option<&Cfqq> {
@@ -381,7 +382,7 @@ impl Cfq {
             return q;
         }
         let pid = req.principal.pid;
-        let cic = self.cics.entry(pid).or_insert_with(|| Cic { sync_q: None, ttime: Ttime::starting_at(now) });
+        let cic = self.cics.get_or_insert_with(pid, || Cic { sync_q: None, ttime: Ttime::starting_at(now) });
         let mut cur = cic.sync_q.filter(|q| self.queues.contains_key(q));
         if let Some(q) = cur {
             let c = &self.queues[&q];
@@ -409,7 +410,7 @@ impl Cfq {
                 let nc = self.queues.get_mut(&n).expect("queue");
                 nc.coop = true;
                 nc.procs += 1;
-                self.cics.get_mut(&pid).expect("cic").sync_q = Some(n);
+                self.cics.get_mut(pid).expect("cic").sync_q = Some(n);
                 self.maybe_drop(q);
                 return n;
             }
@@ -417,7 +418,7 @@ impl Cfq {
         }
         let q = self.new_queue(pid, true, class, level);
         self.queues.get_mut(&q).expect("queue").procs = 1;
-        self.cics.get_mut(&pid).expect("cic").sync_q = Some(q);
+        self.cics.get_mut(pid).expect("cic").sync_q = Some(q);
         q
     }
 
@@ -692,7 +693,7 @@ impl Scheduler for Cfq {
         self.rq_in_flight[qsync] = self.rq_in_flight[qsync].saturating_sub(1);
         let sync = is_sync(req);
         if sync {
-            if let Some(cic) = self.cics.get_mut(&req.principal.pid) {
+            if let Some(cic) = self.cics.get_mut(req.principal.pid) {
                 cic.ttime.last_end_request_ns = now;
             }
             let st = self.queues[&q].tree.unwrap_or(self.queues[&q].st_index());
@@ -734,7 +735,7 @@ impl Scheduler for Cfq {
         if let ProcessEvent::Exited(p) = ev {
             // Linux cfq_exit_icq: the process's sync queue loses it; an active queue waiting
             // for it ends its slice.
-            let Some(cic) = self.cics.remove(&p.pid) else { return };
+            let Some(cic) = self.cics.remove(p.pid) else { return };
             if let Some(q) = cic.sync_q.filter(|q| self.queues.contains_key(q)) {
                 if self.active == Some(q) && self.queues[&q].is_empty() {
                     self.slice_expired(false, now);
@@ -767,7 +768,7 @@ impl Scheduler for Cfq {
         }
         let Some(&(rq_q, _)) = self.where_queued.get(&rq.id) else { return false };
         let bio_q = if is_sync(bio) {
-            self.cics.get(&bio.principal.pid).and_then(|c| c.sync_q)
+            self.cics.get(bio.principal.pid).and_then(|c| c.sync_q)
         } else {
             let class = class_of(bio.prio.class);
             let level = if class == IDLE { 7 } else { (bio.prio.level as usize).min(7) };

@@ -173,7 +173,7 @@ fn no_idling_for_a_seeky_reader_or_one_that_thinks_long() {
     let (d, far, s) = after_p_completes(8, 12);
     let pq = s.queue(s.sync_queue_of(P).unwrap()).unwrap();
     assert!(!pq.seeky() && !pq.idle_window);
-    assert_eq!(s.cics[&P].ttime.mean_ms, 12);
+    assert_eq!(s.cics.get(P).expect("cic").ttime.mean_ms, 12);
     assert_eq!(d, Decision::Dispatch(far, ArmPath::Direct));
 }
 

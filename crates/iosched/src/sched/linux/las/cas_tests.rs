@@ -143,10 +143,10 @@ fn timeouts_are_counted_per_process_and_decay_the_cooperative_probability() {
     assert_eq!(b.s.aic(P).unwrap().consumed, 32);
     assert_eq!(b.s.est.coop_prob, 175);
     // A request of P arriving during a wait counts the other way: 7/8.
-    b.s.procs.get_mut(&P).unwrap().consumed = 200;
+    b.s.procs.get_mut(P).unwrap().consumed = 200;
     let mut b2 = Bench::new("cas", &[]);
     b2.anticipating_on_p();
-    b2.s.procs.get_mut(&P).unwrap().consumed = 200;
+    b2.s.procs.get_mut(P).unwrap().consumed = 200;
     b2.read(P, 1_000_040);
     assert_eq!(b2.s.aic(P).unwrap().consumed, 175);
 }
@@ -164,7 +164,7 @@ fn section_7_a_process_whose_anticipations_time_out_is_not_anticipated() {
         let far = b.read(Q, 500_000);
         b.now += MS;
         b.complete(r);
-        b.s.procs.get_mut(&P).unwrap().consumed = 140;
+        b.s.procs.get_mut(P).unwrap().consumed = 140;
         if waits {
             assert!(matches!(b.next(), Decision::WaitUntil(_)), "{name} limit {limit}");
         } else {

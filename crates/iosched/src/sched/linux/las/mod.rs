@@ -34,7 +34,7 @@
 
 use super::deadline::{whole, DirQueue, Queued, INT_MAX};
 use crate::device::ArmPath;
-use crate::fast_hash::FastMap;
+use crate::pid_map::PidMap;
 use crate::request::{Op, Request, RequestId};
 use crate::sched::tunables::{Tunable, TunableValues};
 use crate::sched::{Completion, Context, Decision, ProcessEvent, Scheduler};
@@ -306,7 +306,7 @@ pub struct As {
     batch_expire: [Nanos; 2],
     antic_expire_ns: Nanos,
     antic_expire_jiffies: u64,
-    procs: FastMap<u32, Aic>,
+    procs: PidMap<Aic>,
     // counts
     waits: u64,
     timeouts: u64,
@@ -350,7 +350,7 @@ impl As {
             batch_expire,
             antic_expire_ns: antic.saturating_mul(NS_PER_MS),
             antic_expire_jiffies: antic,
-            procs: FastMap::default(),
+            procs: PidMap::default(),
             waits: 0,
             timeouts: 0,
             breaks: [0; 9],
@@ -361,7 +361,7 @@ impl As {
     // ---- Inspection (tests, reports) ----
 
     pub fn aic(&self, pid: u32) -> Option<&Aic> {
-        self.procs.get(&pid)
+        self.procs.get(pid)
     }
 
     pub fn antic_status(&self) -> AnticStatus {
@@ -434,7 +434,7 @@ impl As {
     /// Linux as_remove_queued_request.
     fn remove_queued(&mut self, dir: usize, id: RequestId) -> Option<Queued> {
         let q = *self.dirs[dir].get(id)?;
-        if let Some(aic) = self.procs.get_mut(&q.req.principal.pid) {
+        if let Some(aic) = self.procs.get_mut(q.req.principal.pid) {
             aic.nr_queued = aic.nr_queued.saturating_sub(1);
         }
         let key = (q.req.start_sector, id);
@@ -450,8 +450,8 @@ impl As {
         if self.io_context == Some(pid) {
             return;
         }
-        if self.procs.get(&pid).is_some_and(|a| !a.running && a.nr_queued == 0 && a.at_drive == 0) {
-            self.procs.remove(&pid);
+        if self.procs.get(pid).is_some_and(|a| !a.running && a.nr_queued == 0 && a.at_drive == 0) {
+            self.procs.remove(pid);
         }
     }
 
@@ -470,7 +470,7 @@ impl As {
         self.ioc_finished = false;
         self.next_rq[dir] = self.find_next_rq(dir, key);
         self.remove_queued(dir, key.1);
-        if let Some(aic) = self.procs.get_mut(&req.principal.pid) {
+        if let Some(aic) = self.procs.get_mut(req.principal.pid) {
             aic.at_drive += 1;
         }
         self.nr_dispatched += 1;
@@ -507,7 +507,7 @@ impl As {
         self.antic_status = AnticStatus::Finished;
         self.timeouts += 1;
         let cas = matches!(self.variant, Variant::Cas { .. });
-        let Some(aic) = self.io_context.and_then(|p| self.procs.get_mut(&p)) else { return };
+        let Some(aic) = self.io_context.and_then(|p| self.procs.get_mut(p)) else { return };
         if aic.ttime_samples == 0 {
             // The process anticipated on has exited or timed out.
             rise(&mut self.est.exit_prob);
@@ -577,7 +577,7 @@ impl As {
         if req.is_some_and(|r| r.principal.pid == pid) {
             // 1. A request of the process anticipated on.
             if cas {
-                if let Some(aic) = self.procs.get_mut(&pid) {
+                if let Some(aic) = self.procs.get_mut(pid) {
                     decay(&mut aic.consumed);
                 }
             }
@@ -587,7 +587,7 @@ impl As {
             // 2. Anticipated long enough (the timer has not run yet).
             return Some(Break::Expired);
         }
-        let aic = self.procs.get(&pid)?.clone();
+        let aic = self.procs.get(pid)?.clone();
         if self.kernel == Kernel::V2_6_9 && matches!(self.variant, Variant::Las) {
             return self.las_2_6_9_rules(aic, req, now);
         }
@@ -612,7 +612,7 @@ impl As {
                 }
                 decay(&mut self.est.exit_no_coop);
             }
-            let aic = self.procs.get_mut(&pid).expect("present");
+            let aic = self.procs.get_mut(pid).expect("present");
             update_iohist(&mut self.est, aic, r, now);
             return Some(Break::Close);
         }
@@ -653,7 +653,7 @@ impl As {
         }
         if req.is_some_and(|r| dir_of(r) == SYNC && self.close_req(&aic, r, now)) {
             // A cooperating process: the anticipated one's think time restarts from now.
-            if let Some(a) = self.io_context.and_then(|pid| self.procs.get_mut(&pid)) {
+            if let Some(a) = self.io_context.and_then(|pid| self.procs.get_mut(pid)) {
                 a.last_end_request_ns = now;
             }
             return Some(Break::Close);
@@ -683,7 +683,7 @@ impl As {
             // requester's statistics were updated at its arrival; a live anticipated process
             // also learns from it; the cooperative probability rises.
             if aic.running {
-                let aic = self.procs.get_mut(&pid).expect("present");
+                let aic = self.procs.get_mut(pid).expect("present");
                 update_iohist(&mut self.est, aic, r, now);
             }
             rise(&mut self.est.coop_prob);
@@ -901,7 +901,7 @@ impl Scheduler for As {
             return;
         }
         let dir = dir_of(&req);
-        let aic = self.procs.entry(req.principal.pid).or_insert_with(|| Aic { running: true, ..Aic::default() });
+        let aic = self.procs.get_or_insert_with(req.principal.pid, || Aic { running: true, ..Aic::default() });
         update_iohist(&mut self.est, aic, &req, now);
         aic.nr_queued += 1;
         self.seq += 1;
@@ -951,7 +951,7 @@ impl Scheduler for As {
                 self.antic_status = AnticStatus::WaitNext;
             }
         }
-        if let Some(aic) = self.procs.get_mut(&pid) {
+        if let Some(aic) = self.procs.get_mut(pid) {
             aic.at_drive = aic.at_drive.saturating_sub(1);
             if dir_of(req) == SYNC {
                 aic.io_running = true;
@@ -964,7 +964,7 @@ impl Scheduler for As {
     fn process_event(&mut self, ev: ProcessEvent, cx: &Context) {
         self.tick(cx.now_ns);
         if let ProcessEvent::Exited(p) = ev {
-            if let Some(aic) = self.procs.get_mut(&p.pid) {
+            if let Some(aic) = self.procs.get_mut(p.pid) {
                 aic.running = false;
             }
             self.maybe_drop(Some(p.pid));
@@ -1004,7 +1004,7 @@ impl Scheduler for As {
         }
         self.remove_queued(dir, absorbed.id);
         if dir == SYNC {
-            if let Some(aic) = self.procs.get_mut(&absorbed.principal.pid) {
+            if let Some(aic) = self.procs.get_mut(absorbed.principal.pid) {
                 aic.io_running = true;
                 aic.last_end_request_ns = cx.now_ns;
             }

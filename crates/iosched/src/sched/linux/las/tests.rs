@@ -808,7 +808,7 @@ fn in_2_6_9_a_far_read_of_a_new_process_keeps_waiting_until_the_timer() {
 fn in_2_6_9_the_seek_rule_comes_last_and_uses_the_process_mean() {
     let mut b = Bench::new("las-2.6.9", &[]);
     let (_, last) = b.anticipating_on_p();
-    b.s.procs.get_mut(&P).unwrap().seek_mean = 5_000;
+    b.s.procs.get_mut(P).unwrap().seek_mean = 5_000;
     b.now += MS;
     // Not close (64 sectors), but nearer than P's mean seek of 5,000 sectors.
     let r = b.read(Q, last + 4_000);
