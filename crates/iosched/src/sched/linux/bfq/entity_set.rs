@@ -104,7 +104,11 @@ impl EntitySet {
     /// Keeps only the members, each with the stamp `restamp` gives it (in an unspecified
     /// order): for renumbering every stamp when the counter would wrap.
     pub fn restamp(&mut self, is_member: impl Fn(Eid, u32) -> bool, mut restamp: impl FnMut(Eid) -> u32) {
-        fn keep<K: Ord>(h: &mut BinaryHeap<Reverse<(K, u32, u32)>>, is_member: impl Fn(Eid, u32) -> bool, restamp: &mut impl FnMut(Eid) -> u32) {
+        fn keep<K: Ord>(
+            h: &mut BinaryHeap<Reverse<(K, u32, u32)>>,
+            is_member: impl Fn(Eid, u32) -> bool,
+            restamp: &mut impl FnMut(Eid) -> u32,
+        ) {
             let kept: Vec<_> = std::mem::take(h)
                 .into_vec()
                 .into_iter()
@@ -154,7 +158,7 @@ mod tests {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             let e = (x >> 33) as usize % 64;
             let mut key = ((x >> 40) % 50) as u128; // ties on the key, ordered by entity
-            if wide_after.is_some_and(|w| step >= w) && (x >> 10) % 2 == 0 {
+            if wide_after.is_some_and(|w| step >= w) && (x >> 10).is_multiple_of(2) {
                 key += 1 << 64;
             }
             match (x >> 20) % 3 {
@@ -204,7 +208,7 @@ mod tests {
     #[test]
     fn restamping_keeps_the_members_in_order() {
         let mut set = EntitySet::default();
-        let mut stamps = vec![NO_STAMP; 8];
+        let mut stamps = [NO_STAMP; 8];
         for (i, key) in [(0, 30u128), (1, 10), (2, 20), (3, 10), (4, 40)] {
             stamps[i] = i as u32 + 1;
             set.insert(key, i, stamps[i]);
