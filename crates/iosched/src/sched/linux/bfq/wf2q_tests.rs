@@ -77,16 +77,21 @@ fn weights_one_to_two_and_one_one_three() {
     assert!((shares[0] - 0.2).abs() < 0.01 && (shares[1] - 0.2).abs() < 0.01 && (shares[2] - 0.6).abs() < 0.01, "{shares:?}");
 }
 
-#[test]
-fn fluid_bounds_hold_on_random_small_cases() {
-    // A fixed little generator: deterministic cases with 2-6 entities, weights 1-10, budgets 1-4096.
-    let mut x: u64 = 0x9e3779b97f4a7c15;
-    let mut rnd = |m: u64| {
+/// A fixed little generator (xorshift from `seed`): each call a number below its argument.
+fn below(seed: u64) -> impl FnMut(u64) -> u64 {
+    let mut x = seed;
+    move |m: u64| {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
         x % m
-    };
+    }
+}
+
+#[test]
+fn fluid_bounds_hold_on_random_small_cases() {
+    // Deterministic cases with 2-6 entities, weights 1-10, budgets 1-4096.
+    let mut rnd = below(0x9e3779b97f4a7c15);
     for _case in 0..40 {
         let n = 2 + rnd(5) as usize;
         let ents: Vec<(u64, Vec<u64>)> = (0..n).map(|_| (1 + rnd(10), (0..1 + rnd(3)).map(|_| 1 + rnd(4096)).collect())).collect();
@@ -204,13 +209,7 @@ fn a_weight_change_applies_at_the_next_activation() {
 /// and keep the same virtual times.
 #[test]
 fn renumbering_the_stamps_changes_no_choice() {
-    let mut x: u64 = 0x2545f4914f6cdd1d;
-    let mut rnd = |m: u64| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x % m
-    };
+    let mut rnd = below(0x2545f4914f6cdd1d);
     let (mut a, mut b) = (Wf2q::new(), Wf2q::with_stamp_limit(5));
     let mut leaves = Vec::new();
     for wf in [&mut a, &mut b] {
