@@ -24,7 +24,6 @@ use super::pattern::Pattern;
 use super::think::Think;
 use super::{rng_stream, Emit, NewRequest, ProcessInfo, Workload};
 use crate::fast_hash::FastMap;
-use crate::pid_map::PidMap;
 use crate::request::{IoPrio, Op, Principal, Request};
 use crate::sched::ProcessEvent;
 use crate::time::Nanos;
@@ -161,11 +160,7 @@ pub struct Processes {
     /// in that order: an exit finds its followers by a binary search, not a pass over every
     /// process (a cache miss each with a thousand of them).
     followers: Vec<(usize, usize)>,
-    /// Process index by principal: the first process of each pid in the pid's slot (a
-    /// scenario's pids are dense from 1), any other principal of a pid already taken in
-    /// `other_principals`.
-    by_pid: PidMap<(Principal, usize)>,
-    other_principals: FastMap<Principal, usize>,
+    by_pid: FastMap<Principal, usize>,
     /// No new request is issued at or after this time.
     pub stop_issuing_ns: Nanos,
 }
@@ -197,30 +192,13 @@ impl Processes {
                 issued_by_op: [0; 2],
             })
             .collect();
-        let (mut by_pid, mut other_principals) = (PidMap::default(), FastMap::default());
+        let mut by_pid = FastMap::default();
         for (i, p) in procs.iter().enumerate() {
-            let principal = p.spec.principal;
-            match by_pid.get(principal.pid) {
-                None => {
-                    by_pid.insert(principal.pid, (principal, i));
-                }
-                Some(&(first, _)) if first == principal => {}
-                Some(_) => {
-                    other_principals.entry(principal).or_insert(i);
-                }
-            }
+            by_pid.entry(p.spec.principal).or_insert(i);
         }
         let mut followers: Vec<(usize, usize)> = procs.iter().enumerate().filter_map(|(j, p)| p.spec.after.map(|a| (a, j))).collect();
         followers.sort_unstable();
-        Processes { procs, followers, by_pid, other_principals, stop_issuing_ns }
-    }
-
-    /// The index of the first process of `principal`.
-    fn index_of(&self, principal: &Principal) -> Option<usize> {
-        match self.by_pid.get(principal.pid) {
-            Some(&(first, i)) if first == *principal => Some(i),
-            _ => self.other_principals.get(principal).copied(),
-        }
+        Processes { procs, followers, by_pid, stop_issuing_ns }
     }
 
     /// Per-process access statistics, in process order.
@@ -495,7 +473,7 @@ impl Workload for Processes {
     }
 
     fn on_complete(&mut self, req: &Request, now: Nanos, out: &mut Emit) {
-        let Some(i) = self.index_of(&req.principal) else {
+        let Some(&i) = self.by_pid.get(&req.principal) else {
             return;
         };
         let p = &mut self.procs[i];
