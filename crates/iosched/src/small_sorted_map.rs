@@ -80,6 +80,19 @@ impl<K: Ord + Copy, V> SmallSortedMap<K, V> {
         }
     }
 
+    pub fn get_mut(&mut self, k: &K) -> Option<&mut V> {
+        match &mut self.large {
+            Some(m) => m.get_mut(k),
+            None => self.small.binary_search_by(|e| e.0.cmp(k)).ok().map(|i| &mut self.small[i].1),
+        }
+    }
+
+    /// Every key, in order.
+    pub fn keys(&self) -> impl Iterator<Item = &K> {
+        // While `large` holds the entries, `small` is empty.
+        self.small.iter().map(|e| &e.0).chain(self.large.iter().flat_map(|m| m.keys()))
+    }
+
     /// The smallest entry.
     pub fn first(&self) -> Option<(&K, &V)> {
         match &self.large {
@@ -138,8 +151,13 @@ mod tests {
                 proptest::prop_assert_eq!(m.len(), r.len());
                 proptest::prop_assert_eq!(m.get(&k), r.get(&k));
                 proptest::prop_assert_eq!(m.first(), r.first_key_value());
+                if let (Some(a), Some(b)) = (m.get_mut(&k), r.get_mut(&k)) {
+                    *a += 1;
+                    *b += 1;
+                }
                 proptest::prop_assert_eq!(m.key_before(&k), r.range(..k).next_back().map(|e| *e.0));
                 proptest::prop_assert_eq!(m.key_after(&k), r.range(k + 1..).next().map(|e| *e.0));
+                proptest::prop_assert!(m.keys().eq(r.keys()));
             }
         }
     }

@@ -16,6 +16,7 @@
 //! fires the idle timer if its time has come.
 
 pub mod queue;
+mod queue_table;
 
 use super::deadline::{whole, INT_MAX};
 use crate::device::ArmPath;
@@ -26,6 +27,7 @@ use crate::sched::tunables::{Tunable, TunableValues};
 use crate::sched::{Completion, Context, Decision, ProcessEvent, Scheduler};
 use crate::time::{Nanos, NS_PER_MS};
 use queue::*;
+use queue_table::QueueTable;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 // ---- Defaults (4.4, HZ = 1000) ----
@@ -86,8 +88,7 @@ impl St {
 
 /// Linux `struct cfq_data` (with the one root `cfq_group` folded in).
 pub struct Cfq {
-    pub(super) queues: BTreeMap<Qid, Cfqq>,
-    next_qid: Qid,
+    pub(super) queues: QueueTable,
     pub(super) cics: PidMap<Cic>,
     /// Async queues, shared per (class, level); the idle class has one (level 7).
     async_qs: FastMap<(usize, usize), Qid>,
@@ -173,8 +174,7 @@ impl Cfq {
     pub fn new(t: &TunableValues) -> Result<Self, String> {
         let ms = |name| whole(t, name);
         Ok(Cfq {
-            queues: BTreeMap::new(),
-            next_qid: 0,
+            queues: QueueTable::default(),
             cics: PidMap::default(),
             async_qs: FastMap::default(),
             where_queued: FastMap::default(),
@@ -362,10 +362,7 @@ impl Cfq {
     // ---- Queues of processes ----
 
     fn new_queue(&mut self, pid: u32, sync: bool, class: usize, level: usize) -> Qid {
-        let q = self.next_qid;
-        self.next_qid += 1;
-        self.queues.insert(q, Cfqq::new(pid, sync, class, level));
-        q
+        self.queues.create(Cfqq::new(pid, sync, class, level))
     }
 
     /// Linux `cfq_set_request` / `cfq_get_queue`: the queue a request of `req`'s process goes
@@ -505,7 +502,7 @@ impl Cfq {
             return None;
         }
         c.fifo_expire = true;
-        let &(deadline, id) = c.fifo.first()?;
+        let &(deadline, id) = c.fifo.first()?.0;
         if now < deadline {
             return None;
         }
@@ -640,7 +637,7 @@ impl Scheduler for Cfq {
         }
         let q = self.queue_for(&req, now);
         let fifo_ns = now.saturating_add(self.fifo_expire_ns[is_sync(&req) as usize]);
-        self.queues.get_mut(&q).expect("queue").fifo.insert((fifo_ns, req.id));
+        self.queues.get_mut(&q).expect("queue").fifo.insert((fifo_ns, req.id), ());
         self.where_queued.insert(req.id, (q, req.start_sector));
         self.rq_queued += 1;
         self.add_rq_rb(q, req, fifo_ns, now);
@@ -811,7 +808,7 @@ impl Scheduler for Cfq {
                 let (fi, fa) = (c.sort[&ki].1, c.sort[&ka].1);
                 if fa < fi {
                     c.fifo.remove(&(fi, into.id));
-                    c.fifo.insert((fa, into.id));
+                    c.fifo.insert((fa, into.id), ());
                     c.sort.get_mut(&ki).expect("queued").1 = fa;
                 }
                 if c.next_rq == Some(ka) {

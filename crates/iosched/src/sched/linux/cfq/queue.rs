@@ -3,8 +3,8 @@
 //! history and think-time filter. The elevator that schedules the queues is in cfq/mod.rs.
 
 use crate::request::{Op, PrioClass, Request, RequestId};
+use crate::small_sorted_map::SmallSortedMap;
 use crate::time::{Nanos, NS_PER_MS};
-use std::collections::{BTreeMap, BTreeSet};
 
 /// Queue index in the elevator's table.
 pub type Qid = u64;
@@ -83,10 +83,11 @@ pub struct Cfqq {
     /// Workload class (BE, RT, IDLE) and priority level 0 (highest) to 7.
     pub class: usize,
     pub level: usize,
-    /// Requests by (start sector, id), with their FIFO deadline.
-    pub sort: BTreeMap<(u64, RequestId), (Request, Nanos)>,
+    /// Requests by (start sector, id), with their FIFO deadline (a sorted vector while short:
+    /// a process's queue mostly holds one request).
+    pub sort: SmallSortedMap<(u64, RequestId), (Request, Nanos)>,
     /// FIFO: (deadline, id).
-    pub fifo: BTreeSet<(Nanos, RequestId)>,
+    pub fifo: SmallSortedMap<(Nanos, RequestId), ()>,
     pub next_rq: Option<(u64, RequestId)>,
     /// Queued metadata requests (REQ_PRIO).
     pub prio_pending: u32,
@@ -133,8 +134,8 @@ impl Cfqq {
             sync,
             class,
             level,
-            sort: BTreeMap::new(),
-            fifo: BTreeSet::new(),
+            sort: SmallSortedMap::new(),
+            fifo: SmallSortedMap::new(),
             next_rq: None,
             prio_pending: 0,
             dispatched: 0,
@@ -214,9 +215,9 @@ impl Cfqq {
     /// Linux `cfq_find_next_rq`: of the neighbours of `key` in sector order (the successor,
     /// else the lowest), the one `choose_req` prefers from `key`'s start.
     pub fn find_next_rq(&self, key: (u64, RequestId), back_max: u64, penalty: u64) -> Option<(u64, RequestId)> {
-        let prev = self.sort.range(..key).next_back().map(|(k, _)| *k);
-        let next = self.sort.range((std::ops::Bound::Excluded(key), std::ops::Bound::Unbounded)).next().map(|(k, _)| *k);
-        let next = next.or_else(|| self.sort.keys().next().copied().filter(|&k| k != key));
+        let prev = self.sort.key_before(&key);
+        let next = self.sort.key_after(&key);
+        let next = next.or_else(|| self.sort.first().map(|(k, _)| *k).filter(|&k| k != key));
         let pick = choose_req(next.map(|k| self.request(k)), prev.map(|k| self.request(k)), key.0, back_max, penalty)?;
         Some((pick.start_sector, pick.id))
     }
