@@ -56,18 +56,17 @@ impl Lottery {
     }
 
     fn draw(&mut self) -> Option<u32> {
-        let procs = self.share.procs();
-        let total: u64 = procs.values().filter(|p| p.is_backlogged()).map(|p| p.weight as u64).sum();
+        let total = self.share.backlogged_weight();
         if total == 0 {
             return None;
         }
         let mut ticket = self.rng.gen_range(0..total);
         self.draws += 1;
-        for (&pid, p) in procs.iter().filter(|(_, p)| p.is_backlogged()) {
-            if ticket < p.weight as u64 {
+        for (pid, weight) in self.share.backlogged() {
+            if ticket < weight as u64 {
                 return Some(pid);
             }
-            ticket -= p.weight as u64;
+            ticket -= weight as u64;
         }
         unreachable!("the ticket lies below the total weight")
     }
@@ -93,7 +92,7 @@ impl Policy for Lottery {
             self.winner = self.draw();
         }
         let pid = self.winner?;
-        self.share.procs().get(&pid).and_then(|p| p.oldest()).copied()
+        self.share.proc(pid).and_then(|p| p.oldest()).copied()
     }
 
     fn take(&mut self, req: &Request, cx: &Context) -> ArmPath {

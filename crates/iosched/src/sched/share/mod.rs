@@ -39,12 +39,15 @@ pub mod stride;
 pub mod yfq;
 
 use crate::device::ArmPath;
+use crate::fast_hash::FastMap;
+use crate::pid_map::PidMap;
 use crate::request::{Request, RequestId};
 use crate::sched::classic::sptf_search::search;
 use crate::sched::queues::CylinderQueue;
 use crate::sched::tunables::Tunable;
 use crate::sched::{Completion, Context, Policy, ProcessEvent};
-use std::collections::{BTreeMap, VecDeque};
+use crate::small_sorted_map::SmallSortedMap;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// The relaxation threshold every proportional-share policy declares.
 pub const TAU: Tunable = Tunable {
@@ -103,11 +106,13 @@ pub struct ProcShare {
     left_at: f64,
     /// Decayed mean of its measured service times (ns).
     service_ns: Option<f64>,
-    /// Its queued requests by id (oldest first).
-    fifo: BTreeMap<RequestId, Request>,
+    /// Its queued requests by id (oldest first; a sorted vector while short).
+    fifo: SmallSortedMap<RequestId, Request>,
     /// The same requests by cylinder, for the relaxed form (empty when strict).
     cyl: CylinderQueue,
     in_flight: u32,
+    /// Its entry in [`Share`]'s clock order while backlogged: (ordering clock, oldest request).
+    ranked: Option<(u64, RequestId)>,
 }
 
 impl ProcShare {
@@ -118,9 +123,10 @@ impl ProcShare {
             tags: VecDeque::new(),
             left_at: clock,
             service_ns: None,
-            fifo: BTreeMap::new(),
+            fifo: SmallSortedMap::new(),
             cyl: CylinderQueue::default(),
             in_flight: 0,
+            ranked: None,
         }
     }
 
@@ -134,13 +140,23 @@ impl ProcShare {
     }
 
     pub fn oldest(&self) -> Option<&Request> {
-        self.fifo.values().next()
+        self.fifo.first().map(|(_, r)| r)
     }
 }
 
-/// The shared state: processes by pid (ordered, so iteration and ties are deterministic).
+/// The shared state: processes by pid (never iterated: every choice goes through the orders
+/// below, deterministic by pid and request id).
 pub struct Share {
-    procs: BTreeMap<u32, ProcShare>,
+    procs: PidMap<ProcShare>,
+    /// The backlogged processes by (ordering clock as [`clock_rank`], oldest queued request, pid):
+    /// the first is the strict choice and holds minclock, where a pass over every process
+    /// (three per request) took most of a run's time with a thousand processes.
+    by_clock: BTreeSet<(u64, RequestId, u32)>,
+    /// The backlogged processes' weights by pid (the lottery's draw), and their sum.
+    backlogged: BTreeMap<u32, u32>,
+    backlogged_weight: u64,
+    /// The sum of the active processes' weights (queued or in flight: the global pass's divisor).
+    active_weight: u64,
     kind: ClockKind,
     /// System virtual time V (see the module doc): the tags' reference.
     vtime: f64,
@@ -149,7 +165,7 @@ pub struct Share {
     tau_ns: f64,
     len: usize,
     /// Tags only: the virtual service charged in the tags of each request in flight.
-    charged: BTreeMap<RequestId, f64>,
+    charged: FastMap<RequestId, f64>,
     /// Decayed mean service of all processes: the estimate for a process with no history.
     global_service_ns: Option<f64>,
 }
@@ -157,13 +173,17 @@ pub struct Share {
 impl Share {
     pub fn new(kind: ClockKind, tau_ms: f64) -> Self {
         Share {
-            procs: BTreeMap::new(),
+            procs: PidMap::default(),
+            by_clock: BTreeSet::new(),
+            backlogged: BTreeMap::new(),
+            backlogged_weight: 0,
+            active_weight: 0,
             kind,
             vtime: 0.0,
             gpass: 0.0,
             tau_ns: tau_ms * 1e6,
             len: 0,
-            charged: BTreeMap::new(),
+            charged: FastMap::default(),
             global_service_ns: None,
         }
     }
@@ -188,8 +208,9 @@ impl Share {
         self.len == 0
     }
 
-    pub fn procs(&self) -> &BTreeMap<u32, ProcShare> {
-        &self.procs
+    /// Process `pid`'s bookkeeping, if it has any.
+    pub fn proc(&self, pid: u32) -> Option<&ProcShare> {
+        self.procs.get(pid)
     }
 
     fn entry(&mut self, pid: u32) -> &mut ProcShare {
@@ -197,23 +218,65 @@ impl Share {
             ClockKind::Pass => self.gpass,
             ClockKind::Tags => self.vtime,
         };
-        self.procs.entry(pid).or_insert_with(|| ProcShare::new(1, v))
+        self.procs.get_or_insert_with(pid, || ProcShare::new(1, v))
     }
 
     /// The clock that orders a backlogged process: its pass, or its first queued start tag.
     fn eff(&self, p: &ProcShare) -> f64 {
-        match self.kind {
-            ClockKind::Pass => p.clock,
-            ClockKind::Tags => p.tags.front().map_or(p.clock, |t| t.0),
+        eff_of(self.kind, p)
+    }
+
+    /// Brings `pid`'s place in the clock order and the backlogged weights up to date after its
+    /// queue or clock changed.
+    fn rerank(&mut self, pid: u32) {
+        let kind = self.kind;
+        let Some(p) = self.procs.get_mut(pid) else { return };
+        let now = p.oldest().map(|r| (clock_rank(eff_of(kind, p)), r.id));
+        if now == p.ranked {
+            return;
         }
+        match (p.ranked, now) {
+            (None, Some(_)) => {
+                self.backlogged.insert(pid, p.weight);
+                self.backlogged_weight += p.weight as u64;
+            }
+            (Some(_), None) => {
+                self.backlogged.remove(&pid);
+                self.backlogged_weight -= p.weight as u64;
+            }
+            _ => {}
+        }
+        if let Some((c, id)) = p.ranked {
+            self.by_clock.remove(&(c, id, pid));
+        }
+        if let Some((c, id)) = now {
+            self.by_clock.insert((c, id, pid));
+        }
+        p.ranked = now;
+    }
+
+    /// The backlogged processes with their weights, by pid.
+    pub fn backlogged(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.backlogged.iter().map(|(&pid, &w)| (pid, w))
+    }
+
+    /// The sum of the backlogged processes' weights.
+    pub fn backlogged_weight(&self) -> u64 {
+        self.backlogged_weight
     }
 
     /// Adds a request; returns true if its process just became backlogged.
     pub fn add(&mut self, req: Request, cx: &Context) -> bool {
         let (kind, relaxed, v, g) = (self.kind, self.relaxed(), self.vtime, self.gpass);
         let global = self.global_service_ns;
-        let p = self.entry(req.principal.pid);
+        let pid = req.principal.pid;
+        let p = self.entry(pid);
         let was_idle = !p.is_backlogged();
+        if !p.is_active() {
+            let w = p.weight as u64;
+            self.active_weight += w;
+        }
+        let p = self.procs.get_mut(pid).expect("entered");
         match kind {
             ClockKind::Pass => {
                 if !p.is_active() {
@@ -234,22 +297,20 @@ impl Share {
             p.cyl.insert(req, cx.device);
         }
         self.len += 1;
+        self.rerank(pid);
         was_idle
     }
 
     /// The least ordering clock among backlogged processes.
     pub fn min_clock(&self) -> Option<f64> {
-        self.procs.values().filter(|p| p.is_backlogged()).map(|p| self.eff(p)).min_by(f64::total_cmp)
+        self.by_clock.first().map(|&(c, _, _)| clock_of_rank(c))
     }
 
     /// Strict choice: the backlogged process with the least clock (ties: the one holding the
     /// older request), and its oldest request.
     pub fn strict_pick(&self) -> Option<Request> {
-        self.procs
-            .values()
-            .filter_map(|p| p.oldest().map(|r| (self.eff(p), r)))
-            .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.id.cmp(&b.1.id)))
-            .map(|(_, r)| *r)
+        let &(_, id, pid) = self.by_clock.first()?;
+        self.procs.get(pid).and_then(|p| p.fifo.get(&id)).copied()
     }
 
     /// Relaxed choice (section 3.5): among processes with clock <= minclock + tau, the request
@@ -259,7 +320,10 @@ impl Share {
         let bound = self.min_clock()? + self.tau_ns;
         let last = cx.device.cylinders().saturating_sub(1);
         let mut best: Option<(f64, Request)> = None;
-        for p in self.procs.values().filter(|p| p.is_backlogged() && self.eff(p) <= bound) {
+        // The eligible processes, least clock first (the choice below does not depend on the
+        // order: ties go to the older request).
+        let eligible = self.by_clock.iter().take_while(|&&(c, _, _)| clock_of_rank(c) <= bound);
+        for p in eligible.filter_map(|&(_, _, pid)| self.procs.get(pid)) {
             let Some(found) = search(&p.cyl, cx, 0, last, |_| true, |_, pos| pos as f64, |seek| seek as f64) else {
                 continue;
             };
@@ -279,7 +343,7 @@ impl Share {
         if let Some(m) = self.min_clock() {
             self.vtime = self.vtime.max(m);
         }
-        let Some(p) = self.procs.get_mut(&req.principal.pid) else {
+        let Some(p) = self.procs.get_mut(req.principal.pid) else {
             return;
         };
         if p.fifo.remove(&req.id).is_none() {
@@ -293,6 +357,7 @@ impl Share {
             self.charged.insert(req.id, f - s);
         }
         self.len -= 1;
+        self.rerank(req.principal.pid);
     }
 
     /// Charges measured disk time: (completion - dispatch) / weight.
@@ -304,14 +369,17 @@ impl Share {
         if self.kind == ClockKind::Pass {
             // The global pass advances by the service over the weight of the active processes
             // (the completing one included).
-            let active: u32 = self.procs.values().filter(|p| p.is_active()).map(|p| p.weight).sum();
-            self.gpass += service / active.max(1) as f64;
+            self.gpass += service / self.active_weight.max(1) as f64;
         }
         let g = self.gpass;
-        let Some(p) = self.procs.get_mut(&done.request.principal.pid) else {
+        let Some(p) = self.procs.get_mut(done.request.principal.pid) else {
             return;
         };
+        let was_active = p.is_active();
         p.in_flight = p.in_flight.saturating_sub(1);
+        if was_active && !p.is_active() {
+            self.active_weight -= p.weight as u64;
+        }
         p.service_ns = Some(p.service_ns.map_or(service, |m| k * m + (1.0 - k) * service));
         let actual = service / p.weight as f64;
         match self.kind {
@@ -332,14 +400,27 @@ impl Share {
                 }
             }
         }
+        self.rerank(done.request.principal.pid);
     }
 
     pub fn process_event(&mut self, ev: ProcessEvent) {
         match ev {
-            ProcessEvent::Started { principal, weight } => self.entry(principal.pid).weight = weight.max(1),
+            ProcessEvent::Started { principal, weight } => {
+                let p = self.entry(principal.pid);
+                let (old, new) = (p.weight as u64, weight.max(1) as u64);
+                p.weight = new as u32;
+                let (active, backlogged) = (p.is_active(), p.is_backlogged());
+                if active {
+                    self.active_weight = self.active_weight - old + new;
+                }
+                if backlogged {
+                    self.backlogged.insert(principal.pid, new as u32);
+                    self.backlogged_weight = self.backlogged_weight - old + new;
+                }
+            }
             ProcessEvent::Exited(p) => {
-                if self.procs.get(&p.pid).is_some_and(|s| !s.is_backlogged() && s.in_flight == 0) {
-                    self.procs.remove(&p.pid);
+                if self.procs.get(p.pid).is_some_and(|s| !s.is_backlogged() && s.in_flight == 0) {
+                    self.procs.remove(p.pid);
                 }
             }
             // Shares here are per process; group weights are for the group schedulers.
@@ -349,7 +430,7 @@ impl Share {
 
     /// See [`ProportionalShare::virtual_clock`].
     pub fn virtual_clock(&self, pid: u32) -> Option<f64> {
-        let p = self.procs.get(&pid)?;
+        let p = self.procs.get(pid)?;
         Some(match self.kind {
             ClockKind::Pass if p.is_active() => p.clock,
             ClockKind::Pass => p.clock + self.gpass - p.left_at,
@@ -359,8 +440,31 @@ impl Share {
     }
 
     pub fn has_pending(&self, pid: u32) -> bool {
-        self.procs.get(&pid).is_some_and(|p| p.is_backlogged())
+        self.procs.get(pid).is_some_and(|p| p.is_backlogged())
     }
+}
+
+fn eff_of(kind: ClockKind, p: &ProcShare) -> f64 {
+    match kind {
+        ClockKind::Pass => p.clock,
+        ClockKind::Tags => p.tags.front().map_or(p.clock, |t| t.0),
+    }
+}
+
+/// A clock as a `u64` whose order is `f64::total_cmp`'s (the sign bit flips a positive value
+/// above every negative one; a negative value's other bits are inverted, larger magnitude
+/// lower).
+fn clock_rank(x: f64) -> u64 {
+    let b = x.to_bits();
+    if b >> 63 == 1 {
+        !b
+    } else {
+        b | 1 << 63
+    }
+}
+
+fn clock_of_rank(r: u64) -> f64 {
+    f64::from_bits(if r >> 63 == 1 { r & !(1 << 63) } else { !r })
 }
 
 /// Stride and YFQ: the [`Share`] bookkeeping as a policy, strict or relaxed by tau; they differ

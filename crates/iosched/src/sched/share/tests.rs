@@ -336,3 +336,82 @@ fn proportional_policies_are_registered() {
     let bad: BTreeMap<String, f64> = [("tau_ms".to_string(), -1.0)].into();
     assert!(build("stride", None, &bad).err().unwrap().contains("out of range"));
 }
+
+/// The clock order and weight sums kept as requests come and go answer as the passes over every
+/// process they replaced: minclock, the strict choice, the active and backlogged weights, over
+/// random arrivals, dispatches (of the choice or of any queued request), completions,
+/// weight changes and exits, for pass clocks and tags.
+#[test]
+fn the_kept_clock_order_answers_as_a_pass_over_every_process() {
+    use super::{eff_of, ClockKind, Share};
+    for kind in [ClockKind::Pass, ClockKind::Tags] {
+        let disk = ToyDisk { head: Cell::new(10) };
+        let mut share = Share::new(kind, 0.0);
+        let (mut queued, mut flying): (Vec<Request>, Vec<(Request, Nanos)>) = (Vec::new(), Vec::new());
+        let (mut now, mut next_id, mut x) = (0 as Nanos, 0u64, 5u64);
+        for _ in 0..20_000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let cx = Context { now_ns: now, device: &disk, in_flight: 0 };
+            let pid = 1 + (x >> 33) as u32 % 40;
+            match (x >> 20) % 8 {
+                0..=2 => {
+                    let r = read(next_id, pid, (x >> 40) % 10_000);
+                    next_id += 1;
+                    share.add(r, &cx);
+                    queued.push(r);
+                }
+                3 | 4 if !queued.is_empty() => {
+                    // The strict choice, or any queued request (the relaxed form's).
+                    let r =
+                        if (x >> 50) % 2 == 0 { share.strict_pick().expect("queued") } else { queued[(x >> 40) as usize % queued.len()] };
+                    share.take(&r, &cx);
+                    queued.retain(|q| q.id != r.id);
+                    flying.push((r, now));
+                }
+                5 | 6 if !flying.is_empty() => {
+                    now += 1 + (x >> 44) % 5_000_000;
+                    let (r, at) = flying.remove((x >> 40) as usize % flying.len());
+                    let cx = Context { now_ns: now, device: &disk, in_flight: 0 };
+                    share.completed(&Completion { request: r, dispatch_ns: at, positioning_ns: 0 }, &cx);
+                }
+                7 => {
+                    let p = Principal { pid, group: pid };
+                    if (x >> 45) % 2 == 0 {
+                        share.process_event(ProcessEvent::Started { principal: p, weight: 1 + (x >> 50) as u32 % 5 });
+                    } else {
+                        share.process_event(ProcessEvent::Exited(p));
+                    }
+                }
+                _ => {}
+            }
+            let procs: BTreeMap<u32, &super::ProcShare> = (1..=40).filter_map(|pid| share.proc(pid).map(|p| (pid, p))).collect();
+            let min = procs.values().filter(|p| p.is_backlogged()).map(|p| eff_of(kind, p)).min_by(f64::total_cmp);
+            assert_eq!(share.min_clock().map(f64::to_bits), min.map(f64::to_bits));
+            let pick = procs
+                .values()
+                .filter_map(|p| p.oldest().map(|r| (eff_of(kind, p), r)))
+                .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.id.cmp(&b.1.id)))
+                .map(|(_, r)| *r);
+            assert_eq!(share.strict_pick(), pick);
+            let active: u64 = procs.values().filter(|p| p.is_active()).map(|p| p.weight as u64).sum();
+            assert_eq!(share.len(), queued.len());
+            assert_eq!(share.active_weight, active);
+            let backlogged: Vec<(u32, u32)> = procs.iter().filter(|(_, p)| p.is_backlogged()).map(|(&pid, p)| (pid, p.weight)).collect();
+            assert_eq!(share.backlogged().collect::<Vec<_>>(), backlogged);
+            assert_eq!(share.backlogged_weight(), backlogged.iter().map(|&(_, w)| w as u64).sum::<u64>());
+        }
+    }
+}
+
+/// A clock's rank orders as `f64::total_cmp`, and gives the clock back.
+#[test]
+fn clock_ranks_order_as_total_cmp() {
+    use super::{clock_of_rank, clock_rank};
+    let xs = [f64::NEG_INFINITY, -1e300, -2.5, -1.0, -f64::MIN_POSITIVE, -0.0, 0.0, 5e-324, 1.0, 3.75e9, 1e300, f64::INFINITY];
+    for a in xs {
+        assert_eq!(clock_of_rank(clock_rank(a)).to_bits(), a.to_bits());
+        for b in xs {
+            assert_eq!(clock_rank(a).cmp(&clock_rank(b)), a.total_cmp(&b), "{a} vs {b}");
+        }
+    }
+}
