@@ -60,15 +60,10 @@ impl Lottery {
         if total == 0 {
             return None;
         }
-        let mut ticket = self.rng.gen_range(0..total);
+        let ticket = self.rng.gen_range(0..total);
         self.draws += 1;
-        for (pid, weight) in self.share.backlogged() {
-            if ticket < weight as u64 {
-                return Some(pid);
-            }
-            ticket -= weight as u64;
-        }
-        unreachable!("the ticket lies below the total weight")
+        // The process where the running sum of weights in pid order passes the ticket.
+        Some(self.share.backlogged_at(ticket).expect("the ticket lies below the total weight"))
     }
 }
 

@@ -36,6 +36,7 @@
 
 pub mod lottery;
 pub mod stride;
+mod weight_tree;
 pub mod yfq;
 
 use crate::device::ArmPath;
@@ -47,7 +48,8 @@ use crate::sched::queues::CylinderQueue;
 use crate::sched::tunables::Tunable;
 use crate::sched::{Completion, Context, Policy, ProcessEvent};
 use crate::small_sorted_map::SmallSortedMap;
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
+use weight_tree::WeightTree;
 
 /// The relaxation threshold every proportional-share policy declares.
 pub const TAU: Tunable = Tunable {
@@ -152,9 +154,8 @@ pub struct Share {
     /// the first is the strict choice and holds minclock, where a pass over every process
     /// (three per request) took most of a run's time with a thousand processes.
     by_clock: BTreeSet<(u64, RequestId, u32)>,
-    /// The backlogged processes' weights by pid (the lottery's draw), and their sum.
-    backlogged: BTreeMap<u32, u32>,
-    backlogged_weight: u64,
+    /// The backlogged processes' weights in pid order (the lottery's draw).
+    backlogged: WeightTree,
     /// The sum of the active processes' weights (queued or in flight: the global pass's divisor).
     active_weight: u64,
     kind: ClockKind,
@@ -175,8 +176,7 @@ impl Share {
         Share {
             procs: PidMap::default(),
             by_clock: BTreeSet::new(),
-            backlogged: BTreeMap::new(),
-            backlogged_weight: 0,
+            backlogged: WeightTree::default(),
             active_weight: 0,
             kind,
             vtime: 0.0,
@@ -236,14 +236,8 @@ impl Share {
             return;
         }
         match (p.ranked, now) {
-            (None, Some(_)) => {
-                self.backlogged.insert(pid, p.weight);
-                self.backlogged_weight += p.weight as u64;
-            }
-            (Some(_), None) => {
-                self.backlogged.remove(&pid);
-                self.backlogged_weight -= p.weight as u64;
-            }
+            (None, Some(_)) => self.backlogged.set(pid, p.weight),
+            (Some(_), None) => self.backlogged.remove(pid),
             _ => {}
         }
         if let Some((c, id)) = p.ranked {
@@ -255,14 +249,15 @@ impl Share {
         p.ranked = now;
     }
 
-    /// The backlogged processes with their weights, by pid.
-    pub fn backlogged(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
-        self.backlogged.iter().map(|(&pid, &w)| (pid, w))
+    /// The backlogged process holding `ticket` when their weights are laid end to end in
+    /// ascending pid order (None from [`Self::backlogged_weight`] on).
+    pub fn backlogged_at(&self, ticket: u64) -> Option<u32> {
+        self.backlogged.pick(ticket)
     }
 
     /// The sum of the backlogged processes' weights.
     pub fn backlogged_weight(&self) -> u64 {
-        self.backlogged_weight
+        self.backlogged.total()
     }
 
     /// Adds a request; returns true if its process just became backlogged.
@@ -414,8 +409,7 @@ impl Share {
                     self.active_weight = self.active_weight - old + new;
                 }
                 if backlogged {
-                    self.backlogged.insert(principal.pid, new as u32);
-                    self.backlogged_weight = self.backlogged_weight - old + new;
+                    self.backlogged.set(principal.pid, new as u32);
                 }
             }
             ProcessEvent::Exited(p) => {

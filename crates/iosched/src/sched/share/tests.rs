@@ -397,8 +397,14 @@ fn the_kept_clock_order_answers_as_a_pass_over_every_process() {
             assert_eq!(share.len(), queued.len());
             assert_eq!(share.active_weight, active);
             let backlogged: Vec<(u32, u32)> = procs.iter().filter(|(_, p)| p.is_backlogged()).map(|(&pid, p)| (pid, p.weight)).collect();
-            assert_eq!(share.backlogged().collect::<Vec<_>>(), backlogged);
-            assert_eq!(share.backlogged_weight(), backlogged.iter().map(|&(_, w)| w as u64).sum::<u64>());
+            let total: u64 = backlogged.iter().map(|&(_, w)| w as u64).sum();
+            assert_eq!(share.backlogged_weight(), total);
+            let mut ticket = 0;
+            for &(pid, w) in &backlogged {
+                assert_eq!((share.backlogged_at(ticket), share.backlogged_at(ticket + w as u64 - 1)), (Some(pid), Some(pid)));
+                ticket += w as u64;
+            }
+            assert_eq!(share.backlogged_at(total), None);
         }
     }
 }
