@@ -24,7 +24,7 @@ def test_bench_sched_scaling_reports_every_scheduler_and_size():
     res = CliRunner().invoke(app, ["bench", "--sched-scaling", "--scale", "0.005", "--repeats", "1", "--json"])
     assert res.exit_code == 0, res.output
     rows = json.loads(res.stdout)["results"]
-    assert len(rows) == len(SCALING_CASES) * len(SCALING_PROCESSES) == 24
+    assert len(rows) == len(SCALING_CASES) * len(SCALING_PROCESSES) == 32
     assert {r["processes"] for r in rows} == {10, 100, 1000, 10000}
     assert all(r["requests"] == 1000 and r["ns_per_request"] > 0 for r in rows)
     # max_budget = 8 sectors: every BFQ request is a service slot of its own.

@@ -234,6 +234,8 @@ def run_bench(repeats: int = 3, scale: float = 1.0, progress=None) -> list[Bench
 # measured part is add + next + completed per request through the Scheduler API (no engine, no
 # disk model). `max_budget = 8` (sectors: one 4 KiB request) makes every BFQ request a service
 # slot of its own (a B-WF2Q+ selection and requeue per request): the worst case for the trees.
+# Stride and lottery (Iyer & Druschel's proportional-share policies) choose among every
+# backlogged process at each dispatch.
 SCALING_PROCESSES = [10, 100, 1_000, 10_000]
 SCALING_CASES = [
     ("bfq", {}),
@@ -242,6 +244,8 @@ SCALING_CASES = [
     ("bfq-plus", {"max_budget": 8}),
     ("cfq", {}),
     ("deadline", {}),
+    ("stride", {}),
+    ("lottery", {}),
 ]
 SCALING_REQUESTS = 200_000
 

@@ -1134,7 +1134,7 @@ def bench(
     sched_scaling: bool = typer.Option(
         False, "--sched-scaling",
         help="Instead: a scheduler's own cost per request (ns, thread CPU) with 10 to 10,000 backlogged processes "
-        "(bfq, bfq-plus, cfq, deadline; docs/benchmarks.md).",
+        "(bfq, bfq-plus, cfq, deadline, stride, lottery; docs/benchmarks.md).",
     ),
     trace_readers: bool = typer.Option(
         False, "--trace-readers",
