@@ -11,14 +11,15 @@
 //! ([`blk_mq`]).
 
 pub mod blk_mq;
+mod fifo;
 
 use crate::block::mq::queue_map::QueueMap;
 use crate::device::ArmPath;
-use crate::request::{Request, RequestId};
+use crate::request::Request;
 use crate::sched::tunables::Tunable;
 use crate::sched::{Completion, Context, Decision, Scheduler};
 use blk_mq::NoneMq;
-use std::collections::BTreeMap;
+use fifo::IdFifo;
 
 pub const TUNABLES: &[Tunable] = &[];
 
@@ -26,7 +27,7 @@ pub const TUNABLES: &[Tunable] = &[];
 /// queues instead.
 #[derive(Default)]
 pub struct Noop {
-    fifo: BTreeMap<RequestId, Request>,
+    fifo: IdFifo,
     mq: Option<NoneMq>,
 }
 
@@ -46,7 +47,7 @@ impl Scheduler for Noop {
         match self.mq.as_mut() {
             Some(mq) => mq.add(req),
             None => {
-                self.fifo.insert(req.id, req);
+                self.fifo.insert(req);
             }
         }
     }
@@ -56,7 +57,7 @@ impl Scheduler for Noop {
             return self.next_for_hw_queues(cx, &|_| true);
         }
         match self.fifo.pop_first() {
-            Some((_, req)) => Decision::Dispatch(req, ArmPath::Direct),
+            Some(req) => Decision::Dispatch(req, ArmPath::Direct),
             None => Decision::Empty,
         }
     }
@@ -94,7 +95,7 @@ impl Scheduler for Noop {
     fn remove(&mut self, req: &Request, _cx: &Context) -> bool {
         match self.mq.as_mut() {
             Some(mq) => mq.remove(req),
-            None => self.fifo.remove(&req.id).is_some(),
+            None => self.fifo.remove(req.id).is_some(),
         }
     }
 
@@ -120,7 +121,7 @@ impl Scheduler for Noop {
         match self.mq.as_mut() {
             Some(mq) => mq.merged(grown),
             None => {
-                if let Some(r) = self.fifo.get_mut(&grown.id) {
+                if let Some(r) = self.fifo.get_mut(grown.id) {
                     *r = grown;
                 }
             }
