@@ -23,12 +23,8 @@ impl MergeIndex {
 
     pub fn remove(&mut self, id: RequestId) -> Option<Request> {
         let req = self.by_id.remove(&id)?;
-        if self.by_start.get(&req.start_sector) == Some(&id) {
-            self.by_start.remove(&req.start_sector);
-        }
-        if self.by_end.get(&req.end_sector()) == Some(&id) {
-            self.by_end.remove(&req.end_sector());
-        }
+        remove_if(&mut self.by_start, req.start_sector, id);
+        remove_if(&mut self.by_end, req.end_sector(), id);
         Some(req)
     }
 
@@ -51,9 +47,7 @@ impl MergeIndex {
     /// (mq-deadline's and BFQ's front merges) still does.
     pub fn grow_in_place(&mut self, grown: Request) {
         if let Some(old) = self.by_id.get(&grown.id).copied() {
-            if self.by_end.get(&old.end_sector()) == Some(&grown.id) {
-                self.by_end.remove(&old.end_sector());
-            }
+            remove_if(&mut self.by_end, old.end_sector(), grown.id);
             self.by_id.insert(grown.id, grown);
         }
     }
@@ -66,6 +60,15 @@ impl MergeIndex {
     /// The queued request starting where `sector` is (a front-merge candidate).
     pub fn starting_at(&self, sector: u64) -> Option<Request> {
         self.by_start.get(&sector).and_then(|id| self.by_id.get(id)).copied()
+    }
+}
+
+/// Removes `sector`'s entry if it names `id` (one probe; another request may hold the sector).
+fn remove_if(map: &mut FastMap<u64, RequestId>, sector: u64, id: RequestId) {
+    if let std::collections::hash_map::Entry::Occupied(e) = map.entry(sector) {
+        if *e.get() == id {
+            e.remove();
+        }
     }
 }
 
