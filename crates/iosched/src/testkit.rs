@@ -3,7 +3,7 @@
 //! at every decision).
 
 use crate::device::DeviceView;
-use crate::request::Op;
+use crate::request::{Op, Principal, Request};
 use crate::time::{Nanos, NS_PER_MS};
 use std::cell::Cell;
 
@@ -35,5 +35,20 @@ impl DeviceView for ToyDisk {
     }
     fn positioning_time_ns(&self, sector: u64, _sectors: u32, _op: Op, _now: Nanos) -> Nanos {
         self.seek_time_ns(self.head.get().abs_diff(self.cylinder_of(sector))) + (sector % 100) * NS_PER_MS / 10
+    }
+}
+
+/// A synchronous 8-sector read of process `pid` (its own group) at `sector`.
+pub fn read(id: u64, pid: u32, sector: u64) -> Request {
+    Request {
+        id,
+        principal: Principal { pid, group: pid },
+        op: Op::Read,
+        sync: true,
+        start_sector: sector,
+        size_sectors: 8,
+        issue_ns: 0,
+        flags: 0,
+        prio: Default::default(),
     }
 }

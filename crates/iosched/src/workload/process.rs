@@ -29,10 +29,6 @@ use crate::sched::ProcessEvent;
 use crate::time::Nanos;
 use rand::Rng;
 use rand_pcg::Pcg64;
-use smallvec::SmallVec;
-
-/// Start sectors of the requests an access waits for: one or two, kept inline.
-type Pending = SmallVec<[u64; 2]>;
 
 /// Sectors in one page (4 KiB): the page cache's unit.
 pub const PAGE_SECTORS: u64 = 8;
@@ -142,7 +138,7 @@ struct ProcessState {
     rng: Pcg64,
     /// Per outstanding access ("lane", `iodepth` of them): start sectors of the requests it
     /// waits for. Lane 0 is the only one of a synchronous process.
-    lanes: SmallVec<[Pending; 1]>,
+    lanes: Vec<Vec<u64>>,
     /// Lanes that have stopped (the run's end or the request limit).
     lanes_done: u32,
     /// Copy time charged when the current access is satisfied.
@@ -171,7 +167,7 @@ impl Processes {
             .into_iter()
             .enumerate()
             .map(|(i, spec)| ProcessState {
-                lanes: SmallVec::from_elem(Pending::new(), spec.iodepth.max(1) as usize),
+                lanes: vec![Vec::new(); spec.iodepth.max(1) as usize],
                 lanes_done: 0,
                 kernel: match spec.access {
                     Access::Mmap => None,
@@ -337,7 +333,7 @@ fn token(process: usize, lane: usize) -> u64 {
 /// read() of `len` sectors at file offset `off`: sequential detection, cache lookup, the
 /// synchronous requests for what is missing, then read-ahead. Returns how many requests
 /// already on their way the read waits for.
-fn kernel_read(k: &mut Kernel, s: &ProcessSpec, off: u64, len: u64, now: Nanos, out: &mut Emit, pending: &mut Pending) -> usize {
+fn kernel_read(k: &mut Kernel, s: &ProcessSpec, off: u64, len: u64, now: Nanos, out: &mut Emit, pending: &mut Vec<u64>) -> usize {
     let sequential = off == k.next_off || (off == 0 && k.seq_sectors > 0);
     k.seq_sectors = if sequential { k.seq_sectors.saturating_add(len) } else { 0 };
     k.next_off = off + len;
@@ -373,7 +369,7 @@ fn kernel_read(k: &mut Kernel, s: &ProcessSpec, off: u64, len: u64, now: Nanos, 
     let from = (off + len).div_ceil(PAGE_SECTORS);
     let to = (off + len + window).min(s.file_sectors) / PAGE_SECTORS;
     let mut run: Option<(u64, u64)> = None;
-    let mut ignore = Pending::new();
+    let mut ignore = Vec::new();
     for page in from..to.max(from) {
         if k.cache.contains(page) || k.inflight.contains_key(&page) {
             if let Some((p0, n)) = run.take() {
@@ -411,7 +407,7 @@ fn submit_run(
     n: u64,
     sync: bool,
     split: bool,
-    keys: &mut Pending,
+    keys: &mut Vec<u64>,
     inflight: &mut FastMap<u64, u64>,
 ) {
     submit_parts(out, now, s, s.op, page * PAGE_SECTORS, n * PAGE_SECTORS, sync, keys, Some(split));
@@ -439,7 +435,7 @@ fn submit_parts(
     off: u64,
     len: u64,
     sync: bool,
-    keys: &mut Pending,
+    keys: &mut Vec<u64>,
     split: Option<bool>,
 ) {
     let max = if s.max_transfer_sectors == 0 { len } else { s.max_transfer_sectors as u64 };

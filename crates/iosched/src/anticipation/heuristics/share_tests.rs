@@ -7,28 +7,14 @@ use super::proportional::ProportionalHeuristic;
 use super::seek::SeekHeuristic;
 use super::{Heuristic, Situation};
 use crate::anticipation::stats::ProcessStats;
-use crate::request::{Op, Principal, Request};
+use crate::request::{Principal, Request};
 use crate::sched::share::stride::{self, Stride};
 use crate::sched::tunables::TunableValues;
 use crate::sched::{Completion, Context, Policy, ProcessEvent};
-use crate::testkit::ToyDisk;
+use crate::testkit::{read, ToyDisk};
 use crate::time::{Nanos, NS_PER_MS, NS_PER_US};
 use std::cell::Cell;
 use std::collections::BTreeMap;
-
-fn read(id: u64, pid: u32, sector: u64) -> Request {
-    Request {
-        id,
-        principal: Principal { pid, group: pid },
-        op: Op::Read,
-        sync: true,
-        start_sector: sector,
-        size_sectors: 8,
-        issue_ns: 0,
-        flags: 0,
-        prio: Default::default(),
-    }
-}
 
 /// A Stride policy (weights: 1 -> 1, 2 -> 2) where process 1 was served `p_ms` and process 2
 /// `q_ms` of disk time, so the clocks are p_ms and q_ms / 2. Then process 1 queues a request

@@ -221,11 +221,6 @@ impl Share {
         self.procs.get_or_insert_with(pid, || ProcShare::new(1, v))
     }
 
-    /// The clock that orders a backlogged process: its pass, or its first queued start tag.
-    fn eff(&self, p: &ProcShare) -> f64 {
-        eff_of(self.kind, p)
-    }
-
     /// Brings `pid`'s place in the clock order and the backlogged weights up to date after its
     /// queue or clock changed.
     fn rerank(&mut self, pid: u32) {
@@ -266,15 +261,10 @@ impl Share {
         let global = self.global_service_ns;
         let pid = req.principal.pid;
         let p = self.entry(pid);
-        let was_idle = !p.is_backlogged();
-        if !p.is_active() {
-            let w = p.weight as u64;
-            self.active_weight += w;
-        }
-        let p = self.procs.get_mut(pid).expect("entered");
+        let (was_idle, was_active) = (!p.is_backlogged(), p.is_active());
         match kind {
             ClockKind::Pass => {
-                if !p.is_active() {
+                if !was_active {
                     p.clock += g - p.left_at;
                 }
             }
@@ -290,6 +280,9 @@ impl Share {
         p.fifo.insert(req.id, req);
         if relaxed {
             p.cyl.insert(req, cx.device);
+        }
+        if !was_active {
+            self.active_weight += p.weight as u64;
         }
         self.len += 1;
         self.rerank(pid);
@@ -428,7 +421,7 @@ impl Share {
         Some(match self.kind {
             ClockKind::Pass if p.is_active() => p.clock,
             ClockKind::Pass => p.clock + self.gpass - p.left_at,
-            ClockKind::Tags if p.is_backlogged() => self.eff(p),
+            ClockKind::Tags if p.is_backlogged() => eff_of(self.kind, p),
             ClockKind::Tags => p.clock.max(self.vtime),
         })
     }
@@ -438,6 +431,7 @@ impl Share {
     }
 }
 
+/// The clock that orders a backlogged process: its pass, or its first queued start tag.
 fn eff_of(kind: ClockKind, p: &ProcShare) -> f64 {
     match kind {
         ClockKind::Pass => p.clock,

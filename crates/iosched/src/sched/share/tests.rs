@@ -10,24 +10,10 @@ use super::ProportionalShare;
 use crate::sched::registry::build;
 use crate::sched::tunables::TunableValues;
 use crate::sched::*;
-use crate::testkit::ToyDisk;
+use crate::testkit::{read, ToyDisk};
 use crate::time::{Nanos, NS_PER_MS};
 use std::cell::Cell;
 use std::collections::BTreeMap;
-
-fn read(id: u64, pid: u32, sector: u64) -> Request {
-    Request {
-        id,
-        principal: Principal { pid, group: pid },
-        op: crate::request::Op::Read,
-        sync: true,
-        start_sector: sector,
-        size_sectors: 8,
-        issue_ns: 0,
-        flags: 0,
-        prio: Default::default(),
-    }
-}
 
 fn values(declared: &[tunables::Tunable], given: &[(&str, f64)]) -> TunableValues {
     let t: BTreeMap<String, f64> = given.iter().map(|(k, v)| (k.to_string(), *v)).collect();

@@ -84,20 +84,11 @@ impl IdFifo {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testkit::read;
     use std::collections::BTreeMap;
 
     fn req(id: RequestId, sector: u64) -> Request {
-        Request {
-            id,
-            principal: crate::request::Principal { pid: 1, group: 1 },
-            op: crate::request::Op::Read,
-            sync: true,
-            start_sector: sector,
-            size_sectors: 8,
-            issue_ns: 0,
-            flags: 0,
-            prio: Default::default(),
-        }
+        read(id, 1, sector)
     }
 
     /// Random inserts (mostly at the back, some below it, some of a queued id), removals from
